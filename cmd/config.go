@@ -1,0 +1,231 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
+)
+
+// configKey is one configuration setting: its key, default and help.
+type configKey struct {
+	Key     string
+	Default any
+	Help    string
+	// Map keys take any sub-key (a map of user-chosen names to values).
+	Map bool
+}
+
+// configKeys is every setting seedance knows. A config file key that is not
+// here (or below a Map key) is an error.
+var configKeys = []configKey{
+	{Key: "profile.source", Default: "nvml", Help: "where samples come from: nvml, sim"},
+	{Key: "profile.interval", Default: "1s", Help: "time between samples"},
+	{Key: "profile.duration", Default: "0s", Help: "how long to sample; 0 runs until interrupted or the wrapped command exits"},
+	{Key: "profile.output", Default: "profile.json", Help: "output file; - is stdout; .gz is compressed"},
+	{Key: "profile.checkpoint", Default: "0s", Help: "rewrite the output this often during a run"},
+	{Key: "profile.quiet", Default: false, Help: "no progress bar and no summary line"},
+	{Key: "nvml.node_name", Default: "", Help: "node name to record; the host name when empty"},
+	{Key: "nvml.proc_root", Default: "/proc", Help: "procfs mount, for process names and pod cgroups"},
+	{Key: "nvml.pods_dir", Default: "/var/log/pods", Help: "kubelet pod log directory, for pod names"},
+	{Key: "nvml.sys_root", Default: "/sys", Help: "sysfs mount, for GPU NUMA nodes"},
+	{Key: "sim.nodes", Default: 8, Help: "number of simulated nodes"},
+	{Key: "sim.scenario", Default: "mixed", Help: "simulated scenario: mixed, idle, busy"},
+	{Key: "sim.seed", Default: int64(1), Help: "random seed; the same seed gives the same profile"},
+	{Key: "sim.realtime", Default: false, Help: "sample the simulated cluster at wall-clock pace"},
+	{Key: "sim.start", Default: "", Help: "RFC 3339 time the simulated clock starts at"},
+}
+
+// Config is the typed configuration, filled from flags, env, file and defaults.
+type Config struct {
+	Profile struct {
+		Source     string        `mapstructure:"source"`
+		Interval   time.Duration `mapstructure:"interval"`
+		Duration   time.Duration `mapstructure:"duration"`
+		Output     string        `mapstructure:"output"`
+		Checkpoint time.Duration `mapstructure:"checkpoint"`
+		Quiet      bool          `mapstructure:"quiet"`
+	} `mapstructure:"profile"`
+	NVML struct {
+		NodeName string `mapstructure:"node_name"`
+		ProcRoot string `mapstructure:"proc_root"`
+		PodsDir  string `mapstructure:"pods_dir"`
+		SysRoot  string `mapstructure:"sys_root"`
+	} `mapstructure:"nvml"`
+	Sim struct {
+		Nodes    int    `mapstructure:"nodes"`
+		Scenario string `mapstructure:"scenario"`
+		Seed     int64  `mapstructure:"seed"`
+		Realtime bool   `mapstructure:"realtime"`
+		Start    string `mapstructure:"start"`
+	} `mapstructure:"sim"`
+}
+
+// newViper returns the root command's own viper instance with defaults and
+// SEEDANCE_* environment variables set up.
+func newViper() *viper.Viper {
+	v := viper.New()
+	for _, k := range configKeys {
+		v.SetDefault(k.Key, k.Default)
+	}
+	v.SetEnvPrefix("SEEDANCE")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	return v
+}
+
+// bindFlag ties a flag to its config key, so that precedence (flag > env >
+// file > default) is viper's job and every flag has one key.
+func bindFlag(v *viper.Viper, fs *pflag.FlagSet, name, key string) {
+	f := fs.Lookup(name)
+	if f == nil {
+		panic("bindFlag: no flag " + name) // programming error
+	}
+	_ = fs.SetAnnotation(name, keyAnnotation, []string{key})
+	if err := v.BindPFlag(key, f); err != nil {
+		panic(fmt.Sprintf("bind flag %s to %s: %v", name, key, err)) // programming error
+	}
+}
+
+// envName is the environment variable of a key.
+func envName(key string) string {
+	return "SEEDANCE_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// configPath returns the config file to read and whether it must exist.
+func configPath(flagPath string, getenv func(string) string) (string, bool) {
+	if flagPath != "" {
+		return flagPath, true
+	}
+	if p := getenv("SEEDANCE_CONFIG"); p != "" {
+		return p, true
+	}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "seedance", "config.yaml"), false
+	}
+	if home := getenv("HOME"); home != "" {
+		p := filepath.Join(home, ".config", "seedance", "config.yaml")
+		if _, err := os.Stat(p); err == nil {
+			return p, false
+		}
+	}
+	return "/etc/seedance/config.yaml", false
+}
+
+// loadConfig reads the config file into v after checking that every key in it
+// is known. It returns the path read, or "" when there was none.
+func loadConfig(v *viper.Viper, flagPath string, getenv func(string) string) (string, error) {
+	path, must := configPath(flagPath, getenv)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !must {
+			return "", nil
+		}
+		return "", usageErrorf("config %s: %v", path, err)
+	}
+	if err := checkConfigKeys(path, b); err != nil {
+		return "", err
+	}
+	v.SetConfigFile(path)
+	v.SetConfigType("yaml")
+	if err := v.ReadInConfig(); err != nil {
+		return "", usageErrorf("config %s: %s", path, oneLine(err.Error()))
+	}
+	return path, nil
+}
+
+// checkConfigKeys parses the YAML itself, to name the file, line and key of
+// the first setting seedance does not know.
+func checkConfigKeys(path string, b []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return usageErrorf("config %s: %s", path, strings.TrimPrefix(oneLine(err.Error()), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return usageErrorf("config %s:%d: the top level must be a mapping of keys to values", path, root.Line)
+	}
+	known := map[string]configKey{}
+	for _, k := range configKeys {
+		known[k.Key] = k
+	}
+	var walk func(n *yaml.Node, prefix string) error
+	walk = func(n *yaml.Node, prefix string) error {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kn, vn := n.Content[i], n.Content[i+1]
+			key := strings.ToLower(kn.Value)
+			if prefix != "" {
+				key = prefix + "." + key
+			}
+			if k, ok := known[key]; ok {
+				if k.Map && vn.Kind != yaml.MappingNode {
+					return usageErrorf("config %s:%d: key %q must be a mapping", path, kn.Line, key)
+				}
+				continue
+			}
+			if vn.Kind == yaml.MappingNode && hasPrefix(known, key+".") {
+				if err := walk(vn, key); err != nil {
+					return err
+				}
+				continue
+			}
+			return usageErrorf("config %s:%d: unknown key %q", path, kn.Line, key)
+		}
+		return nil
+	}
+	return walk(root, "")
+}
+
+func hasPrefix(known map[string]configKey, prefix string) bool {
+	for k := range known {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// settingSource says where the effective value of key came from.
+func settingSource(v *viper.Viper, key string, flags *pflag.FlagSet, file string, getenv func(string) string) string {
+	if flags != nil {
+		var src string
+		flags.VisitAll(func(f *pflag.Flag) {
+			if f.Changed && f.Annotations[keyAnnotation] != nil && f.Annotations[keyAnnotation][0] == key {
+				src = "flag --" + f.Name
+			}
+		})
+		if src != "" {
+			return src
+		}
+	}
+	if getenv(envName(key)) != "" {
+		return "env " + envName(key)
+	}
+	if file != "" && v.InConfig(key) {
+		return "file " + file
+	}
+	return "default"
+}
+
+// keyAnnotation marks a flag with its config key.
+const keyAnnotation = "seedance_config_key"
+
+// sortedKeys returns the config keys in order.
+func sortedKeys() []string {
+	out := make([]string, 0, len(configKeys))
+	for _, k := range configKeys {
+		out = append(out, k.Key)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,248 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/profile"
+)
+
+// MinInterval is the shortest sampling interval: NVML's utilization counters
+// are averaged over 1/6 s to 1 s depending on the GPU, so faster sampling
+// only repeats values while costing CPU.
+const MinInterval = 100 * time.Millisecond
+
+// DefaultSimDuration is how much simulated time a sim run covers when no
+// --duration is given.
+const DefaultSimDuration = 300 * time.Second
+
+// ProfileOptions are the inputs of `seedance profile`.
+type ProfileOptions struct {
+	IO     *iostreams.IOStreams
+	NVML   func() profile.NVML
+	Now    func() time.Time
+	Build  BuildInfo
+	Ctx    context.Context
+	Config *Config
+	// Command is the command to run and profile (after "--").
+	Command []string
+}
+
+func newProfileCmd(f *Factory, runF func(*ProfileOptions) error) *cobra.Command {
+	opts := &ProfileOptions{IO: f.IO, NVML: f.NVML, Now: f.Now, Build: f.Build}
+	c := &cobra.Command{
+		Use:   "profile [flags] [-- CMD ARGS...]",
+		Short: "Sample every GPU into a profile (format v1)",
+		Long: `Sample every GPU's utilization, memory bandwidth, PCIe and NVLink throughput,
+power and energy, and the workloads on them, into a JSON profile (format v1,
+see docs/profile-format.md).
+
+Sources: nvml (the GPUs of this node, the default) and sim (a simulated
+cluster, to try seedance without GPUs). With "-- CMD ARGS...", seedance runs
+CMD, samples until it exits, records its process tree as a workload, and
+exits with CMD's exit status.
+
+SIGINT or SIGTERM stops sampling and writes what was collected with
+"complete": false. The output file is replaced atomically: a failed run never
+truncates an existing file.
+
+Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
+130 interrupted; with -- CMD, CMD's own status.`,
+		Example: `  seedance profile --source sim --duration 300 --output profile.json
+  seedance profile --duration 10m --interval 1s --output node.json.gz
+  seedance profile --output train.json -- python train.py --epochs 1`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if n := c.ArgsLenAtDash(); n >= 0 {
+				if n > 0 {
+					return usageErrorf("unexpected argument %q before --", args[0])
+				}
+				opts.Command = args
+			} else if len(args) > 0 {
+				return usageErrorf("unexpected argument %q (to profile a command, put it after --)", args[0])
+			}
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			opts.Ctx = c.Context()
+			if runF != nil {
+				return runF(opts)
+			}
+			return profileRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.String("source", "nvml", "sample source: nvml or sim")
+	durationFlag(fl, "interval", time.Second, "time between samples (at least 100ms)")
+	durationFlag(fl, "duration", 0, "how long to sample (e.g. 300s, 1h); 0 runs until interrupted or CMD exits")
+	fl.StringP("output", "o", "profile.json", "output file; - writes to stdout; a .gz name is gzip-compressed")
+	durationFlag(fl, "checkpoint", 0, "rewrite the output file this often during the run (e.g. 60s)")
+	fl.BoolP("quiet", "q", false, "no progress bar and no summary line")
+	fl.String("node-name", "", "node name to record (default: the host name)")
+	fl.Int("sim-nodes", 8, "number of simulated nodes (--source sim)")
+	fl.String("sim-scenario", "mixed", "simulated scenario: mixed, idle or busy")
+	fl.Int64("sim-seed", 1, "seed of the simulation: the same seed gives the same profile byte for byte")
+	fl.Bool("sim-realtime", false, "sample the simulated cluster at wall-clock pace instead of at once")
+	fl.String("sim-start", "", "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)")
+	for name, key := range map[string]string{
+		"source": "profile.source", "interval": "profile.interval", "duration": "profile.duration",
+		"output": "profile.output", "checkpoint": "profile.checkpoint", "quiet": "profile.quiet",
+		"node-name": "nvml.node_name", "sim-nodes": "sim.nodes", "sim-scenario": "sim.scenario",
+		"sim-seed": "sim.seed", "sim-realtime": "sim.realtime", "sim-start": "sim.start",
+	} {
+		bindFlag(f.viper, fl, name, key)
+	}
+	return c
+}
+
+// profileRun checks the options, opens the source, records and writes.
+func profileRun(o *ProfileOptions) error {
+	pc := o.Config.Profile
+	if pc.Interval < MinInterval {
+		return usageErrorf("--interval %s is below the minimum of %s: NVML averages utilization over at least 1/6 s, so faster sampling only repeats values", pc.Interval, MinInterval)
+	}
+	if pc.Duration < 0 {
+		return usageErrorf("--duration must not be negative")
+	}
+	if pc.Output == "" {
+		return usageErrorf("--output must name a file, or - for stdout")
+	}
+	src, clock, err := openSource(o)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	ro := profile.RecordOptions{
+		Interval:  pc.Interval,
+		Duration:  pc.Duration,
+		Clock:     clock,
+		Generator: profile.Generator{Name: "seedance", Version: o.Build.Version},
+	}
+	if src.Name() == profile.SourceSim && ro.Duration == 0 && !o.Config.Sim.Realtime && len(o.Command) == 0 {
+		ro.Duration = DefaultSimDuration
+	}
+	if pc.Checkpoint > 0 && pc.Output != "-" {
+		ro.Checkpoint = pc.Checkpoint
+		ro.OnCheckpoint = func(p *profile.Profile) error { return profile.WriteFile(pc.Output, p) }
+	}
+	var bar *progressBar
+	if !pc.Quiet && o.IO.IsStderrTTY() {
+		bar = newProgressBar(o.IO.ErrOut, len(src.Inventory()), countGPUs(src.Inventory()))
+		ro.OnSample = bar.update
+	}
+
+	var p *profile.Profile
+	if len(o.Command) > 0 {
+		p, err = recordCommand(o, src, ro)
+	} else {
+		p, err = profile.Record(o.Ctx, src, ro)
+	}
+	bar.done()
+	if p == nil {
+		return err
+	}
+	if werr := writeProfile(o.IO.Out, pc.Output, p); werr != nil {
+		return werr
+	}
+	if !pc.Quiet {
+		fmt.Fprintln(o.IO.ErrOut, summaryLine(pc.Output, p))
+	}
+	if err != nil {
+		return err
+	}
+	if !p.Complete && len(o.Command) == 0 {
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: wrote the samples collected so far (\"complete\": false)")}
+	}
+	return nil
+}
+
+func writeProfile(stdout io.Writer, path string, p *profile.Profile) error {
+	if path == "-" {
+		return profile.Write(stdout, p, false)
+	}
+	return profile.WriteFile(path, p)
+}
+
+// openSource builds the sample source and its clock.
+func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
+	switch o.Config.Profile.Source {
+	case profile.SourceNVML:
+		n := o.Config.NVML
+		src, err := profile.OpenNVMLNode(o.NVML(), profile.NodeOptions{
+			Name:    n.NodeName,
+			Procs:   &profile.ProcFS{ProcRoot: n.ProcRoot, PodsDir: n.PodsDir},
+			SysRoot: n.SysRoot,
+			Timeout: o.Config.Profile.Interval * 9 / 10,
+		})
+		return src, profile.RealClock{}, err
+	case profile.SourceSim:
+		s := o.Config.Sim
+		start := profile.DefaultSimStart
+		if s.Start != "" {
+			t, err := time.Parse(time.RFC3339, s.Start)
+			if err != nil {
+				return nil, nil, usageErrorf("--sim-start %q is not an RFC 3339 time (e.g. 2026-01-05T09:00:00Z)", s.Start)
+			}
+			start = t.UTC()
+		}
+		var clock profile.Clock = profile.NewSimClock(start)
+		if s.Realtime {
+			clock, start = profile.RealClock{}, o.Now()
+		}
+		src, err := profile.OpenSim(profile.SimOptions{Nodes: s.Nodes, Scenario: s.Scenario, Seed: s.Seed, Clock: clock, Start: start})
+		if err != nil {
+			return nil, nil, &UsageError{Err: err}
+		}
+		return src, clock, nil
+	case profile.SourcePrometheus, profile.SourceScrape:
+		return nil, nil, usageErrorf("--source %s is not available in this version of seedance; use nvml or sim", o.Config.Profile.Source)
+	}
+	return nil, nil, usageErrorf("unknown --source %q (choose nvml or sim)", o.Config.Profile.Source)
+}
+
+func countGPUs(nodes []profile.Node) int {
+	n := 0
+	for _, node := range nodes {
+		n += len(node.GPUs)
+	}
+	return n
+}
+
+// summaryLine is the one line printed after a run, e.g.
+// "wrote profile.json: 2 nodes, 16 GPUs, 300 samples, mean GPU util 41%".
+func summaryLine(path string, p *profile.Profile) string {
+	samples, sum, n := 0, 0.0, 0
+	for _, node := range p.Nodes {
+		for _, g := range node.GPUs {
+			if l := g.Series.Len(); l > samples {
+				samples = l
+			}
+			for _, v := range g.Series.GPUUtilPct {
+				if !profile.IsNull(v) {
+					sum += v
+					n++
+				}
+			}
+		}
+	}
+	if path == "-" {
+		path = "stdout"
+	}
+	util := "n/a"
+	if n > 0 {
+		util = fmt.Sprintf("%.0f%%", sum/float64(n))
+	}
+	s := fmt.Sprintf("wrote %s: %d nodes, %d GPUs, %d samples, mean GPU util %s", path, len(p.Nodes), countGPUs(p.Nodes), samples, util)
+	if !p.Complete {
+		s += " (incomplete)"
+	}
+	return s
+}

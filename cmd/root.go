@@ -1,0 +1,118 @@
+// Package cmd is seedance's command-line glue: it turns flags, environment and
+// the config file into options, calls one package function, and hands the
+// result to a renderer. Business logic lives in profile/, analyze/ and
+// recommend/.
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/profile"
+)
+
+// Factory holds the dependencies of the commands. Only Main wires the real
+// ones; tests build their own.
+type Factory struct {
+	IO     *iostreams.IOStreams
+	NVML   func() profile.NVML
+	Now    func() time.Time
+	Getenv func(string) string
+	Build  BuildInfo
+
+	viper      *viper.Viper
+	configFile string
+	// started is set once cobra has parsed the command line; an error before
+	// that (unknown command, bad arguments) is a usage error.
+	started bool
+}
+
+// NewFactory returns a Factory wired to the real system.
+func NewFactory() *Factory {
+	return &Factory{
+		IO:     iostreams.System(),
+		NVML:   func() profile.NVML { return nvml.New() },
+		Now:    time.Now,
+		Getenv: os.Getenv,
+		Build:  buildInfo(),
+	}
+}
+
+// Config returns the effective configuration.
+func (f *Factory) Config() (*Config, error) {
+	var c Config
+	if err := f.viper.Unmarshal(&c, viper.DecodeHook(durationHook())); err != nil {
+		return nil, usageErrorf("configuration: %s", oneLine(err.Error()))
+	}
+	return &c, nil
+}
+
+// NewRootCmd builds the seedance command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	f.viper = newViper()
+	var configFlag string
+	root := &cobra.Command{
+		Use:   "seedance",
+		Short: "Find and price wasted GPU capacity",
+		Long: `seedance samples GPUs (NVML on this node, or a simulated cluster) into a
+profile, and turns profiles into reports of idle capacity and its cost.
+
+Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
+3 a CI gate failed; 130 interrupted (what was collected was written).`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(c *cobra.Command, args []string) error {
+			f.started = true
+			path, err := loadConfig(f.viper, configFlag, f.Getenv)
+			f.configFile = path
+			return err
+		},
+	}
+	root.PersistentFlags().StringVar(&configFlag, "config", "", "config file (default $SEEDANCE_CONFIG, $XDG_CONFIG_HOME/seedance/config.yaml, /etc/seedance/config.yaml)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &UsageError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.AddCommand(
+		newProfileCmd(f, nil),
+		newVersionCmd(f),
+		newConfigCmd(f),
+	)
+	return root
+}
+
+// Main runs seedance with the process's arguments and returns its exit status.
+func Main() ExitCode {
+	f := NewFactory()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, f, os.Args[1:])
+}
+
+// Run executes the command line args and prints any error as one line.
+func Run(ctx context.Context, f *Factory, args []string) ExitCode {
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	code := exitCodeFor(err)
+	if err != nil && !f.started {
+		code = ExitUsage
+	}
+	if err != nil {
+		if ee, ok := err.(*ExitError); !ok || ee.Err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "seedance: %s\n", oneLine(err.Error()))
+		}
+	}
+	return code
+}

@@ -1,0 +1,88 @@
+package cmd
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/spf13/cobra"
+)
+
+// Set at build time with -ldflags "-X github.com/seedance/seedance/cmd.version=…".
+var (
+	version = ""
+	commit  = ""
+	date    = ""
+)
+
+// BuildInfo describes the seedance binary.
+type BuildInfo struct {
+	Version, Commit, Date, GoVersion string
+}
+
+// buildInfo returns the ldflags values, falling back to what the Go toolchain
+// recorded in the binary.
+func buildInfo() BuildInfo {
+	b := BuildInfo{Version: version, Commit: commit, Date: date, GoVersion: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if b.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			b.Version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision" && b.Commit == "":
+				b.Commit = s.Value
+			case s.Key == "vcs.time" && b.Date == "":
+				b.Date = s.Value
+			}
+		}
+	}
+	if b.Version == "" {
+		b.Version = "dev"
+	}
+	if b.Commit == "" {
+		b.Commit = "unknown"
+	}
+	if b.Date == "" {
+		b.Date = "unknown"
+	}
+	return b
+}
+
+func newVersionCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print seedance's version, build and the NVML library version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			b := f.Build
+			out := f.IO.Out
+			fmt.Fprintf(out, "seedance %s\ncommit:  %s\nbuilt:   %s\ngo:      %s\n", b.Version, b.Commit, b.Date, b.GoVersion)
+			fmt.Fprintf(out, "nvml:    %s\n", nvmlVersion(f))
+			return nil
+		},
+	}
+}
+
+// nvmlVersion reports the NVML library and driver versions, or why there are
+// none.
+func nvmlVersion(f *Factory) string {
+	lib := f.NVML()
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
+			return "not available (NVML library not found)"
+		}
+		return "not available (" + ret.Error() + ")"
+	}
+	defer lib.Shutdown()
+	v, ret := lib.SystemGetNVMLVersion()
+	if ret != nvml.SUCCESS {
+		v = "unknown"
+	}
+	d, ret := lib.SystemGetDriverVersion()
+	if ret != nvml.SUCCESS {
+		d = "unknown"
+	}
+	return fmt.Sprintf("%s (driver %s)", v, d)
+}

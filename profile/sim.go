@@ -1,0 +1,285 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+)
+
+// Scenarios of the simulated cluster.
+const (
+	ScenarioMixed = "mixed"
+	ScenarioIdle  = "idle"
+	ScenarioBusy  = "busy"
+)
+
+// Scenarios lists the scenario names.
+var Scenarios = []string{ScenarioMixed, ScenarioIdle, ScenarioBusy}
+
+// DefaultSimStart is where a simulated run's clock starts unless told
+// otherwise, so that the same seed gives the same profile byte for byte.
+var DefaultSimStart = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+
+// SimOptions configures the simulated cluster.
+type SimOptions struct {
+	Nodes    int
+	Scenario string
+	Seed     int64
+	// Clock drives the telemetry; Start is the time telemetry counts from.
+	Clock Clock
+	Start time.Time
+}
+
+// simNodeKind is the plan of one simulated node.
+type simNodeKind struct {
+	hw       string // a100, h100, h200
+	roles    [8]simRole
+	pods     []simPod // running pods and the GPUs they hold
+	pending  []simPod
+	noFields int // index of a GPU whose counters are unsupported, or -1
+}
+
+type simPod struct {
+	app  string
+	gpus []int
+}
+
+func all(r simRole) (a [8]simRole) {
+	for i := range a {
+		a[i] = r
+	}
+	return a
+}
+
+func pods1(app string, n int) []simPod {
+	var out []simPod
+	for i := 0; i < n; i++ {
+		out = append(out, simPod{app, []int{i}})
+	}
+	return out
+}
+
+var (
+	kindTrainH100 = simNodeKind{hw: "h100", roles: all(roleTrain), pods: []simPod{{"llama-70b-train", []int{0, 1, 2, 3, 4, 5, 6, 7}}}, noFields: -1}
+	kindTrainH200 = simNodeKind{hw: "h200", roles: all(roleTrain), pods: []simPod{{"mixtral-8x7b-train", []int{0, 1, 2, 3, 4, 5, 6, 7}}}, noFields: -1}
+	kindInferA100 = simNodeKind{hw: "a100", roles: all(roleInfer), pods: pods1("llama-7b-infer", 8), noFields: 7}
+	kindInferH100 = simNodeKind{hw: "h100", roles: all(roleInfer), pods: pods1("llama-13b-infer", 8), noFields: -1}
+	kindSpiky     = simNodeKind{hw: "a100", roles: all(roleSpiky), pods: []simPod{{"nightly-eval", []int{0, 1, 2, 3}}, {"nightly-eval", []int{4, 5, 6, 7}}}, noFields: -1}
+	kindStalled   = simNodeKind{hw: "h200", roles: all(roleIdle), pending: []simPod{{"llama-7b-infer", nil}, {"llama-7b-infer", nil}}, noFields: -1}
+	kindOneBusy   = simNodeKind{hw: "h100", roles: [8]simRole{roleTrain}, pods: []simPod{{"jupyter-alice", []int{0}}}, noFields: -1}
+	kindIdleA100  = simNodeKind{hw: "a100", roles: all(roleIdle), noFields: -1}
+	kindIdleH100  = simNodeKind{hw: "h100", roles: all(roleIdle), noFields: -1}
+)
+
+// scenarioPlan returns the kind of each node. The mixed cluster cycles through
+// eight kinds of node so that every finding seedance makes shows up once.
+func scenarioPlan(scenario string, n int) ([]simNodeKind, error) {
+	var cycle []simNodeKind
+	switch scenario {
+	case ScenarioMixed:
+		cycle = []simNodeKind{kindTrainH100, kindInferA100, kindSpiky, kindStalled, kindOneBusy, kindTrainH200, kindInferH100, kindIdleA100}
+	case ScenarioIdle:
+		cycle = []simNodeKind{kindIdleH100, kindIdleA100}
+	case ScenarioBusy:
+		cycle = []simNodeKind{kindTrainH100, kindTrainH200}
+	default:
+		return nil, fmt.Errorf("unknown simulation scenario %q (choose %s)", scenario, strings.Join(Scenarios, ", "))
+	}
+	out := make([]simNodeKind, n)
+	for i := range out {
+		out[i] = cycle[i%len(cycle)]
+	}
+	return out, nil
+}
+
+var simHardware = map[string]struct {
+	cfg          gpus.Config
+	new          func(...gpus.Config) *server.Server
+	model        simModel
+	instanceType string
+}{
+	"a100": {gpus.A100_SXM4_80GB, dgxa100.NewWithGPUs, simModel{idleW: 55, maxW: 400, idleMHz: 210, maxMHz: 1410, idleTemp: 31, nvlinkBytesPerSec: 2.4e11}, "p4de.24xlarge"},
+	"h100": {gpus.H100_SXM5_80GB, dgxh100.NewWithGPUs, simModel{idleW: 69, maxW: 700, idleMHz: 345, maxMHz: 1980, idleTemp: 33, nvlinkBytesPerSec: 3.6e11, gpm: true}, "p5.48xlarge"},
+	"h200": {gpus.H200_SXM5_141GB, dgxh200.NewWithGPUs, simModel{idleW: 75, maxW: 700, idleMHz: 345, maxMHz: 1980, idleTemp: 34, nvlinkBytesPerSec: 3.6e11, gpm: true}, "p5e.48xlarge"},
+}
+
+// Sim is a simulated cluster: one go-nvml mock server per node, with telemetry
+// functions installed on its devices, sampled by the same NVMLNode code that
+// samples real GPUs.
+type Sim struct {
+	nodes []*NVMLNode
+}
+
+// OpenSim builds the simulated cluster.
+func OpenSim(o SimOptions) (*Sim, error) {
+	if o.Nodes < 1 {
+		return nil, fmt.Errorf("--sim-nodes must be at least 1, got %d", o.Nodes)
+	}
+	plan, err := scenarioPlan(o.Scenario, o.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	seed := uint64(o.Seed)
+	s := &Sim{}
+	for ni, kind := range plan {
+		node, err := openSimNode(o, seed, ni, kind)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.nodes = append(s.nodes, node)
+	}
+	return s, nil
+}
+
+func openSimNode(o SimOptions, seed uint64, ni int, kind simNodeKind) (*NVMLNode, error) {
+	hw := simHardware[kind.hw]
+	srv := hw.new(gpus.Multiple(8, hw.cfg)...)
+	installGPM(srv)
+	name := fmt.Sprintf("node-gpu-%02d", ni+1)
+	procs := simProcs{}
+	tel := make([]*simGPU, len(srv.Devices))
+	for gi, d := range srv.Devices {
+		dev := d.(*server.Device)
+		dev.UUID = simUUID(seed, ni, gi)
+		busID := fmt.Sprintf("0000:%02x:00.0", simBusIDs[gi])
+		dev.PciBusID = busID
+		dev.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
+			var p nvml.PciInfo
+			for i, c := range "0000" + busID {
+				p.BusId[i] = int8(c)
+			}
+			p.PciDeviceId = dev.Config.PciDeviceId
+			return p, nvml.SUCCESS
+		}
+		tel[gi] = &simGPU{clock: o.Clock, start: o.Start, seed: seed, node: ni, index: gi,
+			model: hw.model, role: kind.roles[gi], memTotal: float64(hw.cfg.MemoryMB) * (1 << 20),
+			noFields: gi == kind.noFields}
+	}
+	for pi, pod := range kind.pods {
+		info := simPodInfo(seed, ni, pi, pod.app)
+		pid := 4000 + 100*ni + pi
+		procs[pid] = info
+		for _, gi := range pod.gpus {
+			tel[gi].procs = append(tel[gi].procs, nvml.ProcessInfo{Pid: uint32(pid)})
+		}
+	}
+	for gi, d := range srv.Devices {
+		tel[gi].install(d.(*server.Device))
+	}
+	var pending []Workload
+	for pi, pod := range kind.pending {
+		info := simPodInfo(seed, ni, 50+pi, pod.app)
+		w := info.Workload(0)
+		w.State, w.GPUCount = StatePending, 1
+		w.Labels["app"] = pod.app
+		pending = append(pending, *w)
+	}
+	labels := map[string]string{
+		"nvidia.com/gpu.product":           strings.ReplaceAll(hw.cfg.Name, " ", "-"),
+		"nvidia.com/gpu.count":             "8",
+		"node.kubernetes.io/instance-type": hw.instanceType,
+		"kubernetes.io/hostname":           name,
+	}
+	return OpenNVMLNode(srv, NodeOptions{
+		Name: name, Labels: labels, Procs: procs,
+		Pending: func() []Workload { return pending },
+	})
+}
+
+// The PCI bus numbers of the eight GPUs of a DGX H100, as nvidia-smi shows them.
+var simBusIDs = [8]int{0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb}
+
+func simUUID(seed uint64, node, gpu int) string {
+	a := splitmix(seed ^ uint64(node)<<32 ^ uint64(gpu)<<8 ^ 0x5eed)
+	b := splitmix(a)
+	return fmt.Sprintf("GPU-%08x-%04x-%04x-%04x-%012x", uint32(a>>32), uint16(a>>16), uint16(a), uint16(b>>48), b&0xffffffffffff)
+}
+
+const podAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+func simPodInfo(seed uint64, node, pod int, app string) ProcInfo {
+	h := splitmix(seed ^ uint64(node)<<20 ^ uint64(pod)<<4 ^ 0x90d)
+	suffix := make([]byte, 5)
+	for i := range suffix {
+		suffix[i] = podAlphabet[h%uint64(len(podAlphabet))]
+		h /= uint64(len(podAlphabet))
+	}
+	rs := fmt.Sprintf("%x", splitmix(h)&0xfffffff)
+	u := splitmix(h ^ 0xabc)
+	v := splitmix(u)
+	return ProcInfo{
+		Name:      "python3",
+		PodUID:    fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(u>>32), uint16(u>>16), uint16(u)&0xfff, uint16(v>>48)&0xfff, v&0xffffffffffff),
+		Namespace: "ml",
+		Pod:       app + "-" + rs[:6] + "-" + string(suffix),
+		Container: fmt.Sprintf("%016x", splitmix(v)),
+	}
+}
+
+// simProcs resolves the simulated pods' process ids.
+type simProcs map[int]ProcInfo
+
+// Resolve implements ProcResolver.
+func (s simProcs) Resolve(pid int) ProcInfo { return s[pid] }
+
+// Name implements Source.
+func (s *Sim) Name() string { return SourceSim }
+
+// Inventory implements Source.
+func (s *Sim) Inventory() []Node {
+	var out []Node
+	for _, n := range s.nodes {
+		out = append(out, n.Inventory()...)
+	}
+	return out
+}
+
+// Sample implements Source.
+func (s *Sim) Sample(ctx context.Context) ([][]Row, [][]Workload) {
+	var rows [][]Row
+	var wls [][]Workload
+	for _, n := range s.nodes {
+		r, w := n.Sample(ctx)
+		rows = append(rows, r...)
+		wls = append(wls, w...)
+	}
+	return rows, wls
+}
+
+// Close implements Source.
+func (s *Sim) Close() error {
+	for _, n := range s.nodes {
+		n.Close()
+	}
+	return nil
+}
+
+// SimClock is a clock that jumps to the time it is asked to wait for.
+type SimClock struct{ t time.Time }
+
+// NewSimClock returns a clock that starts at t.
+func NewSimClock(t time.Time) *SimClock { return &SimClock{t: t} }
+
+// Now returns the simulated time.
+func (c *SimClock) Now() time.Time { return c.t }
+
+// WaitUntil moves the simulated time forward to t at once.
+func (c *SimClock) WaitUntil(ctx context.Context, t time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.After(c.t) {
+		c.t = t
+	}
+	return nil
+}
+

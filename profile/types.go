@@ -1,0 +1,95 @@
+package profile
+
+import (
+	"time"
+)
+
+// SchemaVersion is the value of "schema_version" that this package writes.
+const SchemaVersion = "seedance.profile/v1"
+
+// Source names used in the "source" field.
+const (
+	SourceNVML       = "nvml"
+	SourceSim        = "sim"
+	SourcePrometheus = "prometheus"
+	SourceScrape     = "scrape"
+)
+
+// Profile is one profiling run: the nodes, their GPUs with columnar time series,
+// and the workloads seen on them.
+type Profile struct {
+	SchemaVersion string    `json:"schema_version"`
+	Generator     Generator `json:"generator"`
+	Source        string    `json:"source,omitempty"`
+	StartedAt     time.Time `json:"started_at"`
+	EndedAt       time.Time `json:"ended_at"`
+	IntervalS     float64   `json:"interval_s"`
+	// Complete is false when the run was interrupted or failed part-way.
+	Complete bool   `json:"complete"`
+	Nodes    []Node `json:"nodes"`
+}
+
+// Generator names the program that wrote a profile.
+type Generator struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// Node is one machine.
+type Node struct {
+	Name      string            `json:"name"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	GPUs      []GPU             `json:"gpus"`
+	Workloads []Workload        `json:"workloads,omitempty"`
+}
+
+// GPU is one physical GPU or one MIG device.
+type GPU struct {
+	Index            int           `json:"index"`
+	UUID             string        `json:"uuid"`
+	Model            string        `json:"model,omitempty"`
+	MemoryTotalBytes uint64        `json:"memory_total_bytes,omitempty"`
+	PCIBusID         string        `json:"pci_bus_id,omitempty"`
+	NUMANode         *int          `json:"numa_node,omitempty"`
+	MIG              *MIG          `json:"mig"`
+	Series           Series        `json:"series"`
+	Unsupported      []string      `json:"unsupported,omitempty"`
+	Errors           []SampleError `json:"errors,omitempty"`
+}
+
+// MIG identifies a MIG device inside its parent GPU.
+type MIG struct {
+	ParentUUID string `json:"parent_uuid"`
+	Profile    string `json:"profile"`
+	GI         int    `json:"gi"`
+	CI         int    `json:"ci"`
+}
+
+// SampleError records a failure of one GPU at one sample.
+type SampleError struct {
+	T     float64 `json:"t"`
+	Error string  `json:"error"`
+}
+
+// Workload is a pod, process or batch job that uses (or waits for) GPUs.
+type Workload struct {
+	ID             string            `json:"id"`
+	Name           string            `json:"name,omitempty"`
+	Kind           string            `json:"kind,omitempty"`
+	State          string            `json:"state,omitempty"`
+	GPUs           []int             `json:"gpus,omitempty"`
+	GPUUUIDs       []string          `json:"gpu_uuids,omitempty"`
+	GPUCount       int               `json:"gpu_count,omitempty"`
+	GPUMemoryBytes uint64            `json:"gpu_memory_bytes,omitempty"`
+	PIDs           []int             `json:"pids,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+}
+
+// Workload kinds and states.
+const (
+	KindPod      = "pod"
+	KindProcess  = "process"
+	KindJob      = "job"
+	StateRunning = "running"
+	StatePending = "pending"
+)

@@ -1,0 +1,114 @@
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// UnmarshalJSON decodes a GPU and checks that its required "index" is present
+// (encoding/json alone cannot tell a missing index from index 0).
+func (g *GPU) UnmarshalJSON(data []byte) error {
+	type plain GPU
+	aux := struct {
+		*plain
+		Index *int `json:"index"`
+	}{plain: (*plain)(g)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	if aux.Index == nil {
+		g.Index = -1
+	} else {
+		g.Index = *aux.Index
+	}
+	return nil
+}
+
+// MajorVersion returns the major version of a "seedance.profile/vN[.M]" string.
+func MajorVersion(schema string) (int, bool) {
+	rest, ok := strings.CutPrefix(schema, "seedance.profile/v")
+	if !ok {
+		return 0, false
+	}
+	if i := strings.IndexByte(rest, '.'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil
+}
+
+// Validate checks the rules of format v1 that a reader relies on. Every error
+// wraps ErrInvalid and names the place (node, GPU, metric, sample) at fault.
+func Validate(p *Profile) error {
+	if p.SchemaVersion == "" {
+		return fmt.Errorf("%w: schema_version is missing (is this a seedance profile?)", ErrInvalid)
+	}
+	major, ok := MajorVersion(p.SchemaVersion)
+	if !ok {
+		return fmt.Errorf("%w: schema_version %q is not a seedance profile version", ErrInvalid, p.SchemaVersion)
+	}
+	if major != 1 {
+		return fmt.Errorf("%w: schema_version %q has major version %d; this seedance reads v1 profiles only", ErrInvalid, p.SchemaVersion, major)
+	}
+	if p.StartedAt.IsZero() || p.EndedAt.IsZero() {
+		return fmt.Errorf("%w: started_at and ended_at are required", ErrInvalid)
+	}
+	if p.EndedAt.Before(p.StartedAt) {
+		return fmt.Errorf("%w: ended_at %s is before started_at %s", ErrInvalid, p.EndedAt.Format(timeFormat), p.StartedAt.Format(timeFormat))
+	}
+	if !(p.IntervalS > 0) {
+		return fmt.Errorf("%w: interval_s must be a positive number of seconds, got %v", ErrInvalid, p.IntervalS)
+	}
+	for ni := range p.Nodes {
+		n := &p.Nodes[ni]
+		if n.Name == "" {
+			return fmt.Errorf("%w: nodes[%d] has no name", ErrInvalid, ni)
+		}
+		for gi := range n.GPUs {
+			if err := validateGPU(&n.GPUs[gi]); err != nil {
+				return fmt.Errorf("%w: node %q gpus[%d]: %v", ErrInvalid, n.Name, gi, err)
+			}
+		}
+	}
+	return nil
+}
+
+const timeFormat = "2006-01-02T15:04:05Z07:00"
+
+func validateGPU(g *GPU) error {
+	if g.Index < 0 {
+		return fmt.Errorf("index is missing or negative")
+	}
+	if g.UUID == "" {
+		return fmt.Errorf("uuid is missing")
+	}
+	s := &g.Series
+	if s.T == nil {
+		return fmt.Errorf("series.t is missing")
+	}
+	for i, t := range s.T {
+		if IsNull(t) {
+			return fmt.Errorf("series.t[%d] is null", i)
+		}
+		if i > 0 && !(t > s.T[i-1]) {
+			return fmt.Errorf("series.t is not ascending at sample %d (%v after %v)", i, t, s.T[i-1])
+		}
+	}
+	for m := Metric(0); m < NumMetrics; m++ {
+		col := *s.Col(m)
+		if col == nil {
+			continue
+		}
+		if len(col) != len(s.T) {
+			return fmt.Errorf("series.%s has %d values but series.t has %d", m, len(col), len(s.T))
+		}
+		for i, v := range col {
+			if v < 0 {
+				return fmt.Errorf("series.%s[%d] is negative (%v)", m, i, v)
+			}
+		}
+	}
+	return nil
+}
