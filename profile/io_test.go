@@ -1,0 +1,130 @@
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const minimalProfile = `{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z",
+"ended_at":"2026-01-05T09:00:03Z","interval_s":1,"future_field":{"x":1},
+"nodes":[{"name":"n1","gpus":[{"index":0,"uuid":"GPU-1","series":{"t":[0,1,2],"gpu_util_pct":[5,null,7]}}]}]}`
+
+func TestReadMinimal(t *testing.T) {
+	p, err := Read(strings.NewReader(minimalProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := p.Nodes[0].GPUs[0]
+	if g.Series.Len() != 3 || g.Series.GPUUtilPct[0] != 5 || !IsNull(g.Series.GPUUtilPct[1]) {
+		t.Fatalf("series = %+v", g.Series)
+	}
+	if g.Series.PowerW != nil {
+		t.Fatal("absent metric should be nil")
+	}
+	if !p.EndedAt.Equal(time.Date(2026, 1, 5, 9, 0, 3, 0, time.UTC)) {
+		t.Fatalf("ended_at = %v", p.EndedAt)
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	base := minimalProfile
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"empty", ``, "empty input"},
+		{"truncated", base[:len(base)/2], "truncated JSON"},
+		{"not json", `hello`, "JSON syntax error"},
+		{"wrong major", strings.Replace(base, "profile/v1", "profile/v2", 1), "major version 2"},
+		{"not seedance", strings.Replace(base, "seedance.profile/v1", "other/v1", 1), "not a seedance profile"},
+		{"no schema", `{"nodes":[]}`, "schema_version is missing"},
+		{"length mismatch", strings.Replace(base, `[5,null,7]`, `[5,null]`, 1), "gpu_util_pct has 2 values but series.t has 3"},
+		{"negative", strings.Replace(base, `[5,null,7]`, `[5,-1,7]`, 1), "negative"},
+		{"not ascending", strings.Replace(base, `"t":[0,1,2]`, `"t":[0,2,1]`, 1), "not ascending at sample 2"},
+		{"repeated t", strings.Replace(base, `"t":[0,1,2]`, `"t":[0,1,1]`, 1), "not ascending"},
+		{"null t", strings.Replace(base, `"t":[0,1,2]`, `"t":[0,null,2]`, 1), "series.t[1] is null"},
+		{"no t", strings.Replace(base, `"t":[0,1,2],`, ``, 1), "series.t is missing"},
+		{"no index", strings.Replace(base, `"index":0,`, ``, 1), "index is missing"},
+		{"no uuid", strings.Replace(base, `"uuid":"GPU-1",`, ``, 1), "uuid is missing"},
+		{"string in series", strings.Replace(base, `[5,null,7]`, `[5,"x",7]`, 1), "array of numbers"},
+		{"NaN literal", strings.Replace(base, `[5,null,7]`, `[5,NaN,7]`, 1), "JSON syntax error"},
+		{"zero interval", strings.Replace(base, `"interval_s":1`, `"interval_s":0`, 1), "interval_s must be a positive"},
+		{"end before start", strings.Replace(base, `09:00:03Z`, `08:00:00Z`, 1), "before started_at"},
+		{"unnamed node", strings.Replace(base, `"name":"n1",`, ``, 1), "nodes[0] has no name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tt.doc))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v does not wrap ErrInvalid", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not mention %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestWriteReadGzipAndStdin(t *testing.T) {
+	p, err := Read(strings.NewReader(minimalProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"p.json", "p.json.gz"} {
+		path := filepath.Join(dir, name)
+		if err := WriteFile(path, p); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(path)
+		if gz := raw[0] == 0x1f && raw[1] == 0x8b; gz != strings.HasSuffix(name, ".gz") {
+			t.Fatalf("%s: gzip = %v", name, gz)
+		}
+		// Readers detect gzip by magic bytes, not by name; "-" is stdin.
+		back, err := ReadFile("-", bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if back.Nodes[0].GPUs[0].Series.GPUUtilPct[2] != 7 {
+			t.Fatalf("%s: round trip lost data", name)
+		}
+	}
+}
+
+func TestReadFileMissing(t *testing.T) {
+	_, err := ReadFile(filepath.Join(t.TempDir(), "nope.json"), nil)
+	if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "nope.json") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(minimalProfile))
+	f.Add([]byte(`{"schema_version":"seedance.profile/v1"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Read(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error does not wrap ErrInvalid: %v", err)
+			}
+			return
+		}
+		var buf bytes.Buffer
+		if err := Encode(&buf, p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(&buf); err != nil {
+			t.Fatalf("re-read of a valid profile failed: %v", err)
+		}
+	})
+}
