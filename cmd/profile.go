@@ -194,7 +194,8 @@ func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
 			start = t.UTC()
 		}
 		var clock profile.Clock = profile.NewSimClock(start)
-		if s.Realtime {
+		// A wrapped command takes real time, so the simulation keeps pace.
+		if s.Realtime || len(o.Command) > 0 {
 			clock, start = profile.RealClock{}, o.Now()
 		}
 		src, err := profile.OpenSim(profile.SimOptions{Nodes: s.Nodes, Scenario: s.Scenario, Seed: s.Seed, Clock: clock, Start: start})

@@ -282,4 +282,3 @@ func (c *SimClock) WaitUntil(ctx context.Context, t time.Time) error {
 	}
 	return nil
 }
-

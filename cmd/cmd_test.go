@@ -1,0 +1,183 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/profile"
+)
+
+var _ = golden.Update
+
+// result is what one in-process run of seedance produced.
+type result struct {
+	code        ExitCode
+	out, errOut string
+}
+
+// testFactory returns a Factory with buffers for streams, the real NVML
+// library (absent on build hosts) and a pinned clock. env is set in the
+// process environment for the test (viper reads SEEDANCE_* from there), with
+// HOME pointed at an empty directory so the tester's own config stays out.
+func testFactory(t *testing.T, env map[string]string) (*Factory, func() result) {
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []string{"SEEDANCE_CONFIG", "XDG_CONFIG_HOME"} {
+		t.Setenv(k, "")
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	io, _, out, errOut := iostreams.Test()
+	f := &Factory{
+		IO:     io,
+		NVML:   func() profile.NVML { return nvml.New() },
+		Now:    func() time.Time { return time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC) },
+		Getenv: os.Getenv,
+		Build:  BuildInfo{Version: "test", Commit: "abc", Date: "2026-11-30", GoVersion: "go1.x"},
+	}
+	return f, func() result { return result{out: out.String(), errOut: errOut.String()} }
+}
+
+func run(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	f, get := testFactory(t, env)
+	code := Run(context.Background(), f, args)
+	r := get()
+	r.code = code
+	return r
+}
+
+func TestProfileSimWritesValidProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.json")
+	r := run(t, nil, "profile", "--source", "sim", "--duration", "300", "--interval", "1s", "--output", path)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	if want := "wrote " + path + ": 8 nodes, 64 GPUs, 300 samples, mean GPU util "; !strings.HasPrefix(r.errOut, want) {
+		t.Fatalf("summary = %q", r.errOut)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schematest.Validate(t, "profile-v1.schema.json", b)
+	p, err := profile.ReadFile(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range p.Nodes {
+		for _, g := range n.GPUs {
+			if g.Series.Len() != 300 {
+				t.Fatalf("%s GPU %d has %d samples", n.Name, g.Index, g.Series.Len())
+			}
+		}
+	}
+	if !p.Complete || p.Generator.Version != "test" || p.Source != "sim" {
+		t.Fatalf("header = %+v %+v", p.Generator, p.Source)
+	}
+}
+
+func TestProfileSimGoldenViaCLI(t *testing.T) {
+	r := run(t, nil, "profile", "--source", "sim", "--sim-seed", "1", "--duration", "60", "--output", "-", "--quiet")
+	if r.code != ExitOK || r.errOut != "" {
+		t.Fatalf("exit %d: %q", r.code, r.errOut)
+	}
+	golden.Check(t, "../testdata/sim-mixed-seed1-60s.json", []byte(r.out))
+}
+
+func TestProfileNoDriver(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.json")
+	start := time.Now()
+	r := run(t, nil, "profile", "--output", path)
+	if r.code != ExitUsage {
+		t.Fatalf("exit %d, want 2: %s", r.code, r.errOut)
+	}
+	if time.Since(start) > 5*time.Second { // the issue asks for under a second; this only catches a hang
+		t.Errorf("took %v", time.Since(start))
+	}
+	line := strings.TrimSuffix(r.errOut, "\n")
+	if strings.Contains(line, "\n") || !strings.Contains(line, "NVML library not found") || !strings.Contains(line, "--source sim") {
+		t.Fatalf("stderr = %q", r.errOut)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatal("an output file was created")
+	}
+}
+
+func TestFailedRunKeepsExistingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.json")
+	os.WriteFile(path, []byte("yesterday's profile"), 0o644)
+	for _, args := range [][]string{
+		{"profile", "--output", path},
+		{"profile", "--source", "sim", "--sim-scenario", "chaos", "--output", path},
+		{"profile", "--source", "sim", "--interval", "50ms", "--output", path},
+	} {
+		r := run(t, nil, args...)
+		if r.code != ExitUsage {
+			t.Errorf("%v: exit %d", args, r.code)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "yesterday's profile" {
+			t.Fatalf("%v: existing file changed", args)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile", "--interval", "50ms"}, "below the minimum of 100ms"},
+		{[]string{"profile", "--duration", "soon"}, "is not a duration"},
+		{[]string{"profile", "--source", "carrier-pigeon"}, `unknown --source "carrier-pigeon"`},
+		{[]string{"profile", "stray"}, `unexpected argument "stray"`},
+		{[]string{"profile", "--source", "sim", "--sim-nodes", "0"}, "at least 1"},
+		{[]string{"profile", "--source", "sim", "--sim-start", "yesterday"}, "RFC 3339"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"profile", "--no-such-flag"}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := run(t, nil, tt.args...)
+			if r.code != ExitUsage {
+				t.Fatalf("exit %d, want 2 (%s)", r.code, r.errOut)
+			}
+			if !strings.Contains(r.errOut, tt.want) || strings.Count(r.errOut, "\n") != 1 {
+				t.Fatalf("stderr = %q, want one line with %q", r.errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := run(t, nil, "version")
+	for _, want := range []string{"seedance test", "commit:  abc", "go:      go1.x", "nvml:    not available (NVML library not found)"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("version output lacks %q:\n%s", want, r.out)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"300": 300 * time.Second, "0.5": 500 * time.Millisecond, "90s": 90 * time.Second, "5m": 5 * time.Minute, "1h30m": 90 * time.Minute, "0": 0,
+	} {
+		got, err := parseDuration(in)
+		if err != nil || got != want {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := parseDuration("5 minutes"); err == nil {
+		t.Error("accepted 5 minutes")
+	}
+}

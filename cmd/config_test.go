@@ -1,0 +1,146 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// captureProfileOptions runs `seedance ARGS` with the profile command's run
+// function replaced, and returns the options it would have run with.
+func captureProfileOptions(t *testing.T, env map[string]string, args ...string) (*ProfileOptions, result) {
+	t.Helper()
+	f, get := testFactory(t, env)
+	root := NewRootCmd(f)
+	var got *ProfileOptions
+	for _, c := range root.Commands() {
+		if c.Name() == "profile" {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(newProfileCmd(f, func(o *ProfileOptions) error { got = o; return nil }))
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	r := get()
+	r.code = exitCodeFor(err)
+	if err != nil {
+		r.errOut += err.Error()
+	}
+	return got, r
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	file := writeConfig(t, "sim:\n  nodes: 3\nprofile:\n  interval: 2s\n  duration: 600\n")
+	tests := []struct {
+		name      string
+		env       map[string]string
+		args      []string
+		wantNodes int
+	}{
+		{"default", map[string]string{}, nil, 8},
+		{"file", map[string]string{"SEEDANCE_CONFIG": file}, nil, 3},
+		{"env over file", map[string]string{"SEEDANCE_CONFIG": file, "SEEDANCE_SIM_NODES": "4"}, nil, 4},
+		{"flag over env", map[string]string{"SEEDANCE_CONFIG": file, "SEEDANCE_SIM_NODES": "4"}, []string{"--sim-nodes", "5"}, 5},
+		{"--config flag", map[string]string{}, []string{"--config", file}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, r := captureProfileOptions(t, tt.env, append([]string{"profile"}, tt.args...)...)
+			if o == nil {
+				t.Fatalf("not run: %+v", r)
+			}
+			if o.Config.Sim.Nodes != tt.wantNodes {
+				t.Fatalf("sim.nodes = %d, want %d", o.Config.Sim.Nodes, tt.wantNodes)
+			}
+		})
+	}
+	o, _ := captureProfileOptions(t, map[string]string{"SEEDANCE_CONFIG": file}, "profile")
+	if o.Config.Profile.Interval.String() != "2s" || o.Config.Profile.Duration.String() != "10m0s" {
+		t.Fatalf("durations from file: interval %v, duration %v (a bare number is seconds)", o.Config.Profile.Interval, o.Config.Profile.Duration)
+	}
+}
+
+func TestConfigSearchPath(t *testing.T) {
+	xdg := t.TempDir()
+	os.MkdirAll(filepath.Join(xdg, "seedance"), 0o755)
+	os.WriteFile(filepath.Join(xdg, "seedance", "config.yaml"), []byte("sim:\n  scenario: idle\n"), 0o644)
+	o, r := captureProfileOptions(t, map[string]string{"XDG_CONFIG_HOME": xdg}, "profile")
+	if o == nil || o.Config.Sim.Scenario != "idle" {
+		t.Fatalf("XDG config not read: %+v", r)
+	}
+	if p, must := configPath("", env{"HOME": t.TempDir()}.get); p != "/etc/seedance/config.yaml" || must {
+		t.Fatalf("fallback = %s %v", p, must)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"unknown key", "profile:\n  interval: 2s\n  intervall: 3s\n", `:3: unknown key "profile.intervall"`},
+		{"unknown section", "sim:\n  nodes: 2\nbogus:\n  x: 1\n", `:3: unknown key "bogus"`},
+		{"bad yaml", "profile:\n  interval: [2s\n", "did not find expected"},
+		{"not a mapping", "- a\n- b\n", "top level must be a mapping"},
+		{"bad duration", "profile:\n  interval: soon\n", "is not a duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, tt.body)
+			r := run(t, nil, "--config", path, "profile", "--source", "sim")
+			if r.code != ExitUsage {
+				t.Fatalf("exit %d: %s", r.code, r.errOut)
+			}
+			if !strings.Contains(r.errOut, tt.want) || strings.Count(r.errOut, "\n") != 1 {
+				t.Fatalf("stderr = %q, want one line with %q", r.errOut, tt.want)
+			}
+			if tt.name != "bad duration" && !strings.Contains(r.errOut, path) {
+				t.Fatalf("error does not name the file: %q", r.errOut)
+			}
+		})
+	}
+	r := run(t, nil, "--config", "/nonexistent/seedance.yaml", "version")
+	if r.code != ExitUsage || !strings.Contains(r.errOut, "/nonexistent/seedance.yaml") {
+		t.Fatalf("missing explicit config: %d %q", r.code, r.errOut)
+	}
+}
+
+func TestConfigView(t *testing.T) {
+	file := writeConfig(t, "sim:\n  nodes: 3\n")
+	r := run(t, map[string]string{"SEEDANCE_CONFIG": file, "SEEDANCE_PROFILE_SOURCE": "sim"}, "config", "view")
+	if r.code != ExitOK {
+		t.Fatal(r.errOut)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(r.out, "\n") {
+		if f := strings.Fields(l); len(f) >= 2 {
+			lines[f[0]] = strings.Join(f[1:], " ")
+		}
+	}
+	for key, want := range map[string]string{
+		"sim.nodes":        "3 file " + file,
+		"profile.source":   "sim env SEEDANCE_PROFILE_SOURCE",
+		"profile.interval": "1s default",
+	} {
+		if lines[key] != want {
+			t.Errorf("%s: %q, want %q", key, lines[key], want)
+		}
+	}
+	if !strings.Contains(r.out, "config file: "+file) {
+		t.Errorf("output does not name the file:\n%s", r.out)
+	}
+}
+
+type env map[string]string
+
+func (e env) get(k string) string { return e[k] }

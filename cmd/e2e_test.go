@@ -1,0 +1,178 @@
+package cmd
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/profile"
+)
+
+// binary is the seedance program built once for the tests that need a real
+// process: signals, a wrapped child, exit statuses.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "seedance-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "seedance")
+	build := exec.Command("go", "build", "-o", binary, "..")
+	build.Env = append(os.Environ(), "CGO_CFLAGS=-O2 -Wno-deprecated-declarations")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// startSeedance starts the binary with a clean environment.
+func startSeedance(t *testing.T, args ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	c := exec.Command(binary, args...)
+	c.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return c, &stderr
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// waitForFile waits until path exists (the first checkpoint was written).
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
+func readProfile(t *testing.T, path string) *profile.Profile {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schematest.Validate(t, "profile-v1.schema.json", b)
+	p, err := profile.ReadFile(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestInterruptWritesPartialProfile(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.json")
+			c, stderr := startSeedance(t, "profile", "--source", "sim", "--sim-realtime", "--sim-nodes", "2",
+				"--interval", "100ms", "--checkpoint", "300ms", "--output", path)
+			waitForFile(t, path)
+			c.Process.Signal(sig)
+			if code := exitCode(c.Wait()); code != int(ExitInterrupted) {
+				t.Fatalf("exit %d, want 130: %s", code, stderr)
+			}
+			p := readProfile(t, path)
+			if p.Complete {
+				t.Error("interrupted profile says complete")
+			}
+			if n := p.Nodes[0].GPUs[0].Series.Len(); n < 3 {
+				t.Errorf("only %d samples kept", n)
+			}
+			if !strings.Contains(stderr.String(), "(incomplete)") || !strings.Contains(stderr.String(), "interrupted") {
+				t.Errorf("stderr = %q", stderr)
+			}
+		})
+	}
+}
+
+func TestWrapExitStatusAndJob(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.json")
+	c, stderr := startSeedance(t, "profile", "--source", "sim", "--sim-nodes", "1", "--interval", "100ms",
+		"--output", path, "--", "sh", "-c", "sleep 0.5; exit 7")
+	if code := exitCode(c.Wait()); code != 7 {
+		t.Fatalf("exit %d, want the command's 7: %s", code, stderr)
+	}
+	p := readProfile(t, path)
+	if !p.Complete {
+		t.Error("profile of a command that exited by itself is incomplete")
+	}
+	var job *profile.Workload
+	for i, w := range p.Nodes[0].Workloads {
+		if w.Kind == profile.KindJob {
+			job = &p.Nodes[0].Workloads[i]
+		}
+	}
+	if job == nil || job.Name != "sh" || !strings.HasPrefix(job.ID, "job/sh-") {
+		t.Fatalf("job workload = %+v", job)
+	}
+	if n := p.Nodes[0].GPUs[0].Series.Len(); n < 3 || n > 30 {
+		t.Errorf("%d samples for a 0.5 s command at 100ms", n)
+	}
+}
+
+func TestWrapForwardsSignals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.json")
+	c, stderr := startSeedance(t, "profile", "--source", "sim", "--sim-nodes", "1", "--interval", "100ms",
+		"--checkpoint", "200ms", "--output", path, "--", "sh", "-c", `trap "exit 42" INT; sleep 10; exit 1`)
+	waitForFile(t, path)
+	c.Process.Signal(syscall.SIGINT)
+	if code := exitCode(c.Wait()); code != 42 {
+		t.Fatalf("exit %d, want 42 from the command's INT trap: %s", code, stderr)
+	}
+	if p := readProfile(t, path); p.Complete {
+		t.Error("interrupted run says complete")
+	}
+}
+
+func TestWrapCommandNotFound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.json")
+	c, stderr := startSeedance(t, "profile", "--source", "sim", "--output", path, "--", "/no/such/program")
+	if code := exitCode(c.Wait()); code != int(ExitUsage) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr.String(), "/no/such/program") {
+		t.Fatalf("stderr = %q", stderr)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatal("output written for a command that never ran")
+	}
+}
+
+func TestNoDriverBinary(t *testing.T) {
+	dir := t.TempDir()
+	c, stderr := startSeedance(t, "profile", "--output", filepath.Join(dir, "p.json"))
+	start := time.Now()
+	code := exitCode(c.Wait())
+	if code != 2 || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "NVML library not found") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	t.Logf("no-driver exit took %v", time.Since(start))
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("files left: %v", entries)
+	}
+}
