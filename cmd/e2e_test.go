@@ -176,3 +176,20 @@ func TestNoDriverBinary(t *testing.T) {
 		t.Fatalf("files left: %v", entries)
 	}
 }
+
+// BenchmarkProfileRSS1h8GPU runs the real binary for one simulated hour of
+// one 8-GPU node at 1 s and reports its peak resident memory (target ≤ 30 MiB).
+func BenchmarkProfileRSS1h8GPU(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		out := filepath.Join(b.TempDir(), "p.json")
+		c := exec.Command(binary, "profile", "--source", "sim", "--sim-nodes", "1", "--duration", "3600", "--interval", "1s", "--output", out, "--quiet")
+		c.Env = []string{"HOME=" + b.TempDir()}
+		if o, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, o)
+		}
+		ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
+		fi, _ := os.Stat(out)
+		b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
+	}
+}

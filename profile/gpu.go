@@ -43,6 +43,9 @@ type gpuSampler struct {
 	fields   []nvml.FieldValue
 	gpm      [2]nvml.GpmSample
 	gpmCur   int
+	// gpmGet is reused: the struct holds room for 477 metrics (~40 KB), too
+	// much to allocate per sample.
+	gpmGet *nvml.GpmMetricsGetType
 	procs    []Proc
 }
 
@@ -244,15 +247,15 @@ func (g *gpuSampler) sampleGPM(r *Row, fail func(string, nvml.Return)) {
 		fail("gpm sample", ret)
 		return
 	}
-	mg := nvml.GpmMetricsGetType{
-		NumMetrics: 2,
-		Sample1:    g.gpm[g.gpmCur],
-		Sample2:    g.gpm[next],
+	if g.gpmGet == nil {
+		g.gpmGet = new(nvml.GpmMetricsGetType)
 	}
-	mg.Metrics[0].MetricId = uint32(nvml.GPM_METRIC_SM_UTIL)
-	mg.Metrics[1].MetricId = uint32(nvml.GPM_METRIC_DRAM_BW_UTIL)
+	mg := g.gpmGet
+	mg.NumMetrics, mg.Sample1, mg.Sample2 = 2, g.gpm[g.gpmCur], g.gpm[next]
+	mg.Metrics[0] = nvml.GpmMetric{MetricId: uint32(nvml.GPM_METRIC_SM_UTIL)}
+	mg.Metrics[1] = nvml.GpmMetric{MetricId: uint32(nvml.GPM_METRIC_DRAM_BW_UTIL)}
 	g.gpmCur = next
-	if ret := g.lib.GpmMetricsGet(&mg); ret != nvml.SUCCESS {
+	if ret := g.lib.GpmMetricsGet(mg); ret != nvml.SUCCESS {
 		fail("gpm metrics", ret)
 		return
 	}

@@ -77,17 +77,6 @@ func describeJSONError(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
-// Encode writes p as compact JSON followed by a newline.
-func Encode(w io.Writer, p *Profile) error {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("encode profile: %w", err)
-	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
-	return err
-}
-
 // Write encodes p to w, gzip-compressed when gz is set.
 func Write(w io.Writer, p *Profile, gz bool) error {
 	if !gz {

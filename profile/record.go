@@ -52,9 +52,14 @@ func Record(ctx context.Context, src Source, o RecordOptions) (*Profile, error) 
 		IntervalS:     o.Interval.Seconds(),
 		Nodes:         inv,
 	}
+	// With a known duration the columns are allocated once, at full size.
+	capacity := 64
+	if o.Duration > 0 && o.Interval > 0 {
+		capacity = int(o.Duration/o.Interval) + 1
+	}
 	for ni := range p.Nodes {
 		for gi := range p.Nodes[ni].GPUs {
-			initSeries(&p.Nodes[ni].GPUs[gi])
+			initSeries(&p.Nodes[ni].GPUs[gi], capacity)
 		}
 	}
 	merged := make([]*workloadSet, len(p.Nodes))
@@ -150,15 +155,15 @@ func finish(p *Profile, merged []*workloadSet, o RecordOptions, lastT float64, c
 	}
 }
 
-func initSeries(g *GPU) {
+func initSeries(g *GPU, capacity int) {
 	unsupported := map[string]bool{}
 	for _, u := range g.Unsupported {
 		unsupported[u] = true
 	}
-	g.Series.T = Values{}
+	g.Series.T = make(Values, 0, capacity)
 	for m := Metric(0); m < NumMetrics; m++ {
 		if !unsupported[m.String()] {
-			*g.Series.Col(m) = Values{}
+			*g.Series.Col(m) = make(Values, 0, capacity)
 		}
 	}
 }
