@@ -68,8 +68,9 @@ profile, and turns profiles into reports of idle capacity and its cost.
 
 Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 3 a CI gate failed; 130 interrupted (what was collected was written).`,
-		SilenceErrors: true,
-		SilenceUsage:  true,
+		SilenceErrors:     true,
+		DisableAutoGenTag: true,
+		SilenceUsage:      true,
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
 			f.started = true
 			path, err := loadConfig(f.viper, configFlag, f.Getenv)
@@ -89,6 +90,9 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 		newVersionCmd(f),
 		newConfigCmd(f),
 	)
+	// Cobra's own `completion` command (bash, zsh, fish, powershell), added
+	// now rather than at Execute so that the CLI reference lists it.
+	root.InitDefaultCompletionCmd()
 	return root
 }
 

@@ -46,7 +46,7 @@ type gpuSampler struct {
 	// gpmGet is reused: the struct holds room for 477 metrics (~40 KB), too
 	// much to allocate per sample.
 	gpmGet *nvml.GpmMetricsGetType
-	procs    []Proc
+	procs  []Proc
 }
 
 // newGPUSampler reads the device's identity and finds out, by calling each
