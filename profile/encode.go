@@ -2,10 +2,10 @@ package profile
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 )
 
 // Encode writes p as compact JSON followed by a newline. It streams: the
@@ -41,9 +41,9 @@ func (e *encoder) raw(s string) {
 	}
 }
 
-// open writes v's JSON object without its closing brace, so that more
-// fields can follow.
-func (e *encoder) open(v any) {
+// prefix writes v's JSON without its last len(cut) bytes, which must be cut:
+// the placeholder of a field that is streamed next.
+func (e *encoder) prefix(v any, cut string) {
 	if e.err != nil {
 		return
 	}
@@ -52,7 +52,11 @@ func (e *encoder) open(v any) {
 		e.err = err
 		return
 	}
-	_, e.err = e.w.Write(b[:len(b)-1])
+	if !bytes.HasSuffix(b, []byte(cut)) {
+		e.err = fmt.Errorf("internal: %T encodes without %s at its end", v, cut)
+		return
+	}
+	_, e.err = e.w.Write(b[:len(b)-len(cut)])
 }
 
 // field writes ,"name":value.
@@ -71,36 +75,28 @@ func (e *encoder) field(name string, v any) {
 	}
 }
 
+// The parts of a document that are not series are encoded by encoding/json
+// from shallow copies whose streamed field is emptied; the placeholder it
+// writes for that field is cut and the field streamed in its place.
 func (e *encoder) header(p *Profile) {
-	e.open(struct {
-		SchemaVersion string    `json:"schema_version"`
-		Generator     Generator `json:"generator"`
-		Source        string    `json:"source,omitempty"`
-		StartedAt     time.Time `json:"started_at"`
-		EndedAt       time.Time `json:"ended_at"`
-		IntervalS     float64   `json:"interval_s"`
-		Complete      bool      `json:"complete"`
-	}{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete})
-	e.raw(`,"nodes":[`)
+	h := *p
+	h.Nodes = nil
+	e.prefix(&h, "null}")
+	e.raw("[")
 }
 
 func (e *encoder) node(n *Node) {
-	e.open(struct {
-		Name   string            `json:"name"`
-		Labels map[string]string `json:"labels,omitempty"`
-	}{n.Name, n.Labels})
-	if n.GPUs == nil {
-		e.raw(`,"gpus":null`)
-	} else {
-		e.raw(`,"gpus":[`)
-		for i := range n.GPUs {
-			if i > 0 {
-				e.raw(",")
-			}
-			e.gpu(&n.GPUs[i])
+	h := *n
+	h.GPUs, h.Workloads = nil, nil
+	e.prefix(&h, "null}")
+	e.raw("[")
+	for i := range n.GPUs {
+		if i > 0 {
+			e.raw(",")
 		}
-		e.raw("]")
+		e.gpu(&n.GPUs[i])
 	}
+	e.raw("]")
 	if len(n.Workloads) > 0 {
 		e.field("workloads", n.Workloads)
 	}
@@ -108,16 +104,10 @@ func (e *encoder) node(n *Node) {
 }
 
 func (e *encoder) gpu(g *GPU) {
-	e.open(struct {
-		Index            int    `json:"index"`
-		UUID             string `json:"uuid"`
-		Model            string `json:"model,omitempty"`
-		MemoryTotalBytes uint64 `json:"memory_total_bytes,omitempty"`
-		PCIBusID         string `json:"pci_bus_id,omitempty"`
-		NUMANode         *int   `json:"numa_node,omitempty"`
-		MIG              *MIG   `json:"mig"`
-	}{g.Index, g.UUID, g.Model, g.MemoryTotalBytes, g.PCIBusID, g.NUMANode, g.MIG})
-	e.raw(`,"series":{"t":`)
+	h := *g
+	h.Series, h.Unsupported, h.Errors = Series{}, nil, nil
+	e.prefix(&h, `{"t":null}}`)
+	e.raw(`{"t":`)
 	e.values(g.Series.T)
 	for m := Metric(0); m < NumMetrics; m++ {
 		if col := *g.Series.Col(m); len(col) > 0 {
@@ -134,7 +124,6 @@ func (e *encoder) gpu(g *GPU) {
 	}
 	e.raw("}")
 }
-
 // values writes one column in chunks through the reused buffer.
 func (e *encoder) values(v Values) {
 	if v == nil {
