@@ -124,6 +124,7 @@ func (e *encoder) gpu(g *GPU) {
 	}
 	e.raw("}")
 }
+
 // values writes one column in chunks through the reused buffer.
 func (e *encoder) values(v Values) {
 	if v == nil {
