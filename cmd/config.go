@@ -41,6 +41,17 @@ var configKeys = []configKey{
 	{Key: "sim.seed", Default: int64(1), Help: "random seed; the same seed gives the same profile"},
 	{Key: "sim.realtime", Default: false, Help: "sample the simulated cluster at wall-clock pace"},
 	{Key: "sim.start", Default: "", Help: "RFC 3339 time the simulated clock starts at"},
+	{Key: "analyze.report", Default: "cost-savings", Help: "cost-savings, idle, utilization or all"},
+	{Key: "analyze.format", Default: "table", Help: "table, json, markdown, csv or prom"},
+	{Key: "analyze.output", Default: "-", Help: "report file; - is stdout"},
+	{Key: "analyze.idle_threshold_pct", Default: 15.0, Help: "a sample is idle when GPU utilization is below this"},
+	{Key: "analyze.idle_window", Default: "60s", Help: "an idle run counts when it lasts at least this long"},
+	{Key: "analyze.underused_pct", Default: 40.0, Help: "a node is under-used when its mean utilization is below this"},
+	{Key: "analyze.dialect", Default: "kubectl", Help: "commands in suggestions: kubectl, slurm or none"},
+	{Key: "analyze.gates", Default: []string{}, Help: "CI gate expressions over the JSON report"},
+	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring", Map: true},
+	{Key: "pricing.default_gpu_hour_usd", Default: 1.0, Help: "USD per GPU-hour for models without a price"},
+	{Key: "pricing.energy_usd_per_kwh", Default: 0.12, Help: "USD per kWh"},
 }
 
 // Config is the typed configuration, filled from flags, env, file and defaults.
@@ -66,6 +77,21 @@ type Config struct {
 		Realtime bool   `mapstructure:"realtime"`
 		Start    string `mapstructure:"start"`
 	} `mapstructure:"sim"`
+	Analyze struct {
+		Report           string        `mapstructure:"report"`
+		Format           string        `mapstructure:"format"`
+		Output           string        `mapstructure:"output"`
+		IdleThresholdPct float64       `mapstructure:"idle_threshold_pct"`
+		IdleWindow       time.Duration `mapstructure:"idle_window"`
+		UnderusedPct     float64       `mapstructure:"underused_pct"`
+		Dialect          string        `mapstructure:"dialect"`
+		Gates            []string      `mapstructure:"gates"`
+	} `mapstructure:"analyze"`
+	Pricing struct {
+		GPUHourUSD        map[string]float64 `mapstructure:"gpu_hour_usd"`
+		DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`
+		EnergyUSDPerKWh   float64            `mapstructure:"energy_usd_per_kwh"`
+	} `mapstructure:"pricing"`
 }
 
 // newViper returns the root command's own viper instance with defaults and

@@ -3,7 +3,9 @@
 package table
 
 import (
+	"bytes"
 	"io"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -12,12 +14,15 @@ import (
 
 // Table collects rows and prints them aligned under a header.
 type Table struct {
-	t *tablewriter.Table
+	t   *tablewriter.Table
+	buf bytes.Buffer
+	w   io.Writer
 }
 
 // New returns a table with the given column headers.
 func New(w io.Writer, header ...string) *Table {
-	t := tablewriter.NewTable(w,
+	tb := &Table{w: w}
+	t := tablewriter.NewTable(&tb.buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
 			Borders: tw.BorderNone,
 			Symbols: tw.NewSymbols(tw.StyleNone),
@@ -36,7 +41,8 @@ func New(w io.Writer, header ...string) *Table {
 		h[i] = s
 	}
 	t.Header(h...)
-	return &Table{t: t}
+	tb.t = t
+	return tb
 }
 
 // Row adds one row.
@@ -48,5 +54,16 @@ func (t *Table) Row(cells ...string) {
 	_ = t.t.Append(r...)
 }
 
-// Flush prints the table.
-func (t *Table) Flush() error { return t.t.Render() }
+// Flush prints the table, without the padding tablewriter leaves at the
+// end of each line.
+func (t *Table) Flush() error {
+	if err := t.t.Render(); err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimRight(t.buf.String(), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	_, err := io.WriteString(t.w, strings.Join(lines, "\n")+"\n")
+	return err
+}

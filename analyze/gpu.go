@@ -1,0 +1,147 @@
+package analyze
+
+import (
+	"fmt"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// eps absorbs floating-point error in sums of sample times (which are
+// milliseconds): a run of 59.9999999999 s counts for a 60 s window.
+const eps = 1e-6
+
+// sample is one reading of a GPU, at an absolute time (seconds from the
+// window's start), waiting for the next one to fix its coverage.
+type sample struct {
+	t, interval   float64
+	util, memBW   float64 // NaN: null or absent
+	power, energy float64
+	valid         bool
+}
+
+// gpuAcc accumulates one GPU's figures over its samples, across inputs.
+type gpuAcc struct {
+	node, uuid, model string
+	share             float64 // 1 for a GPU, slices/7 for a MIG device, 0 for a MIG parent
+	parent            string  // parent GPU UUID of a MIG device
+	price             float64 // USD per hour for this entry (share applied)
+	hasUtil           bool
+
+	prev sample
+
+	observedS         float64
+	utilSum, utilW    float64
+	bwSum, bwW        float64
+	powerJ            float64 // Σ power × coverage
+	energyInc         float64 // Σ positive increments of energy_j
+	energyN           int
+	lastEnergy        float64
+	runOpen           bool
+	runStart, runEnd  float64
+	runs              []Interval // counted idle runs
+	idleS             float64
+	threshold, window float64
+	spark             *sparkline
+}
+
+// add feeds the GPU's series from one input whose started_at is offset
+// seconds after the window's start.
+func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
+	util, bw, pw, en := s.GPUUtilPct, s.MemBWUtilPct, s.PowerW, s.EnergyJ
+	if util != nil {
+		g.hasUtil = true
+	}
+	for i, t := range s.T {
+		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), valid: true}
+		if g.prev.valid {
+			if cur.t <= g.prev.t {
+				return fmt.Errorf("%w: inputs overlap: GPU %s on node %s has two samples at or around %.3f s into the window", profile.ErrInvalid, g.uuid, g.node, cur.t)
+			}
+			g.close(g.prev, cur.t)
+		}
+		g.prev = cur
+	}
+	return nil
+}
+
+func at(v profile.Values, i int) float64 {
+	if v == nil {
+		return profile.Null
+	}
+	return v[i]
+}
+
+// finish closes the last sample, whose coverage is one interval.
+func (g *gpuAcc) finish() {
+	if g.prev.valid {
+		g.close(g.prev, profile.Null)
+		g.prev.valid = false
+	}
+	g.endRun()
+}
+
+// close applies the coverage rule to s given the next sample's time (NaN
+// when there is none): s covers [t, next) when next − t ≤ 2 × interval, else
+// [t, t + interval), and in that case a gap follows it.
+func (g *gpuAcc) close(s sample, next float64) {
+	end := s.t + s.interval
+	gap := true
+	if !profile.IsNull(next) && next-s.t <= 2*s.interval+eps {
+		end, gap = next, false
+	}
+	cov := end - s.t
+	g.observedS += cov
+	if !profile.IsNull(s.util) {
+		g.utilSum += s.util * cov
+		g.utilW += cov
+		g.spark.add(s.t, s.util, cov)
+	}
+	if !profile.IsNull(s.memBW) {
+		g.bwSum += s.memBW * cov
+		g.bwW += cov
+	}
+	if !profile.IsNull(s.power) {
+		g.powerJ += s.power * cov
+	}
+	if !profile.IsNull(s.energy) {
+		if g.energyN > 0 && s.energy > g.lastEnergy {
+			g.energyInc += s.energy - g.lastEnergy
+		}
+		g.lastEnergy = s.energy
+		g.energyN++
+	}
+	idle := !profile.IsNull(s.util) && s.util < g.threshold
+	if !idle {
+		g.endRun()
+		return
+	}
+	if !g.runOpen {
+		g.runOpen, g.runStart = true, s.t
+	}
+	g.runEnd = end
+	if gap {
+		g.endRun()
+	}
+}
+
+// endRun closes the current idle run and counts it when it lasts at least
+// the idle window.
+func (g *gpuAcc) endRun() {
+	if !g.runOpen {
+		return
+	}
+	g.runOpen = false
+	if d := g.runEnd - g.runStart; d >= g.window-eps {
+		g.runs = append(g.runs, Interval{g.runStart, g.runEnd})
+		g.idleS += d
+	}
+}
+
+// energyJ is the GPU's energy: the energy counter's increase when it has at
+// least two readings, else the integral of power over coverage.
+func (g *gpuAcc) energyJ() float64 {
+	if g.energyN >= 2 {
+		return g.energyInc
+	}
+	return g.powerJ
+}

@@ -1,0 +1,134 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/profile"
+)
+
+var _ = golden.Update
+
+var t0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+
+// gpuSpec describes one GPU of a hand-made profile.
+type gpuSpec struct {
+	uuid, model string
+	t           []float64
+	util        []float64 // NaN for null; nil for no column
+	power       []float64
+	energy      []float64
+	mig         *profile.MIG
+}
+
+// steps returns 0, 1, …, n−1 plus start.
+func steps(start float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = start + float64(i)
+	}
+	return out
+}
+
+// fill returns n copies of v.
+func fill(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func cat(parts ...[]float64) []float64 {
+	var out []float64
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+type nodeSpec struct {
+	name      string
+	gpus      []gpuSpec
+	workloads []profile.Workload
+}
+
+// mkProfile builds a profile document starting at start.
+func mkProfile(t testing.TB, start time.Time, durS, interval float64, nodes ...nodeSpec) []byte {
+	t.Helper()
+	p := profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: start, EndedAt: start.Add(time.Duration(durS * float64(time.Second))), IntervalS: interval, Complete: true}
+	for _, n := range nodes {
+		pn := profile.Node{Name: n.name, Workloads: n.workloads}
+		for i, g := range n.gpus {
+			model := g.model
+			if model == "" {
+				model = "NVIDIA H100 80GB HBM3"
+			}
+			pg := profile.GPU{Index: i, UUID: g.uuid, Model: model, MIG: g.mig}
+			pg.Series.T = g.t
+			pg.Series.GPUUtilPct = g.util
+			pg.Series.PowerW = g.power
+			pg.Series.EnergyJ = g.energy
+			pn.GPUs = append(pn.GPUs, pg)
+		}
+		p.Nodes = append(p.Nodes, pn)
+	}
+	var b bytes.Buffer
+	if err := profile.Encode(&b, &p); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func analyzeDocs(t testing.TB, p Params, docs ...[]byte) (*Report, error) {
+	t.Helper()
+	var srcs []Source
+	for i, d := range docs {
+		s, err := profile.OpenStream(bytes.NewReader(d), "input"+string(rune('A'+i)))
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, Source{Name: "input" + string(rune('A'+i)), Stream: s})
+	}
+	return Analyze(srcs, p)
+}
+
+func mustAnalyze(t testing.TB, p Params, docs ...[]byte) *Report {
+	t.Helper()
+	r, err := analyzeDocs(t, p, docs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func near(t testing.TB, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+func nodeByName(r *Report, name string) *NodeReport {
+	for i := range r.Nodes {
+		if r.Nodes[i].Name == name {
+			return &r.Nodes[i]
+		}
+	}
+	return nil
+}
+
+func toJSON(t testing.TB, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var _ = strings.Contains

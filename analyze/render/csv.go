@@ -1,0 +1,40 @@
+package render
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/seedance/seedance/analyze"
+)
+
+// cell guards against spreadsheet formula injection: a value starting with
+// =, +, -, @, tab or CR is prefixed with a single quote.
+func cell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// CSV writes one row per node.
+func CSV(w io.Writer, r *analyze.Report, _ Options) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"node", "gpus", "models", "verdict", "avg_gpu_util_pct", "gpu_hours", "idle_gpu_hours",
+		"idle_cost_usd", "energy_kwh", "price_usd_per_hour", "pending_workloads", "idle_intervals"})
+	for _, n := range r.Nodes {
+		ivs := make([]string, 0, len(n.IdleIntervals))
+		for _, iv := range n.IdleIntervals {
+			ivs = append(ivs, num(iv.StartS)+"-"+num(iv.EndS))
+		}
+		cw.Write([]string{cell(n.Name), strconv.Itoa(n.GPUs), cell(strings.Join(n.Models, "+")), n.Verdict,
+			num(n.AvgGPUUtilPct), num(n.GPUHours), num(n.IdleGPUHours), num(n.IdleCostUSD), num(n.EnergyKWh),
+			num(n.PriceUSDPerHour), fmt.Sprint(n.PendingWorkloads), strings.Join(ivs, ";")})
+	}
+	cw.Flush()
+	return cw.Error()
+}

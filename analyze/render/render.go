@@ -1,0 +1,148 @@
+// Package render writes an analyze.Report in the formats people, CI and
+// monitoring read: table (terminal), json, markdown (pull requests), csv
+// (spreadsheets) and prom (node_exporter's textfile collector). One file per
+// format; each is a Func.
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/seedance/seedance/analyze"
+)
+
+// Options shape the human-readable formats.
+type Options struct {
+	// Report picks the sections: cost-savings, idle, utilization or all.
+	Report string
+	// Terminal adds sparklines to the table format.
+	Terminal bool
+}
+
+// Reports and formats.
+var (
+	Reports = []string{"cost-savings", "idle", "utilization", "all"}
+	Formats = []string{"table", "json", "markdown", "csv", "prom"}
+)
+
+// Func writes a report.
+type Func func(w io.Writer, r *analyze.Report, o Options) error
+
+// For returns the writer of a format.
+func For(format string) (Func, error) {
+	switch format {
+	case "table":
+		return Table, nil
+	case "json":
+		return JSON, nil
+	case "markdown", "md":
+		return Markdown, nil
+	case "csv":
+		return CSV, nil
+	case "prom":
+		return Prom, nil
+	}
+	return nil, fmt.Errorf("unknown format %q (choose %s)", format, strings.Join(Formats, ", "))
+}
+
+// ValidReport reports whether name is a report name.
+func ValidReport(name string) bool {
+	for _, r := range Reports {
+		if r == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (o Options) has(section string) bool {
+	switch o.Report {
+	case "all", "":
+		return true
+	case "cost-savings":
+		return section == "nodes" || section == "suggestions"
+	case "idle":
+		return section == "nodes" || section == "intervals"
+	case "utilization":
+		return section == "nodes"
+	}
+	return false
+}
+
+// money formats USD with thousands separators: $89,356.10.
+func money(v float64) string {
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	s := fmt.Sprintf("%.2f", v)
+	intPart, frac := s[:len(s)-3], s[len(s)-3:]
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	out := "$" + b.String() + frac
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+// signed formats a delta with its sign.
+func signed(v float64, format string) string {
+	s := fmt.Sprintf(format, v)
+	if v >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+var sparkChars = []rune("▁▂▃▄▅▆▇█")
+
+// Sparkline draws utilization values (0–100, nil for no data) as a line of
+// block characters.
+func Sparkline(vals []*float64) string {
+	var b strings.Builder
+	for _, v := range vals {
+		if v == nil {
+			b.WriteRune(' ')
+			continue
+		}
+		i := int(*v / 100 * float64(len(sparkChars)))
+		if i >= len(sparkChars) {
+			i = len(sparkChars) - 1
+		}
+		if i < 0 {
+			i = 0
+		}
+		b.WriteRune(sparkChars[i])
+	}
+	return b.String()
+}
+
+// intervals writes idle intervals as "0:30–1:40, 5:00–9:00" (minutes:seconds
+// from the window's start).
+func intervals(ivs []analyze.Interval) string {
+	parts := make([]string, 0, len(ivs))
+	for _, iv := range ivs {
+		parts = append(parts, clock(iv.StartS)+"–"+clock(iv.EndS))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func clock(s float64) string {
+	t := int(s + 0.5)
+	if t >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", t/3600, t/60%60, t%60)
+	}
+	return fmt.Sprintf("%d:%02d", t/60, t%60)
+}
+
+// gpusText is "8 × H100 80GB HBM3".
+func gpusText(n analyze.NodeReport) string {
+	return fmt.Sprintf("%d × %s", n.GPUs, strings.Join(n.Models, "+"))
+}

@@ -1,0 +1,145 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/profile"
+)
+
+// simReport analyzes five simulated minutes of the mixed 8-node cluster.
+func simReport(t *testing.T, dialect string) *analyze.Report {
+	t.Helper()
+	clk := profile.NewSimClock(profile.DefaultSimStart)
+	sim, err := profile.OpenSim(profile.SimOptions{Nodes: 8, Scenario: profile.ScenarioMixed, Seed: 1, Clock: clk, Start: profile.DefaultSimStart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	p, err := profile.Record(context.Background(), sim, profile.RecordOptions{Interval: time.Second, Duration: 300 * time.Second, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	profile.Encode(&b, p)
+	s, err := profile.OpenStream(&b, "sim.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := analyze.DefaultParams()
+	params.Dialect = dialect
+	r, err := analyze.Analyze([]analyze.Source{{Name: "sim.json", Stream: s}}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func render(t *testing.T, format string, r *analyze.Report, o Options) []byte {
+	t.Helper()
+	f, err := For(format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := f(&b, r, o); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGoldenFormats(t *testing.T) {
+	r := simReport(t, analyze.DialectKubectl)
+	for _, tt := range []struct {
+		format, file string
+		o            Options
+	}{
+		{"table", "report-sim.txt", Options{Report: "cost-savings"}},
+		{"table", "report-sim-terminal.txt", Options{Report: "all", Terminal: true}},
+		{"table", "report-sim-idle.txt", Options{Report: "idle"}},
+		{"table", "report-sim-utilization.txt", Options{Report: "utilization"}},
+		{"json", "report-sim.json", Options{}},
+		{"markdown", "report-sim.md", Options{Report: "cost-savings"}},
+		{"csv", "report-sim.csv", Options{}},
+		{"prom", "report-sim.prom", Options{}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			golden.Check(t, "../../testdata/"+tt.file, render(t, tt.format, r, tt.o))
+		})
+	}
+}
+
+func TestJSONConformsToSchema(t *testing.T) {
+	r := simReport(t, analyze.DialectSlurm)
+	analyze.ApplyBaseline(r, r)
+	if err := analyze.EvalGates(r, []string{"summary.idle_ratio <= 0.2", "delta.idle_cost_usd == 0"}); err == nil {
+		t.Fatal("the idle-ratio gate should fail on the mixed cluster")
+	}
+	schematest.Validate(t, "report-v1.schema.json", render(t, "json", r, Options{}))
+}
+
+func TestPromParses(t *testing.T) {
+	r := simReport(t, analyze.DialectKubectl)
+	out := render(t, "prom", r, Options{})
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(out))
+	if err != nil {
+		t.Fatalf("prom output does not parse: %v", err)
+	}
+	f := fams["seedance_idle_cost_usd"]
+	if f == nil || f.Metric[0].Gauge.GetValue() != r.Summary.IdleCostUSD {
+		t.Fatalf("seedance_idle_cost_usd = %v", f)
+	}
+	if n := len(fams["seedance_node_idle_cost_usd"].Metric); n != 8 {
+		t.Fatalf("%d node series", n)
+	}
+}
+
+func TestCSVRows(t *testing.T) {
+	r := simReport(t, analyze.DialectKubectl)
+	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
+	if err != nil || len(rows) != 9 || rows[0][0] != "node" {
+		t.Fatalf("rows %d err %v", len(rows), err)
+	}
+}
+
+func TestHostileNames(t *testing.T) {
+	r := &analyze.Report{SchemaVersion: analyze.ReportSchema, Nodes: []analyze.NodeReport{
+		{Name: "=cmd|' /C calc'!A0", GPUs: 1, Models: []string{"H100"}, Verdict: "idle"},
+		{Name: "n|<script>alert(1)</script>", GPUs: 1, Models: []string{"`x`"}, Verdict: "idle"},
+	}}
+	csvOut := string(render(t, "csv", r, Options{}))
+	if !strings.Contains(csvOut, "'=cmd") {
+		t.Errorf("formula not neutralised: %s", csvOut)
+	}
+	md := string(render(t, "markdown", r, Options{Report: "all"}))
+	if strings.Contains(md, "<script>") || !strings.Contains(md, `n\|&lt;script&gt;`) {
+		t.Errorf("markdown not escaped: %s", md)
+	}
+	pp := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := pp.TextToMetricFamilies(bytes.NewReader(render(t, "prom", r, Options{}))); err != nil {
+		t.Errorf("prom with hostile labels does not parse: %v", err)
+	}
+}
+
+func TestMoneyAndSparkline(t *testing.T) {
+	for v, want := range map[float64]string{0: "$0.00", 9.345: "$9.35", 1234567.891: "$1,234,567.89", -1500: "-$1,500.00", 999.999: "$1,000.00"} {
+		if got := money(v); got != want {
+			t.Errorf("money(%v) = %s, want %s", v, got, want)
+		}
+	}
+	v := func(x float64) *float64 { return &x }
+	if got := Sparkline([]*float64{v(0), v(50), nil, v(100)}); got != "▁▅ █" {
+		t.Errorf("sparkline %q", got)
+	}
+}

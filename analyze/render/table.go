@@ -1,0 +1,117 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/table"
+)
+
+// Table writes the report for a person at a terminal: a summary block, the
+// nodes sorted by idle cost, then the suggestions with their commands.
+func Table(w io.Writer, r *analyze.Report, o Options) error {
+	s := r.Summary
+	ew := &errWriter{w: w}
+	ew.printf("seedance %s report\n\n", reportName(o))
+	ew.printf("window     %s → %s (%s)\n", r.Window.Start.Format("2006-01-02 15:04:05"), r.Window.End.Format("15:04:05 MST"),
+		analyze.FormatDuration(time.Duration(r.Window.DurationS*float64(time.Second))))
+	ew.printf("GPUs       %d on %d nodes, %.2f GPU-hours observed\n", s.GPUs, s.Nodes, s.GPUHours)
+	ew.printf("util       %.1f%% GPU, %.1f%% memory bandwidth (time-weighted mean)%s\n", s.AvgGPUUtilPct, s.AvgMemBWUtilPct, delta(r, "avg_gpu_util_pct", "%.1f pts"))
+	ew.printf("idle       %.2f GPU-hours (%.1f%% of observed), %s%s\n", s.IdleGPUHours, 100*s.IdleRatio, money(s.IdleCostUSD), delta(r, "idle_cost_usd", "$%.2f"))
+	ew.printf("energy     %.2f kWh, %s%s\n", s.EnergyKWh, money(s.EnergyCostUSD), delta(r, "energy_kwh", "%.2f kWh"))
+	ew.printf("nodes      %d idle, %d stalled (idle with work pending), %d under-used, %d busy\n", s.IdleNodes, s.StalledNodes, s.UnderusedNodes, s.BusyNodes)
+	ew.printf("projected  %s per month if this window's idle cost continued (extrapolation)%s\n", money(s.ProjectedMonthlySavingsUSD), delta(r, "projected_monthly_savings_usd", "$%.2f"))
+	for _, wmsg := range r.Warnings {
+		ew.printf("warning    %s\n", wmsg)
+	}
+	if ew.err != nil {
+		return ew.err
+	}
+	if o.has("nodes") && len(r.Nodes) > 0 {
+		ew.printf("\n")
+		header := []string{"NODE", "GPUS", "VERDICT", "UTIL", "IDLE GPU-H", "IDLE COST", "PENDING"}
+		if o.has("intervals") {
+			header = append(header, "IDLE INTERVALS")
+		}
+		// Sparklines on a terminal, and always in the utilization report.
+		if o.Terminal || o.Report == "utilization" {
+			header = append(header, "UTILIZATION")
+		}
+		t := table.New(w, header...)
+		for _, n := range r.Nodes {
+			row := []string{n.Name, gpusText(n), n.Verdict, fmt.Sprintf("%.1f%%", n.AvgGPUUtilPct),
+				fmt.Sprintf("%.2f", n.IdleGPUHours), money(n.IdleCostUSD), fmt.Sprint(n.PendingWorkloads)}
+			if o.has("intervals") {
+				row = append(row, intervals(n.IdleIntervals))
+			}
+			if len(header) > len(row) {
+				row = append(row, Sparkline(n.UtilSparkline))
+			}
+			t.Row(row...)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	if o.has("suggestions") {
+		ew.printf("\nSuggestions\n")
+		if len(r.Suggestions) == 0 {
+			ew.printf("  none: no node was idle for the whole idle window\n")
+		}
+		for i, sg := range r.Suggestions {
+			ew.printf("%2d. %s\n", i+1, sg.Text)
+			if sg.Command != "" {
+				ew.printf("    $ %s\n", sg.Command)
+			}
+		}
+	}
+	gatesText(ew, r)
+	return ew.err
+}
+
+func gatesText(ew *errWriter, r *analyze.Report) {
+	if len(r.Gates) == 0 {
+		return
+	}
+	ew.printf("\nGates\n")
+	for _, g := range r.Gates {
+		status := "PASS"
+		if !g.Passed {
+			status = "FAIL"
+		}
+		ew.printf("  %s  %s", status, g.Expr)
+		if g.Error != "" {
+			ew.printf("  (%s)", g.Error)
+		}
+		ew.printf("\n")
+	}
+}
+
+func reportName(o Options) string {
+	if o.Report == "" {
+		return "cost-savings"
+	}
+	return o.Report
+}
+
+// delta writes " (Δ +x vs baseline)" when the report has a baseline.
+func delta(r *analyze.Report, field, format string) string {
+	if r.Delta == nil {
+		return ""
+	}
+	return fmt.Sprintf("  (%s vs baseline)", signed(r.Delta[field], format))
+}
+
+// errWriter keeps the first write error so a renderer checks once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

@@ -1,0 +1,124 @@
+package analyze
+
+import "time"
+
+// ReportSchema is the value of "schema_version" in a JSON report.
+const ReportSchema = "seedance.report/v1"
+
+// Report is the result of an analysis (docs/report-v1.schema.json).
+type Report struct {
+	SchemaVersion string             `json:"schema_version"`
+	Window        Window             `json:"window"`
+	Params        ReportParams       `json:"params"`
+	Inputs        []Input            `json:"inputs"`
+	Summary       Summary            `json:"summary"`
+	Delta         map[string]float64 `json:"delta,omitempty"`
+	Nodes         []NodeReport       `json:"nodes"`
+	Suggestions   []Suggestion       `json:"suggestions"`
+	Warnings      []string           `json:"warnings,omitempty"`
+	Gates         []GateResult       `json:"gates,omitempty"`
+}
+
+// Window is the time span of the merged inputs.
+type Window struct {
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	DurationS float64   `json:"duration_s"`
+}
+
+// ReportParams records the parameters the numbers were computed with.
+type ReportParams struct {
+	IdleThresholdPct   float64            `json:"idle_threshold_pct"`
+	IdleWindowS        float64            `json:"idle_window_s"`
+	UnderusedPct       float64            `json:"underused_pct"`
+	EnergyUSDPerKWh    float64            `json:"energy_usd_per_kwh"`
+	Prices             map[string]float64 `json:"prices"`
+	DefaultGPUHourUSD  float64            `json:"default_gpu_hour_usd"`
+	DefaultPricesUsed  []string           `json:"default_prices_used"`
+	UnpricedModelsUsed []string           `json:"models_at_default_price,omitempty"`
+}
+
+// Input describes one profile that went into the report.
+type Input struct {
+	Name      string    `json:"name"`
+	Source    string    `json:"source,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	Complete  bool      `json:"complete"`
+}
+
+// Summary holds the cluster-wide figures. Every field is a number so that
+// gates and baselines can use all of them.
+type Summary struct {
+	Nodes                      int     `json:"nodes"`
+	GPUs                       int     `json:"gpus"`
+	GPUHours                   float64 `json:"gpu_hours"`
+	AvgGPUUtilPct              float64 `json:"avg_gpu_util_pct"`
+	AvgMemBWUtilPct            float64 `json:"avg_mem_bw_util_pct"`
+	IdleGPUHours               float64 `json:"idle_gpu_hours"`
+	IdleRatio                  float64 `json:"idle_ratio"`
+	IdleCostUSD                float64 `json:"idle_cost_usd"`
+	EnergyKWh                  float64 `json:"energy_kwh"`
+	EnergyCostUSD              float64 `json:"energy_cost_usd"`
+	ProjectedMonthlySavingsUSD float64 `json:"projected_monthly_savings_usd"`
+	IdleNodes                  int     `json:"idle_nodes"`
+	StalledNodes               int     `json:"stalled_nodes"`
+	UnderusedNodes             int     `json:"underused_nodes"`
+	BusyNodes                  int     `json:"busy_nodes"`
+}
+
+// Node verdicts.
+const (
+	VerdictIdle      = "idle"
+	VerdictStalled   = "stalled"
+	VerdictUnderused = "underused"
+	VerdictBusy      = "busy"
+)
+
+// NodeReport holds one node's figures.
+type NodeReport struct {
+	Name             string     `json:"name"`
+	GPUs             int        `json:"gpus"`
+	Models           []string   `json:"models"`
+	Verdict          string     `json:"verdict"`
+	AvgGPUUtilPct    float64    `json:"avg_gpu_util_pct"`
+	GPUHours         float64    `json:"gpu_hours"`
+	IdleGPUHours     float64    `json:"idle_gpu_hours"`
+	IdleCostUSD      float64    `json:"idle_cost_usd"`
+	EnergyKWh        float64    `json:"energy_kwh"`
+	PriceUSDPerHour  float64    `json:"price_usd_per_hour"`
+	IdleIntervals    []Interval `json:"idle_intervals"`
+	PendingWorkloads int        `json:"pending_workloads"`
+	// UtilSparkline is the node's mean utilization in equal slices of the
+	// window (null where it has no sample), for sparklines.
+	UtilSparkline []*float64 `json:"util_timeline"`
+}
+
+// Interval is a span of the window in seconds from its start.
+type Interval struct {
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+}
+
+// Suggestion kinds.
+const (
+	SuggestReleaseNode   = "release-node"
+	SuggestRebindPending = "rebind-pending"
+)
+
+// Suggestion is one thing to do, with a command to do it when a dialect is
+// chosen and every name in it is valid.
+type Suggestion struct {
+	Kind              string  `json:"kind"`
+	Node              string  `json:"node"`
+	Text              string  `json:"text"`
+	Command           string  `json:"command,omitempty"`
+	SavingsUSDPerHour float64 `json:"savings_usd_per_hour"`
+}
+
+// GateResult is one CI gate's outcome.
+type GateResult struct {
+	Expr   string `json:"expr"`
+	Passed bool   `json:"passed"`
+	Error  string `json:"error,omitempty"`
+}

@@ -1,0 +1,141 @@
+package analyze
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// Dialects of the commands in suggestions.
+const (
+	DialectKubectl = "kubectl"
+	DialectSlurm   = "slurm"
+	DialectNone    = "none"
+)
+
+var (
+	// DNS-1123 subdomain: Kubernetes node and pod names.
+	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	// DNS-1123 label: Kubernetes namespaces.
+	dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// Slurm node names: letters, digits, '-', '_', '.'.
+	slurmName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	// Words that need no quoting in a POSIX shell.
+	shellSafe = regexp.MustCompile(`^[A-Za-z0-9@%_+=:,./-]+$`)
+)
+
+// ValidNodeName reports whether name is a valid node name in the dialect.
+func ValidNodeName(dialect, name string) bool {
+	switch dialect {
+	case DialectKubectl:
+		return len(name) <= 253 && dns1123Subdomain.MatchString(name)
+	case DialectSlurm:
+		return len(name) <= 253 && slurmName.MatchString(name)
+	}
+	return true
+}
+
+// ShellQuote quotes s for a POSIX shell: left alone when it holds only safe
+// characters, else single-quoted with embedded quotes written as '\”.
+func ShellQuote(s string) string {
+	if s != "" && shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// suggest makes a suggestion for every idle and stalled node, the largest
+// saving first.
+func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect string) []Suggestion {
+	out := []Suggestion{}
+	for _, n := range nodes {
+		switch n.Verdict {
+		case VerdictIdle:
+			out = append(out, releaseNode(n, accs[n.Name].running(), dialect))
+		case VerdictStalled:
+			out = append(out, rebindPending(n, accs[n.Name].pending(), dialect))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SavingsUSDPerHour > out[j].SavingsUSDPerHour })
+	return out
+}
+
+func idleFor(n NodeReport) string {
+	total := 0.0
+	for _, iv := range n.IdleIntervals {
+		total += iv.EndS - iv.StartS
+	}
+	return FormatDuration(time.Duration(total * float64(time.Second)))
+}
+
+// FormatDuration writes a duration the way people say it: 45s, 14m, 2h05m.
+func FormatDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+func gpusText(n NodeReport) string {
+	return fmt.Sprintf("%d × %s", n.GPUs, strings.Join(n.Models, "+"))
+}
+
+func releaseNode(n NodeReport, running int, dialect string) Suggestion {
+	s := Suggestion{Kind: SuggestReleaseNode, Node: n.Name, SavingsUSDPerHour: n.PriceUSDPerHour,
+		Text: fmt.Sprintf("%s: idle for %s (%s), release it: saves $%.2f/h", n.Name, idleFor(n), gpusText(n), n.PriceUSDPerHour)}
+	if running > 0 {
+		// Draining evicts them; they ran in bursts between the idle spans.
+		s.Text += fmt.Sprintf(" (its %d running workload(s) are evicted by the drain and must fit elsewhere)", running)
+	}
+	if !ValidNodeName(dialect, n.Name) {
+		s.Text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", n.Name, dialect)
+		return s
+	}
+	q := ShellQuote(n.Name)
+	switch dialect {
+	case DialectKubectl:
+		s.Command = fmt.Sprintf("kubectl cordon %s && kubectl drain %s --ignore-daemonsets --delete-emptydir-data", q, q)
+	case DialectSlurm:
+		s.Command = fmt.Sprintf("scontrol update NodeName=%s State=DRAIN Reason=%s", q, ShellQuote("seedance: idle for "+idleFor(n)))
+	}
+	return s
+}
+
+func rebindPending(n NodeReport, pending []profile.Workload, dialect string) Suggestion {
+	ids := make([]string, 0, len(pending))
+	for _, w := range pending {
+		ids = append(ids, w.ID)
+	}
+	s := Suggestion{Kind: SuggestRebindPending, Node: n.Name, SavingsUSDPerHour: n.PriceUSDPerHour,
+		Text: fmt.Sprintf("%s: %d pending workload(s) (%s) while its %s sat idle for %s: look at why they are not scheduled here",
+			n.Name, len(pending), strings.Join(ids, ", "), gpusText(n), idleFor(n))}
+	if !ValidNodeName(dialect, n.Name) {
+		s.Text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", n.Name, dialect)
+		return s
+	}
+	switch dialect {
+	case DialectKubectl:
+		var cmds []string
+		for _, w := range pending {
+			ns, name := w.Labels["namespace"], w.Name
+			if w.Kind != profile.KindPod || !dns1123Label.MatchString(ns) || !dns1123Subdomain.MatchString(name) {
+				s.Text += fmt.Sprintf(" (no command for %q: not a valid pod reference)", w.ID)
+				continue
+			}
+			cmds = append(cmds, fmt.Sprintf("kubectl describe pod -n %s %s", ShellQuote(ns), ShellQuote(name)))
+		}
+		cmds = append(cmds, "kubectl describe node "+ShellQuote(n.Name))
+		s.Command = strings.Join(cmds, " && ")
+	case DialectSlurm:
+		s.Command = fmt.Sprintf("squeue --states=PENDING --format=%s && scontrol show node %s", ShellQuote("%i %j %r"), ShellQuote(n.Name))
+	}
+	return s
+}

@@ -1,0 +1,237 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/analyze/render"
+	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/profile"
+)
+
+// AnalyzeOptions are the inputs of `seedance analyze`.
+type AnalyzeOptions struct {
+	IO       *iostreams.IOStreams
+	Config   *Config
+	Inputs   []string
+	Baseline string
+	// Prices from --gpu-price, over the config file's pricing.gpu_hour_usd.
+	Prices map[string]float64
+}
+
+func newAnalyzeCmd(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
+	opts := &AnalyzeOptions{IO: f.IO}
+	var inputs, gpuPrices []string
+	c := &cobra.Command{
+		Use:   "analyze [--input FILE ...] [FILE ...]",
+		Short: "Find idle GPUs and nodes in profiles and price them",
+		Long: `Read one or more profiles (format v1, from any source; - is stdin; gzip is
+detected) and report which GPUs and nodes sat idle, what that cost in money
+and energy, and what to do about it. The rules are in docs/analysis.md.
+
+Profiles of different nodes, or of consecutive time ranges, are merged.
+--gate evaluates expressions over the JSON report (expr-lang syntax) for CI,
+and --baseline adds the change from an earlier JSON report.
+
+Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
+1 runtime failure; 2 usage error or bad input; 3 a gate failed.`,
+		Example: `  seedance analyze --input profile.json
+  seedance analyze --input day1.json.gz --input day2.json.gz --report all --format json --output report.json
+  seedance analyze profile.json --format markdown --baseline main-report.json \
+      --gate 'summary.idle_ratio <= 0.2' --gate 'delta.avg_gpu_util_pct >= -5'
+  seedance analyze profile.json --format prom --output /var/lib/node_exporter/textfile/seedance.prom`,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Inputs = append(append([]string(nil), inputs...), args...)
+			if len(opts.Inputs) == 0 {
+				return usageErrorf("no input: give a profile with --input FILE (or - for stdin)")
+			}
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			if opts.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return analyzeRun(opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringArrayVarP(&inputs, "input", "i", nil, "profile to read (repeatable); - reads stdin")
+	fl.String("report", "cost-savings", "report: cost-savings, idle, utilization or all")
+	fl.StringP("format", "f", "table", "output format: table, json, markdown, csv or prom")
+	fl.StringP("output", "o", "-", "write the report to this file (atomically); - is stdout")
+	fl.Float64("idle-threshold", 15, "a sample is idle when GPU utilization is below this percentage")
+	durationFlag(fl, "idle-window", 60e9, "an idle run counts when it lasts at least this long")
+	fl.Float64("underused", 40, "a node is under-used when its mean GPU utilization is below this percentage")
+	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
+	fl.Float64("default-gpu-price", 1.0, "USD per GPU-hour for models with no price")
+	fl.Float64("energy-price", 0.12, "USD per kWh")
+	fl.String("dialect", "kubectl", "commands in suggestions: kubectl, slurm or none")
+	fl.StringArray("gate", nil, "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3")
+	fl.StringVar(&opts.Baseline, "baseline", "", "earlier JSON report: adds delta (current − baseline) for every summary field")
+	for name, key := range map[string]string{
+		"report": "analyze.report", "format": "analyze.format", "output": "analyze.output",
+		"idle-threshold": "analyze.idle_threshold_pct", "idle-window": "analyze.idle_window",
+		"underused": "analyze.underused_pct", "dialect": "analyze.dialect", "gate": "analyze.gates",
+		"default-gpu-price": "pricing.default_gpu_hour_usd", "energy-price": "pricing.energy_usd_per_kwh",
+	} {
+		bindFlag(f.viper, fl, name, key)
+	}
+	return c
+}
+
+// mergePrices overlays --gpu-price MODEL=USD entries on the config's map.
+func mergePrices(cfg map[string]float64, flags []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for k, v := range cfg {
+		out[k] = v
+	}
+	for _, f := range flags {
+		model, price, ok := strings.Cut(f, "=")
+		v, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
+		if !ok || strings.TrimSpace(model) == "" || err != nil || v < 0 {
+			return nil, usageErrorf("--gpu-price %q: want MODEL=USD_PER_HOUR, e.g. H100=2.49", f)
+		}
+		out[strings.TrimSpace(model)] = v
+	}
+	return out, nil
+}
+
+func analyzeRun(o *AnalyzeOptions) error {
+	ac := o.Config.Analyze
+	if !render.ValidReport(ac.Report) {
+		return usageErrorf("unknown --report %q (choose %s)", ac.Report, strings.Join(render.Reports, ", "))
+	}
+	write, err := render.For(ac.Format)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("--format: %w", err)}
+	}
+	switch ac.Dialect {
+	case analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone:
+	default:
+		return usageErrorf("unknown --dialect %q (choose kubectl, slurm or none)", ac.Dialect)
+	}
+	if ac.IdleThresholdPct < 0 || ac.IdleThresholdPct > 100 || ac.IdleWindow <= 0 {
+		return usageErrorf("--idle-threshold must be 0–100 and --idle-window positive")
+	}
+	var base *analyze.Report
+	if o.Baseline != "" {
+		if base, err = readBaseline(o.Baseline, o.IO.In); err != nil {
+			return err
+		}
+	}
+	sources, closeAll, err := openInputs(o.Inputs, o.IO.In)
+	defer closeAll()
+	if err != nil {
+		return err
+	}
+	params := analyze.Params{
+		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct,
+		Prices: o.Prices, DefaultGPUHourUSD: o.Config.Pricing.DefaultGPUHourUSD,
+		EnergyUSDPerKWh: o.Config.Pricing.EnergyUSDPerKWh, Dialect: ac.Dialect, SparklineBuckets: 40,
+	}
+	r, err := analyze.Analyze(sources, params)
+	if err != nil {
+		return err
+	}
+	if base != nil {
+		analyze.ApplyBaseline(r, base)
+	}
+	gateErr := analyze.EvalGates(r, ac.Gates)
+	if errors.Is(gateErr, analyze.ErrInvalidGate) {
+		return &UsageError{Err: gateErr}
+	}
+	if gateErr != nil && !errors.Is(gateErr, analyze.ErrGateFailed) {
+		return gateErr
+	}
+	ropts := render.Options{Report: ac.Report, Terminal: ac.Output == "-" && o.IO.IsStdoutTTY()}
+	if ac.Output == "-" {
+		var buf bytes.Buffer
+		if err := write(&buf, r, ropts); err != nil {
+			return err
+		}
+		if _, err := o.IO.Out.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	} else if err := fsutil.WriteAtomic(ac.Output, func(w io.Writer) error { return write(w, r, ropts) }); err != nil {
+		return err
+	}
+	for _, g := range r.Gates {
+		status := "PASS"
+		if !g.Passed {
+			status = "FAIL"
+		}
+		line := fmt.Sprintf("gate %s: %s", status, g.Expr)
+		if g.Error != "" {
+			line += " (" + g.Error + ")"
+		}
+		fmt.Fprintln(o.IO.ErrOut, line)
+	}
+	if gateErr != nil {
+		failed := 0
+		for _, g := range r.Gates {
+			if !g.Passed {
+				failed++
+			}
+		}
+		return &ExitError{Code: ExitGateFailed, Err: fmt.Errorf("%d of %d gates failed", failed, len(r.Gates))}
+	}
+	return nil
+}
+
+func readBaseline(path string, stdin io.Reader) (*analyze.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline: %w: %v", profile.ErrInvalid, err)
+	}
+	defer f.Close()
+	return analyze.ReadBaseline(f, path)
+}
+
+// openInputs opens every input and reads its header; the streams are read
+// by Analyze, one GPU at a time.
+func openInputs(paths []string, stdin io.Reader) ([]analyze.Source, func(), error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	var out []analyze.Source
+	stdinUsed := false
+	for _, p := range paths {
+		var r io.Reader
+		if p == "-" {
+			if stdinUsed {
+				return nil, closeAll, usageErrorf("- (stdin) given more than once")
+			}
+			stdinUsed, r = true, stdin
+		} else {
+			f, err := os.Open(p)
+			if err != nil {
+				return nil, closeAll, fmt.Errorf("read profile %s: %w: %v", p, profile.ErrInvalid, err)
+			}
+			files = append(files, f)
+			r = f
+		}
+		s, err := profile.OpenStream(r, p)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		out = append(out, analyze.Source{Name: p, Stream: s})
+	}
+	return out, closeAll, nil
+}
