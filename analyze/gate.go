@@ -2,13 +2,13 @@ package analyze
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 
 	"github.com/expr-lang/expr"
-
-	"github.com/seedance/seedance/profile"
 )
 
 // ErrGateFailed is returned when at least one CI gate did not pass.
@@ -33,8 +33,8 @@ func asMap(r *Report) (map[string]any, error) {
 
 // EvalGates evaluates each boolean expression (expr-lang) over the JSON
 // report, records the results in r.Gates, and returns ErrGateFailed when any
-// is false or cannot be evaluated. A gate that does not compile is a usage
-// error (ErrInvalidGate).
+// is false. A gate that does not compile or cannot be evaluated returns
+// ErrInvalidGate.
 func EvalGates(r *Report, gates []string) error {
 	if len(gates) == 0 {
 		return nil
@@ -51,12 +51,16 @@ func EvalGates(r *Report, gates []string) error {
 		}
 		res := GateResult{Expr: g}
 		out, err := expr.Run(prog, env)
-		switch {
-		case err != nil:
-			res.Error = oneLine(err.Error())
-		case out == true:
-			res.Passed = true
+		if err != nil {
+			// A gate that cannot be evaluated is a mistake in the gate (a
+			// field that does not exist), not a result.
+			hint := ""
+			if r.Delta == nil && strings.Contains(g, "delta.") {
+				hint = " (delta needs --baseline)"
+			}
+			return fmt.Errorf("%w %q: %v%s", ErrInvalidGate, g, oneLine(err.Error()), hint)
 		}
+		res.Passed = out == true
 		failed = failed || !res.Passed
 		r.Gates = append(r.Gates, res)
 	}
@@ -69,15 +73,27 @@ func EvalGates(r *Report, gates []string) error {
 // ErrInvalidGate marks a gate expression that does not compile.
 var ErrInvalidGate = fmt.Errorf("invalid gate")
 
+// ErrInvalidBaseline marks a --baseline file that is not a JSON report.
+var ErrInvalidBaseline = errors.New("invalid baseline")
+
 // ReadBaseline reads a JSON report written earlier (--baseline).
 func ReadBaseline(r io.Reader, name string) (*Report, error) {
-	var b Report
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("read baseline %s: %w: not a JSON report (%v)", name, profile.ErrInvalid, oneLine(err.Error()))
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline %s: %w", name, err)
 	}
-	if b.SchemaVersion != ReportSchema {
-		return nil, fmt.Errorf("read baseline %s: %w: schema_version %q, want %q (write it with seedance analyze --format json)", name, profile.ErrInvalid, b.SchemaVersion, ReportSchema)
+	var head struct {
+		SchemaVersion string `json:"schema_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("read baseline %s: %w: not a JSON report (%v)", name, ErrInvalidBaseline, oneLine(err.Error()))
+	}
+	if head.SchemaVersion != ReportSchema {
+		return nil, fmt.Errorf("read baseline %s: %w: schema_version %q, want %q (write it with seedance analyze --format json)", name, ErrInvalidBaseline, head.SchemaVersion, ReportSchema)
+	}
+	var b Report
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("read baseline %s: %w: %v", name, ErrInvalidBaseline, oneLine(err.Error()))
 	}
 	return &b, nil
 }

@@ -132,3 +132,5 @@ func toJSON(t testing.TB, v any) string {
 }
 
 var _ = strings.Contains
+
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -195,7 +195,7 @@ func analyzeRun(o *AnalyzeOptions) error {
 func readBaseline(path string, stdin io.Reader) (*analyze.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read baseline: %w: %v", profile.ErrInvalid, err)
+		return nil, fmt.Errorf("read baseline: %w: %v", analyze.ErrInvalidBaseline, err)
 	}
 	defer f.Close()
 	return analyze.ReadBaseline(f, path)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -56,7 +57,8 @@ func exitCodeFor(err error) ExitCode {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &ue), errors.Is(err, profile.ErrInvalid), errors.Is(err, profile.ErrNoGPU):
+	case errors.As(err, &ue), errors.Is(err, profile.ErrInvalid), errors.Is(err, profile.ErrNoGPU),
+		errors.Is(err, analyze.ErrInvalidBaseline), errors.Is(err, analyze.ErrInvalidGate):
 		return ExitUsage
 	}
 	return ExitFailure

@@ -1,0 +1,128 @@
+package analyze
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/profile"
+)
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"node-gpu-07": "node-gpu-07",
+		"":            "''",
+		"a b":         "'a b'",
+		"it's":        `'it'\''s'`,
+		"$(reboot)":   "'$(reboot)'",
+		"x;rm -rf /":  "'x;rm -rf /'",
+		"`id`":        "'`id`'",
+		"line\nbreak": "'line\nbreak'",
+		"nœud-ü":      "'nœud-ü'",
+	} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestQuotedWordsSurviveTheShell runs each quoted string through sh and
+// checks that it comes back as one word, unchanged, with nothing executed.
+func TestQuotedWordsSurviveTheShell(t *testing.T) {
+	hostile := []string{"$(touch /tmp/seedance-pwned)", "a;b", "it's", "`id`", "x\ny", "naïve", `"dq"`, "$HOME", "a b  c", "-rf"}
+	for _, s := range hostile {
+		out, err := exec.Command("sh", "-c", "printf '%s' "+ShellQuote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("%q came back as %q (%v)", s, out, err)
+		}
+	}
+}
+
+func TestSuggestionsRefuseInvalidNames(t *testing.T) {
+	names := []string{"node;reboot", "$(id)", "Node-Upper", "node\nx", "nœud", "a'b"}
+	for _, dialect := range []string{DialectKubectl, DialectSlurm} {
+		for _, name := range names {
+			idle := NodeReport{Name: name, GPUs: 8, Models: []string{"H100"}, Verdict: VerdictIdle, PriceUSDPerHour: 39.3, IdleIntervals: []Interval{{0, 600}}}
+			acc := &nodeAcc{name: name, workloads: map[string]profile.Workload{}}
+			s := suggest([]NodeReport{idle}, map[string]*nodeAcc{name: acc}, dialect)[0]
+			valid := ValidNodeName(dialect, name)
+			if valid != (s.Command != "") {
+				t.Errorf("%s %q: valid=%v command=%q", dialect, name, valid, s.Command)
+			}
+			if !valid && !strings.Contains(s.Text, "no command") {
+				t.Errorf("%s %q: the text does not say why there is no command: %s", dialect, name, s.Text)
+			}
+		}
+	}
+	// Slurm accepts upper case; Kubernetes does not.
+	if !ValidNodeName(DialectSlurm, "Node-Upper") || ValidNodeName(DialectKubectl, "Node-Upper") {
+		t.Error("case rules")
+	}
+}
+
+func TestSuggestionCommands(t *testing.T) {
+	idle := NodeReport{Name: "node-gpu-08", GPUs: 8, Models: []string{"A100-SXM4-80GB"}, Verdict: VerdictIdle, PriceUSDPerHour: 18.44, IdleIntervals: []Interval{{0, 840}}}
+	stalled := NodeReport{Name: "node-gpu-04", GPUs: 8, Models: []string{"H200"}, Verdict: VerdictStalled, PriceUSDPerHour: 43.26, IdleIntervals: []Interval{{0, 300}}, PendingWorkloads: 2}
+	accs := map[string]*nodeAcc{
+		"node-gpu-08": {workloads: map[string]profile.Workload{}},
+		"node-gpu-04": {workloads: map[string]profile.Workload{
+			"ml/a":    {ID: "ml/a", Name: "a", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "ml"}},
+			"x/$(id)": {ID: "x/$(id)", Name: "$(id)", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "x"}},
+		}},
+	}
+	got := suggest([]NodeReport{idle, stalled}, accs, DialectKubectl)
+	if got[0].Kind != SuggestRebindPending || got[1].Kind != SuggestReleaseNode {
+		t.Fatalf("order: %+v", got)
+	}
+	if want := "node-gpu-08: idle for 14m (8 × A100-SXM4-80GB), release it: saves $18.44/h"; got[1].Text != want {
+		t.Errorf("text %q", got[1].Text)
+	}
+	if want := "kubectl cordon node-gpu-08 && kubectl drain node-gpu-08 --ignore-daemonsets --delete-emptydir-data"; got[1].Command != want {
+		t.Errorf("command %q", got[1].Command)
+	}
+	if c := got[0].Command; c != "kubectl describe pod -n ml a && kubectl describe node node-gpu-04" || !strings.Contains(got[0].Text, `no command for "x/$(id)"`) {
+		t.Errorf("stalled: %q / %q", c, got[0].Text)
+	}
+	slurm := suggest([]NodeReport{idle}, accs, DialectSlurm)[0]
+	if want := "scontrol update NodeName=node-gpu-08 State=DRAIN Reason='seedance: idle for 14m'"; slurm.Command != want {
+		t.Errorf("slurm %q", slurm.Command)
+	}
+	if none := suggest([]NodeReport{idle}, accs, DialectNone)[0]; none.Command != "" {
+		t.Errorf("dialect none made %q", none.Command)
+	}
+}
+
+func TestPricer(t *testing.T) {
+	p := NewPricer(map[string]float64{"A100": 3.0, "h100 80gb": 2.5}, 0.9)
+	tests := map[string]float64{
+		"NVIDIA H100 80GB HBM3":   2.5,   // user entry, case-insensitive
+		"NVIDIA H100 NVL":         4.916, // default H100
+		"NVIDIA A100-SXM4-80GB":   3.0,   // the user's A100 beats the longer default key
+		"NVIDIA L40S":             1.861, // L40S, not L4
+		"NVIDIA L4":               0.805,
+		"NVIDIA GeForce RTX 4090": 0.9, // fallback
+	}
+	for model, want := range tests {
+		if got := p.Price(model); got != want {
+			t.Errorf("Price(%q) = %v, want %v", model, got, want)
+		}
+	}
+	if got := strings.Join(p.DefaultsUsed(), ","); got != "H100,L4,L40S" {
+		t.Errorf("defaults used %q", got)
+	}
+	if got := strings.Join(p.Unmatched(), ","); got != "NVIDIA GeForce RTX 4090" {
+		t.Errorf("unmatched %q", got)
+	}
+	tab := p.Table()
+	if tab["A100"] != 3.0 || tab["h100 80gb"] != 2.5 || tab["H200"] != 5.408 {
+		t.Errorf("table %v", tab)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[float64]string{45: "45s", 840: "14m", 7500: "2h05m", 59.6: "1m"} {
+		if got := FormatDuration(secs(d)); got != want {
+			t.Errorf("%v: %s, want %s", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package cmd
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/schematest"
+)
+
+// simProfile writes a simulated profile and returns its path.
+func simProfile(t *testing.T, args ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.json")
+	r := run(t, nil, append([]string{"profile", "--source", "sim", "--quiet", "--output", path}, args...)...)
+	if r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	return path
+}
+
+func TestAnalyzeEndToEnd(t *testing.T) {
+	p := simProfile(t)
+	// The done-when command of issue #3 prints a report a person can read.
+	r := run(t, nil, "analyze", "--input", p, "--report", "cost-savings")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	for _, want := range []string{"seedance cost-savings report", "projected", "extrapolation", "node-gpu-08", "release it", "kubectl cordon node-gpu-08"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("report lacks %q:\n%s", want, r.out)
+		}
+	}
+	// JSON to a file, valid against the schema, numbers as in the table.
+	out := filepath.Join(t.TempDir(), "report.json")
+	r = run(t, nil, "analyze", p, "--format", "json", "--report", "all", "--output", out)
+	if r.code != 0 || r.out != "" {
+		t.Fatalf("exit %d, stdout %q: %s", r.code, r.out, r.errOut)
+	}
+	b, _ := os.ReadFile(out)
+	schematest.Validate(t, "report-v1.schema.json", b)
+	var rep analyze.Report
+	json.Unmarshal(b, &rep)
+	if rep.Summary.Nodes != 8 || rep.Summary.GPUs != 64 || rep.Summary.IdleNodes < 1 {
+		t.Fatalf("summary %+v", rep.Summary)
+	}
+}
+
+func TestAnalyzeStdinAndGzip(t *testing.T) {
+	p := simProfile(t)
+	raw, _ := os.ReadFile(p)
+	gz := filepath.Join(t.TempDir(), "p.json.gz")
+	f, _ := os.Create(gz)
+	zw := gzip.NewWriter(f)
+	zw.Write(raw)
+	zw.Close()
+	f.Close()
+	a := run(t, nil, "analyze", gz, "--format", "csv")
+	f2, get := testFactory(t, nil)
+	f2.IO.In = strings.NewReader(string(raw))
+	code := Run(t.Context(), f2, []string{"analyze", "-", "--format", "csv"})
+	b := get()
+	if a.code != 0 || code != 0 || a.out != b.out || !strings.HasPrefix(a.out, "node,gpus") {
+		t.Fatalf("gzip %d / stdin %d differ:\n%s\n%s\n%s", a.code, code, a.out, b.out, a.errOut+b.errOut)
+	}
+}
+
+func TestAnalyzeBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good, _ := os.ReadFile(simProfile(t, "--duration", "5", "--sim-nodes", "1"))
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(s), 0o644)
+		return p
+	}
+	doc := string(good)
+	tests := []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(dir, "nope.json"), "nope.json"},
+		{"empty", write("empty.json", ""), "empty input"},
+		{"truncated", write("trunc.json", doc[:len(doc)/2]), "truncated JSON"},
+		{"wrong version", write("v2.json", strings.Replace(doc, "profile/v1", "profile/v2", 1)), "major version 2"},
+		{"mismatched lengths", write("len.json", strings.Replace(doc, `"gpu_util_pct":[`, `"gpu_util_pct":[1,`, 1)), "gpu_util_pct has 6 values but series.t has 5"},
+		{"negative", write("neg.json", replaceFirstValue(doc, "-3")), "negative"},
+		{"NaN", write("nan.json", strings.Replace(doc, `"gpu_util_pct":[`, `"gpu_util_pct":[NaN,`, 1)), "invalid character 'N'"},
+		{"not ascending", write("t.json", strings.Replace(doc, `"t":[0,1,2`, `"t":[0,2,1`, 1)), "not ascending"},
+		{"not json", write("x.json", "hello"), "invalid character"},
+		{"empty profile", write("nonodes.json", `{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z","ended_at":"2026-01-05T09:00:00Z","interval_s":1,"nodes":[]}`), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, nil, "analyze", tt.path)
+			if tt.want == "" { // an empty profile is a valid, empty result
+				if r.code != 0 || !strings.Contains(r.out, "0 on 0 nodes") {
+					t.Fatalf("exit %d: %s%s", r.code, r.out, r.errOut)
+				}
+				return
+			}
+			if r.code != ExitUsage || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, tt.want) {
+				t.Fatalf("exit %d, stderr %q, want one line with %q", r.code, r.errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestAnalyzeGatesAndBaseline(t *testing.T) {
+	idle := simProfile(t, "--sim-scenario", "idle", "--sim-nodes", "2")
+	busy := simProfile(t, "--sim-scenario", "busy", "--sim-nodes", "2")
+	base := filepath.Join(t.TempDir(), "base.json")
+	if r := run(t, nil, "analyze", idle, "--format", "json", "-o", base); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	// Passing gates: exit 0, each result printed.
+	r := run(t, nil, "analyze", busy, "--baseline", base, "--gate", "summary.idle_ratio <= 0.2", "--gate", "delta.avg_gpu_util_pct >= -5")
+	if r.code != 0 || !strings.Contains(r.errOut, "gate PASS: summary.idle_ratio <= 0.2") || !strings.Contains(r.errOut, "gate PASS: delta.avg_gpu_util_pct >= -5") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	if !strings.Contains(r.out, "vs baseline") {
+		t.Errorf("table lacks the baseline delta:\n%s", r.out)
+	}
+	// A failing gate: exit 3, and the report is still written.
+	out := filepath.Join(t.TempDir(), "r.json")
+	r = run(t, nil, "analyze", idle, "--baseline", base, "--format", "json", "-o", out, "--gate", "summary.avg_gpu_util_pct >= 60", "--gate", "summary.gpus == 16")
+	if r.code != ExitGateFailed || !strings.Contains(r.errOut, "gate FAIL: summary.avg_gpu_util_pct >= 60") || !strings.Contains(r.errOut, "1 of 2 gates failed") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	var rep analyze.Report
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Gates) != 2 || rep.Delta["idle_cost_usd"] != 0 {
+		t.Fatalf("report gates %+v delta %v (%v)", rep.Gates, rep.Delta, err)
+	}
+	// A gate that does not compile, names no field, or uses delta without a
+	// baseline is a usage error.
+	for _, g := range []string{"summary.idle_ratio <=", "summary.no_such_field > 1", "delta.idle_ratio < 0"} {
+		if r := run(t, nil, "analyze", idle, "--gate", g); r.code != ExitUsage || !strings.Contains(r.errOut, "invalid gate") {
+			t.Errorf("gate %q: exit %d %s", g, r.code, r.errOut)
+		}
+	}
+	// A baseline that is not a report.
+	if r := run(t, nil, "analyze", idle, "--baseline", idle); r.code != ExitUsage || !strings.Contains(r.errOut, `schema_version "seedance.profile/v1", want "seedance.report/v1"`) {
+		t.Errorf("bad baseline: exit %d %s", r.code, r.errOut)
+	}
+}
+
+func TestAnalyzeFlagsAndConfig(t *testing.T) {
+	p := simProfile(t, "--sim-nodes", "1", "--sim-scenario", "idle")
+	cfg := writeConfig(t, "pricing:\n  gpu_hour_usd:\n    H100: 2.0\n  energy_usd_per_kwh: 0.30\nanalyze:\n  idle_window: 120\n")
+	r := run(t, map[string]string{"SEEDANCE_CONFIG": cfg}, "analyze", p, "--format", "json", "--gpu-price", "h100 80gb=3.5")
+	var rep analyze.Report
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatal(err, r.errOut)
+	}
+	if rep.Params.Prices["h100 80gb"] != 3.5 || rep.Params.Prices["h100"] != 2.0 || rep.Params.EnergyUSDPerKWh != 0.30 || rep.Params.IdleWindowS != 120 {
+		t.Fatalf("params %+v", rep.Params)
+	}
+	// 8 H100s idle for 300 s at the flag's $3.50: 8 × 300/3600 × 3.5.
+	if got, want := rep.Summary.IdleCostUSD, 8*300.0/3600*3.5; got < want*0.999 || got > want*1.001 {
+		t.Fatalf("idle cost %v, want %v", got, want)
+	}
+	for _, args := range [][]string{
+		{"analyze"},
+		{"analyze", p, "--format", "yaml"},
+		{"analyze", p, "--report", "everything"},
+		{"analyze", p, "--dialect", "ansible"},
+		{"analyze", p, "--gpu-price", "H100"},
+		{"analyze", p, "--idle-threshold", "150"},
+	} {
+		if r := run(t, nil, args...); r.code != ExitUsage || strings.Count(r.errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d %q", args, r.code, r.errOut)
+		}
+	}
+}
+
+func TestAnalyzeOutputIsAtomic(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.txt")
+	os.WriteFile(out, []byte("last week's report"), 0o644)
+	r := run(t, nil, "analyze", filepath.Join(t.TempDir(), "missing.json"), "-o", out)
+	if r.code != ExitUsage {
+		t.Fatal(r.errOut)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "last week's report" {
+		t.Fatal("a failed analyze changed the existing report")
+	}
+}
+
+// replaceFirstValue replaces the first value of the first gpu_util_pct column.
+func replaceFirstValue(doc, v string) string {
+	i := strings.Index(doc, `"gpu_util_pct":[`) + len(`"gpu_util_pct":[`)
+	j := i + strings.IndexAny(doc[i:], ",]")
+	return doc[:i] + v + doc[j:]
+}
