@@ -89,7 +89,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{"negative", write("neg.json", replaceFirstValue(doc, "-3")), "negative"},
 		{"NaN", write("nan.json", strings.Replace(doc, `"gpu_util_pct":[`, `"gpu_util_pct":[NaN,`, 1)), "invalid character 'N'"},
 		{"not ascending", write("t.json", strings.Replace(doc, `"t":[0,1,2`, `"t":[0,2,1`, 1)), "not ascending"},
-		{"not json", write("x.json", "hello"), "invalid character"},
+		{"not json", write("x.json", "hello"), "JSON syntax error at byte 0"},
 		{"empty profile", write("nonodes.json", `{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z","ended_at":"2026-01-05T09:00:00Z","interval_s":1,"nodes":[]}`), ""},
 	}
 	for _, tt := range tests {

@@ -14,14 +14,41 @@ import (
 // long run does not need twice its size in memory to be saved. The bytes are
 // the same as encoding/json would write.
 func Encode(w io.Writer, p *Profile) error {
-	e := &encoder{w: bufio.NewWriterSize(w, 1<<16)}
-	e.header(p)
+	e := NewEncoder(w, p)
 	for i := range p.Nodes {
-		if i > 0 {
-			e.raw(",")
-		}
-		e.node(&p.Nodes[i])
+		e.Node(&p.Nodes[i])
 	}
+	return e.Close()
+}
+
+// Encoder writes a profile node by node, for sources whose clusters are too
+// large to hold in memory at once.
+type Encoder struct {
+	w     *bufio.Writer
+	buf   []byte
+	err   error
+	nodes int
+}
+
+// NewEncoder writes p's header (its Nodes are ignored) and returns an
+// Encoder for the nodes.
+func NewEncoder(w io.Writer, p *Profile) *Encoder {
+	e := &Encoder{w: bufio.NewWriterSize(w, 1<<16)}
+	e.header(p)
+	return e
+}
+
+// Node writes one node.
+func (e *Encoder) Node(n *Node) {
+	if e.nodes > 0 {
+		e.raw(",")
+	}
+	e.nodes++
+	e.node(n)
+}
+
+// Close ends the document and flushes it.
+func (e *Encoder) Close() error {
 	e.raw("]}\n")
 	if e.err != nil {
 		return fmt.Errorf("encode profile: %w", e.err)
@@ -29,13 +56,8 @@ func Encode(w io.Writer, p *Profile) error {
 	return e.w.Flush()
 }
 
-type encoder struct {
-	w   *bufio.Writer
-	buf []byte
-	err error
-}
 
-func (e *encoder) raw(s string) {
+func (e *Encoder) raw(s string) {
 	if e.err == nil {
 		_, e.err = e.w.WriteString(s)
 	}
@@ -43,7 +65,7 @@ func (e *encoder) raw(s string) {
 
 // prefix writes v's JSON without its last len(cut) bytes, which must be cut:
 // the placeholder of a field that is streamed next.
-func (e *encoder) prefix(v any, cut string) {
+func (e *Encoder) prefix(v any, cut string) {
 	if e.err != nil {
 		return
 	}
@@ -60,7 +82,7 @@ func (e *encoder) prefix(v any, cut string) {
 }
 
 // field writes ,"name":value.
-func (e *encoder) field(name string, v any) {
+func (e *Encoder) field(name string, v any) {
 	if e.err != nil {
 		return
 	}
@@ -78,14 +100,14 @@ func (e *encoder) field(name string, v any) {
 // The parts of a document that are not series are encoded by encoding/json
 // from shallow copies whose streamed field is emptied; the placeholder it
 // writes for that field is cut and the field streamed in its place.
-func (e *encoder) header(p *Profile) {
+func (e *Encoder) header(p *Profile) {
 	h := *p
 	h.Nodes = nil
 	e.prefix(&h, "null}")
 	e.raw("[")
 }
 
-func (e *encoder) node(n *Node) {
+func (e *Encoder) node(n *Node) {
 	h := *n
 	h.GPUs, h.Workloads = nil, nil
 	e.prefix(&h, "null}")
@@ -103,7 +125,7 @@ func (e *encoder) node(n *Node) {
 	e.raw("}")
 }
 
-func (e *encoder) gpu(g *GPU) {
+func (e *Encoder) gpu(g *GPU) {
 	h := *g
 	h.Series, h.Unsupported, h.Errors = Series{}, nil, nil
 	e.prefix(&h, `{"t":null}}`)
@@ -126,7 +148,7 @@ func (e *encoder) gpu(g *GPU) {
 }
 
 // values writes one column in chunks through the reused buffer.
-func (e *encoder) values(v Values) {
+func (e *Encoder) values(v Values) {
 	if v == nil {
 		e.raw("null")
 		return

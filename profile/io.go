@@ -35,6 +35,9 @@ func Read(r io.Reader) (*Profile, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, describeJSONError(err))
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: JSON syntax error at byte %d: invalid data after top-level value", ErrInvalid, dec.InputOffset())
+	}
 	if err := Validate(&p); err != nil {
 		return nil, err
 	}

@@ -3,21 +3,22 @@ package profile
 import (
 	"bufio"
 	"compress/gzip"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
 // Header is a profile without its nodes.
 type Header struct {
-	SchemaVersion string    `json:"schema_version"`
-	Generator     Generator `json:"generator"`
-	Source        string    `json:"source,omitempty"`
-	StartedAt     time.Time `json:"started_at"`
-	EndedAt       time.Time `json:"ended_at"`
-	IntervalS     float64   `json:"interval_s"`
-	Complete      bool      `json:"complete"`
+	SchemaVersion string
+	Generator     Generator
+	Source        string
+	StartedAt     time.Time
+	EndedAt       time.Time
+	IntervalS     float64
+	Complete      bool
 }
 
 // Item is one step of a streamed profile: a GPU of a node, or the end of a
@@ -29,107 +30,102 @@ type Item struct {
 }
 
 // Stream reads a profile one GPU at a time, so that a reader's memory does
-// not grow with the number of nodes. The header is read first; seedance
-// writes it before the nodes, and for a document that puts it after them the
-// nodes are buffered until it is known.
+// not grow with the number of nodes or the length of the run beyond one
+// GPU's series. The header is read first; seedance writes it before the
+// nodes, and for a document that puts it after them the nodes are buffered
+// until it is known.
 type Stream struct {
 	Header   Header
 	name     string
 	closer   io.Closer
-	dec      *json.Decoder
+	sc       *scanner
 	buffered []Node // nodes read before the header was complete
-	atNodes  bool   // the decoder is positioned inside "nodes": [
+	atNodes  bool   // the scanner is inside "nodes": [
+	bufs     Series // column buffers reused from GPU to GPU
 }
 
 // OpenStream starts reading a profile from r (gzip detected by magic bytes)
 // and reads its header. name is used in error messages.
 func OpenStream(r io.Reader, name string) (*Stream, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 1<<16)
 	s := &Stream{name: name}
 	var in io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, s.errorf("gzip: %v", err)
+			return nil, s.wrap(fmt.Errorf("gzip: %v", err))
 		}
 		s.closer = zr
-		in = bufio.NewReaderSize(zr, 1<<20)
+		in = zr
 	}
-	s.dec = json.NewDecoder(in)
+	s.sc = newScanner(in)
 	if err := s.readHeader(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Stream) errorf(format string, args ...any) error {
-	return fmt.Errorf("read profile %s: %w: %s", s.name, ErrInvalid, fmt.Sprintf(format, args...))
+// wrap makes err a one-line "read profile NAME: invalid profile: …" error.
+func (s *Stream) wrap(err error) error {
+	if errors.Is(err, ErrInvalid) {
+		return fmt.Errorf("read profile %s: %w", s.name, err)
+	}
+	return fmt.Errorf("read profile %s: %w: %v", s.name, ErrInvalid, err)
 }
 
-func (s *Stream) jsonErr(err error) error {
-	return s.errorf("%s", describeJSONError(err))
-}
-
-// readHeader reads top-level fields until "nodes" (when the header is then
-// complete) or the end of the document.
 func (s *Stream) readHeader() error {
-	if err := s.expectDelim('{'); err != nil {
-		return err
+	if s.sc.peek() == 0 {
+		return s.wrap(errors.New("empty input"))
 	}
 	p := &Profile{}
-	for s.dec.More() {
-		key, err := s.key()
-		if err != nil {
+	err := s.sc.object(func(key string) error {
+		if key != "nodes" {
+			return s.headerField(p, key)
+		}
+		if p.SchemaVersion == "" || p.StartedAt.IsZero() || p.EndedAt.IsZero() || p.IntervalS == 0 {
+			// The header comes after the nodes: keep them.
+			return s.sc.array(func(i int) error {
+				n, err := s.nodeFull(i)
+				s.buffered = append(s.buffered, n)
+				return err
+			})
+		}
+		s.setHeader(p)
+		h := *p
+		if err := Validate(&h); err != nil {
 			return err
 		}
-		if key == "nodes" {
-			if p.SchemaVersion != "" && !p.StartedAt.IsZero() && !p.EndedAt.IsZero() && p.IntervalS != 0 {
-				s.setHeader(p)
-				if err := s.checkHeader(p); err != nil {
-					return err
-				}
-				tok, err := s.dec.Token()
-				if err != nil {
-					return s.jsonErr(err)
-				}
-				if tok == nil { // "nodes": null
-					return nil
-				}
-				if d, ok := tok.(json.Delim); !ok || d != '[' {
-					return s.errorf("nodes must be an array")
-				}
-				s.atNodes = true
-				return nil
-			}
-			if err := s.dec.Decode(&s.buffered); err != nil {
-				return s.jsonErr(err)
-			}
-			continue
+		if s.sc.peek() == 'n' {
+			return s.sc.literal("null")
 		}
-		if err := s.headerField(p, key); err != nil {
+		if err := s.sc.expect('['); err != nil {
 			return err
 		}
+		s.atNodes = true
+		return errStop
+	})
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	if err != nil {
+		return s.wrap(err)
+	}
+	if err := s.sc.end(); err != nil {
+		return s.wrap(err)
 	}
 	s.setHeader(p)
 	p.Nodes = s.buffered
 	if err := Validate(p); err != nil {
-		return fmt.Errorf("read profile %s: %w", s.name, err)
+		return s.wrap(err)
 	}
 	return nil
 }
+
+// errStop ends the header's object walk at "nodes": [.
+var errStop = errors.New("stop")
 
 func (s *Stream) setHeader(p *Profile) {
 	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete}
-}
-
-// checkHeader applies Validate's header rules.
-func (s *Stream) checkHeader(p *Profile) error {
-	h := *p
-	h.Nodes = nil
-	if err := Validate(&h); err != nil {
-		return fmt.Errorf("read profile %s: %w", s.name, err)
-	}
-	return nil
 }
 
 func (s *Stream) headerField(p *Profile, key string) error {
@@ -150,17 +146,18 @@ func (s *Stream) headerField(p *Profile, key string) error {
 	case "complete":
 		dst = &p.Complete
 	default:
-		dst = &json.RawMessage{} // unknown: skipped
+		return s.sc.skip() // unknown fields are ignored
 	}
-	if err := s.dec.Decode(dst); err != nil {
-		return s.errorf("field %q: %s", key, describeJSONError(err))
+	if err := s.sc.decode(dst); err != nil {
+		return fmt.Errorf("field %q: %v", key, err)
 	}
 	return nil
 }
 
 // Walk calls fn for every GPU and at the end of every node, in document
-// order. A GPU that breaks the format's rules stops the walk with an error
-// wrapping ErrInvalid.
+// order. The GPU passed to fn, and its series, are only valid during the
+// call: the next GPU reuses their memory. A GPU that breaks the format's
+// rules stops the walk with an error wrapping ErrInvalid.
 func (s *Stream) Walk(fn func(Item) error) error {
 	defer s.close()
 	if !s.atNodes {
@@ -179,51 +176,123 @@ func (s *Stream) Walk(fn func(Item) error) error {
 		}
 		return nil
 	}
-	for ni := 0; s.dec.More(); ni++ {
+	// fn's own errors pass through unchanged; the stream's are described.
+	call := func(it Item) error {
+		if err := fn(it); err != nil {
+			return callerError{err}
+		}
+		return nil
+	}
+	err := s.nodes(call)
+	if err == nil {
+		err = s.rest()
+	}
+	var ce callerError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return ce.err
+	}
+	return s.wrap(err)
+}
+
+// callerError carries an error returned by Walk's callback.
+type callerError struct{ err error }
+
+func (e callerError) Error() string { return e.err.Error() }
+
+// invalidGPU is a GPU that breaks the format's rules.
+type invalidGPU struct{ msg string }
+
+func (e invalidGPU) Error() string { return e.msg }
+
+// nodes reads the rest of the nodes array, calling fn as it goes.
+func (s *Stream) nodes(fn func(Item) error) error {
+	if s.sc.peek() == ']' {
+		s.sc.pos++
+		return nil
+	}
+	for ni := 0; ; ni++ {
 		if err := s.node(ni, fn); err != nil {
 			return err
 		}
+		switch s.sc.peek() {
+		case ',':
+			s.sc.pos++
+		case ']':
+			s.sc.pos++
+			return nil
+		case 0:
+			return s.sc.endErr()
+		default:
+			return s.sc.errorf("expected ',' or ']' after a node")
+		}
 	}
-	if _, err := s.dec.Token(); err != nil { // ]
-		return s.jsonErr(err)
-	}
-	return nil
 }
 
-func (s *Stream) node(ni int, fn func(Item) error) error {
-	if err := s.expectDelim('{'); err != nil {
-		return err
-	}
-	var n Node
-	var pending []GPU // GPUs read before the node's name
-	for s.dec.More() {
-		key, err := s.key()
-		if err != nil {
-			return err
-		}
-		switch key {
-		case "gpus":
-			if err := s.gpus(&n, ni, &pending, fn); err != nil {
+// rest reads the top-level fields after "nodes" (ignored) and the end.
+func (s *Stream) rest() error {
+	for {
+		switch s.sc.peek() {
+		case ',':
+			s.sc.pos++
+			if _, err := s.sc.str(); err != nil {
 				return err
 			}
-		case "name":
-			err = s.dec.Decode(&n.Name)
-		case "labels":
-			err = s.dec.Decode(&n.Labels)
-		case "workloads":
-			err = s.dec.Decode(&n.Workloads)
+			if err := s.sc.expect(':'); err != nil {
+				return err
+			}
+			if err := s.sc.skip(); err != nil {
+				return err
+			}
+		case '}':
+			s.sc.pos++
+			return s.sc.end()
+		case 0:
+			return s.sc.endErr()
 		default:
-			err = s.dec.Decode(&json.RawMessage{})
-		}
-		if err != nil {
-			return s.errorf("nodes[%d].%s: %s", ni, key, describeJSONError(err))
+			return s.sc.errorf("expected ',' or '}' after nodes")
 		}
 	}
-	if _, err := s.dec.Token(); err != nil { // }
-		return s.jsonErr(err)
+}
+
+// node reads one node, calling fn for each GPU and at the end.
+func (s *Stream) node(ni int, fn func(Item) error) error {
+	var n Node
+	var pending []GPU // GPUs read before the node's name
+	err := s.sc.object(func(key string) error {
+		switch key {
+		case "name":
+			return s.sc.decode(&n.Name)
+		case "labels":
+			return s.sc.decode(&n.Labels)
+		case "workloads":
+			return s.sc.decode(&n.Workloads)
+		case "gpus":
+			return s.sc.array(func(gi int) error {
+				var g GPU
+				if err := s.gpu(&g, &s.bufs); err != nil {
+					return err
+				}
+				if err := checkGPU(&g, n.Name, gi); err != nil {
+					return err
+				}
+				if n.Name == "" {
+					g.Series = copySeries(g.Series)
+					pending = append(pending, g)
+					return nil
+				}
+				return fn(Item{Node: n.Name, GPU: &g})
+			})
+		}
+		return s.sc.skip()
+	})
+	if err != nil {
+		return err
 	}
 	if n.Name == "" {
-		return s.errorf("nodes[%d] has no name", ni)
+		return invalidGPU{fmt.Sprintf("nodes[%d] has no name", ni)}
 	}
 	for gi := range pending {
 		if err := fn(Item{Node: n.Name, GPU: &pending[gi]}); err != nil {
@@ -233,61 +302,105 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 	return fn(Item{Node: n.Name, End: &n})
 }
 
-func (s *Stream) gpus(n *Node, ni int, pending *[]GPU, fn func(Item) error) error {
-	tok, err := s.dec.Token()
-	if err != nil {
-		return s.jsonErr(err)
-	}
-	if tok == nil {
+// nodeFull reads a whole node into memory (the header-after-nodes case).
+func (s *Stream) nodeFull(ni int) (Node, error) {
+	var out Node
+	err := s.node(ni, func(it Item) error {
+		if it.End != nil {
+			gpus := out.GPUs
+			out = *it.End
+			out.GPUs = gpus
+			return nil
+		}
+		g := *it.GPU
+		g.Series = copySeries(g.Series)
+		out.GPUs = append(out.GPUs, g)
 		return nil
+	})
+	return out, err
+}
+
+func checkGPU(g *GPU, node string, gi int) error {
+	if err := validateGPU(g); err != nil {
+		return invalidGPU{fmt.Sprintf("node %q gpus[%d]: %v", node, gi, err)}
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return s.errorf("nodes[%d].gpus must be an array", ni)
-	}
-	for gi := 0; s.dec.More(); gi++ {
-		var g GPU
-		if err := s.dec.Decode(&g); err != nil {
-			return s.errorf("nodes[%d].gpus[%d]: %s", ni, gi, describeJSONError(err))
+	return nil
+}
+
+// gpu reads one GPU object; its columns reuse bufs' memory.
+func (s *Stream) gpu(g *GPU, bufs *Series) error {
+	index := -1
+	err := s.sc.object(func(key string) error {
+		switch key {
+		case "index":
+			x, err := s.sc.number()
+			if err != nil {
+				return err
+			}
+			if x != math.Trunc(x) || x < 0 || x > 1<<31 {
+				return invalidGPU{fmt.Sprintf("index %v is not a GPU index", x)}
+			}
+			index = int(x)
+			return nil
+		case "uuid":
+			return s.sc.decode(&g.UUID)
+		case "model":
+			return s.sc.decode(&g.Model)
+		case "pci_bus_id":
+			return s.sc.decode(&g.PCIBusID)
+		case "memory_total_bytes":
+			return s.sc.decode(&g.MemoryTotalBytes)
+		case "numa_node":
+			return s.sc.decode(&g.NUMANode)
+		case "mig":
+			return s.sc.decode(&g.MIG)
+		case "unsupported":
+			return s.sc.decode(&g.Unsupported)
+		case "errors":
+			return s.sc.decode(&g.Errors)
+		case "series":
+			return s.series(&g.Series, bufs)
 		}
-		if err := validateGPU(&g); err != nil {
-			return s.errorf("node %q gpus[%d]: %v", n.Name, gi, err)
+		return s.sc.skip()
+	})
+	g.Index = index
+	return err
+}
+
+// series reads the columns of a series object.
+func (s *Stream) series(out *Series, bufs *Series) error {
+	return s.sc.object(func(key string) error {
+		var dst, buf *Values
+		if key == "t" {
+			dst, buf = &out.T, &bufs.T
+		} else if m, ok := MetricByName(key); ok {
+			dst, buf = out.Col(m), bufs.Col(m)
+		} else {
+			return s.sc.skip()
 		}
-		if n.Name == "" {
-			*pending = append(*pending, g)
-			continue
-		}
-		if err := fn(Item{Node: n.Name, GPU: &g}); err != nil {
+		col, err := s.sc.column(*buf)
+		if err != nil {
 			return err
 		}
-	}
-	_, err = s.dec.Token() // ]
-	if err != nil {
-		return s.jsonErr(err)
-	}
-	return nil
+		if col != nil {
+			*buf = col
+		}
+		*dst = col
+		return nil
+	})
 }
 
-func (s *Stream) key() (string, error) {
-	tok, err := s.dec.Token()
-	if err != nil {
-		return "", s.jsonErr(err)
+func copySeries(s Series) Series {
+	var out Series
+	if s.T != nil {
+		out.T = append(Values{}, s.T...)
 	}
-	k, ok := tok.(string)
-	if !ok {
-		return "", s.errorf("unexpected %v", tok)
+	for m := Metric(0); m < NumMetrics; m++ {
+		if c := *s.Col(m); c != nil {
+			*out.Col(m) = append(Values{}, c...)
+		}
 	}
-	return k, nil
-}
-
-func (s *Stream) expectDelim(d json.Delim) error {
-	tok, err := s.dec.Token()
-	if err != nil {
-		return s.jsonErr(err)
-	}
-	if got, ok := tok.(json.Delim); !ok || got != d {
-		return s.errorf("expected %q, found %v", d, tok)
-	}
-	return nil
+	return out
 }
 
 func (s *Stream) close() {

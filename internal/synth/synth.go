@@ -1,0 +1,110 @@
+// Package synth writes large synthetic profiles for benchmarks: thousands of
+// nodes with realistic value patterns (busy, idle stretches, nulls), written
+// node by node so that generating a gigabyte needs little memory.
+package synth
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// Start is the synthetic profiles' started_at.
+var Start = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// Write writes a profile of nodes × gpus × samples at 1 s.
+func Write(w io.Writer, nodes, gpus, samples int) error {
+	head := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: profile.Generator{Name: "synth"},
+		Source: "synth", StartedAt: Start, EndedAt: Start.Add(time.Duration(samples) * time.Second), IntervalS: 1, Complete: true}
+	enc := profile.NewEncoder(w, head)
+	t := make(profile.Values, samples)
+	for i := range t {
+		t[i] = float64(i)
+	}
+	for n := 0; n < nodes; n++ {
+		node := profile.Node{Name: nodeName(n), Labels: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}}
+		for g := 0; g < gpus; g++ {
+			node.GPUs = append(node.GPUs, gpu(n, g, t))
+		}
+		enc.Node(&node)
+	}
+	return enc.Close()
+}
+
+// WriteFile writes the profile to path unless a file of that name exists.
+func WriteFile(path string, nodes, gpus, samples int) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	f, err := os.Create(path + ".tmp")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := Write(bw, nodes, gpus, samples); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+func nodeName(n int) string {
+	const digits = "0123456789"
+	b := []byte("node-gpu-00000")
+	for i := len(b) - 1; n > 0; i-- {
+		b[i] = digits[n%10]
+		n /= 10
+	}
+	return string(b)
+}
+
+// gpu makes one GPU's series: a third of the nodes idle half the time.
+func gpu(n, g int, t profile.Values) profile.GPU {
+	k := len(t)
+	cols := [profile.NumMetrics]profile.Values{}
+	for m := range cols {
+		cols[m] = make(profile.Values, k)
+	}
+	h := uint64(n*131 + g*7 + 1)
+	for i := 0; i < k; i++ {
+		h = h*6364136223846793005 + 1442695040888963407
+		r := float64(h>>40) / (1 << 24)
+		util := math.Round(60 + 40*r)
+		if n%3 == 0 && (i/600)%2 == 0 {
+			util = math.Round(3 * r)
+		}
+		cols[profile.GPUUtilPct][i] = util
+		cols[profile.MemBWUtilPct][i] = math.Round(util * 0.4)
+		cols[profile.SMActivePct][i] = math.Round(util*8) / 10
+		cols[profile.MemUsedBytes][i] = 40 << 30
+		cols[profile.PCIeTxBytesPerS][i] = math.Round(util * 3e7)
+		cols[profile.PCIeRxBytesPerS][i] = math.Round(util * 5e7)
+		cols[profile.NVLinkTxBytesPerS][i] = math.Round(util * 2e9)
+		cols[profile.NVLinkRxBytesPerS][i] = math.Round(util * 2e9)
+		cols[profile.PowerW][i] = math.Round((69+6*util)*1000) / 1000
+		cols[profile.EnergyJ][i] = 1e7 + float64(i)*400
+		cols[profile.SMClockMHz][i] = 1980
+		cols[profile.TempC][i] = math.Round(35 + 0.3*util)
+		cols[profile.ClockEventReasons][i] = 0
+		if i%997 == 5 {
+			cols[profile.GPUUtilPct][i] = profile.Null
+		}
+	}
+	out := profile.GPU{Index: g, UUID: "GPU-" + nodeName(n) + "-" + string(rune('0'+g)), Model: "NVIDIA H100 80GB HBM3", MemoryTotalBytes: 80 << 30}
+	out.Series.T = t
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+		*out.Series.Col(m) = cols[m]
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readViaStream collects a whole profile through Stream.Walk.
+func readViaStream(data []byte) (*Profile, error) {
+	s, err := OpenStream(bytes.NewReader(data), "doc")
+	if err != nil {
+		return nil, err
+	}
+	p := &Profile{SchemaVersion: s.Header.SchemaVersion, Generator: s.Header.Generator, Source: s.Header.Source,
+		StartedAt: s.Header.StartedAt, EndedAt: s.Header.EndedAt, IntervalS: s.Header.IntervalS, Complete: s.Header.Complete}
+	var gpus []GPU
+	err = s.Walk(func(it Item) error {
+		if it.GPU != nil {
+			g := *it.GPU
+			g.Series = copySeries(g.Series)
+			gpus = append(gpus, g)
+			return nil
+		}
+		n := *it.End
+		n.GPUs = gpus
+		gpus = nil
+		p.Nodes = append(p.Nodes, n)
+		return nil
+	})
+	return p, err
+}
+
+// sameProfile compares two profiles, NaN equal to NaN.
+func sameProfile(t testing.TB, a, b *Profile) {
+	t.Helper()
+	var ea, eb bytes.Buffer
+	Encode(&ea, a)
+	Encode(&eb, b)
+	if !bytes.Equal(ea.Bytes(), eb.Bytes()) {
+		t.Fatalf("stream and encoding/json disagree:\n%.300s\n%.300s", ea.String(), eb.String())
+	}
+}
+
+func TestStreamMatchesRead(t *testing.T) {
+	docs := map[string][]byte{
+		"sim":     encode(t, recordSim(t, 3, ScenarioMixed, 3, 90*time.Second)),
+		"minimal": []byte(minimalProfile),
+		// Header after the nodes, name after the GPUs, unknown fields, escapes.
+		"reordered": []byte(`{"nodes":[{"gpus":[{"series":{"t":[0,1],"power_w":[1.5,null],"x":[1]},"uuid":"GPU-\u0041","index":3,"extra":{"a":[1,{"b":null}]}}],"name":"n\"1","labels":{"k":"v"}}],
+"interval_s":0.5,"ended_at":"2026-01-05T09:00:01Z","started_at":"2026-01-05T09:00:00Z","schema_version":"seedance.profile/v1.2","complete":true,"more":[true,false]}`),
+		"empty nodes": []byte(`{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z","ended_at":"2026-01-05T09:00:00Z","interval_s":1,"nodes":[]}`),
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			want, err := Read(bytes.NewReader(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readViaStream(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameProfile(t, got, want)
+		})
+	}
+}
+
+func TestStreamRejects(t *testing.T) {
+	base := minimalProfile
+	for name, tt := range map[string]struct{ doc, want string }{
+		"truncated":      {base[:len(base)-40], "truncated JSON"},
+		"trailing":       {base + "x", "after top-level value"},
+		"bad number":     {strings.Replace(base, `[5,null,7]`, `[5,01,7]`, 1), "invalid number"},
+		"plus number":    {strings.Replace(base, `[5,null,7]`, `[5,+1,7]`, 1), "invalid character '+'"},
+		"length":         {strings.Replace(base, `[5,null,7]`, `[5,7]`, 1), "has 2 values but series.t has 3"},
+		"wrong version":  {strings.Replace(base, "profile/v1", "profile/v3", 1), "major version 3"},
+		"fractional idx": {strings.Replace(base, `"index":0`, `"index":0.5`, 1), "not a GPU index"},
+		"string in col":  {strings.Replace(base, `[5,null,7]`, `[5,"7",7]`, 1), "invalid character '\"'"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := readViaStream([]byte(tt.doc))
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzStreamAgreesWithRead: the fast scanner and encoding/json accept the
+// same documents and read the same data from them.
+func FuzzStreamAgreesWithRead(f *testing.F) {
+	f.Add([]byte(minimalProfile))
+	f.Add([]byte(`{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z","ended_at":"2026-01-05T09:00:00Z","interval_s":1,"nodes":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, errA := Read(bytes.NewReader(data))
+		got, errB := readViaStream(data)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("encoding/json err %v, stream err %v", errA, errB)
+		}
+		if errA == nil && !reflect.DeepEqual(want.Nodes == nil, false) {
+			sameProfile(t, got, want)
+		}
+	})
+}
