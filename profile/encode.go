@@ -56,7 +56,6 @@ func (e *Encoder) Close() error {
 	return e.w.Flush()
 }
 
-
 func (e *Encoder) raw(s string) {
 	if e.err == nil {
 		_, e.err = e.w.WriteString(s)

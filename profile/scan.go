@@ -420,7 +420,6 @@ func (s *scanner) end() error {
 	return s.rerr
 }
 
-
 // asciiLower lowers ASCII letters, without allocating when there are none.
 func asciiLower(k string) string {
 	for i := 0; i < len(k); i++ {
