@@ -5,12 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/internal/synth"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -191,5 +193,30 @@ func BenchmarkProfileRSS1h8GPU(b *testing.B) {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
 		fi, _ := os.Stat(out)
 		b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
+	}
+}
+
+// BenchmarkAnalyzeRSS runs the binary over the synthetic profile of
+// analyze's benchmarks (≥ 500 MB, 8,000 GPUs) and reports its peak RSS
+// (target ≤ 200 MB) and throughput.
+func BenchmarkAnalyzeRSS(b *testing.B) {
+	mb := 512
+	samples := mb * 1000 / 735
+	path := filepath.Join(os.TempDir(), "seedance-bench-"+strconv.Itoa(samples)+"s.json")
+	if err := synth.WriteFile(path, 1000, 8, samples); err != nil {
+		b.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c := exec.Command(binary, "analyze", path, "--format", "json", "--output", filepath.Join(b.TempDir(), "r.json"))
+		c.Env = []string{"HOME=" + b.TempDir()}
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
+		b.ReportMetric(float64(fi.Size())/(1<<20), "input-MiB")
 	}
 }
