@@ -21,7 +21,9 @@ func cell(s string) string {
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// CSV writes one row per node.
+// CSV writes one row per node, then a "(total)" row with the cluster's
+// figures and, with a baseline, a "(delta vs baseline)" row. The names in
+// parentheses cannot be node names.
 func CSV(w io.Writer, r *analyze.Report, _ Options) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"node", "gpus", "models", "verdict", "avg_gpu_util_pct", "gpu_hours", "idle_gpu_hours",
@@ -34,6 +36,14 @@ func CSV(w io.Writer, r *analyze.Report, _ Options) error {
 		cw.Write([]string{cell(n.Name), strconv.Itoa(n.GPUs), cell(strings.Join(n.Models, "+")), n.Verdict,
 			num(n.AvgGPUUtilPct), num(n.GPUHours), num(n.IdleGPUHours), num(n.IdleCostUSD), num(n.EnergyKWh),
 			num(n.PriceUSDPerHour), fmt.Sprint(n.PendingWorkloads), strings.Join(ivs, ";")})
+	}
+	s := r.Summary
+	cw.Write([]string{"(total)", strconv.Itoa(s.GPUs), "", "", num(s.AvgGPUUtilPct), num(s.GPUHours), num(s.IdleGPUHours),
+		num(s.IdleCostUSD), num(s.EnergyKWh), "", "", ""})
+	if r.Delta != nil {
+		d := r.Delta
+		cw.Write([]string{"(delta vs baseline)", num(d["gpus"]), "", "", num(d["avg_gpu_util_pct"]), num(d["gpu_hours"]),
+			num(d["idle_gpu_hours"]), num(d["idle_cost_usd"]), num(d["energy_kwh"]), "", "", ""})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -108,8 +108,13 @@ func TestPromParses(t *testing.T) {
 func TestCSVRows(t *testing.T) {
 	r := simReport(t, analyze.DialectKubectl)
 	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
-	if err != nil || len(rows) != 9 || rows[0][0] != "node" {
+	if err != nil || len(rows) != 10 || rows[0][0] != "node" || rows[9][0] != "(total)" {
 		t.Fatalf("rows %d err %v", len(rows), err)
+	}
+	analyze.ApplyBaseline(r, r)
+	rows, _ = csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
+	if len(rows) != 11 || rows[10][0] != "(delta vs baseline)" || rows[10][7] != "0" {
+		t.Fatalf("delta row %v", rows[len(rows)-1])
 	}
 }
 
