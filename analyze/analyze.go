@@ -62,6 +62,9 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 		if !h.Complete {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is incomplete (the run was interrupted or failed part-way)", s.Name))
 		}
+		for _, n := range h.Notes {
+			r.Warnings = append(r.Warnings, s.Name+": "+n)
+		}
 		offset := h.StartedAt.Sub(start).Seconds()
 		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, offset, h.IntervalS) }); err != nil {
 			return nil, err

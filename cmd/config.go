@@ -52,6 +52,18 @@ var configKeys = []configKey{
 	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring", Map: true},
 	{Key: "pricing.default_gpu_hour_usd", Default: 1.0, Help: "USD per GPU-hour for models without a price"},
 	{Key: "pricing.energy_usd_per_kwh", Default: 0.12, Help: "USD per kWh"},
+	{Key: "prometheus.url", Default: "", Help: "Prometheus (or Thanos, Mimir, VictoriaMetrics) holding dcgm-exporter metrics"},
+	{Key: "prometheus.step", Default: "15s", Help: "dcgm-exporter's scrape interval: the profile's interval_s"},
+	{Key: "prometheus.selector", Default: "", Help: "label matchers added to every query, e.g. {cluster=\"a\"}"},
+	{Key: "prometheus.chunk", Default: "2h", Help: "longest time range read by one query"},
+	{Key: "prometheus.concurrency", Default: 4, Help: "queries in flight at once"},
+	{Key: "prometheus.timeout", Default: "2m", Help: "timeout of one query"},
+	{Key: "prometheus.retries", Default: 3, Help: "retries of a query after a timeout, 429 or 5xx"},
+	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings (prometheus/common HTTPClientConfig: basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
+	{Key: "scrape.targets", Default: []string{}, Help: "dcgm-exporter endpoints, host:port or URLs"},
+	{Key: "scrape.targets_file", Default: "", Help: "file with one scrape target per line"},
+	{Key: "scrape.timeout", Default: "10s", Help: "timeout of one scrape"},
+	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings for the scrapes (like prometheus.http)", Map: true},
 }
 
 // Config is the typed configuration, filled from flags, env, file and defaults.
@@ -87,6 +99,22 @@ type Config struct {
 		Dialect          string        `mapstructure:"dialect"`
 		Gates            []string      `mapstructure:"gates"`
 	} `mapstructure:"analyze"`
+	Prometheus struct {
+		URL         string         `mapstructure:"url"`
+		Step        time.Duration  `mapstructure:"step"`
+		Selector    string         `mapstructure:"selector"`
+		Chunk       time.Duration  `mapstructure:"chunk"`
+		Concurrency int            `mapstructure:"concurrency"`
+		Timeout     time.Duration  `mapstructure:"timeout"`
+		Retries     int            `mapstructure:"retries"`
+		HTTP        map[string]any `mapstructure:"http"`
+	} `mapstructure:"prometheus"`
+	Scrape struct {
+		Targets     []string       `mapstructure:"targets"`
+		TargetsFile string         `mapstructure:"targets_file"`
+		Timeout     time.Duration  `mapstructure:"timeout"`
+		HTTP        map[string]any `mapstructure:"http"`
+	} `mapstructure:"scrape"`
 	Pricing struct {
 		GPUHourUSD        map[string]float64 `mapstructure:"gpu_hour_usd"`
 		DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`

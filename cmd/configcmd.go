@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"net/url"
+	"regexp"
 
 	"github.com/spf13/cobra"
 
@@ -29,10 +31,43 @@ Precedence is flag > env > file > default.`,
 			fmt.Fprintf(f.IO.Out, "config file: %s\n\n", file)
 			t := table.New(f.IO.Out, "KEY", "VALUE", "SOURCE")
 			for _, key := range sortedKeys() {
-				t.Row(key, fmt.Sprint(f.viper.Get(key)), settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv))
+				t.Row(key, redactSetting(f.viper.Get(key)), settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv))
 			}
 			return t.Flush()
 		},
 	})
 	return c
+}
+
+// secretKey matches settings that hold a secret (the *_file variants name a
+// file, which is not secret).
+var secretKey = regexp.MustCompile(`(?i)(password|token|secret|credentials|client_secret|api_key)$`)
+
+// redactSetting prints a setting's value with secrets replaced by <secret>:
+// passwords and tokens in nested HTTP settings, and user:password@ in URLs.
+func redactSetting(v any) string {
+	return fmt.Sprint(redactValue("", v))
+}
+
+func redactValue(key string, v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = redactValue(k, e)
+		}
+		return out
+	case string:
+		if key != "" && secretKey.MatchString(key) && x != "" {
+			return "<secret>"
+		}
+		if u, err := url.Parse(x); err == nil && u.User != nil {
+			return u.Redacted()
+		}
+		return x
+	}
+	if key != "" && secretKey.MatchString(key) {
+		return "<secret>"
+	}
+	return v
 }

@@ -32,6 +32,8 @@ type ProfileOptions struct {
 	Config *Config
 	// Command is the command to run and profile (after "--").
 	Command []string
+	// Start and End bound the range read from Prometheus.
+	Start, End string
 }
 
 func newProfileCmd(f *Factory, runF func(*ProfileOptions) error) *cobra.Command {
@@ -79,7 +81,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 		},
 	}
 	fl := c.Flags()
-	fl.String("source", "nvml", "sample source: nvml or sim")
+	fl.String("source", "nvml", "sample source: nvml, sim, prometheus or scrape")
 	durationFlag(fl, "interval", time.Second, "time between samples (at least 100ms)")
 	durationFlag(fl, "duration", 0, "how long to sample (e.g. 300s, 1h); 0 runs until interrupted or CMD exits")
 	fl.StringP("output", "o", "profile.json", "output file; - writes to stdout; a .gz name is gzip-compressed")
@@ -91,11 +93,24 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 	fl.Int64("sim-seed", 1, "seed of the simulation: the same seed gives the same profile byte for byte")
 	fl.Bool("sim-realtime", false, "sample the simulated cluster at wall-clock pace instead of at once")
 	fl.String("sim-start", "", "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)")
+	fl.String("prometheus-url", "", "Prometheus holding dcgm-exporter metrics (--source prometheus)")
+	fl.StringVar(&opts.Start, "start", "", "start of the range to read from Prometheus (RFC 3339)")
+	fl.StringVar(&opts.End, "end", "", "end of the range to read from Prometheus (RFC 3339; default now)")
+	durationFlag(fl, "step", 15e9, "dcgm-exporter's scrape interval, the profile's interval_s (--source prometheus)")
+	fl.String("selector", "", `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`)
+	durationFlag(fl, "prometheus-chunk", 2*3600e9, "longest time range one Prometheus query reads")
+	fl.Int("prometheus-concurrency", 4, "Prometheus queries in flight at once")
+	durationFlag(fl, "prometheus-timeout", 120e9, "timeout of one Prometheus query")
+	fl.StringSlice("targets", nil, "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)")
+	fl.String("targets-file", "", "file with one scrape target per line (--source scrape)")
 	for name, key := range map[string]string{
 		"source": "profile.source", "interval": "profile.interval", "duration": "profile.duration",
 		"output": "profile.output", "checkpoint": "profile.checkpoint", "quiet": "profile.quiet",
 		"node-name": "nvml.node_name", "sim-nodes": "sim.nodes", "sim-scenario": "sim.scenario",
 		"sim-seed": "sim.seed", "sim-realtime": "sim.realtime", "sim-start": "sim.start",
+		"prometheus-url": "prometheus.url", "step": "prometheus.step", "selector": "prometheus.selector",
+		"prometheus-chunk": "prometheus.chunk", "prometheus-concurrency": "prometheus.concurrency",
+		"prometheus-timeout": "prometheus.timeout", "targets": "scrape.targets", "targets-file": "scrape.targets_file",
 	} {
 		bindFlag(f.viper, fl, name, key)
 	}
@@ -113,6 +128,12 @@ func profileRun(o *ProfileOptions) error {
 	}
 	if pc.Output == "" {
 		return usageErrorf("--output must name a file, or - for stdout")
+	}
+	switch pc.Source {
+	case profile.SourcePrometheus:
+		return profilePrometheus(o)
+	case profile.SourceScrape:
+		return profileScrape(o)
 	}
 	src, clock, err := openSource(o)
 	if err != nil {
@@ -149,16 +170,26 @@ func profileRun(o *ProfileOptions) error {
 	if p == nil {
 		return err
 	}
+	return finishProfile(o, p, err, len(o.Command) == 0)
+}
+
+// finishProfile writes the profile, prints the summary line and the notes,
+// and turns an interrupted run into exit status 130.
+func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptible bool) error {
+	pc := o.Config.Profile
 	if werr := writeProfile(o.IO.Out, pc.Output, p); werr != nil {
 		return werr
 	}
 	if !pc.Quiet {
 		fmt.Fprintln(o.IO.ErrOut, summaryLine(pc.Output, p))
 	}
+	for _, n := range p.Notes {
+		fmt.Fprintln(o.IO.ErrOut, "note: "+n)
+	}
 	if err != nil {
 		return err
 	}
-	if !p.Complete && len(o.Command) == 0 {
+	if !p.Complete && interruptible && o.Ctx.Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: wrote the samples collected so far (\"complete\": false)")}
 	}
 	return nil
@@ -203,10 +234,8 @@ func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
 			return nil, nil, &UsageError{Err: err}
 		}
 		return src, clock, nil
-	case profile.SourcePrometheus, profile.SourceScrape:
-		return nil, nil, usageErrorf("--source %s is not available in this version of seedance; use nvml or sim", o.Config.Profile.Source)
 	}
-	return nil, nil, usageErrorf("unknown --source %q (choose nvml or sim)", o.Config.Profile.Source)
+	return nil, nil, usageErrorf("unknown --source %q (choose nvml, sim, prometheus or scrape)", o.Config.Profile.Source)
 }
 
 func countGPUs(nodes []profile.Node) int {

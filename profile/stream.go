@@ -19,6 +19,7 @@ type Header struct {
 	EndedAt       time.Time
 	IntervalS     float64
 	Complete      bool
+	Notes         []string
 }
 
 // Item is one step of a streamed profile: a GPU of a node, or the end of a
@@ -125,7 +126,7 @@ func (s *Stream) readHeader() error {
 var errStop = errors.New("stop")
 
 func (s *Stream) setHeader(p *Profile) {
-	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete}
+	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes}
 }
 
 func (s *Stream) headerField(p *Profile, key string) error {
@@ -145,6 +146,8 @@ func (s *Stream) headerField(p *Profile, key string) error {
 		dst = &p.IntervalS
 	case "complete":
 		dst = &p.Complete
+	case "notes":
+		dst = &p.Notes
 	default:
 		return s.sc.skip() // unknown fields are ignored
 	}

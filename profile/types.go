@@ -25,8 +25,11 @@ type Profile struct {
 	EndedAt       time.Time `json:"ended_at"`
 	IntervalS     float64   `json:"interval_s"`
 	// Complete is false when the run was interrupted or failed part-way.
-	Complete bool   `json:"complete"`
-	Nodes    []Node `json:"nodes"`
+	Complete bool `json:"complete"`
+	// Notes say what a source could not see (a partial answer, pods not
+	// scheduled on any node); readers show them as warnings.
+	Notes []string `json:"notes,omitempty"`
+	Nodes []Node   `json:"nodes"`
 }
 
 // Generator names the program that wrote a profile.

@@ -1,0 +1,148 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/promtest"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestPrometheusSourceEndToEnd: a simulated cluster, written as dcgm-exporter
+// metrics into a real Prometheus, read back with --source prometheus; analyze
+// must find the same on both profiles.
+func TestPrometheusSourceEndToEnd(t *testing.T) {
+	simPath := simProfile(t, "--interval", "15s", "--duration", "15m")
+	sim, err := profile.ReadFile(simPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var om bytes.Buffer
+	profile.WriteDCGMOpenMetrics(&om, sim)
+	srv := promtest.Start(t, om.Bytes())
+
+	promPath := filepath.Join(t.TempDir(), "cluster.json")
+	r := run(t, nil, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z",
+		"--end", "2026-01-05T09:15:00Z", "--step", "15s", "--output", promPath)
+	if r.code != 0 || !strings.Contains(r.errOut, "wrote "+promPath+": 8 nodes, 64 GPUs, 60 samples") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	readProfile(t, promPath) // schema-valid
+	reports := map[string]analyze.Report{}
+	for name, path := range map[string]string{"sim": simPath, "prometheus": promPath} {
+		r := run(t, nil, "analyze", path, "--format", "json", "--report", "all")
+		if r.code != 0 {
+			t.Fatal(r.errOut)
+		}
+		var rep analyze.Report
+		json.Unmarshal([]byte(r.out), &rep)
+		reports[name] = rep
+	}
+	a, b := reports["sim"], reports["prometheus"]
+	av, bv := reflect.ValueOf(a.Summary), reflect.ValueOf(b.Summary)
+	for i := 0; i < av.NumField(); i++ {
+		x, y := toF(av.Field(i)), toF(bv.Field(i))
+		if math.Abs(x-y) > 1e-6*math.Max(1, math.Abs(x)) {
+			t.Errorf("summary.%s: sim %v, prometheus %v", av.Type().Field(i).Name, x, y)
+		}
+	}
+	for i := range a.Nodes {
+		if a.Nodes[i].Name != b.Nodes[i].Name || a.Nodes[i].Verdict != b.Nodes[i].Verdict || len(a.Suggestions) != len(b.Suggestions) {
+			t.Errorf("node %s: %s vs %s", a.Nodes[i].Name, a.Nodes[i].Verdict, b.Nodes[i].Verdict)
+		}
+	}
+}
+
+func toF(v reflect.Value) float64 {
+	if v.CanInt() {
+		return float64(v.Int())
+	}
+	return v.Float()
+}
+
+func TestPrometheusSourceErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--duration", "1h"}, "needs --prometheus-url"},
+		{[]string{"--prometheus-url", "http://127.0.0.1:1"}, "needs a range"},
+		{[]string{"--prometheus-url", "http://127.0.0.1:1", "--start", "yesterday"}, "RFC 3339"},
+		{[]string{"--prometheus-url", "http://127.0.0.1:1", "--duration", "1h", "--selector", "cluster=a"}, "in braces"},
+		{[]string{"--prometheus-url", "not a url", "--duration", "1h"}, "must be an http(s) URL"},
+	}
+	for _, tt := range tests {
+		r := run(t, nil, append([]string{"profile", "--source", "prometheus"}, tt.args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) || strings.Count(r.errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d %q", tt.args, r.code, r.errOut)
+		}
+	}
+}
+
+// TestSecretsStayOut: passwords and tokens from the config file and the URL
+// appear in no error, no config view, and no profile.
+func TestSecretsStayOut(t *testing.T) {
+	cfg := writeConfig(t, `prometheus:
+  retries: 0
+  http:
+    basic_auth:
+      username: alice
+      password: hunter2-pw
+    http_headers:
+      X-Scope-OrgID:
+        values: [tenant-1]
+scrape:
+  http:
+    authorization:
+      credentials: tok-s3cret
+`)
+	env := map[string]string{"SEEDANCE_CONFIG": cfg}
+	r := run(t, env, "profile", "--source", "prometheus", "--prometheus-url", "http://bob:url-pass@127.0.0.1:1", "--duration", "1h")
+	if r.code != ExitFailure || strings.Contains(r.errOut, "hunter2") || strings.Contains(r.errOut, "url-pass") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	r = run(t, env, "config", "view", "--config", cfg)
+	if strings.Contains(r.out, "hunter2") || strings.Contains(r.out, "tok-s3cret") || !strings.Contains(r.out, "<secret>") {
+		t.Fatalf("config view shows a secret:\n%s", r.out)
+	}
+	bad := writeConfig(t, "prometheus:\n  http:\n    basic_auth:\n      usrname: alice\n      password: hunter2-pw\n")
+	r = run(t, map[string]string{"SEEDANCE_CONFIG": bad}, "profile", "--source", "prometheus", "--prometheus-url", "http://127.0.0.1:1", "--duration", "1h")
+	if r.code != ExitUsage || strings.Contains(r.errOut, "hunter2") || !strings.Contains(r.errOut, "usrname") {
+		t.Fatalf("misspelt http setting: exit %d %s", r.code, r.errOut)
+	}
+}
+
+func TestScrapeSourceCLI(t *testing.T) {
+	capture, err := os.ReadFile("../../shared/realdata/dcgm-exporter/extracted/aicr-ff9c66d6.01.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(capture) }))
+	defer ok.Close()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", 500) }))
+	defer down.Close()
+	list := filepath.Join(t.TempDir(), "targets")
+	os.WriteFile(list, []byte("# dcgm-exporters\n"+down.URL+"/metrics\n"), 0o644)
+	out := filepath.Join(t.TempDir(), "s.json")
+	r := run(t, nil, "profile", "--source", "scrape", "--targets", strings.TrimPrefix(ok.URL, "http://"), "--targets-file", list,
+		"--interval", "100ms", "--duration", "0.5", "--output", out)
+	if r.code != 0 || !strings.Contains(r.errOut, "1 nodes, 8 GPUs") || !strings.Contains(r.errOut, "note: target 127.0.0.1: 5 of 5 scrapes failed (last: HTTP 500)") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	p := readProfile(t, out)
+	if p.Source != "scrape" || p.Nodes[0].GPUs[0].Series.Len() != 5 {
+		t.Fatalf("profile %s %d samples", p.Source, p.Nodes[0].GPUs[0].Series.Len())
+	}
+	if r := run(t, nil, "profile", "--source", "scrape"); r.code != ExitUsage || !strings.Contains(r.errOut, "needs --targets") {
+		t.Fatalf("no targets: %d %s", r.code, r.errOut)
+	}
+}

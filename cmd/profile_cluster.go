@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/config"
+	yaml "go.yaml.in/yaml/v2"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// httpConfig decodes a prometheus.http / scrape.http mapping into
+// prometheus/common's HTTPClientConfig, strictly, so a misspelt setting is
+// an error. The message names the setting, never its value.
+func httpConfig(key string, m map[string]any) (config.HTTPClientConfig, error) {
+	cfg := config.DefaultHTTPClientConfig
+	if len(m) == 0 {
+		return cfg, nil
+	}
+	b, err := yaml.Marshal(m)
+	if err != nil {
+		return cfg, usageErrorf("config %s: %v", key, err)
+	}
+	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
+		return cfg, usageErrorf("config %s: %s", key, oneLine(err.Error()))
+	}
+	return cfg, nil
+}
+
+// promRange works out [start, end) from --start/--end or --duration.
+func promRange(o *ProfileOptions) (time.Time, time.Time, error) {
+	end := o.Now().UTC()
+	if o.End != "" {
+		t, err := time.Parse(time.RFC3339, o.End)
+		if err != nil {
+			return end, end, usageErrorf("--end %q is not an RFC 3339 time", o.End)
+		}
+		end = t
+	}
+	switch {
+	case o.Start != "":
+		start, err := time.Parse(time.RFC3339, o.Start)
+		if err != nil {
+			return end, end, usageErrorf("--start %q is not an RFC 3339 time", o.Start)
+		}
+		if !end.After(start) {
+			return end, end, usageErrorf("--end must be after --start")
+		}
+		return start, end, nil
+	case o.Config.Profile.Duration > 0:
+		return end.Add(-o.Config.Profile.Duration), end, nil
+	}
+	return end, end, usageErrorf("--source prometheus needs a range: --duration 1h, or --start (and --end)")
+}
+
+func profilePrometheus(o *ProfileOptions) error {
+	pc := o.Config.Prometheus
+	if pc.URL == "" {
+		return usageErrorf("--source prometheus needs --prometheus-url (or prometheus.url in the config file)")
+	}
+	if pc.Step <= 0 {
+		return usageErrorf("--step must be positive")
+	}
+	start, end, err := promRange(o)
+	if err != nil {
+		return err
+	}
+	hc, err := httpConfig("prometheus.http", pc.HTTP)
+	if err != nil {
+		return err
+	}
+	po := profile.PromOptions{URL: pc.URL, HTTP: hc, Start: start, End: end, Step: pc.Step, Selector: pc.Selector,
+		Chunk: pc.Chunk, Concurrency: pc.Concurrency, Timeout: pc.Timeout, Retries: pc.Retries, Backoff: time.Second,
+		Generator: profile.Generator{Name: "seedance", Version: o.Build.Version}}
+	if !o.Config.Profile.Quiet && o.IO.IsStderrTTY() {
+		po.OnProgress = func(done, total int) {
+			fmt.Fprintf(o.IO.ErrOut, "\r\033[Kqueries %d/%d", done, total)
+		}
+		defer fmt.Fprint(o.IO.ErrOut, "\r\033[K")
+	}
+	p, err := profile.FromPrometheus(o.Ctx, po)
+	if err != nil {
+		if errors.Is(err, profile.ErrNoMetrics) {
+			return &UsageError{Err: err}
+		}
+		return err
+	}
+	return finishProfile(o, p, nil, false)
+}
+
+// scrapeTargets joins --targets and the lines of --targets-file (blank
+// lines and # comments skipped).
+func scrapeTargets(o *ProfileOptions) ([]string, error) {
+	out := append([]string(nil), o.Config.Scrape.Targets...)
+	if f := o.Config.Scrape.TargetsFile; f != "" {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, usageErrorf("--targets-file: %v", err)
+		}
+		defer fh.Close()
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+				out = append(out, line)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, usageErrorf("--targets-file: %v", err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageErrorf("--source scrape needs --targets host:9400,… or --targets-file FILE")
+	}
+	return out, nil
+}
+
+func profileScrape(o *ProfileOptions) error {
+	targets, err := scrapeTargets(o)
+	if err != nil {
+		return err
+	}
+	hc, err := httpConfig("scrape.http", o.Config.Scrape.HTTP)
+	if err != nil {
+		return err
+	}
+	pc := o.Config.Profile
+	timeout := o.Config.Scrape.Timeout
+	if timeout <= 0 || timeout > pc.Interval {
+		timeout = pc.Interval * 9 / 10
+	}
+	ro := profile.RecordOptions{Interval: pc.Interval, Duration: pc.Duration,
+		Generator: profile.Generator{Name: "seedance", Version: o.Build.Version}}
+	if pc.Checkpoint > 0 && pc.Output != "-" {
+		ro.Checkpoint = pc.Checkpoint
+		ro.OnCheckpoint = func(p *profile.Profile) error { return profile.WriteFile(pc.Output, p) }
+	}
+	var bar *progressBar
+	if !pc.Quiet && o.IO.IsStderrTTY() {
+		bar = newProgressBar(o.IO.ErrOut, len(targets), 0)
+		ro.OnSample = bar.update
+	}
+	p, err := profile.Scrape(o.Ctx, profile.ScrapeOptions{Targets: targets, HTTP: hc, Timeout: timeout}, ro)
+	bar.done()
+	if p == nil {
+		if errors.Is(err, profile.ErrInvalid) {
+			return &UsageError{Err: err}
+		}
+		return err
+	}
+	return finishProfile(o, p, err, true)
+}

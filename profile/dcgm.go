@@ -1,0 +1,381 @@
+package profile
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// dcgmMetric maps one dcgm-exporter metric onto a profile column.
+type dcgmMetric struct {
+	Name   string
+	Metric Metric
+	Scale  float64
+	// Rank orders alternatives for one column: the lowest rank a GPU
+	// reports wins (GPU_UTIL over GR_ENGINE_ACTIVE, DRAM_ACTIVE over
+	// MEM_COPY_UTIL).
+	Rank int
+}
+
+// DCGMMetrics are the dcgm-exporter metrics seedance reads, and how.
+var DCGMMetrics = []dcgmMetric{
+	{"DCGM_FI_DEV_GPU_UTIL", GPUUtilPct, 1, 0},
+	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", GPUUtilPct, 100, 1}, // where GPU_UTIL is absent, as on MIG
+	{"DCGM_FI_PROF_DRAM_ACTIVE", MemBWUtilPct, 100, 0},
+	{"DCGM_FI_DEV_MEM_COPY_UTIL", MemBWUtilPct, 1, 1},
+	{"DCGM_FI_PROF_SM_ACTIVE", SMActivePct, 100, 0},
+	{"DCGM_FI_DEV_FB_USED", MemUsedBytes, 1 << 20, 0}, // MiB
+	{"DCGM_FI_PROF_PCIE_TX_BYTES", PCIeTxBytesPerS, 1, 0},
+	{"DCGM_FI_PROF_PCIE_RX_BYTES", PCIeRxBytesPerS, 1, 0},
+	{"DCGM_FI_PROF_NVLINK_TX_BYTES", NVLinkTxBytesPerS, 1, 0},
+	{"DCGM_FI_PROF_NVLINK_RX_BYTES", NVLinkRxBytesPerS, 1, 0},
+	{"DCGM_FI_DEV_POWER_USAGE", PowerW, 1, 0},
+	{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", EnergyJ, 1e-3, 0}, // mJ
+	{"DCGM_FI_DEV_SM_CLOCK", SMClockMHz, 1, 0},
+	{"DCGM_FI_DEV_GPU_TEMP", TempC, 1, 0},
+	{"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", ClockEventReasons, 1, 0},
+	{"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", ClockEventReasons, 1, 1},
+}
+
+// dcgmFBFree gives, with FB_USED, a GPU's memory size.
+const dcgmFBFree = "DCGM_FI_DEV_FB_FREE"
+
+// DCGMMetricByName finds a metric's mapping.
+func DCGMMetricByName(name string) (dcgmMetric, bool) {
+	for _, m := range DCGMMetrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return dcgmMetric{}, false
+}
+
+// IsDCGMBlank reports whether v is one of DCGM's "blank" sentinels (no
+// data, not found, not supported, no permission), which dcgm-exporter prints
+// as numbers: 9223372036854775792–5 (int64), 2147483632–5 (int32) and
+// 140737488355328–31 (fp64). They mean "not measured", never a value.
+func IsDCGMBlank(v float64) bool {
+	switch {
+	case v >= 9.2233720368547e18:
+		return true
+	case v >= 2147483632 && v <= 2147483635:
+		return true
+	case v >= 140737488355328 && v <= 140737488355331:
+		return true
+	}
+	return false
+}
+
+// GPUKey identifies a GPU (or MIG device) in dcgm-exporter labels.
+type GPUKey struct {
+	Node, UUID string
+	GI         string // MIG GPU-instance id, "" for a full GPU
+}
+
+// DCGMIdentity reads the node, GPU and workload labels of one series, as
+// the exporters of different versions spell them.
+type DCGMIdentity struct {
+	Key                       GPUKey
+	Index                     int
+	Model, PCIBusID, MIGProf  string
+	Namespace, Pod, Container string
+}
+
+func firstLabel(get func(string) string, names ...string) string {
+	for _, n := range names {
+		if v := get(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ParseDCGMLabels extracts the identity from a series' labels; ok is false
+// when the series names no GPU.
+func ParseDCGMLabels(get func(string) string) (DCGMIdentity, bool) {
+	var id DCGMIdentity
+	id.Key.Node = firstLabel(get, "Hostname", "hostname", "node", "kubernetes_node", "instance")
+	id.Key.UUID = firstLabel(get, "UUID", "uuid")
+	gpu := firstLabel(get, "gpu")
+	if id.Key.UUID == "" && gpu == "" {
+		return id, false
+	}
+	if id.Key.UUID == "" {
+		id.Key.UUID = "gpu" + gpu
+	}
+	id.Index, _ = strconv.Atoi(gpu)
+	id.Model = firstLabel(get, "modelName", "model_name")
+	id.PCIBusID = normalizeBusID(firstLabel(get, "pci_bus_id", "DCGM_FI_DEV_PCI_BUSID"))
+	id.Key.GI = firstLabel(get, "GPU_I_ID")
+	id.MIGProf = firstLabel(get, "GPU_I_PROFILE")
+	id.Namespace = firstLabel(get, "namespace", "exported_namespace", "pod_namespace")
+	id.Pod = firstLabel(get, "pod", "exported_pod", "pod_name")
+	id.Container = firstLabel(get, "container", "exported_container", "container_name")
+	// dcgm-exporter's own pod (the scrape target) is not a workload: its
+	// pod labels come only from Prometheus's service discovery, which names
+	// them exported_* when the exporter maps GPUs to pods.
+	if get("exported_pod") == "" && get("pod") != "" && strings.Contains(get("pod"), "dcgm-exporter") {
+		id.Namespace, id.Pod, id.Container = "", "", ""
+	}
+	return id, true
+}
+
+// normalizeBusID writes "00000000:53:00.0" as sysfs and nvidia-smi do:
+// "0000:53:00.0".
+func normalizeBusID(s string) string {
+	s = strings.ToLower(s)
+	if len(s) == 16 && strings.HasPrefix(s, "0000") {
+		s = s[4:]
+	}
+	return s
+}
+
+// gpuBuild accumulates one GPU's samples from dcgm-exporter series.
+type gpuBuild struct {
+	id    DCGMIdentity
+	t     []int64 // ms since epoch, ascending
+	cols  [NumMetrics]Values
+	rank  [NumMetrics]int // rank of the metric that filled each column; -1 none
+	fbMiB float64         // last FB_USED + FB_FREE, for the memory size
+	pods  map[string]DCGMIdentity
+}
+
+// dcgmBuilder gathers samples of many GPUs into profile nodes.
+type dcgmBuilder struct {
+	gpus map[GPUKey]*gpuBuild
+}
+
+func newDCGMBuilder() *dcgmBuilder { return &dcgmBuilder{gpus: map[GPUKey]*gpuBuild{}} }
+
+// Pair is one raw sample.
+type Pair struct {
+	TMillis int64
+	V       float64
+}
+
+// add merges one series of a metric into its GPU. Blank sentinels become
+// nulls; a column already filled by a better-ranked metric is kept.
+func (b *dcgmBuilder) add(id DCGMIdentity, metric string, pairs []Pair) {
+	g := b.gpus[id.Key]
+	if g == nil {
+		g = &gpuBuild{id: id, pods: map[string]DCGMIdentity{}}
+		for i := range g.rank {
+			g.rank[i] = -1
+		}
+		b.gpus[id.Key] = g
+	}
+	if id.Model != "" {
+		g.id.Model = id.Model
+	}
+	if id.Pod != "" {
+		g.pods[id.Namespace+"/"+id.Pod] = id
+	}
+	if metric == dcgmFBFree {
+		if n := len(pairs); n > 0 && !IsDCGMBlank(pairs[n-1].V) {
+			g.fbMiB = pairs[n-1].V // completed with FB_USED in build
+		}
+		return
+	}
+	m, ok := DCGMMetricByName(metric)
+	if !ok || len(pairs) == 0 {
+		return
+	}
+	if r := g.rank[m.Metric]; r >= 0 && r < m.Rank {
+		return
+	}
+	if r := g.rank[m.Metric]; r > m.Rank {
+		g.cols[m.Metric] = nil // a better source replaces the fallback
+	}
+	g.rank[m.Metric] = m.Rank
+	g.merge(pairs)
+	col := g.cols[m.Metric]
+	if col == nil {
+		col = make(Values, len(g.t))
+		for i := range col {
+			col[i] = Null
+		}
+	}
+	// Every pair's time is on the axis now; start at the first one.
+	j := sort.Search(len(g.t), func(i int) bool { return g.t[i] >= pairs[0].TMillis })
+	for _, p := range pairs {
+		for g.t[j] < p.TMillis {
+			j++
+		}
+		v := p.V * m.Scale
+		if IsDCGMBlank(p.V) || math.IsNaN(p.V) || math.IsInf(p.V, 0) || v < 0 {
+			v = Null
+		}
+		col[j] = v
+	}
+	g.cols[m.Metric] = col
+}
+
+// merge adds the pairs' timestamps to the GPU's time axis, re-spacing the
+// existing columns when new times appear (rare: dcgm-exporter writes every
+// metric of a GPU at the same scrape time).
+func (g *gpuBuild) merge(pairs []Pair) {
+	n := len(g.t)
+	if n > 0 && len(pairs) == 1 && pairs[0].TMillis == g.t[n-1] {
+		return // another metric of the latest scrape
+	}
+	if n == 0 || pairs[0].TMillis > g.t[n-1] { // appending, the scrape case
+		for _, p := range pairs {
+			g.t = append(g.t, p.TMillis)
+		}
+		g.extend()
+		return
+	}
+	missing := false
+	j := 0
+	for _, p := range pairs {
+		for j < len(g.t) && g.t[j] < p.TMillis {
+			j++
+		}
+		if j == len(g.t) || g.t[j] != p.TMillis {
+			missing = true
+			break
+		}
+	}
+	if !missing {
+		return
+	}
+	set := map[int64]bool{}
+	for _, t := range g.t {
+		set[t] = true
+	}
+	for _, p := range pairs {
+		set[p.TMillis] = true
+	}
+	nt := make([]int64, 0, len(set))
+	for t := range set {
+		nt = append(nt, t)
+	}
+	sort.Slice(nt, func(a, b int) bool { return nt[a] < nt[b] })
+	for m := range g.cols {
+		if g.cols[m] == nil {
+			continue
+		}
+		nc := make(Values, len(nt))
+		k := 0
+		for i, t := range nt {
+			nc[i] = Null
+			if k < len(g.t) && g.t[k] == t {
+				nc[i] = g.cols[m][k]
+				k++
+			}
+		}
+		g.cols[m] = nc
+	}
+	g.t = nt
+}
+
+// extend pads the columns with nulls to the length of the time axis.
+func (g *gpuBuild) extend() {
+	for m := range g.cols {
+		for c := g.cols[m]; c != nil && len(c) < len(g.t); c = g.cols[m] {
+			g.cols[m] = append(c, Null)
+		}
+	}
+}
+
+// build returns the nodes, sorted by name, their GPUs by index and MIG id,
+// with t relative to start.
+func (b *dcgmBuilder) build(startMillis int64) []Node {
+	byNode := map[string]*Node{}
+	var names []string
+	for _, g := range b.gpus {
+		n := byNode[g.id.Key.Node]
+		if n == nil {
+			n = &Node{Name: g.id.Key.Node}
+			byNode[g.id.Key.Node] = n
+			names = append(names, g.id.Key.Node)
+		}
+		n.GPUs = append(n.GPUs, g.gpu(startMillis))
+		for _, p := range sortedPods(g.pods) {
+			mergePod(n, p, g)
+		}
+	}
+	sort.Strings(names)
+	out := make([]Node, 0, len(names))
+	for _, name := range names {
+		n := byNode[name]
+		sort.Slice(n.GPUs, func(i, j int) bool {
+			a, b := n.GPUs[i], n.GPUs[j]
+			if a.Index != b.Index {
+				return a.Index < b.Index
+			}
+			return a.UUID < b.UUID
+		})
+		sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
+		out = append(out, *n)
+	}
+	return out
+}
+
+func sortedPods(m map[string]DCGMIdentity) []DCGMIdentity {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]DCGMIdentity, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
+func mergePod(n *Node, p DCGMIdentity, g *gpuBuild) {
+	id := p.Namespace + "/" + p.Pod
+	for i := range n.Workloads {
+		if w := &n.Workloads[i]; w.ID == id {
+			addInt(&w.GPUs, g.id.Index)
+			w.GPUCount = len(w.GPUs)
+			return
+		}
+	}
+	w := Workload{ID: id, Name: p.Pod, Kind: KindPod, State: StateRunning, GPUs: []int{g.id.Index}, GPUCount: 1,
+		Labels: map[string]string{"namespace": p.Namespace}}
+	if p.Container != "" {
+		w.Labels["container"] = p.Container
+	}
+	if g.id.Key.GI != "" {
+		w.GPUUUIDs = []string{migUUID(g.id)}
+	}
+	n.Workloads = append(n.Workloads, w)
+}
+
+// migUUID names a MIG device that dcgm-exporter labels with its parent's
+// UUID and its GPU-instance id.
+func migUUID(id DCGMIdentity) string {
+	return fmt.Sprintf("%s/gi%s", id.Key.UUID, id.Key.GI)
+}
+
+func (g *gpuBuild) gpu(startMillis int64) GPU {
+	out := GPU{Index: g.id.Index, UUID: g.id.Key.UUID, Model: g.id.Model, PCIBusID: g.id.PCIBusID}
+	if g.id.Key.GI != "" {
+		gi, _ := strconv.Atoi(g.id.Key.GI)
+		out.UUID = migUUID(g.id)
+		out.MIG = &MIG{ParentUUID: g.id.Key.UUID, Profile: g.id.MIGProf, GI: gi}
+	}
+	out.Series.T = make(Values, len(g.t))
+	for i, t := range g.t {
+		out.Series.T[i] = float64(t-startMillis) / 1e3
+	}
+	for m := Metric(0); m < NumMetrics; m++ {
+		if g.cols[m] == nil {
+			out.Unsupported = append(out.Unsupported, m.String())
+			continue
+		}
+		*out.Series.Col(m) = g.cols[m]
+	}
+	if used := g.cols[MemUsedBytes]; g.fbMiB > 0 && len(used) > 0 {
+		last := used[len(used)-1]
+		if !IsNull(last) {
+			out.MemoryTotalBytes = uint64(last + g.fbMiB*(1<<20))
+		}
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package profile
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// exportNames is the dcgm-exporter metric each column is written as: the
+// first choice of DCGMMetrics, except memory bandwidth, written as
+// MEM_COPY_UTIL (a percentage) so that values round-trip exactly.
+var exportNames = map[Metric]string{
+	GPUUtilPct: "DCGM_FI_DEV_GPU_UTIL", MemBWUtilPct: "DCGM_FI_DEV_MEM_COPY_UTIL", SMActivePct: "DCGM_FI_PROF_SM_ACTIVE",
+	MemUsedBytes: "DCGM_FI_DEV_FB_USED", PCIeTxBytesPerS: "DCGM_FI_PROF_PCIE_TX_BYTES", PCIeRxBytesPerS: "DCGM_FI_PROF_PCIE_RX_BYTES",
+	NVLinkTxBytesPerS: "DCGM_FI_PROF_NVLINK_TX_BYTES", NVLinkRxBytesPerS: "DCGM_FI_PROF_NVLINK_RX_BYTES", PowerW: "DCGM_FI_DEV_POWER_USAGE",
+	EnergyJ: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", SMClockMHz: "DCGM_FI_DEV_SM_CLOCK", TempC: "DCGM_FI_DEV_GPU_TEMP",
+	ClockEventReasons: "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+}
+
+// WriteDCGMOpenMetrics writes a profile as the series dcgm-exporter (with
+// Kubernetes pod mapping) and kube-state-metrics would have produced, in the
+// OpenMetrics text format with timestamps, as `promtool tsdb
+// create-blocks-from openmetrics` reads it. seedance's tests and benchmarks
+// fill a real Prometheus with it.
+func WriteDCGMOpenMetrics(w io.Writer, p *Profile) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	start := float64(p.StartedAt.UnixMilli()) / 1e3
+	metrics := make([]Metric, 0, NumMetrics)
+	for m := Metric(0); m < NumMetrics; m++ {
+		metrics = append(metrics, m)
+	}
+	sort.Slice(metrics, func(i, j int) bool { return exportNames[metrics[i]] < exportNames[metrics[j]] })
+	for _, m := range metrics {
+		name := exportNames[m]
+		scale := 1.0
+		if d, ok := DCGMMetricByName(name); ok {
+			scale = d.Scale
+		}
+		fmt.Fprintf(bw, "# TYPE %s gauge\n", name)
+		for _, n := range p.Nodes {
+			for gi := range n.GPUs {
+				g := &n.GPUs[gi]
+				col := *g.Series.Col(m)
+				if col == nil {
+					continue
+				}
+				labels := dcgmLabels(&n, g)
+				for i, v := range col {
+					if IsNull(v) {
+						continue
+					}
+					fmt.Fprintf(bw, "%s{%s} %s %s\n", name, labels, strconv.FormatFloat(v/scale, 'g', -1, 64),
+						strconv.FormatFloat(start+g.Series.T[i], 'f', 3, 64))
+				}
+			}
+		}
+	}
+	writeKubeState(bw, p, start)
+	fmt.Fprintln(bw, "# EOF")
+	return bw.Flush()
+}
+
+func dcgmLabels(n *Node, g *GPU) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `gpu="%d",UUID=%q,pci_bus_id=%q,device="nvidia%d",modelName=%q,Hostname=%q`,
+		g.Index, g.UUID, "0000"+g.PCIBusID, g.Index, g.Model, n.Name)
+	for _, w := range n.Workloads {
+		if w.Kind != KindPod || w.State != StateRunning {
+			continue
+		}
+		for _, i := range w.GPUs {
+			if i == g.Index {
+				fmt.Fprintf(&b, `,namespace=%q,pod=%q,container="main"`, w.Labels["namespace"], w.Name)
+				return b.String()
+			}
+		}
+	}
+	return b.String()
+}
+
+// writeKubeState writes the kube-state-metrics series of pending pods.
+func writeKubeState(bw *bufio.Writer, p *Profile, start float64) {
+	type pod struct {
+		ns, name, node string
+		gpus           int
+	}
+	var pods []pod
+	for _, n := range p.Nodes {
+		for _, w := range n.Workloads {
+			if w.State == StatePending && w.Kind == KindPod {
+				pods = append(pods, pod{w.Labels["namespace"], w.Name, n.Name, w.GPUCount})
+			}
+		}
+	}
+	if len(pods) == 0 {
+		return
+	}
+	end := start + p.EndedAt.Sub(p.StartedAt).Seconds()
+	times := []float64{start, (start + end) / 2}
+	families := []struct {
+		name  string
+		value func(pod) string
+		extra func(pod) string
+	}{
+		{"kube_pod_container_resource_requests", func(q pod) string { return strconv.Itoa(q.gpus) },
+			func(q pod) string { return `,container="main",resource="nvidia_com_gpu",unit="integer"` }},
+		{"kube_pod_info", func(pod) string { return "1" }, func(q pod) string { return fmt.Sprintf(",node=%q", q.node) }},
+		{"kube_pod_status_phase", func(pod) string { return "1" }, func(pod) string { return `,phase="Pending"` }},
+	}
+	for _, f := range families {
+		fmt.Fprintf(bw, "# TYPE %s gauge\n", f.name)
+		for _, q := range pods {
+			for _, t := range times {
+				fmt.Fprintf(bw, "%s{namespace=%q,pod=%q%s} %s %.3f\n", f.name, q.ns, q.name, f.extra(q), f.value(q), t)
+			}
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/promtest"
+)
+
+func promOptions(url string, p *Profile) PromOptions {
+	return PromOptions{URL: url, Start: p.StartedAt, End: p.EndedAt, Step: time.Duration(p.IntervalS * float64(time.Second)),
+		Chunk: 5 * time.Minute, Concurrency: 4, Timeout: 30 * time.Second, Retries: 2, Backoff: 50 * time.Millisecond}
+}
+
+// TestPrometheusRoundTrip fills a real Prometheus with a simulated
+// cluster's metrics as dcgm-exporter and kube-state-metrics write them,
+// reads them back with --source prometheus, and compares.
+func TestPrometheusRoundTrip(t *testing.T) {
+	clk := NewSimClock(DefaultSimStart)
+	sim, err := OpenSim(SimOptions{Nodes: 8, Scenario: ScenarioMixed, Seed: 1, Clock: clk, Start: DefaultSimStart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Record(context.Background(), sim, RecordOptions{Interval: 15 * time.Second, Duration: 15 * time.Minute, Clock: clk})
+	sim.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var om bytes.Buffer
+	if err := WriteDCGMOpenMetrics(&om, want); err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, om.Bytes())
+	got, err := FromPrometheus(context.Background(), promOptions(srv.URL, want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Nodes) != len(want.Nodes) {
+		t.Fatalf("%d nodes, want %d", len(got.Nodes), len(want.Nodes))
+	}
+	for ni := range want.Nodes {
+		wn, gn := want.Nodes[ni], got.Nodes[ni]
+		if wn.Name != gn.Name || len(wn.GPUs) != len(gn.GPUs) {
+			t.Fatalf("node %s/%s: %d/%d GPUs", wn.Name, gn.Name, len(wn.GPUs), len(gn.GPUs))
+		}
+		for gi := range wn.GPUs {
+			compareGPU(t, wn.Name, &wn.GPUs[gi], &gn.GPUs[gi])
+		}
+		if a, b := workloadIDs(wn.Workloads), workloadIDs(gn.Workloads); a != b {
+			t.Errorf("%s workloads:\n got %s\nwant %s", wn.Name, b, a)
+		}
+	}
+	if !got.Complete || got.Source != SourcePrometheus || got.IntervalS != 15 {
+		t.Errorf("header %+v", got)
+	}
+}
+
+func workloadIDs(ws []Workload) string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, fmt.Sprintf("%s:%s:%v:%d", w.ID, w.State, w.GPUs, w.GPUCount))
+	}
+	return strings.Join(out, " ")
+}
+
+func compareGPU(t *testing.T, node string, want, got *GPU) {
+	t.Helper()
+	if want.UUID != got.UUID || want.Index != got.Index || want.Model != got.Model || want.PCIBusID != got.PCIBusID {
+		t.Fatalf("%s GPU %d identity: got %s %q %s", node, want.Index, got.UUID, got.Model, got.PCIBusID)
+	}
+	if got.Series.Len() != want.Series.Len() {
+		t.Fatalf("%s GPU %d: %d samples, want %d", node, want.Index, got.Series.Len(), want.Series.Len())
+	}
+	for i := range want.Series.T {
+		if got.Series.T[i] != want.Series.T[i] {
+			t.Fatalf("t[%d] = %v, want %v", i, got.Series.T[i], want.Series.T[i])
+		}
+	}
+	for m := Metric(0); m < NumMetrics; m++ {
+		w, g := *want.Series.Col(m), *got.Series.Col(m)
+		if (w == nil) != (g == nil) {
+			// A column of nulls only has no series in Prometheus.
+			if w != nil && allNull(w) {
+				continue
+			}
+			t.Errorf("%s GPU %d %s: present %v, want %v", node, want.Index, m, g != nil, w != nil)
+			continue
+		}
+		for i := range w {
+			a, b := w[i], g[i]
+			if IsNull(a) != IsNull(b) || (!IsNull(a) && math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(a))) {
+				t.Errorf("%s GPU %d %s[%d] = %v, want %v", node, want.Index, m, i, b, a)
+				break
+			}
+		}
+	}
+}
+
+func allNull(v Values) bool {
+	for _, x := range v {
+		if !IsNull(x) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPrometheusNoMetrics(t *testing.T) {
+	srv := promtest.Start(t, []byte("# TYPE up gauge\nup{job=\"x\"} 1 1767603600\n# EOF\n"))
+	o := PromOptions{URL: srv.URL, Start: DefaultSimStart, End: DefaultSimStart.Add(time.Hour), Step: 15 * time.Second, Concurrency: 2, Timeout: 10 * time.Second, Selector: `{cluster="a"}`}
+	_, err := FromPrometheus(context.Background(), o)
+	if !errors.Is(err, ErrNoMetrics) || !strings.Contains(err.Error(), `{cluster="a"}`) {
+		t.Fatalf("err = %v", err)
+	}
+	o.Selector = `{cluster=~"(}`
+	if _, err = FromPrometheus(context.Background(), o); !errors.Is(err, ErrPrometheus) || !strings.Contains(err.Error(), `{cluster=~"(}`) || !strings.Contains(err.Error(), "HTTP 400") {
+		t.Fatalf("a bad selector should fail with a 4xx naming the query: %v", err)
+	}
+}
+
+// faultyProxy forwards to a real Prometheus but answers the first n
+// requests with 503, and stalls while stall is set.
+func faultyProxy(t *testing.T, target string, n int32) (*httptest.Server, *atomic.Int32) {
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	var calls atomic.Int32
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= n {
+			http.Error(w, `{"status":"error","errorType":"unavailable","error":"overloaded"}`, http.StatusServiceUnavailable)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s, &calls
+}
+
+func TestPrometheusRetries(t *testing.T) {
+	var om bytes.Buffer
+	p := recordSim(t, 1, ScenarioIdle, 1, 60*time.Second)
+	WriteDCGMOpenMetrics(&om, p)
+	srv := promtest.Start(t, om.Bytes())
+	o := promOptions(srv.URL, p)
+	o.Concurrency, o.Retries, o.Backoff = 1, 3, 10*time.Millisecond
+	// Two 503s, then answers: the query is retried and the profile is whole.
+	proxy, calls := faultyProxy(t, srv.URL, 2)
+	o.URL = proxy.URL
+	got, err := FromPrometheus(context.Background(), o)
+	if err != nil || len(got.Nodes) != 1 || calls.Load() < 3 {
+		t.Fatalf("err %v, calls %d", err, calls.Load())
+	}
+	// Always 503: reported after the retries, naming the query.
+	proxy, _ = faultyProxy(t, srv.URL, 1000)
+	o.URL = proxy.URL
+	_, err = FromPrometheus(context.Background(), o)
+	if !errors.Is(err, ErrPrometheus) || !strings.Contains(err.Error(), "after 4 tries") || !strings.Contains(err.Error(), "HTTP 503") {
+		t.Fatalf("err = %v", err)
+	}
+	// A server that is not there: a network error, retried, then reported
+	// without the URL's credentials.
+	o.URL = "http://alice:s3cret@127.0.0.1:1"
+	_, err = FromPrometheus(context.Background(), o)
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPrometheusGapsStayGaps(t *testing.T) {
+	// A GPU whose exporter missed 2 minutes of scrapes: Prometheus would
+	// fill them for 5 minutes in a range query; raw samples keep the gap.
+	p := recordSim(t, 1, ScenarioBusy, 1, 10*time.Minute)
+	g := &p.Nodes[0].GPUs[0]
+	for m := Metric(0); m < NumMetrics; m++ {
+		if col := *g.Series.Col(m); col != nil {
+			for i := 240; i < 360; i++ {
+				col[i] = Null
+			}
+		}
+	}
+	var om bytes.Buffer
+	WriteDCGMOpenMetrics(&om, p)
+	srv := promtest.Start(t, om.Bytes())
+	o := promOptions(srv.URL, p)
+	o.Step = time.Second
+	got, err := FromPrometheus(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := got.Nodes[0].GPUs[0].Series.T
+	if len(ts) != 480 || ts[239] != 239 || ts[240] != 360 {
+		t.Fatalf("%d samples, around the gap %v", len(ts), ts[238:242])
+	}
+}
