@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/promtest"
 	"github.com/seedance/seedance/internal/schematest"
 	"github.com/seedance/seedance/internal/synth"
 	"github.com/seedance/seedance/profile"
@@ -218,5 +219,45 @@ func BenchmarkAnalyzeRSS(b *testing.B) {
 		ru := c.ProcessState.SysUsage().(*syscall.Rusage)
 		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
 		b.ReportMetric(float64(fi.Size())/(1<<20), "input-MiB")
+	}
+}
+
+// BenchmarkPrometheus1000Nodes reads a 1,000-node × 8-GPU cluster, one
+// hour at a 15 s step (all 13 metrics), from a real Prometheus with the
+// binary, and reports the wall time and seedance's own CPU share.
+func BenchmarkPrometheus1000Nodes(b *testing.B) {
+	p := synth.Profile(1000, 8, 240, 15)
+	f, err := os.CreateTemp(b.TempDir(), "om")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := profile.WriteDCGMOpenMetrics(f, p); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	p = nil
+	om, _ := os.ReadFile(f.Name())
+	os.Remove(f.Name())
+	genStart := time.Now()
+	srv := promtest.Start(b, om)
+	b.Logf("backfill and start: %v for %d MB of OpenMetrics", time.Since(genStart), len(om)>>20)
+	om = nil
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out := filepath.Join(b.TempDir(), "cluster.json")
+		start := time.Now()
+		c := exec.Command(binary, "profile", "--source", "prometheus", "--prometheus-url", srv.URL,
+			"--start", synth.Start.Format(time.RFC3339), "--end", synth.Start.Add(time.Hour).Format(time.RFC3339),
+			"--step", "15s", "--output", out, "--quiet")
+		c.Env = []string{"HOME=" + b.TempDir()}
+		if o, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, o)
+		}
+		wall := time.Since(start)
+		ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		b.ReportMetric(wall.Seconds(), "wall-s")
+		b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "seedance-cpu-%")
+		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
 	}
 }

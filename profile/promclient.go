@@ -2,17 +2,15 @@ package profile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/prometheus/common/model"
 )
 
 // promClient queries Prometheus's HTTP API (/api/v1/query). Errors never
@@ -28,104 +26,180 @@ type promClient struct {
 // ErrPrometheus marks a query that failed after its retries.
 var ErrPrometheus = errors.New("prometheus query failed")
 
-// promResponse is the API's envelope.
-type promResponse struct {
-	Status    string          `json:"status"`
-	Data      json.RawMessage `json:"data"`
-	ErrorType string          `json:"errorType"`
-	Error     string          `json:"error"`
-	Warnings  []string        `json:"warnings"`
-}
-
-type promData struct {
-	ResultType string          `json:"resultType"`
-	Result     json.RawMessage `json:"result"`
-}
-
 // retryable is a failure worth another try: the network, a timeout, 429, 5xx.
 type retryable struct{ err error }
 
 func (r retryable) Error() string { return r.err.Error() }
 
-// query runs an instant query at t and returns its matrix or vector result
-// and the server's warnings. It retries network errors, timeouts, 429 and
-// 5xx with exponential backoff; a 4xx fails at once, naming the query.
-func (c *promClient) query(ctx context.Context, q string, t time.Time) (model.Value, []string, error) {
+// query runs an instant query at t and returns its series (a matrix or a
+// vector) and the server's warnings. It retries network errors, timeouts,
+// 429 and 5xx with exponential backoff; a 4xx fails at once, naming the
+// query.
+func (c *promClient) query(ctx context.Context, q string, t time.Time) (*promAnswer, error) {
 	var last error
 	for attempt := 0; attempt <= c.retries; attempt++ {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return nil, nil, ctx.Err()
+				return nil, ctx.Err()
 			case <-time.After(c.backoff << (attempt - 1)):
 			}
 		}
-		v, warns, err := c.once(ctx, q, t)
+		ans, err := c.once(ctx, q, t)
 		var r retryable
 		if err == nil || !errors.As(err, &r) || ctx.Err() != nil {
 			if err != nil {
-				return nil, nil, fmt.Errorf("%w: %s: %v", ErrPrometheus, q, err)
+				return nil, fmt.Errorf("%w: %s: %v", ErrPrometheus, q, err)
 			}
-			return v, warns, nil
+			return ans, nil
 		}
 		last = r.err
 	}
-	return nil, nil, fmt.Errorf("%w after %d tries: %s: %v", ErrPrometheus, c.retries+1, q, last)
+	return nil, fmt.Errorf("%w after %d tries: %s: %v", ErrPrometheus, c.retries+1, q, last)
 }
 
-func (c *promClient) once(ctx context.Context, q string, t time.Time) (model.Value, []string, error) {
+func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnswer, error) {
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/api/v1/query"
 	form := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(t.UnixMilli())/1e3, 'f', 3, 64)}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, nil, errors.New("cannot build request: " + redactErr(err))
+		return nil, errors.New("cannot build request: " + redactErr(err))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, nil, retryable{errors.New(redactErr(err))}
+		return nil, retryable{errors.New(redactErr(err))}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, nil, retryable{fmt.Errorf("reading the answer: %s", redactErr(err))}
-	}
-	var env promResponse
-	jsonErr := json.Unmarshal(body, &env)
+	ans, perr := parsePromAnswer(resp.Body)
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return nil, nil, retryable{fmt.Errorf("HTTP %d %s", resp.StatusCode, env.Error)}
+		return nil, retryable{fmt.Errorf("HTTP %d %s", resp.StatusCode, ans.errText())}
 	case resp.StatusCode >= 400:
-		msg := env.Error
+		msg := ans.errText()
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
 		}
-		return nil, nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, msg)
-	case jsonErr != nil:
-		return nil, nil, fmt.Errorf("not a Prometheus API answer (is %s a Prometheus server?)", c.base.Redacted())
-	case env.Status != "success":
-		return nil, nil, fmt.Errorf("%s: %s", env.ErrorType, env.Error)
-	}
-	var d promData
-	if err := json.Unmarshal(env.Data, &d); err != nil {
-		return nil, nil, fmt.Errorf("bad data in the answer: %v", err)
-	}
-	switch d.ResultType {
-	case "matrix":
-		var m model.Matrix
-		if err := json.Unmarshal(d.Result, &m); err != nil {
-			return nil, nil, fmt.Errorf("bad matrix in the answer: %v", err)
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, msg)
+	case perr != nil:
+		if ans.Status == "" {
+			return nil, fmt.Errorf("not a Prometheus API answer (is %s a Prometheus server?): %v", c.base.Redacted(), perr)
 		}
-		return m, env.Warnings, nil
-	case "vector":
-		var v model.Vector
-		if err := json.Unmarshal(d.Result, &v); err != nil {
-			return nil, nil, fmt.Errorf("bad vector in the answer: %v", err)
-		}
-		return v, env.Warnings, nil
+		return nil, retryable{fmt.Errorf("reading the answer: %v", perr)}
+	case ans.Status != "success":
+		return nil, fmt.Errorf("%s: %s", ans.ErrorType, ans.Error)
 	}
-	return nil, nil, fmt.Errorf("unexpected result type %q", d.ResultType)
+	return ans, nil
+}
+
+// promAnswer is a parsed /api/v1/query answer: a matrix or a vector as a
+// list of series.
+type promAnswer struct {
+	Status, ErrorType, Error string
+	Warnings                 []string
+	Series                   []promSeries
+}
+
+// promSeries is one series of an answer.
+type promSeries struct {
+	Labels map[string]string
+	Pairs  []Pair
+}
+
+func (a *promAnswer) errText() string {
+	if a == nil {
+		return ""
+	}
+	return a.Error
+}
+
+// parsePromAnswer reads an answer with seedance's profile scanner: the
+// samples go straight into compact pairs, without encoding/json's
+// reflection or a copy of the body, which matters at millions of samples.
+func parsePromAnswer(r io.Reader) (*promAnswer, error) {
+	a := &promAnswer{}
+	sc := newScanner(r)
+	err := sc.object(func(key string) error {
+		switch key {
+		case "status":
+			return sc.decode(&a.Status)
+		case "errortype":
+			return sc.decode(&a.ErrorType)
+		case "error":
+			return sc.decode(&a.Error)
+		case "warnings":
+			return sc.decode(&a.Warnings)
+		case "data":
+			return sc.object(func(key string) error {
+				if key != "result" {
+					return sc.skip()
+				}
+				return sc.array(func(int) error {
+					s, err := parsePromSeries(sc)
+					a.Series = append(a.Series, s)
+					return err
+				})
+			})
+		}
+		return sc.skip()
+	})
+	if err == nil {
+		err = sc.end()
+	}
+	return a, err
+}
+
+func parsePromSeries(sc *scanner) (promSeries, error) {
+	var s promSeries
+	err := sc.object(func(key string) error {
+		switch key {
+		case "metric":
+			return sc.decode(&s.Labels)
+		case "values":
+			return sc.array(func(int) error {
+				p, err := parsePromPair(sc)
+				s.Pairs = append(s.Pairs, p)
+				return err
+			})
+		case "value":
+			p, err := parsePromPair(sc)
+			s.Pairs = append(s.Pairs, p)
+			return err
+		}
+		return sc.skip()
+	})
+	return s, err
+}
+
+// parsePromPair reads [1767571200.123, "42"].
+func parsePromPair(sc *scanner) (Pair, error) {
+	if err := sc.expect('['); err != nil {
+		return Pair{}, err
+	}
+	ts, err := sc.number()
+	if err != nil {
+		return Pair{}, err
+	}
+	if err := sc.expect(','); err != nil {
+		return Pair{}, err
+	}
+	tok, err := sc.token()
+	if err != nil {
+		return Pair{}, err
+	}
+	if len(tok) < 2 || tok[0] != '"' {
+		return Pair{}, sc.errorf("a sample value must be a string")
+	}
+	raw := tok[1 : len(tok)-1]
+	v, err := parseNumber(raw)
+	if err != nil {
+		return Pair{}, sc.errorf("bad sample value %q", raw)
+	}
+	if err := sc.expect(']'); err != nil {
+		return Pair{}, err
+	}
+	return Pair{TMillis: int64(math.Round(ts * 1000)), V: v}, nil
 }
 
 // redactErr writes a net/http error without the URL it carries (which can

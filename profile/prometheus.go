@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/common/config"
-	"github.com/prometheus/common/model"
 )
 
 // PromOptions configures the Prometheus source.
@@ -114,15 +113,12 @@ func FromPrometheus(ctx context.Context, o PromOptions) (*Profile, error) {
 		j := jobs[i]
 		ch := chunks[j.chunk]
 		q := fmt.Sprintf("%s[%dms]", withMatchers(names[j.metric], matchers), ch.End.Sub(ch.Start).Milliseconds())
-		v, warns, err := c.query(ctx, q, ch.End)
-		return promResult{v, warns}, err
+		return c.query(ctx, q, ch.End)
 	}, func(i int, res any) {
-		r := res.(promResult)
-		warnings = append(warnings, r.warnings...)
-		if m, ok := r.value.(model.Matrix); ok {
-			for _, s := range m {
-				addStream(b, names[jobs[i].metric], s, o.Start, o.End)
-			}
+		ans := res.(*promAnswer)
+		warnings = append(warnings, ans.Warnings...)
+		for _, s := range ans.Series {
+			addSeries(b, names[jobs[i].metric], s, o.Start, o.End)
 		}
 		progress()
 	})
@@ -157,11 +153,6 @@ func orAll(sel string) string {
 	return sel
 }
 
-type promResult struct {
-	value    model.Value
-	warnings []string
-}
-
 // dcgmQueryNames lists the metrics queried: every mapped one and FB_FREE.
 func dcgmQueryNames() []string {
 	out := []string{}
@@ -171,17 +162,17 @@ func dcgmQueryNames() []string {
 	return append(out, dcgmFBFree)
 }
 
-// addStream adds one series' samples inside [start, end] to the builder.
-func addStream(b *dcgmBuilder, metric string, s *model.SampleStream, start, end time.Time) {
-	id, ok := ParseDCGMLabels(func(k string) string { return string(s.Metric[model.LabelName(k)]) })
+// addSeries adds one series' samples inside [start, end) to the builder.
+func addSeries(b *dcgmBuilder, metric string, s promSeries, start, end time.Time) {
+	id, ok := ParseDCGMLabels(func(k string) string { return s.Labels[k] })
 	if !ok {
 		return
 	}
-	pairs := make([]Pair, 0, len(s.Values))
+	pairs := s.Pairs[:0]
 	lo, hi := start.UnixMilli(), end.UnixMilli()
-	for _, v := range s.Values {
-		if t := int64(v.Timestamp); t >= lo && t < hi {
-			pairs = append(pairs, Pair{t, float64(v.Value)})
+	for _, p := range s.Pairs {
+		if p.TMillis >= lo && p.TMillis < hi {
+			pairs = append(pairs, p)
 		}
 	}
 	if len(pairs) > 0 {
@@ -291,23 +282,29 @@ func addPendingPods(ctx context.Context, c *promClient, p *Profile, matchers str
 		fmt.Sprintf("sum by (namespace, pod) (max_over_time(%s))", sel("kube_pod_container_resource_requests", `resource=~"nvidia_com_gpu|nvidia_com_gpu_shared"`)),
 		fmt.Sprintf("max by (namespace, pod, node) (max_over_time(%s))", sel("kube_pod_info", "")),
 	}
-	var vecs [3]model.Vector
+	var vecs [3][]promSeries
 	for i, q := range queries {
-		v, _, err := c.query(ctx, q, end)
+		ans, err := c.query(ctx, q, end)
 		progress()
 		if err != nil {
 			return nil, err
 		}
-		vecs[i], _ = v.(model.Vector)
+		vecs[i] = ans.Series
 	}
-	key := func(s *model.Sample) string { return string(s.Metric["namespace"]) + "/" + string(s.Metric["pod"]) }
+	key := func(s promSeries) string { return s.Labels["namespace"] + "/" + s.Labels["pod"] }
+	value := func(s promSeries) float64 {
+		if len(s.Pairs) == 0 {
+			return 0
+		}
+		return s.Pairs[len(s.Pairs)-1].V
+	}
 	gpus := map[string]float64{}
 	for _, s := range vecs[1] {
-		gpus[key(s)] = float64(s.Value)
+		gpus[key(s)] = value(s)
 	}
 	nodeOf := map[string]string{}
 	for _, s := range vecs[2] {
-		if n := string(s.Metric["node"]); n != "" {
+		if n := s.Labels["node"]; n != "" {
 			nodeOf[key(s)] = n
 		}
 	}
@@ -326,8 +323,8 @@ func addPendingPods(ctx context.Context, c *promClient, p *Profile, matchers str
 			unscheduled = append(unscheduled, k)
 			continue
 		}
-		n.Workloads = append(n.Workloads, Workload{ID: k, Name: string(s.Metric["pod"]), Kind: KindPod, State: StatePending,
-			GPUCount: int(gpus[k] + 0.5), Labels: map[string]string{"namespace": string(s.Metric["namespace"])}})
+		n.Workloads = append(n.Workloads, Workload{ID: k, Name: s.Labels["pod"], Kind: KindPod, State: StatePending,
+			GPUCount: int(gpus[k] + 0.5), Labels: map[string]string{"namespace": s.Labels["namespace"]}})
 		sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
 	}
 	if len(unscheduled) == 0 {

@@ -56,7 +56,7 @@ func binaries(t testing.TB) (string, string) {
 
 // Server is a running Prometheus.
 type Server struct {
-	URL string
+	URL    string
 	cmd    *exec.Cmd
 	log    *bytes.Buffer
 	exited chan struct{}

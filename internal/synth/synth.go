@@ -35,6 +35,25 @@ func Write(w io.Writer, nodes, gpus, samples int) error {
 	return enc.Close()
 }
 
+// Profile returns a profile of nodes × gpus × samples at interval seconds,
+// in memory.
+func Profile(nodes, gpus, samples int, interval float64) *profile.Profile {
+	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: profile.Generator{Name: "synth"}, Source: "synth",
+		StartedAt: Start, EndedAt: Start.Add(time.Duration(float64(samples) * interval * float64(time.Second))), IntervalS: interval, Complete: true}
+	t := make(profile.Values, samples)
+	for i := range t {
+		t[i] = float64(i) * interval
+	}
+	for n := 0; n < nodes; n++ {
+		node := profile.Node{Name: nodeName(n)}
+		for g := 0; g < gpus; g++ {
+			node.GPUs = append(node.GPUs, gpu(n, g, t))
+		}
+		p.Nodes = append(p.Nodes, node)
+	}
+	return p
+}
+
 // WriteFile writes the profile to path unless a file of that name exists.
 func WriteFile(path string, nodes, gpus, samples int) error {
 	if _, err := os.Stat(path); err == nil {
