@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -203,5 +204,33 @@ func TestPrometheusGapsStayGaps(t *testing.T) {
 	ts := got.Nodes[0].GPUs[0].Series.T
 	if len(ts) != 480 || ts[239] != 239 || ts[240] != 360 {
 		t.Fatalf("%d samples, around the gap %v", len(ts), ts[238:242])
+	}
+}
+
+// TestPrometheusPartialAnswer: a store that answers with warnings (Thanos
+// with partial_response) gives an incomplete profile that says why.
+func TestPrometheusPartialAnswer(t *testing.T) {
+	var om bytes.Buffer
+	p := recordSim(t, 1, ScenarioIdle, 1, 60*time.Second)
+	WriteDCGMOpenMetrics(&om, p)
+	srv := promtest.Start(t, om.Bytes())
+	u, _ := url.Parse(srv.URL)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(r *http.Response) error {
+		b, _ := io.ReadAll(r.Body)
+		b = bytes.Replace(b, []byte(`{"status":"success",`), []byte(`{"status":"success","warnings":["store eu-west-2 unavailable"],`), 1)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.ContentLength = int64(len(b))
+		r.Header.Del("Content-Length")
+		return nil
+	}
+	proxy := httptest.NewServer(rp)
+	defer proxy.Close()
+	got, err := FromPrometheus(context.Background(), promOptions(proxy.URL, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Complete || len(got.Notes) != 1 || got.Notes[0] != "store eu-west-2 unavailable" || len(got.Nodes) != 1 {
+		t.Fatalf("complete %v notes %v", got.Complete, got.Notes)
 	}
 }
