@@ -65,12 +65,8 @@ func (e *Encoder) raw(s string) {
 // prefix writes v's JSON without its last len(cut) bytes, which must be cut:
 // the placeholder of a field that is streamed next.
 func (e *Encoder) prefix(v any, cut string) {
-	if e.err != nil {
-		return
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		e.err = err
+	b := e.marshal(v)
+	if b == nil {
 		return
 	}
 	if !bytes.HasSuffix(b, []byte(cut)) {
@@ -80,14 +76,23 @@ func (e *Encoder) prefix(v any, cut string) {
 	_, e.err = e.w.Write(b[:len(b)-len(cut)])
 }
 
-// field writes ,"name":value.
-func (e *Encoder) field(name string, v any) {
+// marshal encodes v, or records the error and returns nil.
+func (e *Encoder) marshal(v any) []byte {
 	if e.err != nil {
-		return
+		return nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		e.err = err
+		return nil
+	}
+	return b
+}
+
+// field writes ,"name":value.
+func (e *Encoder) field(name string, v any) {
+	b := e.marshal(v)
+	if b == nil {
 		return
 	}
 	e.raw(`,"` + name + `":`)

@@ -288,16 +288,10 @@ func (s *scanner) column(dst Values) (Values, error) {
 			return nil, err
 		}
 		dst = append(dst, x)
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
+		if done, err := s.next(']'); err != nil {
+			return nil, err
+		} else if done {
 			return dst, nil
-		case 0:
-			return nil, s.endErr()
-		default:
-			return nil, s.errorf("expected ',' or ']' in an array")
 		}
 	}
 }
@@ -326,17 +320,26 @@ func (s *scanner) object(field func(key string) error) error {
 		if err := field(key); err != nil {
 			return err
 		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		case 0:
-			return s.endErr()
-		default:
-			return s.errorf("expected ',' or '}' after an object value")
+		if done, err := s.next('}'); done || err != nil {
+			return err
 		}
+	}
+}
+
+// next consumes the ',' between two members of an object or array, or its
+// closing byte (done is then true).
+func (s *scanner) next(closing byte) (done bool, err error) {
+	switch c := s.peek(); c {
+	case ',':
+		s.pos++
+		return false, nil
+	case closing:
+		s.pos++
+		return true, nil
+	case 0:
+		return true, s.endErr()
+	default:
+		return true, s.errorf("expected ',' or %q, found %q", closing, c)
 	}
 }
 
@@ -356,16 +359,8 @@ func (s *scanner) array(elem func(i int) error) error {
 		if err := elem(i); err != nil {
 			return err
 		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return nil
-		case 0:
-			return s.endErr()
-		default:
-			return s.errorf("expected ',' or ']' in an array")
+		if done, err := s.next(']'); done || err != nil {
+			return err
 		}
 	}
 }

@@ -220,16 +220,8 @@ func (s *Stream) nodes(fn func(Item) error) error {
 		if err := s.node(ni, fn); err != nil {
 			return err
 		}
-		switch s.sc.peek() {
-		case ',':
-			s.sc.pos++
-		case ']':
-			s.sc.pos++
-			return nil
-		case 0:
-			return s.sc.endErr()
-		default:
-			return s.sc.errorf("expected ',' or ']' after a node")
+		if done, err := s.sc.next(']'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -345,29 +337,39 @@ func (s *Stream) gpu(g *GPU, bufs *Series) error {
 			}
 			index = int(x)
 			return nil
-		case "uuid":
-			return s.sc.decode(&g.UUID)
-		case "model":
-			return s.sc.decode(&g.Model)
-		case "pci_bus_id":
-			return s.sc.decode(&g.PCIBusID)
-		case "memory_total_bytes":
-			return s.sc.decode(&g.MemoryTotalBytes)
-		case "numa_node":
-			return s.sc.decode(&g.NUMANode)
-		case "mig":
-			return s.sc.decode(&g.MIG)
-		case "unsupported":
-			return s.sc.decode(&g.Unsupported)
-		case "errors":
-			return s.sc.decode(&g.Errors)
 		case "series":
 			return s.series(&g.Series, bufs)
+		}
+		if dst := gpuField(g, key); dst != nil {
+			return s.sc.decode(dst)
 		}
 		return s.sc.skip()
 	})
 	g.Index = index
 	return err
+}
+
+// gpuField is where a GPU's small field of that name is decoded to.
+func gpuField(g *GPU, key string) any {
+	switch key {
+	case "uuid":
+		return &g.UUID
+	case "model":
+		return &g.Model
+	case "pci_bus_id":
+		return &g.PCIBusID
+	case "memory_total_bytes":
+		return &g.MemoryTotalBytes
+	case "numa_node":
+		return &g.NUMANode
+	case "mig":
+		return &g.MIG
+	case "unsupported":
+		return &g.Unsupported
+	case "errors":
+		return &g.Errors
+	}
+	return nil
 }
 
 // series reads the columns of a series object.
