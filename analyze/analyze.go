@@ -107,7 +107,8 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 	acc := a.gpus[key]
 	if acc == nil {
 		acc = &gpuAcc{node: it.Node, uuid: g.UUID, model: g.Model, share: 1,
-			threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark}
+			threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
+			own: newSparkline(a.windowS, a.p.SparklineBuckets)}
 		if g.MIG != nil {
 			acc.share = migShare(g.MIG.Profile)
 			acc.parent = g.MIG.ParentUUID
@@ -220,6 +221,88 @@ func (a *analysis) report(r *Report) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), a.p.DefaultGPUHourUSD))
 	}
 	r.Suggestions = suggest(r.Nodes, a.nodes, a.p.Dialect)
+	r.Timeline = a.timeline(r.Nodes)
+	if s.GPUs <= MaxGPUTimelines {
+		for i := range r.Nodes {
+			for _, g := range a.nodes[r.Nodes[i].Name].gpus {
+				if g.share > 0 {
+					r.Nodes[i].GPUTimelines = append(r.Nodes[i].GPUTimelines, g.own.values())
+				}
+			}
+		}
+	}
+}
+
+// MaxGPUTimelines is the largest cluster whose per-GPU timelines go into
+// the report (for a GPUs × time heatmap); larger ones get nodes × time.
+const MaxGPUTimelines = 128
+
+// timeline computes the cluster's utilization over the window: per slice,
+// the mean over GPUs of their mean utilization, the 10th and 90th
+// percentiles (the spread), and the fraction of nodes inside an idle interval.
+func (a *analysis) timeline(nodes []NodeReport) Timeline {
+	buckets := a.p.SparklineBuckets
+	if buckets < 1 {
+		buckets = 1
+	}
+	t := Timeline{BucketS: sig(a.windowS / float64(buckets)), IdleNodeFraction: make([]float64, buckets)}
+	vals := make([]float64, 0, len(a.gpus))
+	for b := 0; b < buckets; b++ {
+		vals = vals[:0]
+		for _, n := range a.order {
+			for _, g := range n.gpus {
+				if g.share > 0 && g.own.wsum[b] > 0 {
+					vals = append(vals, g.own.sum[b]/g.own.wsum[b])
+				}
+			}
+		}
+		t.MeanUtilPct = append(t.MeanUtilPct, meanPtr(vals))
+		sort.Float64s(vals)
+		t.P10UtilPct = append(t.P10UtilPct, percentile(vals, 10))
+		t.P90UtilPct = append(t.P90UtilPct, percentile(vals, 90))
+	}
+	if len(nodes) > 0 && a.windowS > 0 {
+		w := a.windowS / float64(buckets)
+		for _, n := range nodes {
+			for _, iv := range n.IdleIntervals {
+				for b := 0; b < buckets; b++ {
+					lo, hi := math.Max(iv.StartS, float64(b)*w), math.Min(iv.EndS, float64(b+1)*w)
+					if hi > lo {
+						t.IdleNodeFraction[b] += (hi - lo) / w / float64(len(nodes))
+					}
+				}
+			}
+		}
+		for b := range t.IdleNodeFraction {
+			t.IdleNodeFraction[b] = sig(t.IdleNodeFraction[b])
+		}
+	}
+	return t
+}
+
+func meanPtr(v []float64) *float64 {
+	if len(v) == 0 {
+		return nil
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	m := round(s/float64(len(v)), 1)
+	return &m
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []float64, p float64) *float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	v := round(sorted[i], 1)
+	return &v
 }
 
 // verdict classifies a node (docs/analysis.md).

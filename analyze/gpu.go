@@ -41,7 +41,8 @@ type gpuAcc struct {
 	runs              []Interval // counted idle runs
 	idleS             float64
 	threshold, window float64
-	spark             *sparkline
+	spark             *sparkline // the node's
+	own               *sparkline // this GPU's
 }
 
 // add feeds the GPU's series from one input whose started_at is offset
@@ -95,6 +96,7 @@ func (g *gpuAcc) close(s sample, next float64) {
 		g.utilSum += s.util * cov
 		g.utilW += cov
 		g.spark.add(s.t, s.util, cov)
+		g.own.add(s.t, s.util, cov)
 	}
 	if !profile.IsNull(s.memBW) {
 		g.bwSum += s.memBW * cov

@@ -12,6 +12,7 @@ type Report struct {
 	Params        ReportParams       `json:"params"`
 	Inputs        []Input            `json:"inputs"`
 	Summary       Summary            `json:"summary"`
+	Timeline      Timeline           `json:"timeline"`
 	Delta         map[string]float64 `json:"delta,omitempty"`
 	Nodes         []NodeReport       `json:"nodes"`
 	Suggestions   []Suggestion       `json:"suggestions"`
@@ -92,6 +93,19 @@ type NodeReport struct {
 	// UtilSparkline is the node's mean utilization in equal slices of the
 	// window (null where it has no sample), for sparklines.
 	UtilSparkline []*float64 `json:"util_timeline"`
+	// GPUTimelines are the same per GPU, for clusters of at most
+	// MaxGPUTimelines GPUs.
+	GPUTimelines [][]*float64 `json:"gpu_util_timelines,omitempty"`
+}
+
+// Timeline is the cluster's utilization over the window, in equal slices.
+type Timeline struct {
+	BucketS     float64    `json:"bucket_s"`
+	MeanUtilPct []*float64 `json:"mean_util_pct"`
+	P10UtilPct  []*float64 `json:"p10_util_pct"`
+	P90UtilPct  []*float64 `json:"p90_util_pct"`
+	// IdleNodeFraction is the share of nodes inside an idle interval.
+	IdleNodeFraction []float64 `json:"idle_node_fraction"`
 }
 
 // Interval is a span of the window in seconds from its start.

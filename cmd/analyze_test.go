@@ -48,6 +48,14 @@ func TestAnalyzeEndToEnd(t *testing.T) {
 	if rep.Summary.Nodes != 8 || rep.Summary.GPUs != 64 || rep.Summary.IdleNodes < 1 {
 		t.Fatalf("summary %+v", rep.Summary)
 	}
+	// The HTML page, written atomically like every format.
+	page := filepath.Join(t.TempDir(), "report.html")
+	if r := run(t, nil, "analyze", p, "--format", "html", "--output", page); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	if b, _ := os.ReadFile(page); !strings.HasPrefix(string(b), "<!DOCTYPE html>") || !strings.Contains(string(b), `id="chart-heatmap"`) {
+		t.Fatalf("not the HTML report: %.200s", b)
+	}
 }
 
 func TestAnalyzeStdinAndGzip(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/browsertest"
 	"github.com/seedance/seedance/internal/promtest"
 	"github.com/seedance/seedance/internal/schematest"
 	"github.com/seedance/seedance/internal/synth"
@@ -267,4 +268,38 @@ func BenchmarkPrometheus1000Nodes(b *testing.B) {
 			b.ReportMetric(float64(v)/1024, "maxrss-MiB")
 		}
 	}
+}
+
+// BenchmarkHTMLReport1000Nodes24h: the HTML report of 1,000 nodes × 8 GPUs
+// over 24 hours (at 60 s), its size, and how long headless Chromium takes
+// to load and render it (a screenshot).
+func BenchmarkHTMLReport1000Nodes24h(b *testing.B) {
+	dir := b.TempDir()
+	prof := filepath.Join(dir, "day.json")
+	f, _ := os.Create(prof)
+	if err := synth.WriteInterval(f, 1000, 8, 1440, 60); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	page := filepath.Join(dir, "report.html")
+	c := exec.Command(binary, "analyze", prof, "--format", "html", "--output", page)
+	c.Env = []string{"HOME=" + dir}
+	if out, err := c.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	fi, _ := os.Stat(page)
+	br := browsertest.New(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		br.Screenshot(b, page, 1000, 1400)
+		b.ReportMetric(time.Since(start).Seconds(), "render-s")
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "page-MiB")
+	// For comparison: the same browser on an empty page.
+	empty := filepath.Join(dir, "empty.html")
+	os.WriteFile(empty, []byte("<!DOCTYPE html><p>x"), 0o644)
+	start := time.Now()
+	br.Screenshot(b, empty, 1000, 1400)
+	b.ReportMetric(time.Since(start).Seconds(), "empty-page-s")
 }

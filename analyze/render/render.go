@@ -23,7 +23,7 @@ type Options struct {
 // Reports and formats.
 var (
 	Reports = []string{"cost-savings", "idle", "utilization", "all"}
-	Formats = []string{"table", "json", "markdown", "csv", "prom"}
+	Formats = []string{"table", "json", "markdown", "csv", "prom", "html"}
 )
 
 // Func writes a report.
@@ -42,6 +42,8 @@ func For(format string) (Func, error) {
 		return CSV, nil
 	case "prom":
 		return Prom, nil
+	case "html":
+		return HTML, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (choose %s)", format, strings.Join(Formats, ", "))
 }

@@ -18,12 +18,18 @@ var Start = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 
 // Write writes a profile of nodes × gpus × samples at 1 s.
 func Write(w io.Writer, nodes, gpus, samples int) error {
+	return WriteInterval(w, nodes, gpus, samples, 1)
+}
+
+// WriteInterval writes a profile of nodes × gpus × samples at interval
+// seconds, one node at a time.
+func WriteInterval(w io.Writer, nodes, gpus, samples int, interval float64) error {
 	head := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: profile.Generator{Name: "synth"},
-		Source: "synth", StartedAt: Start, EndedAt: Start.Add(time.Duration(samples) * time.Second), IntervalS: 1, Complete: true}
+		Source: "synth", StartedAt: Start, EndedAt: Start.Add(time.Duration(float64(samples) * interval * float64(time.Second))), IntervalS: interval, Complete: true}
 	enc := profile.NewEncoder(w, head)
 	t := make(profile.Values, samples)
 	for i := range t {
-		t[i] = float64(i)
+		t[i] = float64(i) * interval
 	}
 	for n := 0; n < nodes; n++ {
 		node := profile.Node{Name: nodeName(n), Labels: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}}

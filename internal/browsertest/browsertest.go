@@ -1,0 +1,160 @@
+// Package browsertest drives Debian's headless Chromium for tests: it
+// installs the package when it is missing and the tests run as root, loads
+// pages with a fresh profile and no background networking, and routes every
+// request through a recording proxy on 127.0.0.1, so a test can check that
+// a page asked for nothing.
+package browsertest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var installOnce sync.Once
+
+func chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	installOnce.Do(func() {
+		if os.Geteuid() != 0 {
+			return
+		}
+		cmd := exec.Command("sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Logf("installing chromium failed: %v\n%s", err, out)
+		}
+	})
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("chromium is not installed and could not be installed: %v", err)
+		}
+		t.Skipf("chromium is not installed (apt-get install chromium): %v", err)
+	}
+	return p
+}
+
+// Browser runs Chromium against local files.
+type Browser struct {
+	bin      string
+	proxy    net.Listener
+	requests atomic.Int32
+	mu       sync.Mutex
+	lines    []string // the first line of each proxied request
+}
+
+// RequestLines returns the first line of every request seen by the proxy
+// ("CONNECT host:443 HTTP/1.1", "GET http://… HTTP/1.1").
+func (b *Browser) RequestLines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.lines...)
+}
+
+// New starts the recording proxy and finds Chromium.
+func New(t testing.TB) *Browser {
+	t.Helper()
+	b := &Browser{bin: chromium(t)}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.proxy = l
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			b.requests.Add(1)
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			b.mu.Lock()
+			b.lines = append(b.lines, strings.TrimSpace(line))
+			b.mu.Unlock()
+			c.Close()
+		}
+	}()
+	return b
+}
+
+// chromiumOwn matches the hosts Chromium itself calls even with background
+// networking off (its clock check, account and component services).
+var chromiumOwn = regexp.MustCompile(`^(CONNECT |GET http://)([a-z0-9-]+\.)*(google\.com|googleapis\.com|gstatic\.com|gvt1\.com)[:/ ]`)
+
+// PageRequests lists the requests that did not come from Chromium itself:
+// the page's own.
+func (b *Browser) PageRequests() []string {
+	var out []string
+	for _, l := range b.RequestLines() {
+		if !chromiumOwn.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (b *Browser) run(t testing.TB, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--disable-default-apps", "--no-default-browser-check",
+		"--user-data-dir=" + t.TempDir(), "--proxy-server=http://" + b.proxy.Addr().String(), "--proxy-bypass-list=<-loopback>"}
+	cmd := exec.CommandContext(ctx, b.bin, append(base, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// DumpDOM loads the file, runs its scripts, and returns the serialised DOM.
+func (b *Browser) DumpDOM(t testing.TB, path string) string {
+	t.Helper()
+	abs, _ := filepath.Abs(path)
+	return string(b.run(t, "--virtual-time-budget=3000", "--dump-dom", "file://"+abs))
+}
+
+// Screenshot renders the file at the given size and returns the PNG.
+func (b *Browser) Screenshot(t testing.TB, path string, w, h int) []byte {
+	t.Helper()
+	abs, _ := filepath.Abs(path)
+	out := filepath.Join(t.TempDir(), "shot.png")
+	b.run(t, "--hide-scrollbars", "--window-size="+itoa(w)+","+itoa(h), "--screenshot="+out, "file://"+abs)
+	png, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return png
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
