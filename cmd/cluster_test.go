@@ -93,10 +93,10 @@ func TestPrometheusSourceErrors(t *testing.T) {
 func TestSecretsStayOut(t *testing.T) {
 	cfg := writeConfig(t, `prometheus:
   retries: 0
+  basic_auth:
+    username: alice
+    password: hunter2-pw
   http:
-    basic_auth:
-      username: alice
-      password: hunter2-pw
     http_headers:
       X-Scope-OrgID:
         values: [tenant-1]
@@ -144,5 +144,28 @@ func TestScrapeSourceCLI(t *testing.T) {
 	}
 	if r := run(t, nil, "profile", "--source", "scrape"); r.code != ExitUsage || !strings.Contains(r.errOut, "needs --targets") {
 		t.Fatalf("no targets: %d %s", r.code, r.errOut)
+	}
+}
+
+// TestPrometheusHTTPSettingsApplied: basic auth and headers given directly
+// under prometheus: in the config file reach the server.
+func TestPrometheusHTTPSettingsApplied(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || u != "alice" || p != "hunter2-pw" || r.Header.Get("X-Scope-OrgID") != "tenant-1" {
+			http.Error(w, `{"status":"error","errorType":"unauthorized","error":"who are you"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer srv.Close()
+	cfg := writeConfig(t, "prometheus:\n  basic_auth:\n    username: alice\n    password: hunter2-pw\n  http_headers:\n    X-Scope-OrgID:\n      values: [tenant-1]\n")
+	r := run(t, map[string]string{"SEEDANCE_CONFIG": cfg}, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h")
+	if r.code != ExitUsage || !strings.Contains(r.errOut, "no dcgm-exporter metrics match") {
+		t.Fatalf("with credentials: exit %d %s", r.code, r.errOut)
+	}
+	r = run(t, nil, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h")
+	if r.code != ExitFailure || !strings.Contains(r.errOut, "HTTP 401: who are you") {
+		t.Fatalf("without: exit %d %s", r.code, r.errOut)
 	}
 }

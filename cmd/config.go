@@ -21,6 +21,25 @@ type configKey struct {
 	Help    string
 	// Map keys take any sub-key (a map of user-chosen names to values).
 	Map bool
+	// NoDefault keys are only known, not set: absent unless configured.
+	NoDefault bool
+}
+
+// httpClientKeys are prometheus/common HTTPClientConfig's settings, which
+// may also stand directly under prometheus: and scrape:, as in a
+// Prometheus scrape config.
+var httpClientKeys = map[string]bool{
+	"basic_auth": true, "authorization": true, "oauth2": true, "tls_config": true, "http_headers": true,
+	"proxy_connect_header": true, "bearer_token": false, "bearer_token_file": false, "proxy_url": false,
+	"no_proxy": false, "proxy_from_environment": false, "follow_redirects": false, "enable_http2": false,
+}
+
+func init() {
+	for _, section := range []string{"prometheus", "scrape"} {
+		for k, nested := range httpClientKeys {
+			configKeys = append(configKeys, configKey{Key: section + "." + k, Map: nested, Help: "HTTP setting (see docs/sources.md)", NoDefault: true})
+		}
+	}
 }
 
 // configKeys is every setting seedance knows. A config file key that is not
@@ -127,7 +146,9 @@ type Config struct {
 func newViper() *viper.Viper {
 	v := viper.New()
 	for _, k := range configKeys {
-		v.SetDefault(k.Key, k.Default)
+		if !k.NoDefault {
+			v.SetDefault(k.Key, k.Default)
+		}
 	}
 	v.SetEnvPrefix("SEEDANCE")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
@@ -274,10 +295,14 @@ func settingSource(v *viper.Viper, key string, flags *pflag.FlagSet, file string
 // keyAnnotation marks a flag with its config key.
 const keyAnnotation = "seedance_config_key"
 
-// sortedKeys returns the config keys in order.
-func sortedKeys() []string {
+// sortedKeys returns the config keys in order (the optional HTTP settings
+// only when set).
+func sortedKeys(v *viper.Viper) []string {
 	out := make([]string, 0, len(configKeys))
 	for _, k := range configKeys {
+		if k.NoDefault && !v.IsSet(k.Key) {
+			continue
+		}
 		out = append(out, k.Key)
 	}
 	sort.Strings(out)

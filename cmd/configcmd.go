@@ -30,7 +30,7 @@ Precedence is flag > env > file > default.`,
 			}
 			fmt.Fprintf(f.IO.Out, "config file: %s\n\n", file)
 			t := table.New(f.IO.Out, "KEY", "VALUE", "SOURCE")
-			for _, key := range sortedKeys() {
+			for _, key := range sortedKeys(f.viper) {
 				t.Row(key, redactSetting(f.viper.Get(key)), settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv))
 			}
 			return t.Flush()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/profile"
@@ -34,10 +35,12 @@ type ProfileOptions struct {
 	Command []string
 	// Start and End bound the range read from Prometheus.
 	Start, End string
+
+	viper *viper.Viper // for the HTTP settings, whose keys are open-ended
 }
 
 func newProfileCmd(f *Factory, runF func(*ProfileOptions) error) *cobra.Command {
-	opts := &ProfileOptions{IO: f.IO, NVML: f.NVML, Now: f.Now, Build: f.Build}
+	opts := &ProfileOptions{IO: f.IO, NVML: f.NVML, Now: f.Now, Build: f.Build, viper: f.viper}
 	c := &cobra.Command{
 		Use:   "profile [flags] [-- CMD ARGS...]",
 		Short: "Sample every GPU into a profile (format v1)",

@@ -9,16 +9,29 @@ import (
 	"time"
 
 	"github.com/prometheus/common/config"
+	"github.com/spf13/viper"
 	yaml "go.yaml.in/yaml/v2"
 
 	"github.com/seedance/seedance/profile"
 )
 
-// httpConfig decodes a prometheus.http / scrape.http mapping into
-// prometheus/common's HTTPClientConfig, strictly, so a misspelt setting is
-// an error. The message names the setting, never its value.
-func httpConfig(key string, m map[string]any) (config.HTTPClientConfig, error) {
+// httpConfig decodes the HTTP settings of a section (prometheus or scrape)
+// into prometheus/common's HTTPClientConfig, strictly, so that a misspelt
+// setting is an error. The settings may stand directly in the section, as in
+// a Prometheus scrape config, or under its http: key. The message names the
+// setting, never its value.
+func httpConfig(v *viper.Viper, section string) (config.HTTPClientConfig, error) {
 	cfg := config.DefaultHTTPClientConfig
+	key := section + ".http"
+	m := map[string]any{}
+	for k, val := range v.GetStringMap(key) {
+		m[k] = val
+	}
+	for k := range httpClientKeys {
+		if v.IsSet(section + "." + k) {
+			m[k] = v.Get(section + "." + k)
+		}
+	}
 	if len(m) == 0 {
 		return cfg, nil
 	}
@@ -70,7 +83,7 @@ func profilePrometheus(o *ProfileOptions) error {
 	if err != nil {
 		return err
 	}
-	hc, err := httpConfig("prometheus.http", pc.HTTP)
+	hc, err := httpConfig(o.viper, "prometheus")
 	if err != nil {
 		return err
 	}
@@ -124,7 +137,7 @@ func profileScrape(o *ProfileOptions) error {
 	if err != nil {
 		return err
 	}
-	hc, err := httpConfig("scrape.http", o.Config.Scrape.HTTP)
+	hc, err := httpConfig(o.viper, "scrape")
 	if err != nil {
 		return err
 	}
