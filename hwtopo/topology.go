@@ -1,0 +1,165 @@
+// Package hwtopo knows the hardware a GPU workload runs on: which GPUs meet
+// over NVLink and with how many links, which meet only across PCIe bridges
+// or sockets, and which CPUs and NUMA node each GPU hangs off. It reads NVML
+// (through an injected device list) and the host through jaypipes/ghw
+// (through an injected root), renders the matrix as `nvidia-smi topo -m`
+// does, and parses such captures. It never prints.
+package hwtopo
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// Topology is one node's interconnect.
+type Topology struct {
+	GPUs []GPU `json:"gpus"`
+	// Matrix[i][j] is what `nvidia-smi topo -m` prints for GPUs i and j:
+	// X, NV#, PIX, PXB, PHB, NODE or SYS.
+	Matrix [][]string `json:"matrix"`
+	// NVLinkGBps[i][j] is the NVLink bandwidth between GPUs i and j, per
+	// direction, in GB/s (0 without NVLink).
+	NVLinkGBps [][]float64 `json:"nvlink_gbps"`
+	Host       *Host       `json:"host,omitempty"`
+}
+
+// GPU is one GPU's place in the topology.
+type GPU struct {
+	Index       int      `json:"index"`
+	UUID        string   `json:"uuid,omitempty"`
+	BusID       string   `json:"pci_bus_id,omitempty"`
+	NUMANode    *int     `json:"numa_node"`
+	CPUAffinity string   `json:"cpu_affinity,omitempty"` // a CPU list: "0-51,104-155"
+	NVLinks     []NVLink `json:"nvlinks,omitempty"`
+}
+
+// NVLink is one link of a GPU.
+type NVLink struct {
+	Link        int    `json:"link"`
+	Up          bool   `json:"up"`
+	RemoteBusID string `json:"remote_pci_bus_id,omitempty"`
+	// ToSwitch is a link to an NVSwitch (DGX/HGX): such a GPU reaches every
+	// other switch-connected GPU over all of its switch links.
+	ToSwitch bool    `json:"to_switch,omitempty"`
+	GBps     float64 `json:"gbps"` // per direction
+}
+
+// Host is the machine around the GPUs.
+type Host struct {
+	Sockets   int        `json:"sockets"`
+	NUMANodes []NUMANode `json:"numa_nodes"`
+}
+
+// NUMANode is one NUMA node: its CPUs and memory.
+type NUMANode struct {
+	ID          int    `json:"id"`
+	CPUs        string `json:"cpus"` // a CPU list
+	MemoryBytes int64  `json:"memory_bytes"`
+}
+
+// levelLabel is how nvidia-smi names a PCIe common ancestor.
+func levelLabel(l nvml.GpuTopologyLevel) string {
+	switch l {
+	case nvml.TOPOLOGY_INTERNAL:
+		return "X"
+	case nvml.TOPOLOGY_SINGLE:
+		return "PIX"
+	case nvml.TOPOLOGY_MULTIPLE:
+		return "PXB"
+	case nvml.TOPOLOGY_HOSTBRIDGE:
+		return "PHB"
+	case nvml.TOPOLOGY_NODE:
+		return "NODE"
+	}
+	return "SYS"
+}
+
+// linkRank orders connections from best to worst, for "never a worse
+// interconnect" checks: more NVLinks beat fewer, any NVLink beats PCIe.
+func LinkRank(label string) int {
+	if n, ok := strings.CutPrefix(label, "NV"); ok {
+		if v, err := strconv.Atoi(n); err == nil {
+			return 1000 + v
+		}
+	}
+	switch label {
+	case "X":
+		return 10000
+	case "PIX":
+		return 50
+	case "PXB":
+		return 40
+	case "PHB":
+		return 30
+	case "NODE":
+		return 20
+	}
+	return 10 // SYS
+}
+
+// nvlinkGBps is the bandwidth of one link per direction by NVLink version,
+// as `nvidia-smi nvlink -s` reports it (A100: 25, H100/H200: 26.562).
+func nvlinkGBps(version uint32) float64 {
+	switch version {
+	case 1:
+		return 20
+	case 2, 3:
+		return 25
+	case 4:
+		return 26.562
+	case 5:
+		return 50
+	}
+	return 25
+}
+
+// CPUList writes a CPU bit mask (64 CPUs per word, as NVML returns it) as
+// a CPU list: "0-19", "0-51,104-155".
+func CPUList(words []uint) string {
+	var parts []string
+	start := -1
+	n := len(words) * 64
+	for cpu := 0; cpu <= n; cpu++ {
+		on := cpu < n && words[cpu/64]&(1<<(uint(cpu)%64)) != 0
+		switch {
+		case on && start < 0:
+			start = cpu
+		case !on && start >= 0:
+			if start == cpu-1 {
+				parts = append(parts, strconv.Itoa(start))
+			} else {
+				parts = append(parts, fmt.Sprintf("%d-%d", start, cpu-1))
+			}
+			start = -1
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseCPUList reads "0-3,8,10-11" into CPU numbers.
+func ParseCPUList(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("bad CPU list %q", s)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("bad CPU list %q", s)
+			}
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
