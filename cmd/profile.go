@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/profile"
 )
@@ -210,12 +212,19 @@ func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
 	switch o.Config.Profile.Source {
 	case profile.SourceNVML:
 		n := o.Config.NVML
+		// The host's NUMA layout goes into the profile's topology; without it
+		// the GPU side still does.
+		host, herr := hwtopo.HostFromGHW(strings.TrimSuffix(n.SysRoot, "sys"))
 		src, err := profile.OpenNVMLNode(o.NVML(), profile.NodeOptions{
-			Name:    n.NodeName,
-			Procs:   &profile.ProcFS{ProcRoot: n.ProcRoot, PodsDir: n.PodsDir},
-			SysRoot: n.SysRoot,
-			Timeout: o.Config.Profile.Interval * 9 / 10,
+			Name:     n.NodeName,
+			Procs:    &profile.ProcFS{ProcRoot: n.ProcRoot, PodsDir: n.PodsDir},
+			SysRoot:  n.SysRoot,
+			Timeout:  o.Config.Profile.Interval * 9 / 10,
+			Topology: true, Host: host,
 		})
+		if err == nil && herr != nil {
+			fmt.Fprintf(o.IO.ErrOut, "warning: host topology unknown: %v\n", herr)
+		}
 		return src, profile.RealClock{}, err
 	case profile.SourceSim:
 		s := o.Config.Sim

@@ -113,7 +113,7 @@ func (e *Encoder) header(p *Profile) {
 
 func (e *Encoder) node(n *Node) {
 	h := *n
-	h.GPUs, h.Workloads = nil, nil
+	h.GPUs, h.Workloads, h.Topology = nil, nil, nil
 	e.prefix(&h, "null}")
 	e.raw("[")
 	for i := range n.GPUs {
@@ -125,6 +125,9 @@ func (e *Encoder) node(n *Node) {
 	e.raw("]")
 	if len(n.Workloads) > 0 {
 		e.field("workloads", n.Workloads)
+	}
+	if n.Topology != nil {
+		e.field("topology", n.Topology)
 	}
 	e.raw("}")
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/seedance/seedance/hwtopo"
 )
 
 // NodeOptions configures sampling of one node through NVML.
@@ -29,6 +31,10 @@ type NodeOptions struct {
 	// Pending, when set, returns workloads waiting for this node's GPUs
 	// (NVML cannot see them; the simulator and cluster sources can).
 	Pending func() []Workload
+	// Topology, when set, reads the GPUs' interconnect at open and puts it,
+	// with Host, in the profile.
+	Topology bool
+	Host     *hwtopo.Host
 }
 
 // NVMLNode samples the GPUs of one node through NVML. Each GPU has its own
@@ -37,6 +43,7 @@ type NVMLNode struct {
 	lib     NVML
 	opts    NodeOptions
 	gpus    []*gpuSampler
+	topo    *hwtopo.Topology
 	req     []chan int
 	results chan gpuResult
 	busy    []bool
@@ -64,16 +71,22 @@ func OpenNVMLNode(lib NVML, opts NodeOptions) (*NVMLNode, error) {
 	if n.procs == nil {
 		n.procs = NoProcResolver{}
 	}
+	var devs []nvml.Device
 	for i := 0; i < count; i++ {
 		dev, ret := lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
 			lib.Shutdown()
 			return nil, fmt.Errorf("get handle of GPU %d: %s", i, ret.Error())
 		}
+		devs = append(devs, dev)
 		parent := newGPUSampler(lib, dev, i, nil)
 		parent.info.NUMANode = numaNode(opts.SysRoot, parent.info.PCIBusID)
 		n.gpus = append(n.gpus, parent)
 		n.gpus = append(n.gpus, migSamplers(lib, dev, parent.info)...)
+	}
+	if opts.Topology {
+		n.topo = hwtopo.FromNVML(devs, 16, func(bus string) *int { return numaNode(opts.SysRoot, bus) })
+		n.topo.Host = opts.Host
 	}
 	n.req = make([]chan int, len(n.gpus))
 	n.busy = make([]bool, len(n.gpus))
@@ -132,6 +145,10 @@ func MIGProfileName(a nvml.DeviceAttributes) string {
 	return name
 }
 
+// NUMANodeOf reads the NUMA node of a PCI function from sysfs; nil when
+// unknown.
+func NUMANodeOf(sysRoot, busID string) *int { return numaNode(sysRoot, busID) }
+
 func numaNode(sysRoot, busID string) *int {
 	if sysRoot == "" || busID == "" {
 		return nil
@@ -152,7 +169,7 @@ func (n *NVMLNode) Name() string { return SourceNVML }
 
 // Inventory implements Source.
 func (n *NVMLNode) Inventory() []Node {
-	node := Node{Name: n.opts.Name, Labels: n.opts.Labels}
+	node := Node{Name: n.opts.Name, Labels: n.opts.Labels, Topology: n.topo}
 	for _, g := range n.gpus {
 		node.GPUs = append(node.GPUs, g.info)
 	}

@@ -189,9 +189,12 @@ func openSimNode(o SimOptions, seed uint64, ni int, kind simNodeKind) (*NVMLNode
 		"node.kubernetes.io/instance-type": hw.instanceType,
 		"kubernetes.io/hostname":           name,
 	}
+	topo := simTopologies[kind.hw]
+	topo.install(srv)
 	return OpenNVMLNode(srv, NodeOptions{
 		Name: name, Labels: labels, Procs: procs,
-		Pending: func() []Workload { return pending },
+		Pending:  func() []Workload { return pending },
+		Topology: true, Host: topo.host(),
 	})
 }
 

@@ -123,6 +123,11 @@ func TestSimMixedScenario(t *testing.T) {
 	if !strings.HasPrefix(w.ID, "ml/llama-7b-infer-") || w.Kind != KindPod || len(w.GPUs) != 1 {
 		t.Errorf("workload = %+v", w)
 	}
+	// The real DGX interconnect: NV18 on H100, NV12 on A100, NUMA halves.
+	h100, a100 := byName["node-gpu-01"].Topology, byName["node-gpu-02"].Topology
+	if h100 == nil || h100.Matrix[0][7] != "NV18" || a100.Matrix[1][6] != "NV12" || *a100.GPUs[6].NUMANode != 1 || a100.GPUs[6].CPUAffinity != "24-47" {
+		t.Errorf("topology: H100 %v, A100 %v", h100.Matrix[0], a100.Matrix[1])
+	}
 	if byName["node-gpu-01"].GPUs[0].Series.SMActivePct == nil || byName["node-gpu-02"].GPUs[0].Series.SMActivePct != nil {
 		t.Error("sm_active_pct should exist on H100 (GPM) and not on A100")
 	}

@@ -264,6 +264,8 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 			return s.sc.decode(&n.Labels)
 		case "workloads":
 			return s.sc.decode(&n.Workloads)
+		case "topology":
+			return s.sc.decode(&n.Topology)
 		case "gpus":
 			return s.sc.array(func(gi int) error {
 				var g GPU

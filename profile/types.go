@@ -2,6 +2,8 @@ package profile
 
 import (
 	"time"
+
+	"github.com/seedance/seedance/hwtopo"
 )
 
 // SchemaVersion is the value of "schema_version" that this package writes.
@@ -44,6 +46,9 @@ type Node struct {
 	Labels    map[string]string `json:"labels,omitempty"`
 	GPUs      []GPU             `json:"gpus"`
 	Workloads []Workload        `json:"workloads,omitempty"`
+	// Topology is the node's interconnect and NUMA layout (nvml and sim
+	// sources; docs/profile-format.md).
+	Topology *hwtopo.Topology `json:"topology,omitempty"`
 }
 
 // GPU is one physical GPU or one MIG device.
