@@ -99,6 +99,9 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 		if it.End.Labels != nil {
 			n.labels = it.End.Labels
 		}
+		if it.End.Topology != nil {
+			n.topology = it.End.Topology
+		}
 		n.addWorkloads(it.End.Workloads)
 		return nil
 	}

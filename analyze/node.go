@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -52,6 +53,7 @@ type nodeAcc struct {
 	gpus      []*gpuAcc
 	workloads map[string]profile.Workload
 	spark     *sparkline
+	topology  *hwtopo.Topology
 }
 
 func (n *nodeAcc) addWorkloads(ws []profile.Workload) {

@@ -60,6 +60,11 @@ func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect string) []Sug
 			out = append(out, rebindPending(n, accs[n.Name].pending(), dialect))
 		}
 	}
+	for _, n := range nodes {
+		if acc := accs[n.Name]; acc != nil {
+			out = append(out, numaSuggestions(acc)...)
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].SavingsUSDPerHour > out[j].SavingsUSDPerHour })
 	return out
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -56,9 +57,14 @@ func TestPrometheusSourceEndToEnd(t *testing.T) {
 		}
 	}
 	for i := range a.Nodes {
-		if a.Nodes[i].Name != b.Nodes[i].Name || a.Nodes[i].Verdict != b.Nodes[i].Verdict || len(a.Suggestions) != len(b.Suggestions) {
+		if a.Nodes[i].Name != b.Nodes[i].Name || a.Nodes[i].Verdict != b.Nodes[i].Verdict {
 			t.Errorf("node %s: %s vs %s", a.Nodes[i].Name, a.Nodes[i].Verdict, b.Nodes[i].Verdict)
 		}
+	}
+	// Placement suggestions need the topology, which Prometheus does not
+	// hold; the money ones must agree.
+	if x, y := moneySuggestions(a), moneySuggestions(b); x != y {
+		t.Errorf("suggestions differ:\n%s\n%s", x, y)
 	}
 }
 
@@ -167,5 +173,53 @@ func TestPrometheusHTTPSettingsApplied(t *testing.T) {
 	r = run(t, nil, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h")
 	if r.code != ExitFailure || !strings.Contains(r.errOut, "HTTP 401: who are you") {
 		t.Fatalf("without: exit %d %s", r.code, r.errOut)
+	}
+}
+
+func moneySuggestions(r analyze.Report) string {
+	var out []string
+	for _, s := range r.Suggestions {
+		if s.SavingsUSDPerHour > 0 {
+			out = append(out, s.Kind+" "+s.Node+" "+s.Command)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestTopologyFile attaches a topo -m capture to nodes read from scrapes,
+// and analyze then sees a workload spread over both NUMA nodes.
+func TestTopologyFile(t *testing.T) {
+	doc := "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+	for g := 0; g < 8; g++ {
+		pod := ""
+		if g == 3 || g == 4 {
+			pod = `,namespace="ml",pod="llama-70b-infer-0"`
+		}
+		doc += fmt.Sprintf("DCGM_FI_DEV_GPU_UTIL{gpu=\"%d\",UUID=\"GPU-%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"dgx-1\"%s} 50\n", g, g, pod)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(doc)) }))
+	defer srv.Close()
+	capture, _ := os.ReadFile("../testdata/topo-dgxa100.txt")
+	topo := filepath.Join(t.TempDir(), "topo.txt")
+	os.WriteFile(topo, []byte(strings.ReplaceAll(string(capture), "NV12", "NV18")), 0o644)
+	out := filepath.Join(t.TempDir(), "p.json")
+	r := run(t, nil, "profile", "--source", "scrape", "--targets", srv.URL+"/metrics", "--interval", "100ms", "--duration", "0.3",
+		"--topology-file", "dgx-1="+topo, "--output", out, "--quiet")
+	if r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	p := readProfile(t, out)
+	tp := p.Nodes[0].Topology
+	if tp == nil || tp.Matrix[0][7] != "NV18" || tp.NVLinkGBps[0][7] != 18*26.562 || len(tp.Host.NUMANodes) != 2 {
+		t.Fatalf("topology %+v", tp)
+	}
+	r = run(t, nil, "analyze", out, "--format", "json")
+	if !strings.Contains(r.out, `"kind": "pack-numa"`) || !strings.Contains(r.out, "ml/llama-70b-infer-0's 2 GPUs (3, 4) sit on NUMA nodes 0, 1") {
+		t.Fatalf("no pack-numa suggestion:\n%s", r.out)
+	}
+	r = run(t, nil, "profile", "--source", "scrape", "--targets", srv.URL+"/metrics", "--interval", "100ms", "--duration", "0.1",
+		"--topology-file", "other="+topo, "--output", out, "--quiet")
+	if r.code != 0 || !strings.Contains(r.errOut, "matched no node") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -37,6 +38,8 @@ type ProfileOptions struct {
 	Command []string
 	// Start and End bound the range read from Prometheus.
 	Start, End string
+	// TopologyFiles are --topology-file values: FILE or NODE=FILE.
+	TopologyFiles []string
 
 	viper *viper.Viper // for the HTTP settings, whose keys are open-ended
 }
@@ -108,6 +111,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 	durationFlag(fl, "prometheus-timeout", 120e9, "timeout of one Prometheus query")
 	fl.StringSlice("targets", nil, "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)")
 	fl.String("targets-file", "", "file with one scrape target per line (--source scrape)")
+	fl.StringArrayVar(&opts.TopologyFiles, "topology-file", nil, "an nvidia-smi topo -m capture for nodes seedance sees only through Prometheus or scrapes: FILE for every node, NODE=FILE for one (repeatable)")
 	for name, key := range map[string]string{
 		"source": "profile.source", "interval": "profile.interval", "duration": "profile.duration",
 		"output": "profile.output", "checkpoint": "profile.checkpoint", "quiet": "profile.quiet",
@@ -182,6 +186,9 @@ func profileRun(o *ProfileOptions) error {
 // and turns an interrupted run into exit status 130.
 func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptible bool) error {
 	pc := o.Config.Profile
+	if terr := attachTopologyFiles(o, p); terr != nil {
+		return terr
+	}
 	if werr := writeProfile(o.IO.Out, pc.Output, p); werr != nil {
 		return werr
 	}
@@ -287,4 +294,28 @@ func summaryLine(path string, p *profile.Profile) string {
 		s += " (incomplete)"
 	}
 	return s
+}
+
+// attachTopologyFiles puts the --topology-file captures into the profile's
+// nodes.
+func attachTopologyFiles(o *ProfileOptions, p *profile.Profile) error {
+	for _, spec := range o.TopologyFiles {
+		node, file, ok := strings.Cut(spec, "=")
+		if !ok {
+			node, file = "", spec
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			return usageErrorf("--topology-file: %v", err)
+		}
+		t, err := hwtopo.ParseMatrix(f)
+		f.Close()
+		if err != nil {
+			return usageErrorf("--topology-file %s: %v", file, err)
+		}
+		if profile.AttachTopology(p, node, t) == 0 {
+			fmt.Fprintf(o.IO.ErrOut, "warning: --topology-file %s matched no node (none named %q with %d GPUs)\n", file, node, len(t.GPUs))
+		}
+	}
+	return nil
 }

@@ -69,3 +69,29 @@ func (h *Host) NodeOfCPUs(list string) int {
 	}
 	return best
 }
+
+// FractionOn is the share of the CPUs in list that belong to NUMA node id.
+func (h *Host) FractionOn(list string, id int) float64 {
+	want, err := ParseCPUList(list)
+	if err != nil || len(want) == 0 || h == nil {
+		return 0
+	}
+	for _, n := range h.NUMANodes {
+		if n.ID != id {
+			continue
+		}
+		cpus, _ := ParseCPUList(n.CPUs)
+		set := map[int]bool{}
+		for _, c := range cpus {
+			set[c] = true
+		}
+		k := 0
+		for _, c := range want {
+			if set[c] {
+				k++
+			}
+		}
+		return float64(k) / float64(len(want))
+	}
+	return 0
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -158,4 +159,43 @@ func ParseNVLinkStatus(r io.Reader) ([]GPU, error) {
 		return nil, fmt.Errorf("not an nvlink status: no GPU lines")
 	}
 	return out, nil
+}
+
+// FromCapture completes a topology parsed from a `topo -m` capture: the
+// NVLink bandwidth of each pair is its link count × the per-link speed of
+// the model's NVLink generation, and the host's NUMA nodes are those the
+// GPUs' affinity columns name.
+func FromCapture(t *Topology, model string) *Topology {
+	per := 25.0
+	m := strings.ToUpper(model)
+	switch {
+	case strings.Contains(m, "B200") || strings.Contains(m, "B300") || strings.Contains(m, "GB200"):
+		per = 50
+	case strings.Contains(m, "H100") || strings.Contains(m, "H200") || strings.Contains(m, "H800") || strings.Contains(m, "H20"):
+		per = 26.562
+	}
+	for i := range t.Matrix {
+		for j, label := range t.Matrix[i] {
+			if n, ok := strings.CutPrefix(label, "NV"); ok {
+				if k, err := strconv.Atoi(n); err == nil {
+					t.NVLinkGBps[i][j] = math.Round(float64(k)*per*1000) / 1000
+				}
+			}
+		}
+	}
+	if t.Host == nil {
+		seen := map[int]bool{}
+		h := &Host{}
+		for _, g := range t.GPUs {
+			if g.NUMANode != nil && !seen[*g.NUMANode] && g.CPUAffinity != "" {
+				seen[*g.NUMANode] = true
+				h.NUMANodes = append(h.NUMANodes, NUMANode{ID: *g.NUMANode, CPUs: g.CPUAffinity})
+			}
+		}
+		if len(h.NUMANodes) > 0 {
+			h.Sockets = len(h.NUMANodes)
+			t.Host = h
+		}
+	}
+	return t
 }

@@ -62,7 +62,9 @@ func Warnings(t *Topology, procs []Process) []string {
 		if g.NUMANode == nil {
 			continue
 		}
-		if n := t.Host.NodeOfCPUs(p.CPUsAllowed); n >= 0 && n != *g.NUMANode {
+		// An unpinned process on a 2-socket host has half its CPUs on the
+		// GPU's node: only less than that is worth a warning.
+		if n := t.Host.NodeOfCPUs(p.CPUsAllowed); n >= 0 && n != *g.NUMANode && t.Host.FractionOn(p.CPUsAllowed, *g.NUMANode) < 0.5 {
 			out = append(out, fmt.Sprintf("process %d (%s) on GPU%d (NUMA node %d) may run on CPUs %s (mostly NUMA node %d): bind it with numactl --cpunodebind=%d --membind=%d, or on Kubernetes use the topology manager's single-numa-node policy",
 				p.PID, p.Name, p.GPU, *g.NUMANode, p.CPUsAllowed, n, *g.NUMANode, *g.NUMANode))
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/seedance/seedance/hwtopo"
 )
 
 // ProcInfo is what seedance knows about a process found on a GPU.
@@ -18,6 +20,8 @@ type ProcInfo struct {
 	Namespace string
 	Pod       string
 	Container string // container ID
+	// CPUsAllowed is the process's Cpus_allowed_list.
+	CPUsAllowed string
 }
 
 // WorkloadID is the id of the workload the process belongs to.
@@ -33,7 +37,7 @@ func (p ProcInfo) WorkloadID(pid int) string {
 
 // Workload returns a new workload for the process, without GPUs.
 func (p ProcInfo) Workload(pid int) *Workload {
-	w := &Workload{ID: p.WorkloadID(pid), State: StateRunning}
+	w := &Workload{ID: p.WorkloadID(pid), State: StateRunning, CPUsAllowed: p.CPUsAllowed}
 	switch {
 	case p.PodUID != "":
 		w.Kind, w.Name = KindPod, p.Pod
@@ -93,6 +97,7 @@ func (p *ProcFS) Resolve(pid int) ProcInfo {
 	if info.PodUID != "" {
 		info.Namespace, info.Pod = p.podName(info.PodUID)
 	}
+	_, info.CPUsAllowed = hwtopo.ProcessCPUs(p.ProcRoot, pid)
 	return info
 }
 

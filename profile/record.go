@@ -226,6 +226,9 @@ func (s *workloadSet) add(ws []Workload) {
 			continue
 		}
 		cur.State = w.State
+		if cur.CPUsAllowed == "" {
+			cur.CPUsAllowed = w.CPUsAllowed
+		}
 		for _, g := range w.GPUs {
 			addInt(&cur.GPUs, g)
 		}

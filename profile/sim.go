@@ -50,6 +50,7 @@ type simNodeKind struct {
 type simPod struct {
 	app  string
 	gpus []int
+	cpus string // Cpus_allowed_list; "" for the GPUs' own NUMA node
 }
 
 func all(r simRole) (a [8]simRole) {
@@ -62,21 +63,25 @@ func all(r simRole) (a [8]simRole) {
 func pods1(app string, n int) []simPod {
 	var out []simPod
 	for i := 0; i < n; i++ {
-		out = append(out, simPod{app, []int{i}})
+		out = append(out, simPod{app: app, gpus: []int{i}})
 	}
 	return out
 }
 
 var (
-	kindTrainH100 = simNodeKind{hw: "h100", roles: all(roleTrain), pods: []simPod{{"llama-70b-train", []int{0, 1, 2, 3, 4, 5, 6, 7}}}, noFields: -1}
-	kindTrainH200 = simNodeKind{hw: "h200", roles: all(roleTrain), pods: []simPod{{"mixtral-8x7b-train", []int{0, 1, 2, 3, 4, 5, 6, 7}}}, noFields: -1}
+	kindTrainH100 = simNodeKind{hw: "h100", roles: all(roleTrain), pods: []simPod{{app: "llama-70b-train", gpus: []int{0, 1, 2, 3, 4, 5, 6, 7}, cpus: "0-207"}}, noFields: -1}
+	kindTrainH200 = simNodeKind{hw: "h200", roles: all(roleTrain), pods: []simPod{{app: "mixtral-8x7b-train", gpus: []int{0, 1, 2, 3, 4, 5, 6, 7}, cpus: "0-207"}}, noFields: -1}
 	kindInferA100 = simNodeKind{hw: "a100", roles: all(roleInfer), pods: pods1("llama-7b-infer", 8), noFields: 7}
-	kindInferH100 = simNodeKind{hw: "h100", roles: all(roleInfer), pods: pods1("llama-13b-infer", 8), noFields: -1}
-	kindSpiky     = simNodeKind{hw: "a100", roles: all(roleSpiky), pods: []simPod{{"nightly-eval", []int{0, 1, 2, 3}}, {"nightly-eval", []int{4, 5, 6, 7}}}, noFields: -1}
-	kindStalled   = simNodeKind{hw: "h200", roles: all(roleIdle), pending: []simPod{{"llama-7b-infer", nil}, {"llama-7b-infer", nil}}, noFields: -1}
-	kindOneBusy   = simNodeKind{hw: "h100", roles: [8]simRole{roleTrain}, pods: []simPod{{"jupyter-alice", []int{0}}}, noFields: -1}
-	kindIdleA100  = simNodeKind{hw: "a100", roles: all(roleIdle), noFields: -1}
-	kindIdleH100  = simNodeKind{hw: "h100", roles: all(roleIdle), noFields: -1}
+	// Six one-GPU servers, and one two-GPU server spread over both NUMA nodes.
+	kindInferH100 = simNodeKind{hw: "h100", roles: all(roleInfer), pods: append(pods1("llama-13b-infer", 3),
+		simPod{app: "llama-70b-infer", gpus: []int{3, 4}}, simPod{app: "llama-13b-infer", gpus: []int{5}},
+		simPod{app: "llama-13b-infer", gpus: []int{6}}, simPod{app: "llama-13b-infer", gpus: []int{7}}), noFields: -1}
+	kindSpiky   = simNodeKind{hw: "a100", roles: all(roleSpiky), pods: []simPod{{app: "nightly-eval", gpus: []int{0, 1, 2, 3}}, {app: "nightly-eval", gpus: []int{4, 5, 6, 7}}}, noFields: -1}
+	kindStalled = simNodeKind{hw: "h200", roles: all(roleIdle), pending: []simPod{{app: "llama-7b-infer"}, {app: "llama-7b-infer"}}, noFields: -1}
+	// A notebook on GPU 0 (NUMA node 0) whose CPUs are on NUMA node 1.
+	kindOneBusy  = simNodeKind{hw: "h100", roles: [8]simRole{roleTrain}, pods: []simPod{{"jupyter-alice", []int{0}, "52-103,156-207"}}, noFields: -1}
+	kindIdleA100 = simNodeKind{hw: "a100", roles: all(roleIdle), noFields: -1}
+	kindIdleH100 = simNodeKind{hw: "h100", roles: all(roleIdle), noFields: -1}
 )
 
 // scenarioPlan returns the kind of each node. The mixed cluster cycles through
@@ -166,6 +171,10 @@ func openSimNode(o SimOptions, seed uint64, ni int, kind simNodeKind) (*NVMLNode
 	}
 	for pi, pod := range kind.pods {
 		info := simPodInfo(seed, ni, pi, pod.app)
+		info.CPUsAllowed = pod.cpus
+		if info.CPUsAllowed == "" && len(pod.gpus) > 0 {
+			info.CPUsAllowed = simTopologies[kind.hw].cpus[pod.gpus[0]/4]
+		}
 		pid := 4000 + 100*ni + pi
 		procs[pid] = info
 		for _, gi := range pod.gpus {

@@ -81,16 +81,19 @@ type SampleError struct {
 
 // Workload is a pod, process or batch job that uses (or waits for) GPUs.
 type Workload struct {
-	ID             string            `json:"id"`
-	Name           string            `json:"name,omitempty"`
-	Kind           string            `json:"kind,omitempty"`
-	State          string            `json:"state,omitempty"`
-	GPUs           []int             `json:"gpus,omitempty"`
-	GPUUUIDs       []string          `json:"gpu_uuids,omitempty"`
-	GPUCount       int               `json:"gpu_count,omitempty"`
-	GPUMemoryBytes uint64            `json:"gpu_memory_bytes,omitempty"`
-	PIDs           []int             `json:"pids,omitempty"`
-	Labels         map[string]string `json:"labels,omitempty"`
+	ID             string   `json:"id"`
+	Name           string   `json:"name,omitempty"`
+	Kind           string   `json:"kind,omitempty"`
+	State          string   `json:"state,omitempty"`
+	GPUs           []int    `json:"gpus,omitempty"`
+	GPUUUIDs       []string `json:"gpu_uuids,omitempty"`
+	GPUCount       int      `json:"gpu_count,omitempty"`
+	GPUMemoryBytes uint64   `json:"gpu_memory_bytes,omitempty"`
+	PIDs           []int    `json:"pids,omitempty"`
+	// CPUsAllowed is the CPU list its processes may run on
+	// (/proc/PID/status Cpus_allowed_list), to check NUMA placement.
+	CPUsAllowed string            `json:"cpus_allowed,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
 }
 
 // Workload kinds and states.
