@@ -2,51 +2,26 @@ package analyze
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/shell"
 	"github.com/seedance/seedance/profile"
 )
 
 // Dialects of the commands in suggestions.
 const (
-	DialectKubectl = "kubectl"
-	DialectSlurm   = "slurm"
-	DialectNone    = "none"
-)
-
-var (
-	// DNS-1123 subdomain: Kubernetes node and pod names.
-	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	// DNS-1123 label: Kubernetes namespaces.
-	dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	// Slurm node names: letters, digits, '-', '_', '.'.
-	slurmName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	// Words that need no quoting in a POSIX shell.
-	shellSafe = regexp.MustCompile(`^[A-Za-z0-9@%_+=:,./-]+$`)
+	DialectKubectl = shell.Kubectl
+	DialectSlurm   = shell.Slurm
+	DialectNone    = shell.None
 )
 
 // ValidNodeName reports whether name is a valid node name in the dialect.
-func ValidNodeName(dialect, name string) bool {
-	switch dialect {
-	case DialectKubectl:
-		return len(name) <= 253 && dns1123Subdomain.MatchString(name)
-	case DialectSlurm:
-		return len(name) <= 253 && slurmName.MatchString(name)
-	}
-	return true
-}
+func ValidNodeName(dialect, name string) bool { return shell.ValidNodeName(dialect, name) }
 
-// ShellQuote quotes s for a POSIX shell: left alone when it holds only safe
-// characters, else single-quoted with embedded quotes written as '\”.
-func ShellQuote(s string) string {
-	if s != "" && shellSafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// ShellQuote quotes s for a POSIX shell.
+func ShellQuote(s string) string { return shell.Quote(s) }
 
 // suggest makes a suggestion for every idle and stalled node, the largest
 // saving first.
@@ -131,7 +106,7 @@ func rebindPending(n NodeReport, pending []profile.Workload, dialect string) Sug
 		var cmds []string
 		for _, w := range pending {
 			ns, name := w.Labels["namespace"], w.Name
-			if w.Kind != profile.KindPod || !dns1123Label.MatchString(ns) || !dns1123Subdomain.MatchString(name) {
+			if w.Kind != profile.KindPod || !shell.ValidPod(ns, name) {
 				s.Text += fmt.Sprintf(" (no command for %q: not a valid pod reference)", w.ID)
 				continue
 			}

@@ -91,6 +91,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 		newConfigCmd(f),
 		newAnalyzeCmd(f, nil),
 		newTopoCmd(f),
+		newRecommendCmd(f),
 	)
 	// Cobra's own `completion` command (bash, zsh, fish, powershell), added
 	// now rather than at Execute so that the CLI reference lists it.

@@ -1,0 +1,117 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/recommend"
+)
+
+// RecommendOptions are the inputs of `seedance recommend`.
+type RecommendOptions struct {
+	IO      *iostreams.IOStreams
+	Config  *Config
+	Input   string
+	Dialect string
+	Output  string
+	Prices  map[string]float64
+	Plan    recommend.Options
+}
+
+func newRecommendCmd(f *Factory) *cobra.Command {
+	o := &RecommendOptions{IO: f.IO}
+	var gpuPrices []string
+	c := &cobra.Command{
+		Use:   "recommend --input PROFILE",
+		Short: "Plan workload moves that free whole nodes, as a reviewable script",
+		Long: `Plan which workloads to move so that whole nodes can be released, and where
+pending work can run, then write the plan as a bash script of kubectl
+commands (dry run unless run with --execute), Slurm scontrol lines, or JSON.
+
+A moved workload gets as many free GPUs as it had, with enough memory each,
+connected at least as well (NVLink stays NVLink), of the same GPU model
+unless --allow-model-change; pods labelled seedance.io/pinned=true never
+move. Every plan is replayed and checked before it is printed.`,
+		Example: `  seedance recommend --input profile.json --output plan.sh && less plan.sh && bash plan.sh --execute
+  seedance recommend --input profile.json --dialect json
+  seedance recommend --input cluster.json.gz --dialect slurm --allow-sharing`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if o.Input == "" {
+				return usageErrorf("no input: give a profile with --input FILE (or - for stdin)")
+			}
+			switch o.Dialect {
+			case "kubectl", "slurm", "json":
+			default:
+				return usageErrorf("unknown --dialect %q (choose kubectl, slurm or json)", o.Dialect)
+			}
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			o.Config = cfg
+			if o.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
+				return err
+			}
+			return recommendRun(o)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&o.Input, "input", "i", "", "profile to plan from; - reads stdin")
+	fl.StringVar(&o.Dialect, "dialect", "kubectl", "output: kubectl (a bash script), slurm or json")
+	fl.StringVarP(&o.Output, "output", "o", "-", "write the plan to this file (atomically); - is stdout")
+	fl.BoolVar(&o.Plan.AllowModelChange, "allow-model-change", false, "let workloads move to another GPU model")
+	fl.BoolVar(&o.Plan.AllowSharing, "allow-sharing", false, "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)")
+	fl.IntVar(&o.Plan.MaxMovesPerNode, "max-moves-per-node", 0, "evict at most this many workloads from one node (0: no limit)")
+	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
+	return c
+}
+
+func recommendRun(o *RecommendOptions) error {
+	p, err := profile.ReadFile(o.Input, o.IO.In)
+	if err != nil {
+		return err
+	}
+	pricer := analyze.NewPricer(o.Prices, o.Config.Pricing.DefaultGPUHourUSD)
+	cluster := recommend.FromProfile(p, pricer.Price, o.Config.Analyze.IdleThresholdPct)
+	plan, err := recommend.MakePlan(cluster, o.Plan)
+	if err != nil {
+		return err
+	}
+	write := recommend.Kubectl
+	switch o.Dialect {
+	case "slurm":
+		write = recommend.Slurm
+	case "json":
+		write = recommend.JSON
+	}
+	var buf bytes.Buffer
+	if err := write(&buf, plan); err != nil {
+		return err
+	}
+	if o.Output == "-" {
+		_, err = o.IO.Out.Write(buf.Bytes())
+	} else {
+		err = fsutil.WriteAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+		if err == nil && o.Dialect != "json" {
+			err = os.Chmod(o.Output, 0o755)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.ErrOut, "plan: %d move(s), %d node(s) released, $%.2f/h ($%.2f/month)\n",
+		len(plan.Moves), len(plan.ReleasedNodes), plan.SavingsUSDPerHour, plan.SavingsUSDPerMonth)
+	if len(plan.Unplaced) > 0 {
+		fmt.Fprintf(o.IO.ErrOut, "note: %d pending workload(s) fit nowhere else: %v\n", len(plan.Unplaced), plan.Unplaced)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+// Package recommend turns what analyze found into a plan of moves: which
+// workloads to migrate so that whole nodes can be released, and where pending
+// work can run. The plan is checked by replaying it before anyone sees it;
+// rendering it as kubectl, Slurm or JSON is a separate, small step.
+package recommend
+
+// PlanSchema is the value of "schema_version" in a JSON plan.
+const PlanSchema = "seedance.plan/v1"
+
+// Plan is a list of moves in execution order and what they release.
+type Plan struct {
+	SchemaVersion      string   `json:"schema_version"`
+	Moves              []Move   `json:"moves"`
+	ReleasedNodes      []string `json:"released_nodes"`
+	SavingsUSDPerHour  float64  `json:"savings_usd_per_hour"`
+	SavingsUSDPerMonth float64  `json:"savings_usd_per_month"`
+	// Unplaced lists pending workloads no node could take.
+	Unplaced []string `json:"unplaced,omitempty"`
+}
+
+// Move is one workload moved, or one pending workload placed.
+type Move struct {
+	Workload string  `json:"workload"`
+	From     *string `json:"from"` // nil for pending work
+	To       string  `json:"to"`
+	GPUs     []int   `json:"gpus"`
+	// Sharing is nil for whole GPUs, else "mps", "time-slicing" or
+	// "mig:<profile>".
+	Sharing           *string `json:"sharing"`
+	Reason            string  `json:"reason"`
+	SavingsUSDPerHour float64 `json:"savings_usd_per_hour"`
+	// Kind, Name and Namespace say how to move it (for the renderers).
+	Kind      string `json:"-"`
+	Name      string `json:"-"`
+	Namespace string `json:"-"`
+}
+
+// HoursPerMonth converts hourly savings to monthly ones (365 × 24 / 12).
+const HoursPerMonth = 730

@@ -1,0 +1,121 @@
+package recommend
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/internal/schematest"
+)
+
+func str(s string) *string { return &s }
+
+var hostile = []string{
+	"a;touch PWNED", "$(touch PWNED)", "`touch PWNED`", "x' ; touch PWNED; '", "n\ntouch PWNED", "nœud-ü", `"; touch PWNED; "`, "-rf",
+}
+
+func hostilePlan() *Plan {
+	p := &Plan{SchemaVersion: PlanSchema, SavingsUSDPerHour: 40, SavingsUSDPerMonth: 29200}
+	for _, h := range hostile {
+		p.Moves = append(p.Moves, Move{Workload: h, From: str(h), To: h, GPUs: []int{0}, Reason: h, Kind: "pod", Name: h, Namespace: h})
+		p.ReleasedNodes = append(p.ReleasedNodes, h)
+	}
+	p.Moves = append(p.Moves, Move{Workload: "ml/ok", From: str("node-a"), To: "node-b", GPUs: []int{1}, Reason: "frees node-a", Kind: "pod", Name: "ok-5f6d", Namespace: "ml"})
+	p.ReleasedNodes = append(p.ReleasedNodes, "node-a")
+	return p
+}
+
+// runScript runs a generated script in a directory with a fake kubectl and
+// scontrol that log their arguments, and returns the log.
+func runScript(t *testing.T, script string, args ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	fake := "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\" >> \"$LOG\"; done; echo >> \"$LOG\"\n" +
+		"case \"$*\" in *ownerReferences*) echo ReplicaSet;; esac\n"
+	for _, name := range []string{"kubectl", "scontrol"} {
+		os.WriteFile(filepath.Join(bin, name), []byte(fake), 0o755)
+	}
+	path := filepath.Join(dir, "plan.sh")
+	os.WriteFile(path, []byte(script), 0o755)
+	if out, err := exec.Command("bash", "-n", path).CombinedOutput(); err != nil {
+		t.Fatalf("bash -n: %v\n%s", err, out)
+	}
+	cmd := exec.Command("bash", append([]string{path}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("script failed: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+		t.Fatal("a name ran a command")
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "log"))
+	return string(out) + "\nLOG:\n" + string(log)
+}
+
+func TestKubectlScriptIsSafe(t *testing.T) {
+	var b bytes.Buffer
+	if err := Kubectl(&b, hostilePlan()); err != nil {
+		t.Fatal(err)
+	}
+	script := b.String()
+	if !strings.Contains(script, "set -euo pipefail") || strings.Count(script, "# skipped") != 2*len(hostile) {
+		t.Fatalf("script:\n%s", script)
+	}
+	dry := runScript(t, script)
+	if strings.Contains(dry, "LOG:\n[") {
+		t.Fatalf("the dry run called kubectl:\n%s", dry)
+	}
+	if !strings.Contains(dry, "+ kubectl cordon node-a") || !strings.Contains(dry, "+ kubectl drain node-a --ignore-daemonsets --delete-emptydir-data") {
+		t.Fatalf("dry run output:\n%s", dry)
+	}
+	live := runScript(t, script, "--execute")
+	for _, want := range []string{
+		"[cordon][node-a]",
+		"[patch][-n][ml][Deployment/",
+		"[create][--raw][/api/v1/namespaces/ml/pods/ok-5f6d/eviction][-f]",
+		"[drain][node-a][--ignore-daemonsets][--delete-emptydir-data]",
+	} {
+		if !strings.Contains(live, want) {
+			t.Errorf("kubectl was not called with %s:\n%s", want, live)
+		}
+	}
+}
+
+func TestSlurmScriptIsSafe(t *testing.T) {
+	p := hostilePlan()
+	p.Moves = append(p.Moves, Move{Workload: "4242", From: str("gpu07"), To: "gpu12", GPUs: []int{0}, Name: "4242"})
+	var b bytes.Buffer
+	if err := Slurm(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	out := runScript(t, b.String())
+	for _, want := range []string{"[update][JobId=4242][ReqNodeList=gpu12]", "[requeue][4242]", "[update][NodeName=node-a][State=DRAIN][Reason=seedance: release (migration plan)]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scontrol was not called with %s:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlanJSONSchema(t *testing.T) {
+	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, pod("p1", "a", 0), pod("big", "b", 0, 1, 2))
+	plan, err := MakePlan(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	JSON(&b, plan)
+	schematest.Validate(t, "plan-v1.schema.json", b.Bytes())
+	var back map[string]any
+	json.Unmarshal(b.Bytes(), &back)
+	if back["moves"].([]any)[0].(map[string]any)["from"] != "a" {
+		t.Fatalf("plan %s", b.String())
+	}
+}
