@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/recommend"
 )
 
 // Params are the analysis parameters (docs/analysis.md).
@@ -20,6 +21,10 @@ type Params struct {
 	EnergyUSDPerKWh   float64
 	Dialect           string // kubectl, slurm or none: the commands in suggestions
 	SparklineBuckets  int
+	// Scaling, when set, adds the elastic-scaling what-if.
+	Scaling *ScalingParams
+	// Migration, when set, adds the migration plan.
+	Migration *recommend.Options
 }
 
 // DefaultParams are the documented defaults.
@@ -87,6 +92,9 @@ func (a *analysis) node(name string) *nodeAcc {
 	n := a.nodes[name]
 	if n == nil {
 		n = &nodeAcc{name: name, workloads: map[string]profile.Workload{}, spark: newSparkline(a.windowS, a.p.SparklineBuckets)}
+		if a.p.Scaling != nil && a.p.Scaling.Period > 0 {
+			n.demand.busy = make([]float64, int(math.Ceil(a.windowS/a.p.Scaling.Period.Seconds()-1e-9)))
+		}
 		a.nodes[name] = n
 		a.order = append(a.order, n)
 	}
@@ -109,9 +117,9 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 	key := it.Node + "\x00" + g.UUID
 	acc := a.gpus[key]
 	if acc == nil {
-		acc = &gpuAcc{node: it.Node, uuid: g.UUID, model: g.Model, share: 1,
+		acc = &gpuAcc{node: it.Node, uuid: g.UUID, model: g.Model, share: 1, index: g.Index, memTotal: g.MemoryTotalBytes, mig: g.MIG,
 			threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
-			own: newSparkline(a.windowS, a.p.SparklineBuckets)}
+			own: newSparkline(a.windowS, a.p.SparklineBuckets), demand: &n.demand, scaling: a.p.Scaling}
 		if g.MIG != nil {
 			acc.share = migShare(g.MIG.Profile)
 			acc.parent = g.MIG.ParentUUID
@@ -224,6 +232,18 @@ func (a *analysis) report(r *Report) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), a.p.DefaultGPUHourUSD))
 	}
 	r.Suggestions = suggest(r.Nodes, a.nodes, a.p.Dialect)
+	if a.p.Scaling != nil && a.p.Scaling.Period > 0 {
+		r.Scaling = a.scalingReport(pricer)
+	}
+	if a.p.Migration != nil {
+		plan, err := recommend.MakePlan(recommend.FromProfile(a.clusterProfile(), pricer.Price, a.p.IdleThresholdPct), *a.p.Migration)
+		if err != nil {
+			r.Warnings = append(r.Warnings, "no migration plan: "+err.Error())
+		} else {
+			r.Migration = plan
+			r.Suggestions = append(r.Suggestions, migrationSuggestions(plan, a.nodes)...)
+		}
+	}
 	r.Timeline = a.timeline(r.Nodes)
 	if s.GPUs <= MaxGPUTimelines {
 		for i := range r.Nodes {

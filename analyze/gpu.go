@@ -16,12 +16,16 @@ type sample struct {
 	t, interval   float64
 	util, memBW   float64 // NaN: null or absent
 	power, energy float64
+	load          float64 // the scaling signal, NaN when absent
 	valid         bool
 }
 
 // gpuAcc accumulates one GPU's figures over its samples, across inputs.
 type gpuAcc struct {
 	node, uuid, model string
+	index             int
+	memTotal          uint64
+	mig               *profile.MIG
 	share             float64 // 1 for a GPU, slices/7 for a MIG device, 0 for a MIG parent
 	parent            string  // parent GPU UUID of a MIG device
 	price             float64 // USD per hour for this entry (share applied)
@@ -43,6 +47,8 @@ type gpuAcc struct {
 	threshold, window float64
 	spark             *sparkline // the node's
 	own               *sparkline // this GPU's
+	demand            *demandAcc // the node's, for the scaling what-if
+	scaling           *ScalingParams
 }
 
 // add feeds the GPU's series from one input whose started_at is offset
@@ -53,7 +59,10 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 		g.hasUtil = true
 	}
 	for i, t := range s.T {
-		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), valid: true}
+		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), load: profile.Null, valid: true}
+		if g.scaling != nil {
+			cur.load = composite(s, i, g.scaling.Weights, g.scaling.PreferSMActive)
+		}
 		if g.prev.valid {
 			if cur.t <= g.prev.t {
 				return fmt.Errorf("%w: inputs overlap: GPU %s on node %s has two samples at or around %.3f s into the window", profile.ErrInvalid, g.uuid, g.node, cur.t)
@@ -101,6 +110,9 @@ func (g *gpuAcc) close(s sample, next float64) {
 	if !profile.IsNull(s.memBW) {
 		g.bwSum += s.memBW * cov
 		g.bwW += cov
+	}
+	if g.scaling != nil && g.share > 0 && g.parent == "" {
+		g.demand.add(s.t, cov, s.load, g.scaling.Period.Seconds())
 	}
 	if !profile.IsNull(s.power) {
 		g.powerJ += s.power * cov

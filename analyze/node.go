@@ -54,6 +54,7 @@ type nodeAcc struct {
 	workloads map[string]profile.Workload
 	spark     *sparkline
 	topology  *hwtopo.Topology
+	demand    demandAcc
 }
 
 func (n *nodeAcc) addWorkloads(ws []profile.Workload) {

@@ -1,6 +1,10 @@
 package analyze
 
-import "time"
+import (
+	"time"
+
+	"github.com/seedance/seedance/recommend"
+)
 
 // ReportSchema is the value of "schema_version" in a JSON report.
 const ReportSchema = "seedance.report/v1"
@@ -13,6 +17,8 @@ type Report struct {
 	Inputs        []Input            `json:"inputs"`
 	Summary       Summary            `json:"summary"`
 	Timeline      Timeline           `json:"timeline"`
+	Scaling       *Scaling           `json:"scaling,omitempty"`
+	Migration     *recommend.Plan    `json:"migration,omitempty"`
 	Delta         map[string]float64 `json:"delta,omitempty"`
 	Nodes         []NodeReport       `json:"nodes"`
 	Suggestions   []Suggestion       `json:"suggestions"`

@@ -16,6 +16,7 @@ import (
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/recommend"
 )
 
 // AnalyzeOptions are the inputs of `seedance analyze`.
@@ -70,7 +71,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	}
 	fl := c.Flags()
 	fl.StringArrayVarP(&inputs, "input", "i", nil, "profile to read (repeatable); - reads stdin")
-	fl.String("report", "cost-savings", "report: cost-savings, idle, utilization or all")
+	fl.String("report", "cost-savings", "report: cost-savings, idle, utilization, scaling, migration or all")
 	fl.StringP("format", "f", "table", "output format: table, json, markdown, csv or prom")
 	fl.StringP("output", "o", "-", "write the report to this file (atomically); - is stdout")
 	fl.Float64("idle-threshold", 15, "a sample is idle when GPU utilization is below this percentage")
@@ -82,11 +83,13 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	fl.String("dialect", "kubectl", "commands in suggestions: kubectl, slurm or none")
 	fl.StringArray("gate", nil, "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3")
 	fl.StringVar(&opts.Baseline, "baseline", "", "earlier JSON report: adds delta (current − baseline) for every summary field")
+	fl.String("pool-by", "", "node label that names the scaling pools (default: GPU model)")
 	for name, key := range map[string]string{
 		"report": "analyze.report", "format": "analyze.format", "output": "analyze.output",
 		"idle-threshold": "analyze.idle_threshold_pct", "idle-window": "analyze.idle_window",
 		"underused": "analyze.underused_pct", "dialect": "analyze.dialect", "gate": "analyze.gates",
 		"default-gpu-price": "pricing.default_gpu_hour_usd", "energy-price": "pricing.energy_usd_per_kwh",
+		"pool-by": "scaling.pool_by",
 	} {
 		bindFlag(f.viper, fl, name, key)
 	}
@@ -142,6 +145,19 @@ func analyzeRun(o *AnalyzeOptions) error {
 		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct,
 		Prices: o.Prices, DefaultGPUHourUSD: o.Config.Pricing.DefaultGPUHourUSD,
 		EnergyUSDPerKWh: o.Config.Pricing.EnergyUSDPerKWh, Dialect: ac.Dialect, SparklineBuckets: 40,
+	}
+	if ac.Report == "scaling" || ac.Report == "all" {
+		sc := o.Config.Scaling
+		if sc.Period <= 0 || sc.Alpha <= 0 || sc.Alpha > 1 || sc.TargetPct <= 0 || sc.UpPeriods < 1 || sc.DownPeriods < 1 {
+			return usageErrorf("scaling settings: period, alpha (0–1], target_pct, up_periods and down_periods must be positive")
+		}
+		params.Scaling = &analyze.ScalingParams{Period: sc.Period, Weights: sc.Weights, PreferSMActive: sc.PreferSMActive,
+			Alpha: sc.Alpha, TargetPct: sc.TargetPct, LowerPct: sc.LowerPct, UpPeriods: sc.UpPeriods, DownPeriods: sc.DownPeriods,
+			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, PoolBy: sc.PoolBy, HPATolerance: 0.1, HPAStabilization: 300e9}
+	}
+	if ac.Report == "migration" || ac.Report == "all" {
+		m := o.Config.Migration
+		params.Migration = &recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode}
 	}
 	r, err := analyze.Analyze(sources, params)
 	if err != nil {

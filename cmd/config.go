@@ -71,6 +71,20 @@ var configKeys = []configKey{
 	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring", Map: true},
 	{Key: "pricing.default_gpu_hour_usd", Default: 1.0, Help: "USD per GPU-hour for models without a price"},
 	{Key: "pricing.energy_usd_per_kwh", Default: 0.12, Help: "USD per kWh"},
+	{Key: "scaling.period", Default: "60s", Help: "length of one autoscaling period"},
+	{Key: "scaling.weights", Default: map[string]float64{"gpu_util_pct": 0.6, "mem_bw_util_pct": 0.4}, Help: "weights of the metrics in the load signal", Map: true},
+	{Key: "scaling.prefer_sm_active", Default: false, Help: "use sm_active_pct instead of gpu_util_pct where present"},
+	{Key: "scaling.alpha", Default: 0.8, Help: "weight of the newest period in the moving average"},
+	{Key: "scaling.target_pct", Default: 70.0, Help: "utilization the autoscaler aims at"},
+	{Key: "scaling.lower_pct", Default: 30.0, Help: "scale down below this smoothed utilization"},
+	{Key: "scaling.up_periods", Default: 3, Help: "periods above target × 1.1 before scaling up"},
+	{Key: "scaling.down_periods", Default: 5, Help: "periods below lower_pct before scaling down"},
+	{Key: "scaling.min_gpus", Default: 1, Help: "smallest pool size"},
+	{Key: "scaling.max_gpus", Default: 0, Help: "largest pool size; 0 is the pool's GPUs"},
+	{Key: "scaling.pool_by", Default: "", Help: "node label that names pools; GPU model when empty"},
+	{Key: "migration.allow_model_change", Default: false, Help: "let workloads move to another GPU model"},
+	{Key: "migration.allow_sharing", Default: false, Help: "pack fractional workloads onto shared GPUs"},
+	{Key: "migration.max_moves_per_node", Default: 0, Help: "evictions allowed per node; 0 is no limit"},
 	{Key: "prometheus.url", Default: "", Help: "Prometheus (or Thanos, Mimir, VictoriaMetrics) holding dcgm-exporter metrics"},
 	{Key: "prometheus.step", Default: "15s", Help: "dcgm-exporter's scrape interval: the profile's interval_s"},
 	{Key: "prometheus.selector", Default: "", Help: "label matchers added to every query, e.g. {cluster=\"a\"}"},
@@ -118,6 +132,24 @@ type Config struct {
 		Dialect          string        `mapstructure:"dialect"`
 		Gates            []string      `mapstructure:"gates"`
 	} `mapstructure:"analyze"`
+	Scaling struct {
+		Period         time.Duration      `mapstructure:"period"`
+		Weights        map[string]float64 `mapstructure:"weights"`
+		PreferSMActive bool               `mapstructure:"prefer_sm_active"`
+		Alpha          float64            `mapstructure:"alpha"`
+		TargetPct      float64            `mapstructure:"target_pct"`
+		LowerPct       float64            `mapstructure:"lower_pct"`
+		UpPeriods      int                `mapstructure:"up_periods"`
+		DownPeriods    int                `mapstructure:"down_periods"`
+		MinGPUs        int                `mapstructure:"min_gpus"`
+		MaxGPUs        int                `mapstructure:"max_gpus"`
+		PoolBy         string             `mapstructure:"pool_by"`
+	} `mapstructure:"scaling"`
+	Migration struct {
+		AllowModelChange bool `mapstructure:"allow_model_change"`
+		AllowSharing     bool `mapstructure:"allow_sharing"`
+		MaxMovesPerNode  int  `mapstructure:"max_moves_per_node"`
+	} `mapstructure:"migration"`
 	Prometheus struct {
 		URL         string         `mapstructure:"url"`
 		Step        time.Duration  `mapstructure:"step"`

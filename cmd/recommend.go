@@ -58,6 +58,8 @@ move. Every plan is replayed and checked before it is printed.`,
 				return err
 			}
 			o.Config = cfg
+			o.Plan = recommend.Options{AllowModelChange: cfg.Migration.AllowModelChange, AllowSharing: cfg.Migration.AllowSharing,
+				MaxMovesPerNode: cfg.Migration.MaxMovesPerNode}
 			if o.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
 				return err
 			}
@@ -68,9 +70,13 @@ move. Every plan is replayed and checked before it is printed.`,
 	fl.StringVarP(&o.Input, "input", "i", "", "profile to plan from; - reads stdin")
 	fl.StringVar(&o.Dialect, "dialect", "kubectl", "output: kubectl (a bash script), slurm or json")
 	fl.StringVarP(&o.Output, "output", "o", "-", "write the plan to this file (atomically); - is stdout")
-	fl.BoolVar(&o.Plan.AllowModelChange, "allow-model-change", false, "let workloads move to another GPU model")
-	fl.BoolVar(&o.Plan.AllowSharing, "allow-sharing", false, "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)")
-	fl.IntVar(&o.Plan.MaxMovesPerNode, "max-moves-per-node", 0, "evict at most this many workloads from one node (0: no limit)")
+	fl.Bool("allow-model-change", false, "let workloads move to another GPU model")
+	fl.Bool("allow-sharing", false, "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)")
+	fl.Int("max-moves-per-node", 0, "evict at most this many workloads from one node (0: no limit)")
+	for name, key := range map[string]string{"allow-model-change": "migration.allow_model_change",
+		"allow-sharing": "migration.allow_sharing", "max-moves-per-node": "migration.max_moves_per_node"} {
+		bindFlag(f.viper, fl, name, key)
+	}
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	return c
 }

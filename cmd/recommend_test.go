@@ -57,3 +57,47 @@ func TestRecommendOnSimulatedCluster(t *testing.T) {
 		}
 	}
 }
+
+func TestAnalyzeReportAll(t *testing.T) {
+	p := simProfile(t, "--sim-nodes", "16", "--duration", "1800")
+	r := run(t, nil, "analyze", p, "--report", "all", "--format", "json")
+	if r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	schematest.Validate(t, "report-v1.schema.json", []byte(r.out))
+	var rep struct {
+		Scaling struct {
+			Pools []struct {
+				Pool string `json:"pool"`
+				WMA  struct {
+					Capacity []int `json:"capacity_gpus"`
+				} `json:"wma"`
+			} `json:"pools"`
+		} `json:"scaling"`
+		Migration   recommend.Plan `json:"migration"`
+		Suggestions []struct {
+			Kind, Text string
+		} `json:"suggestions"`
+	}
+	json.Unmarshal([]byte(r.out), &rep)
+	if len(rep.Scaling.Pools) != 3 || len(rep.Scaling.Pools[0].WMA.Capacity) != 30 {
+		t.Fatalf("scaling %+v", rep.Scaling)
+	}
+	if len(rep.Migration.ReleasedNodes) != 3 {
+		t.Fatalf("migration %+v", rep.Migration)
+	}
+	found := false
+	for _, s := range rep.Suggestions {
+		if s.Kind == "migrate" && strings.HasPrefix(s.Text, "node-gpu-04: migrate 2 pending llama-7b-infer pods to node-gpu-12") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("suggestions %+v", rep.Suggestions)
+	}
+	// The same with --pool-by: one pool per instance type label.
+	r = run(t, nil, "analyze", p, "--report", "scaling", "--pool-by", "node.kubernetes.io/instance-type")
+	if r.code != 0 || !strings.Contains(r.out, "p4de.24xlarge") || !strings.Contains(r.out, "p5e.48xlarge") {
+		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+}

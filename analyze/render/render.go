@@ -22,7 +22,7 @@ type Options struct {
 
 // Reports and formats.
 var (
-	Reports = []string{"cost-savings", "idle", "utilization", "all"}
+	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "all"}
 	Formats = []string{"table", "json", "markdown", "csv", "prom", "html"}
 )
 
@@ -60,14 +60,20 @@ func ValidReport(name string) bool {
 
 func (o Options) has(section string) bool {
 	switch o.Report {
-	case "all", "":
+	case "all":
 		return true
+	case "":
+		return section != "scaling" && section != "migration"
 	case "cost-savings":
 		return section == "nodes" || section == "suggestions"
 	case "idle":
 		return section == "nodes" || section == "intervals"
 	case "utilization":
 		return section == "nodes"
+	case "scaling":
+		return section == "scaling"
+	case "migration":
+		return section == "migration" || section == "suggestions"
 	}
 	return false
 }

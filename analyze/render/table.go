@@ -67,9 +67,19 @@ func Table(w io.Writer, r *analyze.Report, o Options) error {
 			}
 		}
 	}
+	if o.has("scaling") {
+		if err := scalingTable(w, ew, r); err != nil {
+			return err
+		}
+	}
+	if o.has("migration") {
+		migrationText(ew, r)
+	}
 	gatesText(ew, r)
 	return ew.err
 }
+
+func secondsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 func gatesText(ew *errWriter, r *analyze.Report) {
 	if len(r.Gates) == 0 {

@@ -1,0 +1,112 @@
+package analyze
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+)
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func repeatInt(v, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func catInts(parts ...[]int) []int {
+	var out []int
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// TestWMAReplay: 8 GPUs; demand 1 GPU for 10 periods, then 4.
+// Down: utilization 12.5% < 30% for 5 periods → ceil(1/0.7) = 2 GPUs from
+// period 5. Up: at 2 GPUs, 4 busy is 200%; the WMA passes 77% at once, three
+// periods later → ceil(4/0.7) = 6 GPUs from period 13; periods 10–12 are
+// under-provisioned.
+func TestWMAReplay(t *testing.T) {
+	demand := append(repeat(1, 10), repeat(4, 6)...)
+	p := replayWMA(demand, 8, DefaultScaling())
+	want := catInts(repeatInt(8, 5), repeatInt(2, 8), repeatInt(6, 3))
+	if !reflect.DeepEqual(p.Capacity, want) || p.ScaleEvents != 2 || p.UnderProvisioned != 3 {
+		t.Fatalf("capacity %v events %d under %d", p.Capacity, p.ScaleEvents, p.UnderProvisioned)
+	}
+	pool := ScalingPool{StaticGPUH: 8 * 16 / 60.0, PricePerGPU: 3}
+	f := finishPolicy(p, pool, 60)
+	if math.Abs(f.ProvisionedGPUH-74/60.0) > 1e-6 || math.Abs(f.SavingUSD-3*(128-74)/60.0) > 1e-6 {
+		t.Fatalf("provisioned %v saving $%v", f.ProvisionedGPUH, f.SavingUSD)
+	}
+}
+
+// TestHPAReplay: the same demand under the HPA rule. Scale-down waits for
+// five periods (300 s) of lower recommendations; scale-up is immediate:
+// at period 10, 200% → ceil(2 × 2.857) = 6.
+func TestHPAReplay(t *testing.T) {
+	demand := append(repeat(1, 10), repeat(4, 6)...)
+	p := replayHPA(demand, 8, DefaultScaling(), 60)
+	want := catInts(repeatInt(8, 5), repeatInt(2, 6), repeatInt(6, 5))
+	if !reflect.DeepEqual(p.Capacity, want) || p.ScaleEvents != 2 || p.UnderProvisioned != 1 {
+		t.Fatalf("capacity %v events %d under %d", p.Capacity, p.ScaleEvents, p.UnderProvisioned)
+	}
+	// Within the tolerance (70% ± 10%) nothing changes.
+	p = replayHPA(repeat(5.2, 10), 7, DefaultScaling(), 60) // 74%
+	if p.ScaleEvents != 0 {
+		t.Fatalf("scaled within the tolerance: %v", p.Capacity)
+	}
+}
+
+func TestCompositeSignal(t *testing.T) {
+	s := &profile.Series{T: profile.Values{0, 1, 2}, GPUUtilPct: profile.Values{50, 50, profile.Null},
+		MemBWUtilPct: profile.Values{100, profile.Null, 20}, SMActivePct: profile.Values{10, 10, 10}}
+	w := DefaultScaling().Weights
+	for i, want := range []float64{0.6*50 + 0.4*100, 50, 20} {
+		if got := composite(s, i, w, false); math.Abs(got-want) > 1e-9 {
+			t.Errorf("composite[%d] = %v, want %v", i, got, want)
+		}
+	}
+	if got := composite(s, 0, w, true); math.Abs(got-(0.6*10+0.4*100)) > 1e-9 {
+		t.Errorf("sm_active not preferred: %v", got)
+	}
+}
+
+// TestScalingSection: a 4-GPU pool whose GPUs run at 50% for 10 minutes.
+func TestScalingSection(t *testing.T) {
+	var gpus []gpuSpec
+	for i := 0; i < 4; i++ {
+		g := gpuSpec{uuid: "GPU-" + string(rune('a'+i)), t: steps(0, 600), util: fill(50, 600)}
+		gpus = append(gpus, g)
+	}
+	doc := mkProfile(t, t0, 600, 1, nodeSpec{name: "n1", gpus: gpus})
+	// The profile has no memory-bandwidth column: the weights renormalise
+	// to gpu_util alone, so demand is 4 × 0.5 = 2 GPUs.
+	p := DefaultParams()
+	sp := DefaultScaling()
+	sp.Period = time.Minute
+	p.Scaling = &sp
+	r := mustAnalyze(t, p, doc)
+	if r.Scaling == nil || len(r.Scaling.Pools) != 1 {
+		t.Fatalf("scaling %+v", r.Scaling)
+	}
+	pool := r.Scaling.Pools[0]
+	if pool.Pool != "H100 80GB HBM3" || pool.GPUs != 4 || len(pool.Demand) != 10 || pool.Demand[3] != 2 {
+		t.Fatalf("pool %+v", pool)
+	}
+	// 2 of 4 busy is 50%: between 30% and 77%, so nothing scales.
+	if pool.WMA.ScaleEvents != 0 || pool.WMA.ProvisionedGPUH != pool.StaticGPUH {
+		t.Fatalf("wma %+v", pool.WMA)
+	}
+}
