@@ -55,6 +55,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 svg text{font:11px system-ui,sans-serif;fill:#1b1f24}svg .axis{fill:#57606a}
 svg .grid{stroke:#eaeef2}svg .mean{fill:none;stroke:#0969da;stroke-width:2}
 svg .band{fill:#0969da;fill-opacity:.1}svg .idle{fill:#cf222e}svg .bar{fill:#cf222e}
+svg .demand{fill:none;stroke:#1b1f24;stroke-width:1.5}svg .wma{fill:none;stroke:#1a7f37;stroke-width:2}svg .hpa{fill:none;stroke:#bf8700;stroke-width:1.5;stroke-dasharray:4 3}
 .two{display:flex;flex-wrap:wrap;gap:20px}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eaeef2}
 th{cursor:pointer;background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -88,7 +89,17 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{.Heatmap}}
 <h2>Where the money goes</h2>
 <div class="two"><div><h3>Idle cost by node</h3>{{.ByNode}}</div><div><h3>Idle cost by GPU model</h3>{{.ByModel}}</div></div>
-<h2>Suggestions</h2>
+{{if .Scaling}}<h2>Scaling what-if</h2>
+<p class="note">What an autoscaler would have provisioned per pool: demand (black), the WMA model (green) and an HPA-style baseline (dashed), in GPUs. See docs/scaling.md.</p>
+<table id="scaling"><thead><tr><th>Pool</th><th>GPUs</th><th>Static GPU-h</th><th>WMA GPU-h</th><th>WMA saves</th><th>WMA events</th><th>Under-provisioned</th><th>HPA GPU-h</th><th>HPA events</th></tr></thead><tbody>
+{{range .Scaling}}<tr><td>{{.Pool.Pool}}</td><td class="n">{{.Pool.GPUs}}</td><td class="n">{{printf "%.2f" .Pool.StaticGPUH}}</td><td class="n">{{printf "%.2f" .Pool.WMA.ProvisionedGPUH}}</td><td class="n">{{.Saves}}</td><td class="n">{{.Pool.WMA.ScaleEvents}}</td><td class="n">{{.Pool.WMA.UnderProvisioned}}</td><td class="n">{{printf "%.2f" .Pool.HPA.ProvisionedGPUH}}</td><td class="n">{{.Pool.HPA.ScaleEvents}}</td></tr>
+{{end}}</tbody></table>
+<div class="two">{{range .Scaling}}<div><h3>{{.Pool.Pool}}</h3>{{.Chart}}</div>{{end}}</div>
+{{end}}{{if .Migration}}<h2>Migration plan</h2>
+<p>{{len .Migration.Moves}} move(s) release {{len .Migration.ReleasedNodes}} node(s){{range .Migration.ReleasedNodes}} <code>{{.}}</code>{{end}}: saves {{.MigrationSaves}} per hour.</p>
+<ol>{{range .Migration.Moves}}<li><code>{{.Workload}}</code> → <code>{{.To}}</code> GPUs {{.GPUs}}: {{.Reason}}</li>
+{{end}}</ol>
+{{end}}<h2>Suggestions</h2>
 {{if .Suggestions}}<ol class="sugg">{{range .Suggestions}}<li data-kind="{{.Kind}}">{{.Text}}{{if .Command}}<pre><code>{{.Command}}</code> <button class="copy" hidden>copy</button></pre>{{end}}</li>
 {{end}}</ol>{{else}}<p>None: no node was idle for the whole idle window.</p>{{end}}
 <h2>Nodes</h2>
@@ -148,6 +159,22 @@ func HTML(w io.Writer, r *analyze.Report, _ Options) error {
 	d["ByNode"] = template.HTML(bars("chart-cost-nodes", "idle cost by node", costByNode(r)))
 	d["ByModel"] = template.HTML(bars("chart-cost-models", "idle cost by GPU model", costByModel(r)))
 	d["Suggestions"] = r.Suggestions
+	if r.Scaling != nil {
+		type poolView struct {
+			Pool  analyze.ScalingPool
+			Saves string
+			Chart template.HTML
+		}
+		var pools []poolView
+		for i, p := range r.Scaling.Pools {
+			pools = append(pools, poolView{p, money(p.WMA.SavingUSD), template.HTML(capacityChart(fmt.Sprintf("chart-scaling-%d", i), r, p))})
+		}
+		d["Scaling"] = pools
+	}
+	if r.Migration != nil {
+		d["Migration"] = r.Migration
+		d["MigrationSaves"] = money(r.Migration.SavingsUSDPerHour)
+	}
 	var nodes []nodeRow
 	for _, n := range r.Nodes {
 		nodes = append(nodes, nodeRow{n.Name, gpusText(n), n.Verdict, money(n.IdleCostUSD), n.AvgGPUUtilPct, n.IdleGPUHours, n.IdleCostUSD, n.PendingWorkloads})

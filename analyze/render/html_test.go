@@ -57,6 +57,11 @@ func svgStructure(t *testing.T, page []byte) string {
 func TestHTMLStructureGolden(t *testing.T) {
 	page := render(t, "html", simReport(t, analyze.DialectKubectl), Options{})
 	golden.Check(t, "../../testdata/report-sim.html.structure", []byte(svgStructure(t, page)))
+	all := render(t, "html", simReportWith(t, analyze.DialectKubectl, true), Options{Report: "all"})
+	golden.Check(t, "../../testdata/report-sim-all.html.structure", []byte(svgStructure(t, all)))
+	if !bytes.Contains(all, []byte(`<table id="scaling">`)) || !bytes.Contains(all, []byte("<h2>Migration plan</h2>")) {
+		t.Fatal("the scaling and migration sections are missing")
+	}
 	for _, bad := range []string{"http://", "https://", "//cdn", "@import", "url("} {
 		if i := bytes.Index(page, []byte(bad)); i >= 0 && !bytes.Contains(page[max(0, i-60):i], []byte("xmlns")) {
 			t.Errorf("page refers to %q: …%s…", bad, page[max(0, i-60):min(len(page), i+60)])

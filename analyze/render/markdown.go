@@ -76,6 +76,15 @@ func Markdown(w io.Writer, r *analyze.Report, o Options) error {
 			ew.printf("\n")
 		}
 	}
+	if r.Migration != nil && o.has("migration") {
+		ew.printf("\n**Migration plan**: %d move(s) release %d node(s), saving %s/h.\n", len(r.Migration.Moves), len(r.Migration.ReleasedNodes), money(r.Migration.SavingsUSDPerHour))
+	}
+	if r.Scaling != nil && o.has("scaling") {
+		ew.printf("\n| Pool | GPUs | Static GPU-h | WMA GPU-h | WMA saves | HPA GPU-h |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, p := range r.Scaling.Pools {
+			ew.printf("| %s | %d | %.2f | %.2f | %s | %.2f |\n", mdEscape.Replace(p.Pool), p.GPUs, p.StaticGPUH, p.WMA.ProvisionedGPUH, money(p.WMA.SavingUSD), p.HPA.ProvisionedGPUH)
+		}
+	}
 	if len(r.Gates) > 0 {
 		ew.printf("\n**Gates**\n\n")
 		for _, g := range r.Gates {

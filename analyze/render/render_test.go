@@ -15,10 +15,16 @@ import (
 	"github.com/seedance/seedance/internal/golden"
 	"github.com/seedance/seedance/internal/schematest"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/recommend"
 )
 
 // simReport analyzes five simulated minutes of the mixed 8-node cluster.
 func simReport(t *testing.T, dialect string) *analyze.Report {
+	return simReportWith(t, dialect, false)
+}
+
+// simReportWith adds the scaling and migration sections when all is set.
+func simReportWith(t *testing.T, dialect string, all bool) *analyze.Report {
 	t.Helper()
 	clk := profile.NewSimClock(profile.DefaultSimStart)
 	sim, err := profile.OpenSim(profile.SimOptions{Nodes: 8, Scenario: profile.ScenarioMixed, Seed: 1, Clock: clk, Start: profile.DefaultSimStart})
@@ -38,6 +44,11 @@ func simReport(t *testing.T, dialect string) *analyze.Report {
 	}
 	params := analyze.DefaultParams()
 	params.Dialect = dialect
+	if all {
+		sp := analyze.DefaultScaling()
+		params.Scaling = &sp
+		params.Migration = &recommend.Options{}
+	}
 	r, err := analyze.Analyze([]analyze.Source{{Name: "sim.json", Stream: s}}, params)
 	if err != nil {
 		t.Fatal(err)

@@ -187,3 +187,31 @@ type barItem struct {
 	label string
 	value float64
 }
+
+// capacityChart draws one pool's demand against what the WMA autoscaler and
+// the HPA baseline would have provisioned, and the static size.
+func capacityChart(id string, r *analyze.Report, p analyze.ScalingPool) string {
+	const w, h, left, top, bottom = 440.0, 170.0, 36.0, 8.0, 22.0
+	s := newSVG(id, w, h, "demand and capacity of "+p.Pool)
+	n := len(p.Demand)
+	pw, ph := w-left-8, h-top-bottom
+	top2 := float64(p.GPUs)
+	x := func(i int) float64 { return left + pw*float64(i)/math.Max(1, float64(n-1)) }
+	y := func(v float64) float64 { return top + ph*(1-v/math.Max(1, top2)) }
+	for _, g := range []float64{0, top2 / 2, top2} {
+		s.add(`<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, left, w-8, y(g), y(g))
+		s.text(left-4, y(g)+4, "end", "axis", fmt.Sprintf("%.0f", g))
+	}
+	line := func(class string, v func(i int) float64) {
+		pts := make([]string, 0, n)
+		for i := 0; i < n; i++ {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(v(i))))
+		}
+		s.add(`<polyline class="%s" points="%s"/>`, class, strings.Join(pts, " "))
+	}
+	line("demand", func(i int) float64 { return p.Demand[i] })
+	line("wma", func(i int) float64 { return float64(p.WMA.Capacity[i]) })
+	line("hpa", func(i int) float64 { return float64(p.HPA.Capacity[i]) })
+	timeAxis(s, r, left, pw, h-6)
+	return s.String()
+}
