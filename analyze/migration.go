@@ -111,7 +111,7 @@ func migrationSuggestions(plan *recommend.Plan, nodes map[string]*nodeAcc) []Sug
 		if g.saving > 0 {
 			text += fmt.Sprintf(": frees %s, saves $%.2f/h", k.from, g.saving)
 		}
-		out = append(out, Suggestion{Kind: SuggestMigrate, Node: k.from, Text: text + " (seedance recommend writes the commands)", SavingsUSDPerHour: round(g.saving, 4)})
+		out = append(out, Suggestion{Kind: SuggestMigrate, Node: k.from, Text: text + "; seedance recommend writes the commands", SavingsUSDPerHour: round(g.saving, 4)})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 )
 
@@ -21,9 +22,10 @@ func TestRecommendOnSimulatedCluster(t *testing.T) {
 	var plan recommend.Plan
 	json.Unmarshal([]byte(r.out), &plan)
 	released := strings.Join(plan.ReleasedNodes, ",")
-	// The idle A100 nodes, and node-gpu-05 once its one notebook moves to the
-	// other one-GPU H100 node.
-	if released != "node-gpu-05,node-gpu-08,node-gpu-16" {
+	// The idle A100 nodes, node-gpu-05 once its one notebook moves to the
+	// other one-GPU H100 node, and the PCIe H200 nodes once their pending
+	// 2-GPU pods go to the free NVLink GPUs of the DGX H200s.
+	if released != "node-gpu-04,node-gpu-05,node-gpu-08,node-gpu-12,node-gpu-16" {
 		t.Fatalf("released %s", released)
 	}
 	var jupyter, pending int
@@ -38,7 +40,7 @@ func TestRecommendOnSimulatedCluster(t *testing.T) {
 	if jupyter != 1 || pending != 4 {
 		t.Fatalf("moves %+v", plan.Moves)
 	}
-	if !strings.Contains(r.errOut, "plan: 5 move(s), 3 node(s) released") {
+	if !strings.Contains(r.errOut, "plan: 5 move(s), 5 node(s) released") {
 		t.Fatalf("stderr %q", r.errOut)
 	}
 	// The script, written atomically and executable.
@@ -83,12 +85,12 @@ func TestAnalyzeReportAll(t *testing.T) {
 	if len(rep.Scaling.Pools) != 3 || len(rep.Scaling.Pools[0].WMA.Capacity) != 30 {
 		t.Fatalf("scaling %+v", rep.Scaling)
 	}
-	if len(rep.Migration.ReleasedNodes) != 3 {
+	if len(rep.Migration.ReleasedNodes) != 5 {
 		t.Fatalf("migration %+v", rep.Migration)
 	}
 	found := false
 	for _, s := range rep.Suggestions {
-		if s.Kind == "migrate" && strings.HasPrefix(s.Text, "node-gpu-04: migrate 2 pending llama-7b-infer pods to node-gpu-12") {
+		if s.Kind == "migrate" && strings.HasPrefix(s.Text, "node-gpu-04: migrate 2 pending llama-7b-infer pods to node-gpu-06 (higher NVLink bandwidth)") {
 			found = true
 		}
 	}
@@ -99,5 +101,61 @@ func TestAnalyzeReportAll(t *testing.T) {
 	r = run(t, nil, "analyze", p, "--report", "scaling", "--pool-by", "node.kubernetes.io/instance-type")
 	if r.code != 0 || !strings.Contains(r.out, "p4de.24xlarge") || !strings.Contains(r.out, "p5e.48xlarge") {
 		t.Fatalf("exit %d:\n%s", r.code, r.out)
+	}
+}
+
+// TestTopologyChangesTargets: on the simulated cluster the pending 2-GPU
+// pods of the PCIe node node-gpu-04 go to node-gpu-06's NVLink GPUs; when
+// node-gpu-06's topology says PCIe only, they go to node-gpu-14 instead.
+func TestTopologyChangesTargets(t *testing.T) {
+	path := simProfile(t, "--sim-nodes", "16")
+	targets := func(path string) map[string]string {
+		r := run(t, nil, "recommend", "--input", path, "--dialect", "json")
+		if r.code != 0 {
+			t.Fatal(r.errOut)
+		}
+		var plan recommend.Plan
+		json.Unmarshal([]byte(r.out), &plan)
+		out := map[string]string{}
+		for _, m := range plan.Moves {
+			if m.From == nil && strings.Contains(m.Reason, "pending on node-gpu-04") {
+				out[m.Workload] = m.To + " " + m.Reason
+			}
+		}
+		return out
+	}
+	before := targets(path)
+	if len(before) != 2 {
+		t.Fatalf("moves %v", before)
+	}
+	for _, v := range before {
+		if !strings.HasPrefix(v, "node-gpu-06 ") || !strings.Contains(v, "a higher NVLink bandwidth than on node-gpu-04") {
+			t.Fatalf("before: %v", before)
+		}
+	}
+	p, err := profile.ReadFile(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.Nodes {
+		if p.Nodes[i].Name == "node-gpu-06" {
+			tp := p.Nodes[i].Topology
+			for a := range tp.Matrix {
+				for b := range tp.Matrix[a] {
+					if a != b {
+						tp.Matrix[a][b], tp.NVLinkGBps[a][b] = "SYS", 0
+					}
+				}
+			}
+		}
+	}
+	degraded := filepath.Join(t.TempDir(), "degraded.json")
+	if err := profile.WriteFile(degraded, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range targets(degraded) {
+		if !strings.HasPrefix(v, "node-gpu-14 ") {
+			t.Fatalf("after node-gpu-06 lost NVLink, a pod still went to %s", v)
+		}
 	}
 }

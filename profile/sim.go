@@ -44,13 +44,15 @@ type simNodeKind struct {
 	roles    [8]simRole
 	pods     []simPod // running pods and the GPUs they hold
 	pending  []simPod
-	noFields int // index of a GPU whose counters are unsupported, or -1
+	noFields int  // index of a GPU whose counters are unsupported, or -1
+	pcie     bool // a PCIe server: no NVLink
 }
 
 type simPod struct {
-	app  string
-	gpus []int
-	cpus string // Cpus_allowed_list; "" for the GPUs' own NUMA node
+	app   string
+	gpus  []int
+	cpus  string // Cpus_allowed_list; "" for the GPUs' own NUMA node
+	count int    // GPUs a pending pod requests (1 when 0)
 }
 
 func all(r simRole) (a [8]simRole) {
@@ -69,17 +71,20 @@ func pods1(app string, n int) []simPod {
 }
 
 var (
-	kindTrainH100 = simNodeKind{hw: "h100", roles: all(roleTrain), pods: []simPod{{app: "llama-70b-train", gpus: []int{0, 1, 2, 3, 4, 5, 6, 7}, cpus: "0-207"}}, noFields: -1}
-	kindTrainH200 = simNodeKind{hw: "h200", roles: all(roleTrain), pods: []simPod{{app: "mixtral-8x7b-train", gpus: []int{0, 1, 2, 3, 4, 5, 6, 7}, cpus: "0-207"}}, noFields: -1}
+	kindTrainH100     = simNodeKind{hw: "h100", roles: all(roleTrain), pods: []simPod{{app: "llama-70b-train", gpus: []int{0, 1, 2, 3, 4, 5, 6, 7}, cpus: "0-207"}}, noFields: -1}
+	kindTrainH200Full = simNodeKind{hw: "h200", roles: all(roleTrain), pods: []simPod{{app: "mixtral-8x7b-train", gpus: []int{0, 1, 2, 3, 4, 5, 6, 7}, cpus: "0-207"}}, noFields: -1}
+	// A 4-GPU fine-tuning job on half of a DGX H200; GPUs 4–7 are free.
+	kindTrainH200 = simNodeKind{hw: "h200", roles: [8]simRole{roleTrain, roleTrain, roleTrain, roleTrain}, pods: []simPod{{app: "mixtral-8x7b-train", gpus: []int{0, 1, 2, 3}}}, noFields: -1}
 	kindInferA100 = simNodeKind{hw: "a100", roles: all(roleInfer), pods: pods1("llama-7b-infer", 8), noFields: 7}
 	// Six one-GPU servers, and one two-GPU server spread over both NUMA nodes.
 	kindInferH100 = simNodeKind{hw: "h100", roles: all(roleInfer), pods: append(pods1("llama-13b-infer", 3),
 		simPod{app: "llama-70b-infer", gpus: []int{3, 4}}, simPod{app: "llama-13b-infer", gpus: []int{5}},
 		simPod{app: "llama-13b-infer", gpus: []int{6}}, simPod{app: "llama-13b-infer", gpus: []int{7}}), noFields: -1}
-	kindSpiky   = simNodeKind{hw: "a100", roles: all(roleSpiky), pods: []simPod{{app: "nightly-eval", gpus: []int{0, 1, 2, 3}}, {app: "nightly-eval", gpus: []int{4, 5, 6, 7}}}, noFields: -1}
-	kindStalled = simNodeKind{hw: "h200", roles: all(roleIdle), pending: []simPod{{app: "llama-7b-infer"}, {app: "llama-7b-infer"}}, noFields: -1}
+	kindSpiky = simNodeKind{hw: "a100", roles: all(roleSpiky), pods: []simPod{{app: "nightly-eval", gpus: []int{0, 1, 2, 3}}, {app: "nightly-eval", gpus: []int{4, 5, 6, 7}}}, noFields: -1}
+	// A PCIe H200 server (no NVLink) where two 2-GPU servers wait.
+	kindStalled = simNodeKind{hw: "h200", roles: all(roleIdle), pcie: true, pending: []simPod{{app: "llama-7b-infer", count: 2}, {app: "llama-7b-infer", count: 2}}, noFields: -1}
 	// A notebook on GPU 0 (NUMA node 0) whose CPUs are on NUMA node 1.
-	kindOneBusy  = simNodeKind{hw: "h100", roles: [8]simRole{roleTrain}, pods: []simPod{{"jupyter-alice", []int{0}, "52-103,156-207"}}, noFields: -1}
+	kindOneBusy  = simNodeKind{hw: "h100", roles: [8]simRole{roleTrain}, pods: []simPod{{app: "jupyter-alice", gpus: []int{0}, cpus: "52-103,156-207"}}, noFields: -1}
 	kindIdleA100 = simNodeKind{hw: "a100", roles: all(roleIdle), noFields: -1}
 	kindIdleH100 = simNodeKind{hw: "h100", roles: all(roleIdle), noFields: -1}
 )
@@ -94,7 +99,7 @@ func scenarioPlan(scenario string, n int) ([]simNodeKind, error) {
 	case ScenarioIdle:
 		cycle = []simNodeKind{kindIdleH100, kindIdleA100}
 	case ScenarioBusy:
-		cycle = []simNodeKind{kindTrainH100, kindTrainH200}
+		cycle = []simNodeKind{kindTrainH100, kindTrainH200Full}
 	default:
 		return nil, fmt.Errorf("unknown simulation scenario %q (choose %s)", scenario, strings.Join(Scenarios, ", "))
 	}
@@ -188,7 +193,7 @@ func openSimNode(o SimOptions, seed uint64, ni int, kind simNodeKind) (*NVMLNode
 	for pi, pod := range kind.pending {
 		info := simPodInfo(seed, ni, 50+pi, pod.app)
 		w := info.Workload(0)
-		w.State, w.GPUCount = StatePending, 1
+		w.State, w.GPUCount = StatePending, max(1, pod.count)
 		w.Labels["app"] = pod.app
 		pending = append(pending, *w)
 	}
@@ -199,6 +204,9 @@ func openSimNode(o SimOptions, seed uint64, ni int, kind simNodeKind) (*NVMLNode
 		"kubernetes.io/hostname":           name,
 	}
 	topo := simTopologies[kind.hw]
+	if kind.pcie {
+		topo.links = 0
+	}
 	topo.install(srv)
 	return OpenNVMLNode(srv, NodeOptions{
 		Name: name, Labels: labels, Procs: procs,

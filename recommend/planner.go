@@ -56,8 +56,8 @@ func group(o Options, model string) string {
 // pinned workloads never move; at most MaxMovesPerNode evictions per node.
 // Nodes are evacuated lightest first and workloads placed best-fit (the
 // fullest node that fits, the best-connected GPUs first), so work on nodes
-// that stay is not moved. The plan is replayed and checked before it is
-// returned.
+// that stay is not moved. Pending work is placed first. The plan is
+// replayed and checked before it is returned.
 func MakePlan(c *Cluster, o Options) (*Plan, error) {
 	if o.Scan <= 0 {
 		o.Scan = 64
@@ -81,6 +81,17 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 		p.index(s)
 	}
 	plan := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}}
+	// Pending work first: it must run, and best-fit puts it on the fullest
+	// nodes that take it, which then stay. Work that fits nowhere else keeps
+	// the node it waits on.
+	for _, w := range pending {
+		if !p.placePending(w) {
+			plan.Unplaced = append(plan.Unplaced, w.ID)
+			if src := p.byName[w.Node]; src != nil {
+				src.receiving = true
+			}
+		}
+	}
 	order := append([]*state(nil), p.nodes...)
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := used(order[i]), used(order[j])
@@ -98,15 +109,6 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 			continue
 		}
 		p.evacuate(s)
-	}
-	for _, w := range pending {
-		if !p.placePending(w) {
-			plan.Unplaced = append(plan.Unplaced, w.ID)
-			// Work that can go nowhere else keeps the node it waits for.
-			if src := p.byName[w.Node]; src != nil && src.released && len(src.running) == 0 {
-				src.released = false
-			}
-		}
 	}
 	for _, s := range p.nodes {
 		if s.released {
@@ -261,7 +263,7 @@ func targetWhy(pl placement) string {
 }
 
 // placePending puts a pending workload on the best node other than the one
-// it waits on; it may take back a released node when nothing else fits.
+// it waits on.
 func (p *planner) placePending(w *Workload) bool {
 	src := p.byName[w.Node]
 	if src != nil && src.bucket >= 0 {
@@ -270,35 +272,17 @@ func (p *planner) placePending(w *Workload) bool {
 	}
 	pl, ok := p.find(w, nil, 0)
 	if !ok {
-		for _, s := range p.nodes { // the largest released node that fits
-			if s.released && s != src && group(p.o, s.n.Model) == group(p.o, w.modelOr(src)) && s.free >= w.Count && !s.receiving {
-				s.released = false
-				p.index(s)
-				if pl, ok = p.find(w, nil, 0); ok {
-					break
-				}
-			}
-		}
-		if !ok {
-			return false
-		}
+		return false
 	}
 	p.apply(w, pl)
 	pl.to.receiving = true
 	reason := fmt.Sprintf("pending on %s; %s", w.Node, targetWhy(pl))
 	if src != nil && pl.bw > bestBandwidth(src.n.Topology) {
-		reason += " (higher NVLink bandwidth)"
+		reason += ", a higher NVLink bandwidth than on " + w.Node
 	}
 	p.moves = append(p.moves, Move{Workload: w.ID, To: pl.to.n.Name, GPUs: pl.gpus, Sharing: sharingPtr(pl.sharing), Reason: reason,
 		Kind: w.Kind, Name: w.Name, Namespace: w.Namespace})
 	return true
-}
-
-func (w *Workload) modelOr(src *state) string {
-	if src != nil {
-		return src.n.Model
-	}
-	return ""
 }
 
 func bestBandwidth(t *hwtopo.Topology) float64 {

@@ -159,7 +159,7 @@ func TestPendingPlacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Moves) != 2 || plan.Moves[0].From != nil || plan.Moves[0].To != "n" || !strings.Contains(plan.Moves[0].Reason, "higher NVLink bandwidth") {
+	if len(plan.Moves) != 2 || plan.Moves[0].From != nil || plan.Moves[0].To != "n" || !strings.Contains(plan.Moves[0].Reason, "a higher NVLink bandwidth than on s") {
 		t.Fatalf("moves %+v", plan.Moves)
 	}
 	// s, idle and no longer needed by anyone, is released.

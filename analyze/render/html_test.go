@@ -130,7 +130,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	if found != len(want) {
 		t.Errorf("found %d of %d headline numbers in the DOM", found, len(want))
 	}
-	if !strings.Contains(dom, "$9.34") || !strings.Contains(dom, "vs baseline") {
+	if !strings.Contains(dom, money(r.Summary.IdleCostUSD)) || !strings.Contains(dom, "vs baseline") {
 		t.Error("headline text or baseline delta missing")
 	}
 	if reqs := b.PageRequests(); len(reqs) != 0 {
