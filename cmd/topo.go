@@ -138,7 +138,7 @@ func writeTopoTable(w io.Writer, res topoResult, tty bool) error {
 		ew.printf("\nNo NVIDIA GPU found: %s.\n", res.NoGPU)
 	} else {
 		ew.printf("\n")
-		t := table.New(w, "GPU", "PCI BUS ID", "NUMA NODE", "CPU AFFINITY", "NVLINKS UP", "NVLINK GB/S (PER DIRECTION, BEST PEER)")
+		t := table.New(w, "GPU", "PCI BUS ID", "NUMA NODE", "CPU AFFINITY", "NVLINKS UP", "NVLINK GB/S (PER DIRECTION, BEST PEER)", "MIG DEVICES")
 		for i, g := range res.Topology.GPUs {
 			up := 0
 			for _, l := range g.NVLinks {
@@ -154,7 +154,15 @@ func writeTopoTable(w io.Writer, res topoResult, tty bool) error {
 			if g.NUMANode != nil {
 				numa = fmt.Sprint(*g.NUMANode)
 			}
-			t.Row(fmt.Sprintf("GPU%d", i), g.BusID, numa, g.CPUAffinity, fmt.Sprintf("%d/%d", up, len(g.NVLinks)), fmt.Sprintf("%.1f", best))
+			mig := "-"
+			if len(g.MIG) > 0 {
+				var names []string
+				for _, m := range g.MIG {
+					names = append(names, fmt.Sprintf("%s (GI %d)", m.Profile, m.GI))
+				}
+				mig = strings.Join(names, ", ")
+			}
+			t.Row(fmt.Sprintf("GPU%d", i), g.BusID, numa, g.CPUAffinity, fmt.Sprintf("%d/%d", up, len(g.NVLinks)), fmt.Sprintf("%.1f", best), mig)
 		}
 		if err := t.Flush(); err != nil {
 			return err

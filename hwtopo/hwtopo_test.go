@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
@@ -176,5 +177,34 @@ func TestCPUList(t *testing.T) {
 	}
 	if _, err := ParseCPUList("3-1"); err == nil {
 		t.Error("3-1 accepted")
+	}
+}
+
+func TestMIGLayout(t *testing.T) {
+	srv := dgxa100.New()
+	devs := mockNode(t, srv, func(int) (string, int) { return "0-23", 0 }, 12, 3, nvml.TOPOLOGY_SYSTEM)
+	parent := srv.Devices[0].(*server.Device)
+	parent.MigMode = nvml.DEVICE_MIG_ENABLE
+	var migs []*mock.Device
+	for i, a := range []nvml.DeviceAttributes{{GpuInstanceSliceCount: 3, ComputeInstanceSliceCount: 3, MemorySizeMB: 19968}, {GpuInstanceSliceCount: 1, ComputeInstanceSliceCount: 1, MemorySizeMB: 4864}} {
+		attrs, gi, uuid := a, i+1, "MIG-"+string(rune('a'+i))
+		migs = append(migs, &mock.Device{
+			GetUUIDFunc:              func() (string, nvml.Return) { return uuid, nvml.SUCCESS },
+			GetGpuInstanceIdFunc:     func() (int, nvml.Return) { return gi, nvml.SUCCESS },
+			GetComputeInstanceIdFunc: func() (int, nvml.Return) { return 0, nvml.SUCCESS },
+			GetAttributesFunc:        func() (nvml.DeviceAttributes, nvml.Return) { return attrs, nvml.SUCCESS },
+		})
+	}
+	parent.GetMaxMigDeviceCountFunc = func() (int, nvml.Return) { return 7, nvml.SUCCESS }
+	parent.GetMigDeviceHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
+		if i < len(migs) {
+			return migs[i], nvml.SUCCESS
+		}
+		return nil, nvml.ERROR_NOT_FOUND
+	}
+	topo := FromNVML(devs, 4, nil)
+	got := topo.GPUs[0].MIG
+	if len(got) != 2 || got[0].Profile != "3g.20gb" || got[1].Profile != "1g.5gb" || got[1].GI != 2 || got[0].UUID != "MIG-a" || topo.GPUs[1].MIG != nil {
+		t.Fatalf("MIG layout %+v", got)
 	}
 }

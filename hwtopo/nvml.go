@@ -51,6 +51,7 @@ func FromNVML(devs []nvml.Device, cpuWords int, numa func(busID string) *int) *T
 			}
 			g.NVLinks = append(g.NVLinks, link)
 		}
+		g.MIG = migLayout(d)
 		t.GPUs = append(t.GPUs, g)
 	}
 	n := len(devs)
@@ -131,4 +132,32 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// migLayout lists a GPU's MIG devices when MIG mode is on.
+func migLayout(d nvml.Device) []MIGDevice {
+	cur, _, ret := d.GetMigMode()
+	if ret != nvml.SUCCESS || cur != nvml.DEVICE_MIG_ENABLE {
+		return nil
+	}
+	n, ret := d.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return nil
+	}
+	var out []MIGDevice
+	for i := 0; i < n; i++ {
+		m, ret := d.GetMigDeviceHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		var dev MIGDevice
+		dev.UUID, _ = m.GetUUID()
+		dev.GI, _ = m.GetGpuInstanceId()
+		dev.CI, _ = m.GetComputeInstanceId()
+		if a, ret := m.GetAttributes(); ret == nvml.SUCCESS {
+			dev.Profile = MIGProfileName(a)
+		}
+		out = append(out, dev)
+	}
+	return out
 }

@@ -34,6 +34,27 @@ type GPU struct {
 	NUMANode    *int     `json:"numa_node"`
 	CPUAffinity string   `json:"cpu_affinity,omitempty"` // a CPU list: "0-51,104-155"
 	NVLinks     []NVLink `json:"nvlinks,omitempty"`
+	// MIG lists the GPU's MIG devices when MIG mode is on.
+	MIG []MIGDevice `json:"mig,omitempty"`
+}
+
+// MIGDevice is one MIG device of a GPU.
+type MIGDevice struct {
+	UUID    string `json:"uuid"`
+	GI      int    `json:"gi"`
+	CI      int    `json:"ci"`
+	Profile string `json:"profile"`
+}
+
+// MIGProfileName names a MIG device as nvidia-smi does: "1g.10gb", or
+// "1c.2g.20gb" for a compute instance smaller than its GPU instance.
+func MIGProfileName(a nvml.DeviceAttributes) string {
+	gb := (a.MemorySizeMB + 512) / 1024
+	name := fmt.Sprintf("%dg.%dgb", a.GpuInstanceSliceCount, gb)
+	if a.ComputeInstanceSliceCount > 0 && a.ComputeInstanceSliceCount < a.GpuInstanceSliceCount {
+		name = fmt.Sprintf("%dc.%s", a.ComputeInstanceSliceCount, name)
+	}
+	return name
 }
 
 // NVLink is one link of a GPU.

@@ -134,16 +134,8 @@ func migSamplers(lib NVML, dev nvml.Device, parent GPU) []*gpuSampler {
 	return out
 }
 
-// MIGProfileName names a MIG device as nvidia-smi does: "1g.10gb", or
-// "1c.2g.20gb" for a compute instance smaller than its GPU instance.
-func MIGProfileName(a nvml.DeviceAttributes) string {
-	gb := (a.MemorySizeMB + 512) / 1024
-	name := fmt.Sprintf("%dg.%dgb", a.GpuInstanceSliceCount, gb)
-	if a.ComputeInstanceSliceCount > 0 && a.ComputeInstanceSliceCount < a.GpuInstanceSliceCount {
-		name = fmt.Sprintf("%dc.%s", a.ComputeInstanceSliceCount, name)
-	}
-	return name
-}
+// MIGProfileName names a MIG device as nvidia-smi does (see hwtopo).
+var MIGProfileName = hwtopo.MIGProfileName
 
 // NUMANodeOf reads the NUMA node of a PCI function from sysfs; nil when
 // unknown.
