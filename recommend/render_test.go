@@ -119,3 +119,19 @@ func TestPlanJSONSchema(t *testing.T) {
 		t.Fatalf("plan %s", b.String())
 	}
 }
+
+func TestJSONPlanWithHostileNames(t *testing.T) {
+	var b bytes.Buffer
+	if err := JSON(&b, hostilePlan()); err != nil {
+		t.Fatal(err)
+	}
+	var back Plan
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	for i, h := range hostile {
+		if back.Moves[i].Workload != h || back.ReleasedNodes[i] != h {
+			t.Fatalf("name %q came back as %q", h, back.Moves[i].Workload)
+		}
+	}
+}
