@@ -52,18 +52,7 @@ func (h *Host) NodeOfCPUs(list string) int {
 	}
 	best, bestN := -1, 0
 	for _, n := range h.NUMANodes {
-		cpus, _ := ParseCPUList(n.CPUs)
-		set := map[int]bool{}
-		for _, c := range cpus {
-			set[c] = true
-		}
-		k := 0
-		for _, c := range want {
-			if set[c] {
-				k++
-			}
-		}
-		if k > bestN {
+		if k := overlap(n.CPUs, want); k > bestN {
 			best, bestN = n.ID, k
 		}
 	}
@@ -77,21 +66,25 @@ func (h *Host) FractionOn(list string, id int) float64 {
 		return 0
 	}
 	for _, n := range h.NUMANodes {
-		if n.ID != id {
-			continue
+		if n.ID == id {
+			return float64(overlap(n.CPUs, want)) / float64(len(want))
 		}
-		cpus, _ := ParseCPUList(n.CPUs)
-		set := map[int]bool{}
-		for _, c := range cpus {
-			set[c] = true
-		}
-		k := 0
-		for _, c := range want {
-			if set[c] {
-				k++
-			}
-		}
-		return float64(k) / float64(len(want))
 	}
 	return 0
+}
+
+// overlap counts the CPUs of want that are in the CPU list.
+func overlap(list string, want []int) int {
+	cpus, _ := ParseCPUList(list)
+	set := make(map[int]bool, len(cpus))
+	for _, c := range cpus {
+		set[c] = true
+	}
+	k := 0
+	for _, c := range want {
+		if set[c] {
+			k++
+		}
+	}
+	return k
 }

@@ -21,7 +21,7 @@ func FromNVML(devs []nvml.Device, cpuWords int, numa func(busID string) *int) *T
 			g.UUID = u
 		}
 		if p, ret := d.GetPciInfo(); ret == nvml.SUCCESS {
-			g.BusID = busID(p)
+			g.BusID = BusID(p)
 		}
 		if numa != nil {
 			g.NUMANode = numa(g.BusID)
@@ -44,7 +44,7 @@ func FromNVML(devs []nvml.Device, cpuWords int, numa func(busID string) *int) *T
 				link.GBps = nvlinkGBps(v)
 			}
 			if p, ret := d.GetNvLinkRemotePciInfo(l); ret == nvml.SUCCESS {
-				link.RemoteBusID = busID(p)
+				link.RemoteBusID = BusID(p)
 			}
 			if typ, ret := d.GetNvLinkRemoteDeviceType(l); ret == nvml.SUCCESS && typ == nvml.NVLINK_DEVICE_TYPE_SWITCH {
 				link.ToSwitch = true
@@ -112,7 +112,9 @@ func nvlinksBetween(a, b GPU) (int, float64) {
 	return 0, 0
 }
 
-func busID(p nvml.PciInfo) string {
+// BusID writes a PCI address as sysfs and nvidia-smi do ("0000:18:00.0"):
+// NVML pads the domain to 8 digits and uses upper case.
+func BusID(p nvml.PciInfo) string {
 	b := make([]byte, 0, len(p.BusId))
 	for _, c := range p.BusId {
 		if c == 0 {

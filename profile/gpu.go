@@ -2,9 +2,10 @@ package profile
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/seedance/seedance/hwtopo"
 )
 
 // Row is one GPU's reading at one sample: a value per metric (NaN when not
@@ -63,7 +64,7 @@ func newGPUSampler(lib NVML, dev nvml.Device, index int, mig *MIG) *gpuSampler {
 			g.info.Model = name
 		}
 		if pci, ret := dev.GetPciInfo(); ret == nvml.SUCCESS {
-			g.info.PCIBusID = pciBusID(pci)
+			g.info.PCIBusID = hwtopo.BusID(pci)
 		}
 	}
 	if mem, ret := dev.GetMemoryInfo(); ret == nvml.SUCCESS {
@@ -71,22 +72,6 @@ func newGPUSampler(lib NVML, dev nvml.Device, index int, mig *MIG) *gpuSampler {
 	}
 	g.probe()
 	return g
-}
-
-func pciBusID(p nvml.PciInfo) string {
-	b := make([]byte, 0, len(p.BusId))
-	for _, c := range p.BusId {
-		if c == 0 {
-			break
-		}
-		b = append(b, byte(c))
-	}
-	id := strings.ToLower(string(b))
-	// NVML pads the domain to 8 digits; nvidia-smi and sysfs use 4.
-	if len(id) == 16 && strings.HasPrefix(id, "0000") {
-		id = id[4:]
-	}
-	return id
 }
 
 func (g *gpuSampler) probe() {
