@@ -171,6 +171,9 @@ func writeTopoTable(w io.Writer, res topoResult, tty bool) error {
 		if err := hwtopo.WriteMatrix(w, res.Topology, tty); err != nil {
 			return err
 		}
+		if err := writeBandwidth(w, res.Topology); err != nil {
+			return err
+		}
 	}
 	if len(res.Warnings) > 0 {
 		ew.printf("\nWarnings\n")
@@ -191,4 +194,30 @@ func (e *errWriterCmd) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// writeBandwidth prints the NVLink bandwidth of every GPU pair.
+func writeBandwidth(w io.Writer, t *hwtopo.Topology) error {
+	if len(t.GPUs) < 2 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nNVLink GB/s per direction between GPUs\n")
+	head := []string{""}
+	for i := range t.GPUs {
+		head = append(head, fmt.Sprintf("GPU%d", i))
+	}
+	tb := table.New(w, head...)
+	for i, row := range t.NVLinkGBps {
+		cells := []string{fmt.Sprintf("GPU%d", i)}
+		for j, v := range row {
+			switch {
+			case i == j:
+				cells = append(cells, "-")
+			default:
+				cells = append(cells, fmt.Sprintf("%.0f", v))
+			}
+		}
+		tb.Row(cells...)
+	}
+	return tb.Flush()
 }

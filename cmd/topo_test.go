@@ -67,7 +67,7 @@ func TestTopoDGXH100(t *testing.T) {
 	out := get().out
 	for _, want := range []string{
 		"GPU0\t X \tNV18\tNV17", "GPU4\tNV18\tNV18\tNV17", "0-51,104-155\t0\t\tN/A", "GPU2  ", "17/18",
-		"GPU2: NVLink 7 is down",
+		"GPU2: NVLink 7 is down", "NVLink GB/s per direction between GPUs", "GPU2  452   452   -     452",
 		"process 4242 (python3) on GPU1 (NUMA node 0) may run on CPUs 52-103 (mostly NUMA node 1): bind it with numactl --cpunodebind=0 --membind=0",
 	} {
 		if !strings.Contains(out, want) {
