@@ -60,6 +60,9 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 	}
 	windowS := end.Sub(start).Seconds()
 	a := &analysis{p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, gpus: map[string]*gpuAcc{}}
+	if p.Scaling != nil {
+		a.weights = resolveWeights(p.Scaling.Weights, p.Scaling.PreferSMActive)
+	}
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: start.UTC(), End: end.UTC(), DurationS: sig(windowS)}}
 	for _, s := range sources {
 		h := s.Stream.Header
@@ -86,6 +89,7 @@ type analysis struct {
 	nodes   map[string]*nodeAcc
 	order   []*nodeAcc
 	gpus    map[string]*gpuAcc
+	weights *loadWeights
 }
 
 func (a *analysis) node(name string) *nodeAcc {
@@ -119,7 +123,7 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 	if acc == nil {
 		acc = &gpuAcc{node: it.Node, uuid: g.UUID, model: g.Model, share: 1, index: g.Index, memTotal: g.MemoryTotalBytes, mig: g.MIG,
 			threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
-			own: newSparkline(a.windowS, a.p.SparklineBuckets), demand: &n.demand, scaling: a.p.Scaling}
+			own: newSparkline(a.windowS, a.p.SparklineBuckets), demand: &n.demand, scaling: a.p.Scaling, weights: a.weights}
 		if g.MIG != nil {
 			acc.share = migShare(g.MIG.Profile)
 			acc.parent = g.MIG.ParentUUID

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -20,16 +19,11 @@ func bigProfile(b *testing.B) (string, int64) {
 	if v, err := strconv.Atoi(os.Getenv("SEEDANCE_BENCH_MB")); err == nil && v > 0 {
 		mb = v
 	}
-	samples := mb * 1000 / 735 // ~0.735 MB per second of 8,000 GPUs
-	path := filepath.Join(os.TempDir(), "seedance-bench-"+strconv.Itoa(samples)+"s.json")
-	if err := synth.WriteFile(path, 1000, 8, samples); err != nil {
-		b.Fatal(err)
-	}
-	fi, err := os.Stat(path)
+	path, size, err := synth.BenchProfile(mb)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return path, fi.Size()
+	return path, size
 }
 
 // BenchmarkAnalyzeStream: the whole analysis of the big profile, streamed.

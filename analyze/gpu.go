@@ -49,6 +49,7 @@ type gpuAcc struct {
 	own               *sparkline // this GPU's
 	demand            *demandAcc // the node's, for the scaling what-if
 	scaling           *ScalingParams
+	weights           *loadWeights // scaling.Weights, resolved
 }
 
 // add feeds the GPU's series from one input whose started_at is offset
@@ -61,7 +62,7 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 	for i, t := range s.T {
 		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), load: profile.Null, valid: true}
 		if g.scaling != nil {
-			cur.load = composite(s, i, g.scaling.Weights, g.scaling.PreferSMActive)
+			cur.load = g.weights.at(s, i)
 		}
 		if g.prev.valid {
 			if cur.t <= g.prev.t {

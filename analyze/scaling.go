@@ -60,19 +60,41 @@ type Policy struct {
 	UnderProvisioned int     `json:"under_provisioned_periods"`
 }
 
+// loadWeights are the scaling weights by metric, resolved once from their
+// names so that the per-sample signal does no name lookups.
+type loadWeights struct {
+	w        [profile.NumMetrics]float64
+	preferSM bool
+}
+
+func resolveWeights(w map[string]float64, preferSM bool) *loadWeights {
+	lw := &loadWeights{preferSM: preferSM}
+	for name, weight := range w {
+		if m, ok := profile.MetricByName(name); ok && weight > 0 {
+			lw.w[m] = weight
+		}
+	}
+	return lw
+}
+
 // composite is the weighted mean of the metrics present at sample i, in
 // percent, or NaN when none is.
 func composite(s *profile.Series, i int, w map[string]float64, preferSM bool) float64 {
+	return resolveWeights(w, preferSM).at(s, i)
+}
+
+func (lw *loadWeights) at(s *profile.Series, i int) float64 {
 	sum, wsum := 0.0, 0.0
-	for name, weight := range w {
-		m, ok := profile.MetricByName(name)
-		if !ok || weight <= 0 {
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+		weight := lw.w[m]
+		if weight == 0 {
 			continue
 		}
-		if m == profile.GPUUtilPct && preferSM && s.SMActivePct != nil && !profile.IsNull(s.SMActivePct[i]) {
-			m = profile.SMActivePct
+		from := m
+		if m == profile.GPUUtilPct && lw.preferSM && s.SMActivePct != nil && !profile.IsNull(s.SMActivePct[i]) {
+			from = profile.SMActivePct
 		}
-		col := *s.Col(m)
+		col := *s.Col(from)
 		if col == nil || profile.IsNull(col[i]) {
 			continue
 		}

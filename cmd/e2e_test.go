@@ -202,14 +202,11 @@ func BenchmarkProfileRSS1h8GPU(b *testing.B) {
 // analyze's benchmarks (≥ 500 MB, 8,000 GPUs) and reports its peak RSS
 // (target ≤ 200 MB) and throughput.
 func BenchmarkAnalyzeRSS(b *testing.B) {
-	mb := 512
-	samples := mb * 1000 / 735
-	path := filepath.Join(os.TempDir(), "seedance-bench-"+strconv.Itoa(samples)+"s.json")
-	if err := synth.WriteFile(path, 1000, 8, samples); err != nil {
+	path, size, err := synth.BenchProfile(512)
+	if err != nil {
 		b.Fatal(err)
 	}
-	fi, _ := os.Stat(path)
-	b.SetBytes(fi.Size())
+	b.SetBytes(size)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c := exec.Command(binary, "analyze", path, "--format", "json", "--output", filepath.Join(b.TempDir(), "r.json"))
@@ -219,7 +216,7 @@ func BenchmarkAnalyzeRSS(b *testing.B) {
 		}
 		ru := c.ProcessState.SysUsage().(*syscall.Rusage)
 		b.ReportMetric(float64(ru.Maxrss)/1024, "maxrss-MiB")
-		b.ReportMetric(float64(fi.Size())/(1<<20), "input-MiB")
+		b.ReportMetric(float64(size)/(1<<20), "input-MiB")
 	}
 }
 

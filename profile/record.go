@@ -69,7 +69,7 @@ func Record(ctx context.Context, src Source, o RecordOptions) (*Profile, error) 
 	start := o.Clock.Now().UTC()
 	p.StartedAt = start
 	lastCheckpoint := start
-	interrupted := false
+	interrupted, samples := false, 0
 	var lastT float64 = math.NaN()
 	var cpErr error
 	lastErr := make([][]string, len(p.Nodes))
@@ -99,6 +99,7 @@ func Record(ctx context.Context, src Source, o RecordOptions) (*Profile, error) 
 			break
 		}
 		lastT = t
+		samples++
 		appendRows(p, t, rows, lastErr)
 		for ni := range wls {
 			merged[ni].add(wls[ni])
@@ -107,7 +108,7 @@ func Record(ctx context.Context, src Source, o RecordOptions) (*Profile, error) 
 			o.Job.observe(wls)
 		}
 		if o.OnSample != nil {
-			o.OnSample(Progress{Elapsed: now.Sub(start), Total: o.Duration, Samples: len(p.Nodes[0].GPUs[0].Series.T), MeanUtil: meanUtil(rows)})
+			o.OnSample(Progress{Elapsed: now.Sub(start), Total: o.Duration, Samples: samples, MeanUtil: meanUtil(rows)})
 		}
 		// Skip ticks that sampling overran.
 		if next := start.Add(time.Duration(i+1) * o.Interval); o.Clock.Now().After(next) {

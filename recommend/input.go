@@ -41,7 +41,7 @@ func FromProfile(p *profile.Profile, price func(model string) float64, busyPct f
 		for _, w := range pn.Workloads {
 			cw := &Workload{ID: w.ID, Name: w.Name, Namespace: w.Labels["namespace"], Kind: w.Kind, Node: pn.Name,
 				Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: MilliPerGPU,
-				Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.State != profile.StatePending), App: w.Labels["app"]}
+				Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.State != profile.StatePending)}
 			if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < MilliPerGPU {
 				cw.Milli = m
 			}

@@ -40,5 +40,4 @@ type Workload struct {
 	Milli                     int    // share of each GPU, 1000 for whole GPUs
 	MemPerGPU                 uint64 // bytes on each GPU
 	Pinned                    bool   // seedance.io/pinned=true: never moves
-	App                       string // for the reasons' wording
 }

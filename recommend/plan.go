@@ -29,8 +29,7 @@ type Move struct {
 	Sharing           *string `json:"sharing"`
 	Reason            string  `json:"reason"`
 	SavingsUSDPerHour float64 `json:"savings_usd_per_hour"`
-	// Kind, Name and Namespace say how to move it (for the renderers).
-	Kind      string `json:"-"`
+	// Name and Namespace say how to move it (for the renderers).
 	Name      string `json:"-"`
 	Namespace string `json:"-"`
 }

@@ -244,7 +244,7 @@ func (p *planner) evacuate(s *state) {
 		from := s.n.Name
 		p.moves = append(p.moves, Move{Workload: w.ID, From: &from, To: pl.to.n.Name, GPUs: pl.gpus, Sharing: sharingPtr(pl.sharing),
 			Reason:            fmt.Sprintf("frees %s (%d workload(s) to move); %s", s.n.Name, len(ws), targetWhy(pl)),
-			SavingsUSDPerHour: round4(share), Kind: w.Kind, Name: w.Name, Namespace: w.Namespace})
+			SavingsUSDPerHour: round4(share), Name: w.Name, Namespace: w.Namespace})
 	}
 }
 
@@ -281,7 +281,7 @@ func (p *planner) placePending(w *Workload) bool {
 		reason += ", a higher NVLink bandwidth than on " + w.Node
 	}
 	p.moves = append(p.moves, Move{Workload: w.ID, To: pl.to.n.Name, GPUs: pl.gpus, Sharing: sharingPtr(pl.sharing), Reason: reason,
-		Kind: w.Kind, Name: w.Name, Namespace: w.Namespace})
+		Name: w.Name, Namespace: w.Namespace})
 	return true
 }
 

@@ -21,10 +21,10 @@ var hostile = []string{
 func hostilePlan() *Plan {
 	p := &Plan{SchemaVersion: PlanSchema, SavingsUSDPerHour: 40, SavingsUSDPerMonth: 29200}
 	for _, h := range hostile {
-		p.Moves = append(p.Moves, Move{Workload: h, From: str(h), To: h, GPUs: []int{0}, Reason: h, Kind: "pod", Name: h, Namespace: h})
+		p.Moves = append(p.Moves, Move{Workload: h, From: str(h), To: h, GPUs: []int{0}, Reason: h, Name: h, Namespace: h})
 		p.ReleasedNodes = append(p.ReleasedNodes, h)
 	}
-	p.Moves = append(p.Moves, Move{Workload: "ml/ok", From: str("node-a"), To: "node-b", GPUs: []int{1}, Reason: "frees node-a", Kind: "pod", Name: "ok-5f6d", Namespace: "ml"})
+	p.Moves = append(p.Moves, Move{Workload: "ml/ok", From: str("node-a"), To: "node-b", GPUs: []int{1}, Reason: "frees node-a", Name: "ok-5f6d", Namespace: "ml"})
 	p.ReleasedNodes = append(p.ReleasedNodes, "node-a")
 	return p
 }

@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -51,11 +50,10 @@ func chromium(t testing.TB) string {
 
 // Browser runs Chromium against local files.
 type Browser struct {
-	bin      string
-	proxy    net.Listener
-	requests atomic.Int32
-	mu       sync.Mutex
-	lines    []string // the first line of each proxied request
+	bin   string
+	proxy net.Listener
+	mu    sync.Mutex
+	lines []string // the first line of each proxied request
 }
 
 // RequestLines returns the first line of every request seen by the proxy
@@ -82,7 +80,6 @@ func New(t testing.TB) *Browser {
 			if err != nil {
 				return
 			}
-			b.requests.Add(1)
 			c.SetReadDeadline(time.Now().Add(2 * time.Second))
 			line, _ := bufio.NewReader(c).ReadString('\n')
 			b.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/seedance/seedance/profile"
@@ -132,4 +134,21 @@ func gpu(n, g int, t profile.Values) profile.GPU {
 		*out.Series.Col(m) = cols[m]
 	}
 	return out
+}
+
+// BenchProfile writes (once, into the temp directory) the synthetic profile
+// the analyze benchmarks read: 1,000 nodes × 8 GPUs with all 13 metrics, of
+// about mb megabytes (~0.735 MB per second of 8,000 GPUs). It returns the
+// path and the size in bytes.
+func BenchProfile(mb int) (string, int64, error) {
+	samples := mb * 1000 / 735
+	path := filepath.Join(os.TempDir(), "seedance-bench-"+strconv.Itoa(samples)+"s.json")
+	if err := WriteFile(path, 1000, 8, samples); err != nil {
+		return "", 0, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", 0, err
+	}
+	return path, fi.Size(), nil
 }
