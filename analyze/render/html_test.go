@@ -145,7 +145,7 @@ func TestBrowserSeesRequests(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leaky.html")
 	os.WriteFile(path, []byte(`<!DOCTYPE html><img src="http://198.51.100.7/pixel.png">`), 0o644)
 	b.DumpDOM(t, path)
-	if reqs := b.PageRequests(); len(reqs) == 0 || !strings.Contains(reqs[0], "198.51.100.7") {
+	if reqs := b.PageRequests(); len(reqs) != 1 || !strings.Contains(reqs[0], "198.51.100.7") {
 		t.Fatalf("the recording proxy did not see the page's request: %q", b.RequestLines())
 	}
 }

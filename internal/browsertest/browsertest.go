@@ -92,8 +92,9 @@ func New(t testing.TB) *Browser {
 }
 
 // chromiumOwn matches the hosts Chromium itself calls even with background
-// networking off (its clock check, account and component services).
-var chromiumOwn = regexp.MustCompile(`^(CONNECT |GET http://)([a-z0-9-]+\.)*(google\.com|googleapis\.com|gstatic\.com|gvt1\.com)[:/ ]`)
+// networking off (its clock check, account, update and component services),
+// by any method.
+var chromiumOwn = regexp.MustCompile(`^[A-Z]+ (http://)?([a-z0-9-]+\.)*(google\.com|googleapis\.com|gstatic\.com|gvt1\.com)[:/ ]`)
 
 // PageRequests lists the requests that did not come from Chromium itself:
 // the page's own.
