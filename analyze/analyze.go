@@ -16,6 +16,7 @@ type Params struct {
 	IdleThresholdPct  float64       // a sample is idle when util < this
 	IdleWindow        time.Duration // an idle run counts when it lasts ≥ this
 	UnderusedPct      float64       // a node is under-used when its mean util < this
+	IdleNodeShare     float64       // a node is idle when idle for at least this share of its observed time
 	Prices            map[string]float64
 	DefaultGPUHourUSD float64
 	EnergyUSDPerKWh   float64
@@ -29,7 +30,7 @@ type Params struct {
 
 // DefaultParams are the documented defaults.
 func DefaultParams() Params {
-	return Params{IdleThresholdPct: 15, IdleWindow: 60 * time.Second, UnderusedPct: 40,
+	return Params{IdleThresholdPct: 15, IdleWindow: 60 * time.Second, UnderusedPct: 40, IdleNodeShare: 0.5,
 		DefaultGPUHourUSD: 1.0, EnergyUSDPerKWh: 0.12, Dialect: DialectKubectl, SparklineBuckets: 40}
 }
 
@@ -78,8 +79,24 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 			return nil, err
 		}
 	}
+	if a.samples() == 0 {
+		names := make([]string, len(sources))
+		for i, s := range sources {
+			names[i] = s.Name
+		}
+		return nil, fmt.Errorf("%w: no GPU samples in %s: nothing was observed, so there is nothing to report", profile.ErrInvalid, strings.Join(names, ", "))
+	}
 	a.report(r)
 	return r, nil
+}
+
+// samples counts the GPU samples read.
+func (a *analysis) samples() int {
+	n := 0
+	for _, g := range a.gpus {
+		n += g.samples
+	}
+	return n
 }
 
 // analysis is the state of one Analyze call.
@@ -141,8 +158,11 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 func (a *analysis) report(r *Report) {
 	pricer := NewPricer(a.p.Prices, a.p.DefaultGPUHourUSD)
 	var sum struct{ obs, idle, util, utilW, bw, bwW, cost, energyJ float64 }
+	var covered []Interval
+	memBWGPUs := 0
+	longestSpan := 0.0
 	for _, n := range a.order {
-		parents := map[string]bool{}
+		parents, bwSeen := map[string]bool{}, map[string]bool{}
 		for _, g := range n.gpus {
 			if g.parent != "" {
 				parents[g.parent] = true
@@ -173,6 +193,13 @@ func (a *analysis) report(r *Report) {
 			ns.price += g.price
 			sum.bw += g.bwSum * g.share
 			sum.bwW += g.bwW * g.share
+			if phys := g.physical(); g.bwW > 0 && !bwSeen[phys] {
+				bwSeen[phys] = true
+				memBWGPUs++
+			}
+			if k := len(g.cover); k > 0 {
+				longestSpan = math.Max(longestSpan, g.cover[k-1].EndS-g.cover[0].StartS)
+			}
 		}
 		nr.Models = sortedKeys(models)
 		nr.GPUHours = sig(ns.obs / 3600)
@@ -180,13 +207,22 @@ func (a *analysis) report(r *Report) {
 		nr.IdleCostUSD = sig(ns.cost)
 		nr.EnergyKWh = sig(ns.energyJ / 3.6e6)
 		nr.PriceUSDPerHour = sig(ns.price)
-		nr.AvgGPUUtilPct = sig(ratio(ns.util, ns.utilW))
-		nr.IdleIntervals = nodeIntervals(n.gpus, a.p.IdleWindow.Seconds())
-		for i := range nr.IdleIntervals {
-			nr.IdleIntervals[i] = Interval{sig(nr.IdleIntervals[i].StartS), sig(nr.IdleIntervals[i].EndS)}
+		nr.AvgGPUUtilPct = mean(ns.util, ns.utilW)
+		cover := n.coverage()
+		covered = append(covered, cover...)
+		idle := nodeIntervals(n.gpus, a.p.IdleWindow.Seconds())
+		nr.ObservedS = sig(length(cover))
+		if obs := length(cover); obs > 0 {
+			v := sig(length(idle) / obs)
+			nr.IdleShare = &v
+			nr.IdleNow = len(idle) > 0 && idle[len(idle)-1].EndS >= cover[len(cover)-1].EndS-eps
+		}
+		nr.IdleIntervals = make([]Interval, 0, len(idle))
+		for _, iv := range idle {
+			nr.IdleIntervals = append(nr.IdleIntervals, Interval{sig(iv.StartS), sig(iv.EndS)})
 		}
 		nr.UtilSparkline = n.spark.values()
-		nr.Verdict = a.verdict(&nr, ns.utilW)
+		nr.Verdict = a.verdict(&nr)
 		r.Nodes = append(r.Nodes, nr)
 		sum.obs += ns.obs
 		sum.idle += ns.idle
@@ -217,18 +253,25 @@ func (a *analysis) report(r *Report) {
 		}
 	}
 	s.GPUHours = sig(sum.obs / 3600)
-	s.AvgGPUUtilPct = sig(ratio(sum.util, sum.utilW))
-	s.AvgMemBWUtilPct = sig(ratio(sum.bw, sum.bwW))
+	s.AvgGPUUtilPct = mean(sum.util, sum.utilW)
+	s.AvgMemBWUtilPct = mean(sum.bw, sum.bwW)
+	s.MemBWGPUs = memBWGPUs
 	s.IdleGPUHours = sig(sum.idle / 3600)
 	s.IdleRatio = sig(ratio(sum.idle, sum.obs))
 	s.IdleCostUSD = sig(sum.cost)
 	s.EnergyKWh = sig(sum.energyJ / 3.6e6)
 	s.EnergyCostUSD = sig(sum.energyJ / 3.6e6 * a.p.EnergyUSDPerKWh)
-	if a.windowS > 0 {
-		s.ProjectedMonthlySavingsUSD = sig(sum.cost / (a.windowS / 3600) * HoursPerMonth)
+	coveredS := length(union(covered))
+	r.Window.CoveredS = sig(coveredS)
+	if coveredS > 0 {
+		s.ProjectedMonthlySavingsUSD = sig(sum.cost / (coveredS / 3600) * HoursPerMonth)
+	}
+	if w := a.p.IdleWindow.Seconds(); longestSpan < w-eps {
+		s.Notes = append(s.Notes, fmt.Sprintf("no GPU was observed for as long as the %s idle window (the longest for %s), so nothing can count as idle: gate on summary.avg_gpu_util_pct, or pass an --idle-window shorter than the run",
+			FormatDuration(a.p.IdleWindow), FormatDuration(time.Duration(longestSpan*float64(time.Second)))))
 	}
 	r.Params = ReportParams{
-		IdleThresholdPct: a.p.IdleThresholdPct, IdleWindowS: a.p.IdleWindow.Seconds(), UnderusedPct: a.p.UnderusedPct,
+		IdleThresholdPct: a.p.IdleThresholdPct, IdleWindowS: a.p.IdleWindow.Seconds(), UnderusedPct: a.p.UnderusedPct, IdleNodeShare: a.p.IdleNodeShare,
 		EnergyUSDPerKWh: a.p.EnergyUSDPerKWh, Prices: pricer.Table(), DefaultGPUHourUSD: a.p.DefaultGPUHourUSD,
 		DefaultPricesUsed: pricer.DefaultsUsed(), UnpricedModelsUsed: pricer.Unmatched(),
 	}
@@ -332,19 +375,32 @@ func percentile(sorted []float64, p float64) *float64 {
 	return &v
 }
 
-// verdict classifies a node (docs/analysis.md).
-func (a *analysis) verdict(n *NodeReport, utilW float64) string {
+// verdict classifies a node (docs/analysis.md): idle or stalled only when
+// idle for at least the idle-node share of its observed time, not after one
+// quiet stretch.
+func (a *analysis) verdict(n *NodeReport) string {
+	mostlyIdle := len(n.IdleIntervals) > 0 && n.IdleShare != nil && *n.IdleShare >= a.p.IdleNodeShare-eps
 	switch {
-	case len(n.IdleIntervals) > 0 && n.PendingWorkloads > 0:
+	case mostlyIdle && n.PendingWorkloads > 0:
 		return VerdictStalled
-	case len(n.IdleIntervals) > 0:
+	case mostlyIdle:
 		return VerdictIdle
-	case utilW == 0:
+	case n.AvgGPUUtilPct == nil:
 		return VerdictUnknown
-	case n.AvgGPUUtilPct < a.p.UnderusedPct:
+	case *n.AvgGPUUtilPct < a.p.UnderusedPct:
 		return VerdictUnderused
 	}
 	return VerdictBusy
+}
+
+// mean is sum/weight rounded, or nil when nothing was weighed: a metric
+// that no sample carried is unknown, not 0.
+func mean(sum, weight float64) *float64 {
+	if weight == 0 {
+		return nil
+	}
+	v := sig(sum / weight)
+	return &v
 }
 
 // VerdictUnknown is the verdict of a node without utilization data.
@@ -378,4 +434,31 @@ func shortModel(m string) string {
 		return "unknown GPU"
 	}
 	return strings.TrimPrefix(m, "NVIDIA ")
+}
+
+// ExactProjectionS is the covered time from which a monthly projection is
+// shown to the cent: a week. Below that it is rounded (RoundProjection).
+const ExactProjectionS = 7 * 24 * 3600
+
+// RoundProjection rounds a monthly projection to the precision its basis
+// supports (docs/analysis.md): 2 significant digits from under an hour of
+// covered time, 3 from under a day, whole dollars from under a week, cents
+// from a week on.
+func RoundProjection(v, coveredS float64) float64 {
+	digits := 0
+	switch {
+	case coveredS < 3600:
+		digits = 2
+	case coveredS < 24*3600:
+		digits = 3
+	case coveredS < ExactProjectionS:
+		return math.Round(v)
+	default:
+		return v
+	}
+	if v == 0 {
+		return 0
+	}
+	p := math.Pow(10, float64(digits-1)-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*p) / p
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
 )
 
 // ErrGateFailed is returned when at least one CI gate did not pass.
@@ -45,12 +47,26 @@ func EvalGates(r *Report, gates []string) error {
 	}
 	failed := false
 	for _, g := range gates {
+		res := GateResult{Expr: g}
+		left, hasLeft := leftValue(g, env)
+		if hasLeft {
+			res.Value = left
+		}
 		prog, err := expr.Compile(g, expr.Env(env), expr.AsBool())
-		if err != nil {
+		var out any
+		if err == nil {
+			out, err = expr.Run(prog, env)
+		} else if !hasLeft || left != nil {
 			return fmt.Errorf("%w %q: %v", ErrInvalidGate, g, oneLine(err.Error()))
 		}
-		res := GateResult{Expr: g}
-		out, err := expr.Run(prog, env)
+		if err != nil && hasLeft && left == nil {
+			// The field exists but was not measured (null): the gate
+			// fails, it never passes on missing data.
+			res.Error = "the value is null: not measured in this report"
+			failed = true
+			r.Gates = append(r.Gates, res)
+			continue
+		}
 		if err != nil {
 			// A gate that cannot be evaluated is a mistake in the gate (a
 			// field that does not exist), not a result.
@@ -68,6 +84,75 @@ func EvalGates(r *Report, gates []string) error {
 		return ErrGateFailed
 	}
 	return nil
+}
+
+// GateLine is a gate's outcome in one line: "FAIL: summary.idle_ratio <=
+// 0.2 (was 0.534)".
+func GateLine(g GateResult) string {
+	status := "PASS"
+	if !g.Passed {
+		status = "FAIL"
+	}
+	line := status + ": " + g.Expr
+	switch {
+	case g.Error != "":
+		line += " (" + g.Error + ")"
+	case g.Value != nil:
+		line += fmt.Sprintf(" (was %v)", g.Value)
+	}
+	return line
+}
+
+// leftValue evaluates the left side of a gate that is a comparison
+// ("summary.idle_ratio <= 0.2" → 0.534), for the message of a failed gate.
+// ok is false when the gate is not a comparison or its left side cannot be
+// evaluated.
+func leftValue(g string, env map[string]any) (v any, ok bool) {
+	tree, err := parser.Parse(g)
+	if err != nil {
+		return nil, false
+	}
+	b, isBin := tree.Node.(*ast.BinaryNode)
+	if !isBin {
+		return nil, false
+	}
+	switch b.Operator {
+	case "<", "<=", ">", ">=", "==", "!=":
+	default:
+		return nil, false
+	}
+	if v, found := lookup(b.Left, env); found {
+		return v, true
+	}
+	v, err = expr.Eval(b.Left.String(), env)
+	if err != nil || v == nil {
+		// nil from a path that names no field is a mistake, not a null.
+		return nil, false
+	}
+	return v, true
+}
+
+// lookup follows a field path (summary.avg_gpu_util_pct) through the JSON
+// report; found is false when the path names no field.
+func lookup(n ast.Node, env map[string]any) (v any, found bool) {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		v, found = env[n.Value]
+		return v, found
+	case *ast.MemberNode:
+		key, isStr := n.Property.(*ast.StringNode)
+		if !isStr {
+			return nil, false
+		}
+		parent, ok := lookup(n.Node, env)
+		m, isMap := parent.(map[string]any)
+		if !ok || !isMap {
+			return nil, false
+		}
+		v, found = m[key.Value]
+		return v, found
+	}
+	return nil, false
 }
 
 // ErrInvalidGate marks a gate expression that does not compile.
@@ -101,12 +186,11 @@ func ReadBaseline(r io.Reader, name string) (*Report, error) {
 // ApplyBaseline sets r.Delta to current − baseline for every summary field.
 func ApplyBaseline(r, base *Report) {
 	r.Delta = map[string]float64{}
-	cur, old := reflect.ValueOf(r.Summary), reflect.ValueOf(base.Summary)
-	t := cur.Type()
-	for i := 0; i < t.NumField(); i++ {
-		name := jsonName(t.Field(i))
-		a, b := toFloat(cur.Field(i)), toFloat(old.Field(i))
-		r.Delta[name] = sig(a - b)
+	old := SummaryNumbers(base.Summary)
+	for name, a := range SummaryNumbers(r.Summary) {
+		if b, ok := old[name]; ok { // a null on either side has no delta
+			r.Delta[name] = sig(a - b)
+		}
 	}
 }
 
@@ -120,14 +204,35 @@ func jsonName(f reflect.StructField) string {
 	return tag
 }
 
-func toFloat(v reflect.Value) float64 {
+// SummaryNumbers maps the summary's numeric fields, by their JSON names, to
+// their values; a null field is absent.
+func SummaryNumbers(s Summary) map[string]float64 {
+	out := map[string]float64{}
+	v := reflect.ValueOf(s)
+	for i := 0; i < v.NumField(); i++ {
+		if x, ok := toFloat(v.Field(i)); ok {
+			out[jsonName(v.Type().Field(i))] = x
+		}
+	}
+	return out
+}
+
+// toFloat reads a numeric summary field; ok is false for a null or a
+// field that is not a number.
+func toFloat(v reflect.Value) (float64, bool) {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return 0, false
+		}
+		v = v.Elem()
+	}
 	switch v.Kind() {
 	case reflect.Int, reflect.Int64:
-		return float64(v.Int())
+		return float64(v.Int()), true
 	case reflect.Float64:
-		return v.Float()
+		return v.Float(), true
 	}
-	return 0
+	return 0, false
 }
 
 func oneLine(s string) string {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/seedance/seedance/profile"
 )
@@ -34,6 +35,8 @@ type gpuAcc struct {
 	prev sample
 
 	observedS         float64
+	cover             []Interval // the samples' coverage, adjacent pieces merged
+	samples           int
 	utilSum, utilW    float64
 	bwSum, bwW        float64
 	powerJ            float64 // Σ power × coverage
@@ -59,6 +62,7 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 	if util != nil {
 		g.hasUtil = true
 	}
+	g.samples += len(s.T)
 	for i, t := range s.T {
 		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), load: profile.Null, valid: true}
 		if g.scaling != nil {
@@ -102,6 +106,11 @@ func (g *gpuAcc) close(s sample, next float64) {
 	}
 	cov := end - s.t
 	g.observedS += cov
+	if k := len(g.cover); k > 0 && s.t <= g.cover[k-1].EndS+eps {
+		g.cover[k-1].EndS = math.Max(g.cover[k-1].EndS, end)
+	} else {
+		g.cover = append(g.cover, Interval{s.t, end})
+	}
 	if !profile.IsNull(s.util) {
 		g.utilSum += s.util * cov
 		g.utilW += cov
@@ -159,4 +168,12 @@ func (g *gpuAcc) energyJ() float64 {
 		return g.energyInc
 	}
 	return g.powerJ
+}
+
+// physical is the UUID of the physical GPU: the parent of a MIG device.
+func (g *gpuAcc) physical() string {
+	if g.parent != "" {
+		return g.parent
+	}
+	return g.uuid
 }

@@ -23,6 +23,7 @@ type gpuSpec struct {
 	util        []float64 // NaN for null; nil for no column
 	power       []float64
 	energy      []float64
+	membw       []float64
 	mig         *profile.MIG
 }
 
@@ -74,6 +75,7 @@ func mkProfile(t testing.TB, start time.Time, durS, interval float64, nodes ...n
 			pg.Series.GPUUtilPct = g.util
 			pg.Series.PowerW = g.power
 			pg.Series.EnergyJ = g.energy
+			pg.Series.MemBWUtilPct = g.membw
 			pn.GPUs = append(pn.GPUs, pg)
 		}
 		p.Nodes = append(p.Nodes, pn)
@@ -134,3 +136,15 @@ func toJSON(t testing.TB, v any) string {
 var _ = strings.Contains
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// nearPtr is near for a figure that may be null: it must not be.
+func nearPtr(t testing.TB, what string, got *float64, want float64) {
+	t.Helper()
+	if got == nil {
+		t.Errorf("%s = null, want %v", what, want)
+		return
+	}
+	near(t, what, *got, want)
+}
+
+func ptr(v float64) *float64 { return &v }

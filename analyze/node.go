@@ -138,3 +138,36 @@ func nodeIntervals(gpus []*gpuAcc, window float64) []Interval {
 	}
 	return out
 }
+
+// union merges intervals (in any order) into sorted, disjoint pieces.
+func union(ivs []Interval) []Interval {
+	sorted := append([]Interval(nil), ivs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].StartS < sorted[j].StartS })
+	var out []Interval
+	for _, iv := range sorted {
+		if k := len(out); k > 0 && iv.StartS <= out[k-1].EndS+eps {
+			out[k-1].EndS = math.Max(out[k-1].EndS, iv.EndS)
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+// length is the total length of disjoint intervals.
+func length(ivs []Interval) float64 {
+	total := 0.0
+	for _, iv := range ivs {
+		total += iv.EndS - iv.StartS
+	}
+	return total
+}
+
+// coverage is the union of the coverage of the node's GPUs.
+func (n *nodeAcc) coverage() []Interval {
+	var all []Interval
+	for _, g := range n.gpus {
+		all = append(all, g.cover...)
+	}
+	return union(all)
+}

@@ -26,17 +26,21 @@ type Report struct {
 	Gates         []GateResult       `json:"gates,omitempty"`
 }
 
-// Window is the time span of the merged inputs.
+// Window is the time span of the merged inputs. CoveredS is the length of
+// the union of every sample's coverage: two one-hour profiles a day apart
+// span 25 h but cover 2 h.
 type Window struct {
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`
 	DurationS float64   `json:"duration_s"`
+	CoveredS  float64   `json:"covered_s"`
 }
 
 // ReportParams records the parameters the numbers were computed with.
 type ReportParams struct {
 	IdleThresholdPct   float64            `json:"idle_threshold_pct"`
 	IdleWindowS        float64            `json:"idle_window_s"`
+	IdleNodeShare      float64            `json:"idle_node_share"`
 	UnderusedPct       float64            `json:"underused_pct"`
 	EnergyUSDPerKWh    float64            `json:"energy_usd_per_kwh"`
 	Prices             map[string]float64 `json:"prices"`
@@ -54,14 +58,17 @@ type Input struct {
 	Complete  bool      `json:"complete"`
 }
 
-// Summary holds the cluster-wide figures. Every field is a number so that
-// gates and baselines can use all of them.
+// Summary holds the cluster-wide figures. Every field but Notes is a number
+// so that gates and baselines can use them; a mean of a metric that no GPU
+// reported is null, never 0.
 type Summary struct {
-	Nodes                      int     `json:"nodes"`
-	GPUs                       int     `json:"gpus"`
-	GPUHours                   float64 `json:"gpu_hours"`
-	AvgGPUUtilPct              float64 `json:"avg_gpu_util_pct"`
-	AvgMemBWUtilPct            float64 `json:"avg_mem_bw_util_pct"`
+	Nodes           int      `json:"nodes"`
+	GPUs            int      `json:"gpus"`
+	GPUHours        float64  `json:"gpu_hours"`
+	AvgGPUUtilPct   *float64 `json:"avg_gpu_util_pct"`
+	AvgMemBWUtilPct *float64 `json:"avg_mem_bw_util_pct"`
+	// MemBWGPUs counts the GPUs that reported memory bandwidth.
+	MemBWGPUs                  int     `json:"mem_bw_gpus"`
 	IdleGPUHours               float64 `json:"idle_gpu_hours"`
 	IdleRatio                  float64 `json:"idle_ratio"`
 	IdleCostUSD                float64 `json:"idle_cost_usd"`
@@ -72,6 +79,9 @@ type Summary struct {
 	StalledNodes               int     `json:"stalled_nodes"`
 	UnderusedNodes             int     `json:"underused_nodes"`
 	BusyNodes                  int     `json:"busy_nodes"`
+	// Notes say what limits the figures (a window shorter than the idle
+	// window, for instance); they are for people, not gates.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Node verdicts.
@@ -84,11 +94,18 @@ const (
 
 // NodeReport holds one node's figures.
 type NodeReport struct {
-	Name             string     `json:"name"`
-	GPUs             int        `json:"gpus"`
-	Models           []string   `json:"models"`
-	Verdict          string     `json:"verdict"`
-	AvgGPUUtilPct    float64    `json:"avg_gpu_util_pct"`
+	Name          string   `json:"name"`
+	GPUs          int      `json:"gpus"`
+	Models        []string `json:"models"`
+	Verdict       string   `json:"verdict"`
+	AvgGPUUtilPct *float64 `json:"avg_gpu_util_pct"`
+	// ObservedS is the length of the union of the node's GPUs' coverage;
+	// IdleShare is the length of its idle intervals over that (null when
+	// nothing was observed). IdleNow: the last idle interval reaches the
+	// end of the observed time.
+	ObservedS        float64    `json:"observed_s"`
+	IdleShare        *float64   `json:"idle_share"`
+	IdleNow          bool       `json:"idle_now"`
 	GPUHours         float64    `json:"gpu_hours"`
 	IdleGPUHours     float64    `json:"idle_gpu_hours"`
 	IdleCostUSD      float64    `json:"idle_cost_usd"`
@@ -123,6 +140,7 @@ type Interval struct {
 // Suggestion kinds.
 const (
 	SuggestReleaseNode   = "release-node"
+	SuggestScheduleNode  = "schedule-node"
 	SuggestRebindPending = "rebind-pending"
 )
 
@@ -140,5 +158,8 @@ type Suggestion struct {
 type GateResult struct {
 	Expr   string `json:"expr"`
 	Passed bool   `json:"passed"`
-	Error  string `json:"error,omitempty"`
+	// Value is what the left side of a comparison evaluated to, so that a
+	// failure says by how much (absent for other expressions).
+	Value any    `json:"value,omitempty"`
+	Error string `json:"error,omitempty"`
 }

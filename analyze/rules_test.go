@@ -59,7 +59,7 @@ func TestNullEndsRun(t *testing.T) {
 		t.Fatalf("intervals = %v", node.IdleIntervals)
 	}
 	// The null sample is observed time but not in the mean.
-	near(t, "mean util", node.AvgGPUUtilPct, 0)
+	nearPtr(t, "mean util", node.AvgGPUUtilPct, 0)
 }
 
 func TestGapEndsRun(t *testing.T) {
@@ -87,7 +87,7 @@ func TestStepOfExactlyTwoIntervalsIsNoGap(t *testing.T) {
 func TestMeanUtilWeightedByCoverage(t *testing.T) {
 	// t = 0, 1, 3 with interval 1: coverages 1, 2, 1.
 	_, node := oneGPU(t, gpuSpec{t: []float64{0, 1, 3}, util: []float64{10, 90, 50}}, 4)
-	near(t, "mean", node.AvgGPUUtilPct, (10*1+90*2+50*1)/4.0)
+	nearPtr(t, "mean", node.AvgGPUUtilPct, (10*1+90*2+50*1)/4.0)
 }
 
 func TestNodeIntervalsIntersectGPUs(t *testing.T) {

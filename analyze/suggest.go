@@ -30,7 +30,11 @@ func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect string) []Sug
 	for _, n := range nodes {
 		switch n.Verdict {
 		case VerdictIdle:
-			out = append(out, releaseNode(n, accs[n.Name].running(), dialect))
+			if n.IdleNow {
+				out = append(out, releaseNode(n, accs[n.Name].running(), dialect))
+			} else {
+				out = append(out, scheduleNode(n))
+			}
 		case VerdictStalled:
 			out = append(out, rebindPending(n, accs[n.Name].pending(), dialect))
 		}
@@ -45,11 +49,45 @@ func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect string) []Sug
 }
 
 func idleFor(n NodeReport) string {
-	total := 0.0
-	for _, iv := range n.IdleIntervals {
-		total += iv.EndS - iv.StartS
+	return FormatDuration(seconds(length(n.IdleIntervals)))
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// share is the node's idle share, 0 when unknown.
+func share(n NodeReport) float64 {
+	if n.IdleShare == nil {
+		return 0
 	}
-	return FormatDuration(time.Duration(total * float64(time.Second)))
+	return *n.IdleShare
+}
+
+// savingsPerHour is what releasing the node saves on average: its price for
+// the share of the time it sat idle, not the full price.
+func savingsPerHour(n NodeReport) float64 { return sig(n.PriceUSDPerHour * share(n)) }
+
+// idleSummary is "idle 93% of 2h00m observed, in 2 stretches".
+func idleSummary(n NodeReport) string {
+	s := fmt.Sprintf("idle %.0f%% of %s observed", 100*share(n), FormatDuration(seconds(n.ObservedS)))
+	if k := len(n.IdleIntervals); k > 1 {
+		s += fmt.Sprintf(", in %d stretches", k)
+	}
+	return s
+}
+
+// idleNowFor is how long the node has been idle at the end of the window.
+func idleNowFor(n NodeReport) string {
+	last := n.IdleIntervals[len(n.IdleIntervals)-1]
+	return FormatDuration(seconds(last.EndS - last.StartS))
+}
+
+// scheduleNode advises on a node that is mostly idle but was busy at the
+// end of the window: draining it now would evict live work, so there is no
+// command, only the pattern to act on.
+func scheduleNode(n NodeReport) Suggestion {
+	return Suggestion{Kind: SuggestScheduleNode, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
+		Text: fmt.Sprintf("%s: %s (%s) but busy at the end of the window: scale it down on a schedule or consolidate its work; about $%.2f/h at stake",
+			n.Name, idleSummary(n), gpusText(n), savingsPerHour(n))}
 }
 
 // FormatDuration writes a duration the way people say it: 45s, 14m, 2h05m.
@@ -69,10 +107,15 @@ func gpusText(n NodeReport) string {
 }
 
 func releaseNode(n NodeReport, running int, dialect string) Suggestion {
-	s := Suggestion{Kind: SuggestReleaseNode, Node: n.Name, SavingsUSDPerHour: n.PriceUSDPerHour,
-		Text: fmt.Sprintf("%s: idle for %s (%s), release it: saves $%.2f/h", n.Name, idleFor(n), gpusText(n), n.PriceUSDPerHour)}
-	if running > 0 {
-		// Draining evicts them; they ran in bursts between the idle spans.
+	s := Suggestion{Kind: SuggestReleaseNode, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
+		Text: fmt.Sprintf("%s: %s and idle now for %s (%s), release it: saves about $%.2f/h (%.0f%% of its $%.2f/h)",
+			n.Name, idleSummary(n), idleNowFor(n), gpusText(n), savingsPerHour(n), 100*share(n), n.PriceUSDPerHour)}
+	switch {
+	case dialect == DialectSlurm:
+		// Slurm's DRAIN stops new jobs from starting; running ones finish.
+		s.Text += " (DRAIN stops new jobs from starting there; running jobs finish first)"
+	case running > 0:
+		// kubectl drain evicts them; they ran in bursts between the idle spans.
 		s.Text += fmt.Sprintf(" (its %d running workload(s) are evicted by the drain and must fit elsewhere)", running)
 	}
 	if !ValidNodeName(dialect, n.Name) {
@@ -94,9 +137,9 @@ func rebindPending(n NodeReport, pending []profile.Workload, dialect string) Sug
 	for _, w := range pending {
 		ids = append(ids, w.ID)
 	}
-	s := Suggestion{Kind: SuggestRebindPending, Node: n.Name, SavingsUSDPerHour: n.PriceUSDPerHour,
-		Text: fmt.Sprintf("%s: %d pending workload(s) (%s) while its %s sat idle for %s: look at why they are not scheduled here",
-			n.Name, len(pending), strings.Join(ids, ", "), gpusText(n), idleFor(n))}
+	s := Suggestion{Kind: SuggestRebindPending, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
+		Text: fmt.Sprintf("%s: %d pending workload(s) (%s) while its %s sat idle for %s (%.0f%% of %s observed): look at why they are not scheduled here",
+			n.Name, len(pending), strings.Join(ids, ", "), gpusText(n), idleFor(n), 100*share(n), FormatDuration(seconds(n.ObservedS)))}
 	if !ValidNodeName(dialect, n.Name) {
 		s.Text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", n.Name, dialect)
 		return s

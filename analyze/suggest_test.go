@@ -42,7 +42,8 @@ func TestSuggestionsRefuseInvalidNames(t *testing.T) {
 	names := []string{"node;reboot", "$(id)", "Node-Upper", "node\nx", "nœud", "a'b"}
 	for _, dialect := range []string{DialectKubectl, DialectSlurm} {
 		for _, name := range names {
-			idle := NodeReport{Name: name, GPUs: 8, Models: []string{"H100"}, Verdict: VerdictIdle, PriceUSDPerHour: 39.3, IdleIntervals: []Interval{{0, 600}}}
+			idle := NodeReport{Name: name, GPUs: 8, Models: []string{"H100"}, Verdict: VerdictIdle, PriceUSDPerHour: 39.3, IdleIntervals: []Interval{{0, 600}},
+				ObservedS: 600, IdleShare: ptr(1), IdleNow: true}
 			acc := &nodeAcc{name: name, workloads: map[string]profile.Workload{}}
 			s := suggest([]NodeReport{idle}, map[string]*nodeAcc{name: acc}, dialect)[0]
 			valid := ValidNodeName(dialect, name)
@@ -61,8 +62,10 @@ func TestSuggestionsRefuseInvalidNames(t *testing.T) {
 }
 
 func TestSuggestionCommands(t *testing.T) {
-	idle := NodeReport{Name: "node-gpu-08", GPUs: 8, Models: []string{"A100-SXM4-80GB"}, Verdict: VerdictIdle, PriceUSDPerHour: 18.44, IdleIntervals: []Interval{{0, 840}}}
-	stalled := NodeReport{Name: "node-gpu-04", GPUs: 8, Models: []string{"H200"}, Verdict: VerdictStalled, PriceUSDPerHour: 43.26, IdleIntervals: []Interval{{0, 300}}, PendingWorkloads: 2}
+	idle := NodeReport{Name: "node-gpu-08", GPUs: 8, Models: []string{"A100-SXM4-80GB"}, Verdict: VerdictIdle, PriceUSDPerHour: 18.44, IdleIntervals: []Interval{{60, 900}},
+		ObservedS: 900, IdleShare: ptr(840.0 / 900), IdleNow: true}
+	stalled := NodeReport{Name: "node-gpu-04", GPUs: 8, Models: []string{"H200"}, Verdict: VerdictStalled, PriceUSDPerHour: 43.26, IdleIntervals: []Interval{{0, 300}}, PendingWorkloads: 2,
+		ObservedS: 600, IdleShare: ptr(0.5)}
 	accs := map[string]*nodeAcc{
 		"node-gpu-08": {workloads: map[string]profile.Workload{}},
 		"node-gpu-04": {workloads: map[string]profile.Workload{
@@ -74,9 +77,12 @@ func TestSuggestionCommands(t *testing.T) {
 	if got[0].Kind != SuggestRebindPending || got[1].Kind != SuggestReleaseNode {
 		t.Fatalf("order: %+v", got)
 	}
-	if want := "node-gpu-08: idle for 14m (8 × A100-SXM4-80GB), release it: saves $18.44/h"; got[1].Text != want {
+	// 18.44 $/h × 840/900 = 17.2107 $/h; 43.26 × 0.5 = 21.63 $/h.
+	if want := "node-gpu-08: idle 93% of 15m observed and idle now for 14m (8 × A100-SXM4-80GB), release it: saves about $17.21/h (93% of its $18.44/h)"; got[1].Text != want {
 		t.Errorf("text %q", got[1].Text)
 	}
+	near(t, "release saving", got[1].SavingsUSDPerHour, 17.2106667)
+	near(t, "stalled saving", got[0].SavingsUSDPerHour, 21.63)
 	if want := "kubectl cordon node-gpu-08 && kubectl drain node-gpu-08 --ignore-daemonsets --delete-emptydir-data"; got[1].Command != want {
 		t.Errorf("command %q", got[1].Command)
 	}
@@ -87,8 +93,29 @@ func TestSuggestionCommands(t *testing.T) {
 	if want := "scontrol update NodeName=node-gpu-08 State=DRAIN Reason='seedance: idle for 14m'"; slurm.Command != want {
 		t.Errorf("slurm %q", slurm.Command)
 	}
+	if !strings.Contains(slurm.Text, "DRAIN stops new jobs from starting there; running jobs finish first") || strings.Contains(slurm.Text, "evicted") {
+		t.Errorf("slurm text misdescribes DRAIN: %s", slurm.Text)
+	}
 	if none := suggest([]NodeReport{idle}, accs, DialectNone)[0]; none.Command != "" {
 		t.Errorf("dialect none made %q", none.Command)
+	}
+}
+
+// TestNoDrainUnlessIdleNow: a node idle most of the window but busy at its
+// end gets advice without a drain command.
+func TestNoDrainUnlessIdleNow(t *testing.T) {
+	n := NodeReport{Name: "node-gpu-03", GPUs: 8, Models: []string{"H100"}, Verdict: VerdictIdle, PriceUSDPerHour: 40,
+		IdleIntervals: []Interval{{0, 1200}, {1500, 2100}, {2200, 2400}, {2500, 2800}}, ObservedS: 3600, IdleShare: ptr(2300.0 / 3600)}
+	accs := map[string]*nodeAcc{"node-gpu-03": {workloads: map[string]profile.Workload{}}}
+	for _, d := range []string{DialectKubectl, DialectSlurm} {
+		s := suggest([]NodeReport{n}, accs, d)[0]
+		if s.Kind != SuggestScheduleNode || s.Command != "" {
+			t.Fatalf("%s: %+v", d, s)
+		}
+		if want := "node-gpu-03: idle 64% of 1h00m observed, in 4 stretches (8 × H100) but busy at the end of the window: scale it down on a schedule or consolidate its work; about $25.56/h at stake"; s.Text != want {
+			t.Errorf("text %q", s.Text)
+		}
+		near(t, "saving", s.SavingsUSDPerHour, 40*2300.0/3600)
 	}
 }
 

@@ -77,6 +77,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	fl.Float64("idle-threshold", 15, "a sample is idle when GPU utilization is below this percentage")
 	durationFlag(fl, "idle-window", 60e9, "an idle run counts when it lasts at least this long")
 	fl.Float64("underused", 40, "a node is under-used when its mean GPU utilization is below this percentage")
+	fl.Float64("idle-node-share", 0.5, "a node is idle when idle for at least this share (0–1) of its observed time")
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	fl.Float64("default-gpu-price", 1.0, "USD per GPU-hour for models with no price")
 	fl.Float64("energy-price", 0.12, "USD per kWh")
@@ -87,7 +88,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	for name, key := range map[string]string{
 		"report": "analyze.report", "format": "analyze.format", "output": "analyze.output",
 		"idle-threshold": "analyze.idle_threshold_pct", "idle-window": "analyze.idle_window",
-		"underused": "analyze.underused_pct", "dialect": "analyze.dialect", "gate": "analyze.gates",
+		"underused": "analyze.underused_pct", "idle-node-share": "analyze.idle_node_share", "dialect": "analyze.dialect", "gate": "analyze.gates",
 		"default-gpu-price": "pricing.default_gpu_hour_usd", "energy-price": "pricing.energy_usd_per_kwh",
 		"pool-by": "scaling.pool_by",
 	} {
@@ -130,6 +131,9 @@ func analyzeRun(o *AnalyzeOptions) error {
 	if ac.IdleThresholdPct < 0 || ac.IdleThresholdPct > 100 || ac.IdleWindow <= 0 {
 		return usageErrorf("--idle-threshold must be 0–100 and --idle-window positive")
 	}
+	if !(ac.IdleNodeShare > 0 && ac.IdleNodeShare <= 1) {
+		return usageErrorf("--idle-node-share must be in (0, 1], e.g. 0.5 for half the observed time")
+	}
 	var base *analyze.Report
 	if o.Baseline != "" {
 		if base, err = readBaseline(o.Baseline, o.IO.In); err != nil {
@@ -142,7 +146,7 @@ func analyzeRun(o *AnalyzeOptions) error {
 		return err
 	}
 	params := analyze.Params{
-		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct,
+		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
 		Prices: o.Prices, DefaultGPUHourUSD: o.Config.Pricing.DefaultGPUHourUSD,
 		EnergyUSDPerKWh: o.Config.Pricing.EnergyUSDPerKWh, Dialect: ac.Dialect, SparklineBuckets: 40,
 	}
@@ -185,16 +189,11 @@ func analyzeRun(o *AnalyzeOptions) error {
 	} else if err := fsutil.WriteAtomic(ac.Output, func(w io.Writer) error { return write(w, r, ropts) }); err != nil {
 		return err
 	}
+	for _, n := range r.Summary.Notes {
+		fmt.Fprintln(o.IO.ErrOut, "note: "+n)
+	}
 	for _, g := range r.Gates {
-		status := "PASS"
-		if !g.Passed {
-			status = "FAIL"
-		}
-		line := fmt.Sprintf("gate %s: %s", status, g.Expr)
-		if g.Error != "" {
-			line += " (" + g.Error + ")"
-		}
-		fmt.Fprintln(o.IO.ErrOut, line)
+		fmt.Fprintln(o.IO.ErrOut, "gate "+analyze.GateLine(g))
 	}
 	if gateErr != nil {
 		failed := 0

@@ -66,6 +66,7 @@ var configKeys = []configKey{
 	{Key: "analyze.idle_threshold_pct", Default: 15.0, Help: "a sample is idle when GPU utilization is below this"},
 	{Key: "analyze.idle_window", Default: "60s", Help: "an idle run counts when it lasts at least this long"},
 	{Key: "analyze.underused_pct", Default: 40.0, Help: "a node is under-used when its mean utilization is below this"},
+	{Key: "analyze.idle_node_share", Default: 0.5, Help: "a node is idle when idle for at least this share of its observed time"},
 	{Key: "analyze.dialect", Default: "kubectl", Help: "commands in suggestions: kubectl, slurm or none"},
 	{Key: "analyze.gates", Default: []string{}, Help: "CI gate expressions over the JSON report"},
 	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring", Map: true},
@@ -129,6 +130,7 @@ type Config struct {
 		IdleThresholdPct float64       `mapstructure:"idle_threshold_pct"`
 		IdleWindow       time.Duration `mapstructure:"idle_window"`
 		UnderusedPct     float64       `mapstructure:"underused_pct"`
+		IdleNodeShare    float64       `mapstructure:"idle_node_share"`
 		Dialect          string        `mapstructure:"dialect"`
 		Gates            []string      `mapstructure:"gates"`
 	} `mapstructure:"analyze"`

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,7 +79,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <div class="strip">
 {{range .KPIs}}<div class="kpi"><div class="v"><span data-field="{{.Field}}" data-value="{{.Value}}">{{.Display}}</span></div><div class="l">{{.Label}}</div>{{if .Delta}}<div class="d" data-delta="{{.Field}}">{{.Delta}} vs baseline</div>{{end}}</div>
 {{end}}</div>
-<p class="note">The projected monthly saving is an extrapolation: this window's idle cost ÷ its hours × 730.</p>
+<p class="note">The projected monthly saving is an extrapolation: the idle cost ÷ the hours the profiles cover × 730, rounded to what that basis supports.</p>
+{{range .Notes}}<div class="warn">{{.}}</div>{{end}}
 {{range .Warnings}}<div class="warn">{{.}}</div>
 {{end}}
 <h2>Cluster utilization over time</h2>
@@ -103,8 +105,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{if .Suggestions}}<ol class="sugg">{{range .Suggestions}}<li data-kind="{{.Kind}}">{{.Text}}{{if .Command}}<pre><code>{{.Command}}</code> <button class="copy" hidden>copy</button></pre>{{end}}</li>
 {{end}}</ol>{{else}}<p>None: no node was idle for the whole idle window.</p>{{end}}
 <h2>Nodes</h2>
-<table class="sortable" id="nodes"><thead><tr><th>Node</th><th>GPUs</th><th>Verdict</th><th>Mean util</th><th>Idle GPU-h</th><th>Idle cost</th><th>Pending</th></tr></thead><tbody>
-{{range .Nodes}}<tr><td>{{.Name}}</td><td>{{.GPUText}}</td><td class="v-{{.Verdict}}">{{.Verdict}}</td><td class="n" data-sort="{{.Util}}">{{printf "%.1f" .Util}}%</td><td class="n" data-sort="{{.IdleH}}">{{printf "%.2f" .IdleH}}</td><td class="n" data-sort="{{.Cost}}">{{.CostText}}</td><td class="n">{{.Pending}}</td></tr>
+<table class="sortable" id="nodes"><thead><tr><th>Node</th><th>GPUs</th><th>Verdict</th><th>Mean util</th><th>Idle share</th><th>Idle GPU-h</th><th>Idle cost</th><th>Pending</th></tr></thead><tbody>
+{{range .Nodes}}<tr><td>{{.Name}}</td><td>{{.GPUText}}</td><td class="v-{{.Verdict}}">{{.Verdict}}</td><td class="n" data-sort="{{.Util}}">{{.UtilText}}</td><td class="n" data-sort="{{.Share}}">{{.ShareText}}</td><td class="n" data-sort="{{.IdleH}}">{{printf "%.2f" .IdleH}}</td><td class="n" data-sort="{{.Cost}}">{{.CostText}}</td><td class="n">{{.Pending}}</td></tr>
 {{end}}</tbody></table>
 <p class="note">Idle: a GPU below {{.Threshold}}% utilization for at least {{.IdleWindow}}. Rules: docs/analysis.md. Prices: {{.Prices}}.</p>
 <script>{{.Script}}</script>
@@ -113,13 +115,31 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 
 type kpi struct {
 	Label, Display, Field, Delta string
-	Value                        float64
+	Value                        string // the JSON report's number, or null
+}
+
+// jsonNum is v as the JSON report writes it.
+func jsonNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func jsonOpt(v *float64) string {
+	if v == nil {
+		return "null"
+	}
+	return jsonNum(*v)
+}
+
+// sortKey orders a value that may be null: nulls first.
+func sortKey(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return *v
 }
 
 type nodeRow struct {
-	Name, GPUText, Verdict, CostText string
-	Util, IdleH, Cost                float64
-	Pending                          int
+	Name, GPUText, Verdict, CostText, UtilText, ShareText string
+	Util, Share, IdleH, Cost                              float64
+	Pending                                               int
 }
 
 // HTML writes one self-contained page: inline CSS, SVG charts and a small
@@ -132,25 +152,29 @@ func HTML(w io.Writer, r *analyze.Report, _ Options) error {
 	d["Script"] = template.JS(pageScript)
 	sum := sha256.Sum256([]byte(pageScript))
 	d["CSP"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-	d["Window"] = fmt.Sprintf("%s → %s (%s)", r.Window.Start.Format("2006-01-02 15:04"), r.Window.End.Format("15:04 MST"),
-		analyze.FormatDuration(time.Duration(r.Window.DurationS*float64(time.Second))))
+	d["Window"] = windowText(r.Window, "2006-01-02 15:04")
 	d["Summary"] = s
 	d["Inputs"] = r.Inputs
 	d["Warnings"] = r.Warnings
-	delta := func(field, format string) string {
+	delta := func(field string, format func(float64) string) string {
 		if r.Delta == nil {
 			return ""
 		}
-		return signed(r.Delta[field], format)
+		if v, ok := r.Delta[field]; ok {
+			return format(v)
+		}
+		return "n/a"
 	}
+	amount, basis := projection(r)
 	d["KPIs"] = []kpi{
-		{"mean GPU utilization", fmt.Sprintf("%.1f%%", s.AvgGPUUtilPct), "summary.avg_gpu_util_pct", delta("avg_gpu_util_pct", "%.1f pts"), s.AvgGPUUtilPct},
-		{fmt.Sprintf("idle GPU-hours (%.1f%% of %.1f)", 100*s.IdleRatio, s.GPUHours), fmt.Sprintf("%.2f", s.IdleGPUHours), "summary.idle_gpu_hours", delta("idle_gpu_hours", "%.2f"), s.IdleGPUHours},
-		{"cost of idle GPUs", money(s.IdleCostUSD), "summary.idle_cost_usd", delta("idle_cost_usd", "%.2f"), s.IdleCostUSD},
-		{fmt.Sprintf("energy (%s)", money(s.EnergyCostUSD)), fmt.Sprintf("%.2f kWh", s.EnergyKWh), "summary.energy_kwh", delta("energy_kwh", "%.2f kWh"), s.EnergyKWh},
-		{"projected monthly saving (extrapolation)", money(s.ProjectedMonthlySavingsUSD), "summary.projected_monthly_savings_usd", delta("projected_monthly_savings_usd", "%.2f"), s.ProjectedMonthlySavingsUSD},
-		{"idle / stalled nodes", fmt.Sprintf("%d / %d", s.IdleNodes, s.StalledNodes), "summary.idle_nodes", "", float64(s.IdleNodes)},
+		{"mean GPU utilization", pct(s.AvgGPUUtilPct), "summary.avg_gpu_util_pct", delta("avg_gpu_util_pct", pts), jsonOpt(s.AvgGPUUtilPct)},
+		{fmt.Sprintf("idle GPU-hours (%.1f%% of %.1f)", 100*s.IdleRatio, s.GPUHours), fmt.Sprintf("%.2f", s.IdleGPUHours), "summary.idle_gpu_hours", delta("idle_gpu_hours", hours), jsonNum(s.IdleGPUHours)},
+		{"cost of idle GPUs", money(s.IdleCostUSD), "summary.idle_cost_usd", delta("idle_cost_usd", signedMoney), jsonNum(s.IdleCostUSD)},
+		{fmt.Sprintf("energy (%s)", money(s.EnergyCostUSD)), fmt.Sprintf("%.2f kWh", s.EnergyKWh), "summary.energy_kwh", delta("energy_kwh", kwh), jsonNum(s.EnergyKWh)},
+		{"projected monthly saving, " + basis, amount, "summary.projected_monthly_savings_usd", delta("projected_monthly_savings_usd", signedMoney), jsonNum(s.ProjectedMonthlySavingsUSD)},
+		{"idle / stalled nodes", fmt.Sprintf("%d / %d", s.IdleNodes, s.StalledNodes), "summary.idle_nodes", "", strconv.Itoa(s.IdleNodes)},
 	}
+	d["Notes"] = s.Notes
 	d["Slice"] = analyze.FormatDuration(time.Duration(r.Timeline.BucketS * float64(time.Second)))
 	d["UtilChart"] = template.HTML(utilizationChart(r))
 	rows, title, note := heatRows(r)
@@ -177,7 +201,8 @@ func HTML(w io.Writer, r *analyze.Report, _ Options) error {
 	}
 	var nodes []nodeRow
 	for _, n := range r.Nodes {
-		nodes = append(nodes, nodeRow{n.Name, gpusText(n), n.Verdict, money(n.IdleCostUSD), n.AvgGPUUtilPct, n.IdleGPUHours, n.IdleCostUSD, n.PendingWorkloads})
+		nodes = append(nodes, nodeRow{n.Name, gpusText(n), n.Verdict, money(n.IdleCostUSD), pct(n.AvgGPUUtilPct), share(n.IdleShare),
+			sortKey(n.AvgGPUUtilPct), sortKey(n.IdleShare), n.IdleGPUHours, n.IdleCostUSD, n.PendingWorkloads})
 	}
 	d["Nodes"] = nodes
 	d["Threshold"] = r.Params.IdleThresholdPct

@@ -112,7 +112,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Error("the page's script did not run (CSP hash?)")
 	}
 	want := map[string]float64{
-		"summary.avg_gpu_util_pct": r.Summary.AvgGPUUtilPct, "summary.idle_gpu_hours": r.Summary.IdleGPUHours,
+		"summary.avg_gpu_util_pct": *r.Summary.AvgGPUUtilPct, "summary.idle_gpu_hours": r.Summary.IdleGPUHours,
 		"summary.idle_cost_usd": r.Summary.IdleCostUSD, "summary.energy_kwh": r.Summary.EnergyKWh,
 		"summary.projected_monthly_savings_usd": r.Summary.ProjectedMonthlySavingsUSD, "summary.idle_nodes": float64(r.Summary.IdleNodes),
 	}

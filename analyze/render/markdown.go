@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/seedance/seedance/analyze"
 )
@@ -33,34 +32,42 @@ func Markdown(w io.Writer, r *analyze.Report, o Options) error {
 	s := r.Summary
 	ew := &errWriter{w: w}
 	ew.printf("### seedance: %s\n\n", reportName(o))
-	ew.printf("Window %s → %s (%s), %d GPUs on %d nodes.\n\n", r.Window.Start.Format("2006-01-02 15:04"), r.Window.End.Format("15:04 MST"),
-		analyze.FormatDuration(time.Duration(r.Window.DurationS*float64(time.Second))), s.GPUs, s.Nodes)
+	ew.printf("Window %s, %d GPUs on %d nodes.\n\n", windowText(r.Window, "2006-01-02 15:04"), s.GPUs, s.Nodes)
+	for _, n := range s.Notes {
+		ew.printf("> **Note:** %s\n\n", mdEscape.Replace(n))
+	}
 	hasDelta := r.Delta != nil
 	if hasDelta {
 		ew.printf("| | value | vs baseline |\n|---|---:|---:|\n")
 	} else {
 		ew.printf("| | value |\n|---|---:|\n")
 	}
-	row := func(label, value, field, format string) {
-		if hasDelta {
-			ew.printf("| %s | %s | %s |\n", label, value, signed(r.Delta[field], format))
-		} else {
+	row := func(label, value, field string, format func(float64) string) {
+		if !hasDelta {
 			ew.printf("| %s | %s |\n", label, value)
+			return
 		}
+		d := "n/a"
+		if v, ok := r.Delta[field]; ok {
+			d = format(v)
+		}
+		ew.printf("| %s | %s | %s |\n", label, value, d)
 	}
-	row("Mean GPU utilization", fmt.Sprintf("%.1f%%", s.AvgGPUUtilPct), "avg_gpu_util_pct", "%.1f pts")
-	row("Idle GPU-hours", fmt.Sprintf("%.2f (%.1f%%)", s.IdleGPUHours, 100*s.IdleRatio), "idle_gpu_hours", "%.2f")
-	row("Idle cost", money(s.IdleCostUSD), "idle_cost_usd", "%.2f")
-	row("Energy", fmt.Sprintf("%.2f kWh (%s)", s.EnergyKWh, money(s.EnergyCostUSD)), "energy_kwh", "%.2f kWh")
-	row("Projected monthly savings (extrapolated)", money(s.ProjectedMonthlySavingsUSD), "projected_monthly_savings_usd", "%.2f")
+	amount, basis := projection(r)
+	row("Mean GPU utilization", pct(s.AvgGPUUtilPct), "avg_gpu_util_pct", pts)
+	row("Mean memory-bandwidth utilization", pct(s.AvgMemBWUtilPct)+memBWCoverage(s), "avg_mem_bw_util_pct", pts)
+	row("Idle GPU-hours", fmt.Sprintf("%.2f (%.1f%%)", s.IdleGPUHours, 100*s.IdleRatio), "idle_gpu_hours", hours)
+	row("Idle cost", money(s.IdleCostUSD), "idle_cost_usd", signedMoney)
+	row("Energy", fmt.Sprintf("%.2f kWh (%s)", s.EnergyKWh, money(s.EnergyCostUSD)), "energy_kwh", kwh)
+	row("Projected monthly savings ("+basis+")", amount, "projected_monthly_savings_usd", signedMoney)
 	if o.has("nodes") {
 		top := r.Nodes
 		if len(top) > 10 {
 			top = top[:10]
 		}
-		ew.printf("\n| Node | GPUs | Verdict | Util | Idle cost |\n|---|---|---|---:|---:|\n")
+		ew.printf("\n| Node | GPUs | Verdict | Util | Idle share | Idle cost |\n|---|---|---|---:|---:|---:|\n")
 		for _, n := range top {
-			ew.printf("| %s | %s | %s | %.1f%% | %s |\n", mdEscape.Replace(n.Name), mdEscape.Replace(gpusText(n)), n.Verdict, n.AvgGPUUtilPct, money(n.IdleCostUSD))
+			ew.printf("| %s | %s | %s | %s | %s | %s |\n", mdEscape.Replace(n.Name), mdEscape.Replace(gpusText(n)), n.Verdict, pct(n.AvgGPUUtilPct), share(n.IdleShare), money(n.IdleCostUSD))
 		}
 		if len(r.Nodes) > len(top) {
 			ew.printf("\n%d more nodes in the full report.\n", len(r.Nodes)-len(top))
@@ -92,7 +99,14 @@ func Markdown(w io.Writer, r *analyze.Report, o Options) error {
 			if !g.Passed {
 				mark = "❌"
 			}
-			ew.printf("- %s %s\n", mark, code(g.Expr))
+			ew.printf("- %s %s", mark, code(g.Expr))
+			switch {
+			case g.Error != "":
+				ew.printf(" (%s)", mdEscape.Replace(g.Error))
+			case g.Value != nil:
+				ew.printf(" (was %s)", mdEscape.Replace(fmt.Sprint(g.Value)))
+			}
+			ew.printf("\n")
 		}
 	}
 	for _, wmsg := range r.Warnings {

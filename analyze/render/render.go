@@ -154,3 +154,59 @@ func clock(s float64) string {
 func gpusText(n analyze.NodeReport) string {
 	return fmt.Sprintf("%d × %s", n.GPUs, strings.Join(n.Models, "+"))
 }
+
+// pct writes a percentage, or "n/a" for a metric that nothing reported
+// (never 0).
+func pct(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *v)
+}
+
+// share writes a 0–1 share as a percentage, or "n/a".
+func share(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", 100**v)
+}
+
+// signedMoney is a money delta with its sign: +$97,577.54.
+func signedMoney(v float64) string {
+	if v < 0 {
+		return money(v)
+	}
+	return "+" + money(v)
+}
+
+// windowText is "2026-01-05 09:00 → 10:00 UTC (1h00m)", with the end's date
+// when the window spans days, and the covered time when gaps leave less.
+func windowText(w analyze.Window, layout string) string {
+	end := w.End.Format(layout[len("2006-01-02 "):] + " MST")
+	if w.End.Format("2006-01-02") != w.Start.Format("2006-01-02") {
+		end = w.End.Format(layout + " MST")
+	}
+	s := fmt.Sprintf("%s → %s (%s", w.Start.Format(layout), end, analyze.FormatDuration(secondsDur(w.DurationS)))
+	if w.CoveredS < w.DurationS-0.5 {
+		s += ", " + analyze.FormatDuration(secondsDur(w.CoveredS)) + " observed"
+	}
+	return s + ")"
+}
+
+// projection is the monthly projection rounded to what its basis supports
+// ("~$98,000") and that basis ("extrapolated from 2h00m observed").
+func projection(r *analyze.Report) (amount, basis string) {
+	v := analyze.RoundProjection(r.Summary.ProjectedMonthlySavingsUSD, r.Window.CoveredS)
+	amount = money(v)
+	if r.Window.CoveredS < analyze.ExactProjectionS {
+		amount = "~" + strings.TrimSuffix(amount, ".00")
+	}
+	return amount, "extrapolated from " + analyze.FormatDuration(secondsDur(r.Window.CoveredS)) + " observed"
+}
+
+// projected is "~$98,000 per month (extrapolated from 2h00m observed)".
+func projected(r *analyze.Report) string {
+	amount, basis := projection(r)
+	return amount + " per month (" + basis + ")"
+}

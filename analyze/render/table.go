@@ -15,14 +15,16 @@ func Table(w io.Writer, r *analyze.Report, o Options) error {
 	s := r.Summary
 	ew := &errWriter{w: w}
 	ew.printf("seedance %s report\n\n", reportName(o))
-	ew.printf("window     %s → %s (%s)\n", r.Window.Start.Format("2006-01-02 15:04:05"), r.Window.End.Format("15:04:05 MST"),
-		analyze.FormatDuration(time.Duration(r.Window.DurationS*float64(time.Second))))
+	ew.printf("window     %s\n", windowText(r.Window, "2006-01-02 15:04:05"))
 	ew.printf("GPUs       %d on %d nodes, %.2f GPU-hours observed\n", s.GPUs, s.Nodes, s.GPUHours)
-	ew.printf("util       %.1f%% GPU, %.1f%% memory bandwidth (time-weighted mean)%s\n", s.AvgGPUUtilPct, s.AvgMemBWUtilPct, delta(r, "avg_gpu_util_pct", "%.1f pts"))
-	ew.printf("idle       %.2f GPU-hours (%.1f%% of observed), %s%s\n", s.IdleGPUHours, 100*s.IdleRatio, money(s.IdleCostUSD), delta(r, "idle_cost_usd", "$%.2f"))
-	ew.printf("energy     %.2f kWh, %s%s\n", s.EnergyKWh, money(s.EnergyCostUSD), delta(r, "energy_kwh", "%.2f kWh"))
+	ew.printf("util       %s GPU, %s memory bandwidth%s (time-weighted mean)%s\n", pct(s.AvgGPUUtilPct), pct(s.AvgMemBWUtilPct), memBWCoverage(s), delta(r, "avg_gpu_util_pct", pts))
+	ew.printf("idle       %.2f GPU-hours (%.1f%% of observed), %s%s\n", s.IdleGPUHours, 100*s.IdleRatio, money(s.IdleCostUSD), delta(r, "idle_cost_usd", signedMoney))
+	ew.printf("energy     %.2f kWh, %s%s\n", s.EnergyKWh, money(s.EnergyCostUSD), delta(r, "energy_kwh", kwh))
 	ew.printf("nodes      %d idle, %d stalled (idle with work pending), %d under-used, %d busy\n", s.IdleNodes, s.StalledNodes, s.UnderusedNodes, s.BusyNodes)
-	ew.printf("projected  %s per month if this window's idle cost continued (extrapolation)%s\n", money(s.ProjectedMonthlySavingsUSD), delta(r, "projected_monthly_savings_usd", "$%.2f"))
+	ew.printf("projected  %s, if this window's idle cost continued%s\n", projected(r), delta(r, "projected_monthly_savings_usd", signedMoney))
+	for _, n := range s.Notes {
+		ew.printf("note       %s\n", n)
+	}
 	for _, wmsg := range r.Warnings {
 		ew.printf("warning    %s\n", wmsg)
 	}
@@ -31,7 +33,7 @@ func Table(w io.Writer, r *analyze.Report, o Options) error {
 	}
 	if o.has("nodes") && len(r.Nodes) > 0 {
 		ew.printf("\n")
-		header := []string{"NODE", "GPUS", "VERDICT", "UTIL", "IDLE GPU-H", "IDLE COST", "PENDING"}
+		header := []string{"NODE", "GPUS", "VERDICT", "UTIL", "IDLE SHARE", "IDLE GPU-H", "IDLE COST", "PENDING"}
 		if o.has("intervals") {
 			header = append(header, "IDLE INTERVALS")
 		}
@@ -41,7 +43,7 @@ func Table(w io.Writer, r *analyze.Report, o Options) error {
 		}
 		t := table.New(w, header...)
 		for _, n := range r.Nodes {
-			row := []string{n.Name, gpusText(n), n.Verdict, fmt.Sprintf("%.1f%%", n.AvgGPUUtilPct),
+			row := []string{n.Name, gpusText(n), n.Verdict, pct(n.AvgGPUUtilPct), share(n.IdleShare),
 				fmt.Sprintf("%.2f", n.IdleGPUHours), money(n.IdleCostUSD), fmt.Sprint(n.PendingWorkloads)}
 			if o.has("intervals") {
 				row = append(row, intervals(n.IdleIntervals))
@@ -87,15 +89,7 @@ func gatesText(ew *errWriter, r *analyze.Report) {
 	}
 	ew.printf("\nGates\n")
 	for _, g := range r.Gates {
-		status := "PASS"
-		if !g.Passed {
-			status = "FAIL"
-		}
-		ew.printf("  %s  %s", status, g.Expr)
-		if g.Error != "" {
-			ew.printf("  (%s)", g.Error)
-		}
-		ew.printf("\n")
+		ew.printf("  %s\n", analyze.GateLine(g))
 	}
 }
 
@@ -106,12 +100,30 @@ func reportName(o Options) string {
 	return o.Report
 }
 
-// delta writes " (Δ +x vs baseline)" when the report has a baseline.
-func delta(r *analyze.Report, field, format string) string {
+// delta writes "  (+x vs baseline)" when the report has a baseline and the
+// field has a delta (a null on either side has none).
+func delta(r *analyze.Report, field string, format func(float64) string) string {
 	if r.Delta == nil {
 		return ""
 	}
-	return fmt.Sprintf("  (%s vs baseline)", signed(r.Delta[field], format))
+	v, ok := r.Delta[field]
+	if !ok {
+		return "  (n/a vs baseline)"
+	}
+	return fmt.Sprintf("  (%s vs baseline)", format(v))
+}
+
+func pts(v float64) string { return signed(v, "%.1f pts") }
+func kwh(v float64) string { return signed(v, "%.2f kWh") }
+func hours(v float64) string { return signed(v, "%.2f") }
+
+// memBWCoverage is " (from 1 of 25 GPUs)" when not every GPU reported
+// memory bandwidth.
+func memBWCoverage(s analyze.Summary) string {
+	if s.MemBWGPUs == 0 || s.MemBWGPUs == s.GPUs {
+		return ""
+	}
+	return fmt.Sprintf(" (from %d of %d GPUs)", s.MemBWGPUs, s.GPUs)
 }
 
 // errWriter keeps the first write error so a renderer checks once.

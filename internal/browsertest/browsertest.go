@@ -101,7 +101,9 @@ var chromiumOwn = regexp.MustCompile(`^[A-Z]+ (http://)?([a-z0-9-]+\.)*(google\.
 func (b *Browser) PageRequests() []string {
 	var out []string
 	for _, l := range b.RequestLines() {
-		if !chromiumOwn.MatchString(l) {
+		// An empty line is a connection Chromium opened and closed unused
+		// (a preconnect): no request was made on it.
+		if l != "" && !chromiumOwn.MatchString(l) {
 			out = append(out, l)
 		}
 	}
