@@ -134,6 +134,9 @@ func analyzeRun(o *AnalyzeOptions) error {
 	if !(ac.IdleNodeShare > 0 && ac.IdleNodeShare <= 1) {
 		return usageErrorf("--idle-node-share must be in (0, 1], e.g. 0.5 for half the observed time")
 	}
+	if err := fsutil.CheckOutput(ac.Output, append([]string{o.Baseline}, o.Inputs...)...); err != nil {
+		return usageErrorf("--output: %v", err)
+	}
 	var base *analyze.Report
 	if o.Baseline != "" {
 		if base, err = readBaseline(o.Baseline, o.IO.In); err != nil {

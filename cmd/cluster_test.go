@@ -135,8 +135,12 @@ func TestScrapeSourceCLI(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s.json")
 	r := run(t, nil, "profile", "--source", "scrape", "--targets", strings.TrimPrefix(ok.URL, "http://"), "--targets-file", list,
 		"--interval", "100ms", "--duration", "0.5", "--output", out)
-	if r.code != 0 || !strings.Contains(r.errOut, "1 nodes, 8 GPUs") || !strings.Contains(r.errOut, "note: target 127.0.0.1: 5 of 5 scrapes failed (last: HTTP 500)") {
+	if r.code != 0 || !strings.Contains(r.errOut, "1 nodes, 8 GPUs") || !strings.Contains(r.errOut, "note: target "+down.URL+"/metrics: 5 of 5 scrapes failed (last: HTTP 500)") {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	// Failures reach stderr as they happen, once for the target, full URL.
+	if strings.Count(r.errOut, "warning: scrape "+down.URL+"/metrics failed: HTTP 500") != 1 {
+		t.Errorf("failure lines: %s", r.errOut)
 	}
 	p := readProfile(t, out)
 	if p.Source != "scrape" || p.Nodes[0].GPUs[0].Series.Len() != 5 {
@@ -144,6 +148,18 @@ func TestScrapeSourceCLI(t *testing.T) {
 	}
 	if r := run(t, nil, "profile", "--source", "scrape"); r.code != ExitUsage || !strings.Contains(r.errOut, "needs --targets") {
 		t.Fatalf("no targets: %d %s", r.code, r.errOut)
+	}
+	// Every scrape failed: exit 1, one line naming the targets and the first
+	// error, and the existing file is left as it was.
+	os.WriteFile(out, []byte("precious"), 0o644)
+	r = run(t, nil, "profile", "--source", "scrape", "--targets-file", list, "--interval", "100ms", "--duration", "0.3", "--output", out)
+	lines := strings.Split(strings.TrimSpace(r.errOut), "\n")
+	last := lines[len(lines)-1]
+	if r.code != ExitFailure || !strings.HasPrefix(last, "seedance: nothing observed: no GPU sample from "+down.URL+"/metrics (first error: "+down.URL+"/metrics: HTTP 500)") {
+		t.Fatalf("all failed: exit %d: %s", r.code, r.errOut)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "precious" {
+		t.Fatalf("the output was touched: %q", b)
 	}
 }
 
@@ -161,7 +177,7 @@ func TestPrometheusHTTPSettingsApplied(t *testing.T) {
 	defer srv.Close()
 	cfg := writeConfig(t, "prometheus:\n  basic_auth:\n    username: alice\n    password: hunter2-pw\n  http_headers:\n    X-Scope-OrgID:\n      values: [tenant-1]\n")
 	r := run(t, map[string]string{"SEEDANCE_CONFIG": cfg}, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h")
-	if r.code != ExitUsage || !strings.Contains(r.errOut, "no dcgm-exporter metrics match") {
+	if r.code != ExitFailure || !strings.Contains(r.errOut, "nothing observed: no dcgm-exporter metrics match") {
 		t.Fatalf("with credentials: exit %d %s", r.code, r.errOut)
 	}
 	r = run(t, nil, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h")

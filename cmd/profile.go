@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/seedance/seedance/hwtopo"
+	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/profile"
 )
@@ -40,6 +41,7 @@ type ProfileOptions struct {
 	Start, End string
 	// TopologyFiles are --topology-file values: FILE or NODE=FILE.
 	TopologyFiles []string
+	topologies    []topologyFile
 
 	viper *viper.Viper // for the HTTP settings, whose keys are open-ended
 }
@@ -138,6 +140,15 @@ func profileRun(o *ProfileOptions) error {
 	if pc.Output == "" {
 		return usageErrorf("--output must name a file, or - for stdout")
 	}
+	// Before any sampling, and before a wrapped command runs: a run that
+	// cannot write its profile at the end must not start.
+	if err := fsutil.CheckOutput(pc.Output); err != nil {
+		return usageErrorf("--output: %v", err)
+	}
+	var err error
+	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
+		return err
+	}
 	switch pc.Source {
 	case profile.SourcePrometheus:
 		return profilePrometheus(o)
@@ -186,9 +197,22 @@ func profileRun(o *ProfileOptions) error {
 // and turns an interrupted run into exit status 130.
 func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptible bool) error {
 	pc := o.Config.Profile
-	if terr := attachTopologyFiles(o, p); terr != nil {
-		return terr
+	if countSamples(p) == 0 {
+		// Nothing observed is a failure, and no file is written: an empty
+		// profile would look like a quiet cluster. A wrapped command's own
+		// failure still decides the exit status.
+		nothing := fmt.Errorf("%w: the %s source collected no GPU sample; no file written", profile.ErrNothingObserved, p.Source)
+		if len(p.Notes) > 0 {
+			nothing = fmt.Errorf("%w (%s)", nothing, p.Notes[0])
+		}
+		var ee *ExitError
+		if errors.As(err, &ee) && ee.Code != ExitOK {
+			fmt.Fprintln(o.IO.ErrOut, "seedance: "+nothing.Error())
+			return err
+		}
+		return nothing
 	}
+	attachTopologyFiles(o, p)
 	if werr := writeProfile(o.IO.Out, pc.Output, p); werr != nil {
 		return werr
 	}
@@ -257,6 +281,17 @@ func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
 	return nil, nil, usageErrorf("unknown --source %q (choose nvml, sim, prometheus or scrape)", o.Config.Profile.Source)
 }
 
+// countSamples counts the GPU samples of a profile.
+func countSamples(p *profile.Profile) int {
+	n := 0
+	for _, node := range p.Nodes {
+		for _, g := range node.GPUs {
+			n += len(g.Series.T)
+		}
+	}
+	return n
+}
+
 func countGPUs(nodes []profile.Node) int {
 	n := 0
 	for _, node := range nodes {
@@ -296,26 +331,41 @@ func summaryLine(path string, p *profile.Profile) string {
 	return s
 }
 
-// attachTopologyFiles puts the --topology-file captures into the profile's
-// nodes.
-func attachTopologyFiles(o *ProfileOptions, p *profile.Profile) error {
-	for _, spec := range o.TopologyFiles {
+// topologyFile is one parsed --topology-file.
+type topologyFile struct {
+	node, file string
+	topo       *hwtopo.Topology
+}
+
+// readTopologyFiles parses the --topology-file captures, before the run so
+// that a bad file fails at once instead of after hours of sampling.
+func readTopologyFiles(specs []string) ([]topologyFile, error) {
+	var out []topologyFile
+	for _, spec := range specs {
 		node, file, ok := strings.Cut(spec, "=")
 		if !ok {
 			node, file = "", spec
 		}
 		f, err := os.Open(file)
 		if err != nil {
-			return usageErrorf("--topology-file: %v", err)
+			return nil, usageErrorf("--topology-file: %v", err)
 		}
 		t, err := hwtopo.ParseMatrix(f)
 		f.Close()
 		if err != nil {
-			return usageErrorf("--topology-file %s: %v", file, err)
+			return nil, usageErrorf("--topology-file %s: %v", file, err)
 		}
-		if profile.AttachTopology(p, node, t) == 0 {
-			fmt.Fprintf(o.IO.ErrOut, "warning: --topology-file %s matched no node (none named %q with %d GPUs)\n", file, node, len(t.GPUs))
+		out = append(out, topologyFile{node, file, t})
+	}
+	return out, nil
+}
+
+// attachTopologyFiles puts the --topology-file captures into the profile's
+// nodes.
+func attachTopologyFiles(o *ProfileOptions, p *profile.Profile) {
+	for _, tf := range o.topologies {
+		if profile.AttachTopology(p, tf.node, tf.topo) == 0 {
+			fmt.Fprintf(o.IO.ErrOut, "warning: --topology-file %s matched no node (none named %q with %d GPUs)\n", tf.file, tf.node, len(tf.topo.GPUs))
 		}
 	}
-	return nil
 }

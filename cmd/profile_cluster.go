@@ -98,10 +98,7 @@ func profilePrometheus(o *ProfileOptions) error {
 	}
 	p, err := profile.FromPrometheus(o.Ctx, po)
 	if err != nil {
-		if errors.Is(err, profile.ErrNoMetrics) {
-			return &UsageError{Err: err}
-		}
-		return err
+		return err // ErrNoMetrics: nothing observed, exit 1
 	}
 	return finishProfile(o, p, nil, false)
 }
@@ -157,7 +154,8 @@ func profileScrape(o *ProfileOptions) error {
 		bar = newProgressBar(o.IO.ErrOut, len(targets), 0)
 		ro.OnSample = bar.update
 	}
-	p, err := profile.Scrape(o.Ctx, profile.ScrapeOptions{Targets: targets, HTTP: hc, Timeout: timeout}, ro)
+	log := func(line string) { fmt.Fprintln(o.IO.ErrOut, "warning: "+line) }
+	p, err := profile.Scrape(o.Ctx, profile.ScrapeOptions{Targets: targets, HTTP: hc, Timeout: timeout, Log: log}, ro)
 	bar.done()
 	if p == nil {
 		if errors.Is(err, profile.ErrInvalid) {

@@ -82,6 +82,9 @@ move. Every plan is replayed and checked before it is printed.`,
 }
 
 func recommendRun(o *RecommendOptions) error {
+	if err := fsutil.CheckOutput(o.Output, o.Input); err != nil {
+		return usageErrorf("--output: %v", err)
+	}
 	p, err := profile.ReadFile(o.Input, o.IO.In)
 	if err != nil {
 		return err
@@ -107,8 +110,8 @@ func recommendRun(o *RecommendOptions) error {
 		_, err = o.IO.Out.Write(buf.Bytes())
 	} else {
 		err = fsutil.WriteAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
-		if err == nil && o.Dialect != "json" {
-			err = os.Chmod(o.Output, 0o755)
+		if fi, serr := os.Stat(o.Output); err == nil && serr == nil && fi.Mode().IsRegular() && o.Dialect != "json" {
+			err = os.Chmod(o.Output, 0o755) // a script; never chmod a device
 		}
 	}
 	if err != nil {

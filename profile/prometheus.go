@@ -34,8 +34,12 @@ type PromOptions struct {
 	OnProgress func(done, total int)
 }
 
+// ErrNothingObserved is returned by a source that collected no GPU sample
+// at all: a run that observed nothing is a failure, not an empty success.
+var ErrNothingObserved = errors.New("nothing observed")
+
 // ErrNoMetrics is returned when no dcgm-exporter series match.
-var ErrNoMetrics = errors.New("no dcgm-exporter metrics match")
+var ErrNoMetrics = fmt.Errorf("%w: no dcgm-exporter metrics match", ErrNothingObserved)
 
 // NewPromHTTPClient builds the HTTP client from prometheus/common's config.
 func NewPromHTTPClient(cfg config.HTTPClientConfig, timeout time.Duration) (*http.Client, error) {

@@ -25,15 +25,38 @@ type ScrapeOptions struct {
 	HTTP    config.HTTPClientConfig
 	// Timeout bounds one scrape; a target slower than that is a gap.
 	Timeout time.Duration
+	// Log, when set, gets one line when a target starts failing, at most one
+	// a minute while it goes on failing, and one when it recovers.
+	Log func(line string)
 }
 
 // scrapeTarget is one endpoint and what went wrong with it.
 type scrapeTarget struct {
-	url, host     string
+	url           string // the URL requested, credentials included
+	shown, host   string // the URL without credentials, for messages
 	failed, total int
 	lastErr       string
 	empty         int      // scrapes without any metric seedance reads
 	seen          []string // the metric names such a scrape had
+	failing       bool
+	lastLog       time.Time
+}
+
+// logEvery is the shortest time between two lines about one failing target.
+const logEvery = time.Minute
+
+// report logs a target's state change, or its continued failure at most
+// once per logEvery.
+func (t *scrapeTarget) report(log func(string), failedNow bool, now time.Time) {
+	switch {
+	case log == nil:
+	case failedNow && (!t.failing || now.Sub(t.lastLog) >= logEvery):
+		log(fmt.Sprintf("scrape %s failed: %s (%d of %d scrapes failed so far)", t.shown, t.lastErr, t.failed, t.total))
+		t.lastLog = now
+	case !failedNow && t.failing:
+		log(fmt.Sprintf("scrape %s is back after %d failed scrape(s)", t.shown, t.failed))
+	}
+	t.failing = failedNow
 }
 
 // Scrape samples dcgm-exporter endpoints every ro.Interval, concurrently,
@@ -61,6 +84,7 @@ func Scrape(ctx context.Context, o ScrapeOptions, ro RecordOptions) (*Profile, e
 		ro.Clock = RealClock{}
 	}
 	b := newDCGMBuilder()
+	var firstErr string
 	start := ro.Clock.Now().UTC()
 	p := &Profile{SchemaVersion: SchemaVersion, Generator: ro.Generator, Source: SourceScrape, StartedAt: start, IntervalS: ro.Interval.Seconds()}
 	lastCheckpoint := start
@@ -76,7 +100,9 @@ func Scrape(ctx context.Context, o ScrapeOptions, ro RecordOptions) (*Profile, e
 			break
 		}
 		now := ro.Clock.Now()
-		scrapeAll(ctx, hc, targets, b, now)
+		if e := scrapeAll(ctx, hc, targets, b, now, o.Log); firstErr == "" {
+			firstErr = e
+		}
 		if ctx.Err() != nil {
 			interrupted = true
 			break
@@ -86,7 +112,9 @@ func Scrape(ctx context.Context, o ScrapeOptions, ro RecordOptions) (*Profile, e
 		if ro.OnSample != nil {
 			ro.OnSample(Progress{Elapsed: now.Sub(start), Total: ro.Duration, Samples: samples, MeanUtil: Null})
 		}
-		if ro.Checkpoint > 0 && ro.OnCheckpoint != nil && now.Sub(lastCheckpoint) >= ro.Checkpoint {
+		// A checkpoint holds samples; before the first one there is nothing
+		// to keep, and no file is written.
+		if ro.Checkpoint > 0 && ro.OnCheckpoint != nil && now.Sub(lastCheckpoint) >= ro.Checkpoint && len(b.gpus) > 0 {
 			lastCheckpoint = now
 			finishScrape(p, b, targets, last, false)
 			if err := ro.OnCheckpoint(p); err != nil {
@@ -94,8 +122,32 @@ func Scrape(ctx context.Context, o ScrapeOptions, ro RecordOptions) (*Profile, e
 			}
 		}
 	}
+	if len(b.gpus) == 0 {
+		return nil, nothingScraped(targets, firstErr)
+	}
 	finishScrape(p, b, targets, last, !interrupted)
 	return p, nil
+}
+
+// nothingScraped is the error of a run that got no GPU sample from any
+// target: it names them and the first error.
+func nothingScraped(targets []*scrapeTarget, firstErr string) error {
+	urls := make([]string, 0, len(targets))
+	for _, t := range targets {
+		urls = append(urls, t.shown)
+		if len(urls) == 5 && len(targets) > 5 {
+			urls = append(urls, fmt.Sprintf("and %d more", len(targets)-5))
+			break
+		}
+	}
+	why := "no scrape completed"
+	switch {
+	case firstErr != "":
+		why = "first error: " + firstErr
+	case len(targets) > 0 && targets[0].empty > 0:
+		why = "they answered without any dcgm-exporter metric seedance reads"
+	}
+	return fmt.Errorf("%w: no GPU sample from %s (%s)", ErrNothingObserved, strings.Join(urls, ", "), why)
 }
 
 func finishScrape(p *Profile, b *dcgmBuilder, targets []*scrapeTarget, last time.Time, complete bool) {
@@ -108,7 +160,7 @@ func finishScrape(p *Profile, b *dcgmBuilder, targets []*scrapeTarget, last time
 	p.Notes = nil
 	for _, t := range targets {
 		if t.failed > 0 {
-			p.Notes = append(p.Notes, fmt.Sprintf("target %s: %d of %d scrapes failed (last: %s)", t.host, t.failed, t.total, t.lastErr))
+			p.Notes = append(p.Notes, fmt.Sprintf("target %s: %d of %d scrapes failed (last: %s)", t.shown, t.failed, t.total, t.lastErr))
 		}
 		if t.empty > 0 {
 			seen := strings.Join(t.seen, ", ")
@@ -118,7 +170,7 @@ func finishScrape(p *Profile, b *dcgmBuilder, targets []*scrapeTarget, last time
 			if seen == "" {
 				seen = "nothing"
 			}
-			p.Notes = append(p.Notes, fmt.Sprintf("target %s: %d of %d scrapes had no dcgm-exporter metric seedance reads (it had %s)", t.host, t.empty, t.total, seen))
+			p.Notes = append(p.Notes, fmt.Sprintf("target %s: %d of %d scrapes had no dcgm-exporter metric seedance reads (it had %s)", t.shown, t.empty, t.total, seen))
 		}
 	}
 }
@@ -135,11 +187,12 @@ func parseTarget(t string) (*scrapeTarget, error) {
 	}
 	host := u.Hostname()
 	u.User = nil
-	return &scrapeTarget{url: raw, host: host}, nil
+	return &scrapeTarget{url: raw, shown: u.String(), host: host}, nil
 }
 
-// scrapeAll scrapes every target at once and adds their samples at time now.
-func scrapeAll(ctx context.Context, hc *http.Client, targets []*scrapeTarget, b *dcgmBuilder, now time.Time) {
+// scrapeAll scrapes every target at once and adds their samples at time
+// now. It returns the first error of this round, "" when none failed.
+func scrapeAll(ctx context.Context, hc *http.Client, targets []*scrapeTarget, b *dcgmBuilder, now time.Time, log func(string)) (firstErr string) {
 	type res struct {
 		fams map[string]*dto.MetricFamily
 		err  error
@@ -160,9 +213,16 @@ func scrapeAll(ctx context.Context, hc *http.Client, targets []*scrapeTarget, b 
 		t.total++
 		if err := results[i].err; err != nil {
 			t.failed++
-			t.lastErr = err.Error()
+			t.lastErr = strings.Join(strings.Fields(err.Error()), " ")
+			if firstErr == "" {
+				firstErr = t.shown + ": " + t.lastErr
+			}
+			if ctx.Err() == nil {
+				t.report(log, true, now)
+			}
 			continue
 		}
+		t.report(log, false, now)
 		if AddFamilies(b, results[i].fams, t.host, now) == 0 {
 			t.empty++
 			t.seen = t.seen[:0]
@@ -172,6 +232,7 @@ func scrapeAll(ctx context.Context, hc *http.Client, targets []*scrapeTarget, b 
 			sort.Strings(t.seen)
 		}
 	}
+	return firstErr
 }
 
 func scrapeOne(ctx context.Context, hc *http.Client, target string) (map[string]*dto.MetricFamily, error) {

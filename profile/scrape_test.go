@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -52,21 +53,19 @@ func TestScrapeRealCaptures(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			srv := serveFile(t, f)
-			p := scrapeFor(t, []string{strings.TrimPrefix(srv.URL, "http://")}, 2)
-			gpus := 0
-			for _, n := range p.Nodes {
-				gpus += len(n.GPUs)
-			}
+			clk := NewSimClock(DefaultSimStart)
+			p, err := Scrape(context.Background(), ScrapeOptions{Targets: []string{strings.TrimPrefix(srv.URL, "http://")}, Timeout: 5 * time.Second},
+				RecordOptions{Interval: 15 * time.Second, Duration: 30 * time.Second, Clock: clk})
 			switch {
-			case gpus > 0:
+			case err == nil && len(p.Nodes) > 0 && len(p.Nodes[0].GPUs) > 0:
 				parsed++
 				if len(p.Notes) != 0 {
 					t.Errorf("notes %v", p.Notes)
 				}
-			case len(p.Notes) == 1 && !strings.Contains(p.Notes[0], "\n"):
-				t.Logf("rejected in one line: %s", p.Notes[0])
+			case errors.Is(err, ErrNothingObserved) && p == nil && !strings.Contains(err.Error(), "\n") && strings.Contains(err.Error(), srv.URL+"/metrics"):
+				t.Logf("rejected in one line: %v", err)
 			default:
-				t.Fatalf("no GPUs and no reason: %+v", p)
+				t.Fatalf("no GPUs and no one-line reason: %v %+v", err, p)
 			}
 		})
 	}
@@ -144,5 +143,75 @@ func TestScrapeTargetDownAndBack(t *testing.T) {
 	}
 	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "2 of 5 scrapes failed (last: HTTP 503)") {
 		t.Fatalf("notes %v", p.Notes)
+	}
+}
+
+// TestScrapeNothingObserved: when every scrape fails the run is an error
+// naming every target (without credentials) and the first error, and there
+// is no profile; failures are logged once per target, not once per scrape.
+func TestScrapeNothingObserved(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	goneURL := gone.URL
+	gone.Close() // connection refused
+	withCreds := strings.Replace(down.URL, "http://", "http://user:s3cret@", 1) + "/metrics"
+	var logs []string
+	clk := NewSimClock(DefaultSimStart)
+	p, err := Scrape(context.Background(), ScrapeOptions{Targets: []string{withCreds, goneURL + "/metrics"}, Timeout: time.Second,
+		Log: func(l string) { logs = append(logs, l) }},
+		RecordOptions{Interval: 15 * time.Second, Duration: 10 * time.Minute, Clock: clk,
+			Checkpoint: time.Minute, OnCheckpoint: func(*Profile) error { t.Error("a checkpoint without samples"); return nil }})
+	if p != nil || !errors.Is(err, ErrNothingObserved) {
+		t.Fatalf("profile %v, err %v", p, err)
+	}
+	msg := err.Error()
+	for _, want := range []string{down.URL + "/metrics", goneURL + "/metrics", "first error: " + down.URL + "/metrics: HTTP 503"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	// 40 scrapes of 2 targets over 10 minutes: one line per target when it
+	// starts failing, then one a minute at most: 2 × 10 lines.
+	if len(logs) != 20 || !strings.Contains(logs[0], "scrape "+down.URL+"/metrics failed: HTTP 503 (1 of 1 scrapes failed so far)") {
+		t.Errorf("%d log lines, first %q", len(logs), logs)
+	}
+	for _, l := range append(logs, msg) {
+		if strings.Contains(l, "s3cret") {
+			t.Fatalf("a password reached a message: %s", l)
+		}
+	}
+}
+
+// TestScrapeLogsRecovery: a target that fails and comes back is logged
+// twice, and the note names its full URL.
+func TestScrapeLogsRecovery(t *testing.T) {
+	b, _ := os.ReadFile(filepath.Join(realdata, "extracted", "aicr-ff9c66d6.01.prom"))
+	if b == nil {
+		t.Skip("needs ../shared/realdata")
+	}
+	var calls atomic.Int32
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := calls.Add(1); n == 2 || n == 3 {
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(b)
+	}))
+	defer flaky.Close()
+	var logs []string
+	clk := NewSimClock(DefaultSimStart)
+	p, err := Scrape(context.Background(), ScrapeOptions{Targets: []string{flaky.URL + "/metrics"}, Timeout: time.Second, Log: func(l string) { logs = append(logs, l) }},
+		RecordOptions{Interval: 15 * time.Second, Duration: 75 * time.Second, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 2 || !strings.Contains(logs[1], "is back after 2 failed scrape(s)") {
+		t.Errorf("logs %q", logs)
+	}
+	if len(p.Notes) != 1 || !strings.HasPrefix(p.Notes[0], "target "+flaky.URL+"/metrics: 2 of 5") {
+		t.Errorf("notes %q", p.Notes)
 	}
 }

@@ -1,19 +1,28 @@
 // Package fsutil writes output files so that a failed or interrupted run never
 // leaves a truncated file behind: the content goes to a temporary file in the
-// target's directory, is fsynced, and is renamed over the target.
+// target's directory, is fsynced, and is renamed over the target. A target
+// that is not a regular file (a character device such as /dev/null, a FIFO,
+// /dev/stdout) is written directly: renaming over it would replace the
+// device node.
 package fsutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // WriteAtomic calls write with a temporary file next to path and, when write
 // succeeds, renames it to path. On any failure the temporary file is removed and
-// an existing file at path is left untouched.
+// an existing file at path is left untouched. An existing path that is not a
+// regular file or a directory is opened and written directly.
 func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
+	if fi, statErr := os.Stat(path); statErr == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return writeDirect(path, write)
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -52,4 +61,74 @@ func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// writeDirect writes to a device, FIFO or socket as it is.
+func writeDirect(path string, write func(w io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// CheckOutput says, before any work starts, whether path can be written: its
+// directory exists and takes new files, it is not a directory, and it is not
+// one of the inputs (writing over a profile with its report would lose the
+// profile). "-" (stdout) is always fine. The directory is probed by creating
+// and removing a temporary file, which is the only check that sees
+// read-only mounts, ACLs and quotas as the real write will.
+func CheckOutput(path string, inputs ...string) error {
+	if path == "-" {
+		return nil
+	}
+	if path == "" {
+		return errors.New("the output path is empty")
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a file", path)
+	case err == nil && !fi.Mode().IsRegular():
+		return nil // a device or FIFO, written directly
+	case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return err
+	}
+	for _, in := range inputs {
+		if in == "-" || in == "" {
+			continue
+		}
+		if ii, ierr := os.Stat(in); ierr == nil && fi != nil && os.SameFile(fi, ii) {
+			return fmt.Errorf("%s is also an input: writing it would replace what is being read (choose another output)", path)
+		}
+	}
+	dir := filepath.Dir(path)
+	di, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: directory %s does not exist", path, dir)
+	}
+	if !di.IsDir() {
+		return fmt.Errorf("cannot write %s: %s is not a directory", path, dir)
+	}
+	probe, err := os.CreateTemp(dir, "."+filepath.Base(path)+".check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %v", path, unwrapPath(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// unwrapPath drops the temporary name from a *PathError: "permission
+// denied", not "open /dir/.x.check-123: permission denied".
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

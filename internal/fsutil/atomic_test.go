@@ -1,6 +1,9 @@
 package fsutil
 
 import (
+	"strings"
+	"syscall"
+
 	"errors"
 	"io"
 	"os"
@@ -59,5 +62,79 @@ func TestWriteAtomicMissingDir(t *testing.T) {
 	err := WriteAtomic(filepath.Join(t.TempDir(), "no", "such", "dir", "f"), func(io.Writer) error { return nil })
 	if err == nil {
 		t.Fatal("no error for a missing directory")
+	}
+}
+
+// TestWriteAtomicKeepsDevices: writing to a character device or a FIFO
+// writes through it and leaves the node in place. The test makes its own
+// device node (a copy of /dev/null's numbers) when it may, and a FIFO always.
+func TestWriteAtomicKeepsDevices(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	if err := WriteAtomic(fifo, func(w io.Writer) error { _, err := io.WriteString(w, "through"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; string(b) != "through" {
+		t.Fatalf("FIFO reader got %q", b)
+	}
+	if fi, err := os.Stat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO was replaced: %v %v", fi.Mode(), err)
+	}
+	dev := filepath.Join(dir, "null")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3 /* 1:3, as /dev/null */); err != nil {
+		t.Skipf("cannot make a device node here (not root?): %v", err)
+	}
+	if err := WriteAtomic(dev, func(w io.Writer) error { _, err := io.WriteString(w, "gone"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dev)
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("the device node was replaced by a %v", fi.Mode())
+	}
+	if err := CheckOutput(dev); err != nil {
+		t.Errorf("a device is a fine output: %v", err)
+	}
+}
+
+func TestCheckOutput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "p.json")
+	os.WriteFile(in, []byte("{}"), 0o644)
+	ro := filepath.Join(dir, "ro")
+	os.Mkdir(ro, 0o555)
+	tests := []struct{ path, want string }{
+		{"-", ""},
+		{filepath.Join(dir, "new.json"), ""},
+		{in, "is also an input"},
+		{filepath.Join(dir, ".", "p.json"), "is also an input"},
+		{dir, "is a directory"},
+		{filepath.Join(dir, "nope", "x.json"), "does not exist"},
+		{filepath.Join(in, "x.json"), "is not a directory"},
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		tests = append(tests, struct{ path, want string }{filepath.Join(ro, "x.json"), "permission denied"})
+	}
+	for _, tt := range tests {
+		err := CheckOutput(tt.path, in)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("CheckOutput(%s) = %v, want %q", tt.path, err, tt.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the probe left files behind: %v", entries)
 	}
 }
