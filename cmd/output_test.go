@@ -1,0 +1,84 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestOutputCheckedBeforeWork: an output that cannot be written fails at
+// once with exit 2, before the wrapped command runs or any sampling starts.
+func TestOutputCheckedBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "job-ran")
+	tests := []struct{ out, want string }{
+		{filepath.Join(dir, "nonexistent", "x.json"), "does not exist"},
+		{dir, "is a directory"},
+	}
+	for _, tt := range tests {
+		c, stderr := startSeedance(t, "profile", "--source", "sim", "--sim-nodes", "1", "-o", tt.out, "--", "touch", marker)
+		code := exitCode(c.Wait())
+		if code != int(ExitUsage) || !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("-o %s: exit %d: %s", tt.out, code, stderr)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("-o %s: the command ran although its profile could not be written", tt.out)
+		}
+	}
+}
+
+// TestOutputIsNotAnInput: analyze and recommend refuse to write over what
+// they read, and the profile is left as it was.
+func TestOutputIsNotAnInput(t *testing.T) {
+	p := simProfile(t)
+	before, _ := os.ReadFile(p)
+	for _, args := range [][]string{
+		{"analyze", "-i", p, "-o", p},
+		{"analyze", p, "--format", "json", "--output", filepath.Join(filepath.Dir(p), ".", filepath.Base(p))},
+		{"recommend", "-i", p, "-o", p},
+	} {
+		r := run(t, nil, args...)
+		if r.code != ExitUsage || !strings.Contains(r.errOut, "is also an input") {
+			t.Errorf("%v: exit %d %s", args, r.code, r.errOut)
+		}
+	}
+	if after, _ := os.ReadFile(p); string(after) != string(before) {
+		t.Fatal("the profile was changed")
+	}
+	// The baseline is an input too.
+	base := filepath.Join(t.TempDir(), "base.json")
+	if r := run(t, nil, "analyze", p, "--format", "json", "-o", base); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	if r := run(t, nil, "analyze", p, "--baseline", base, "--format", "json", "-o", base); r.code != ExitUsage {
+		t.Errorf("baseline as output: exit %d %s", r.code, r.errOut)
+	}
+}
+
+// TestOutputToDeviceNode: -o onto a character device writes through it and
+// leaves the node a device (on a node the test makes, never the real
+// /dev/null).
+func TestOutputToDeviceNode(t *testing.T) {
+	dev := filepath.Join(t.TempDir(), "null")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Skipf("cannot make a device node here (not root?): %v", err)
+	}
+	os.Chmod(dev, 0o666) // past the umask; recommend must not chmod it
+
+	p := simProfile(t)
+	for _, args := range [][]string{
+		{"analyze", p, "-o", dev},
+		{"recommend", "-i", p, "-o", dev},
+		{"profile", "--source", "sim", "--sim-nodes", "1", "--duration", "10", "-o", dev},
+	} {
+		if r := run(t, nil, args...); r.code != 0 {
+			t.Fatalf("%v: exit %d %s", args, r.code, r.errOut)
+		}
+		fi, err := os.Stat(dev)
+		if err != nil || fi.Mode()&os.ModeCharDevice == 0 || fi.Mode().Perm() != 0o666 {
+			t.Fatalf("%v: the device node became %v", args, fi.Mode())
+		}
+	}
+}
