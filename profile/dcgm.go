@@ -83,6 +83,10 @@ type DCGMIdentity struct {
 	Index                     int
 	Model, PCIBusID, MIGProf  string
 	Namespace, Pod, Container string
+	// Exporter is "namespace/pod" of dcgm-exporter's own pod when the
+	// series shows it (kube-prometheus renames the workload's labels to
+	// exported_* and puts the exporter's in pod/namespace/container).
+	Exporter string
 }
 
 func firstLabel(get func(string) string, names ...string) string {
@@ -112,17 +116,34 @@ func ParseDCGMLabels(get func(string) string) (DCGMIdentity, bool) {
 	id.PCIBusID = normalizeBusID(firstLabel(get, "pci_bus_id", "DCGM_FI_DEV_PCI_BUSID"))
 	id.Key.GI = firstLabel(get, "GPU_I_ID")
 	id.MIGProf = firstLabel(get, "GPU_I_PROFILE")
-	id.Namespace = firstLabel(get, "namespace", "exported_namespace", "pod_namespace")
-	id.Pod = firstLabel(get, "pod", "exported_pod", "pod_name")
-	id.Container = firstLabel(get, "container", "exported_container", "container_name")
-	// dcgm-exporter's own pod (the scrape target) is not a workload: its
-	// pod labels come only from Prometheus's service discovery, which names
-	// them exported_* when the exporter maps GPUs to pods.
-	if get("exported_pod") == "" && get("pod") != "" && strings.Contains(get("pod"), "dcgm-exporter") {
+	if ep := get("exported_pod"); ep != "" {
+		// kube-prometheus layout: the target's pod/namespace/container
+		// labels (dcgm-exporter's own pod) pushed the workload's, which
+		// dcgm-exporter wrote, to exported_*.
+		id.Pod = ep
+		id.Namespace = firstLabel(get, "exported_namespace", "pod_namespace", "namespace")
+		id.Container = firstLabel(get, "exported_container", "container_name")
+		if p := get("pod"); p != "" {
+			id.Exporter = get("namespace") + "/" + p
+		}
+		return id, true
+	}
+	id.Namespace = firstLabel(get, "namespace", "pod_namespace")
+	id.Pod = firstLabel(get, "pod", "pod_name")
+	id.Container = firstLabel(get, "container", "container_name")
+	// Without exported_*, pod labels are the workload's when dcgm-exporter
+	// wrote them, or the exporter's own from service discovery on a GPU
+	// that runs nothing: those are not a workload. The builder also drops
+	// any pod seen as an exporter on another series (Exporter above).
+	if isExporterName(id.Pod) || isExporterName(id.Container) {
 		id.Namespace, id.Pod, id.Container = "", "", ""
 	}
 	return id, true
 }
+
+// isExporterName reports whether a pod or container name is dcgm-exporter's
+// (nvidia-dcgm-exporter-hblfm, dcgm-exporter).
+func isExporterName(s string) bool { return strings.Contains(s, "dcgm-exporter") }
 
 // normalizeBusID writes "00000000:53:00.0" as sysfs and nvidia-smi do:
 // "0000:53:00.0".
@@ -146,10 +167,13 @@ type gpuBuild struct {
 
 // dcgmBuilder gathers samples of many GPUs into profile nodes.
 type dcgmBuilder struct {
-	gpus map[GPUKey]*gpuBuild
+	gpus      map[GPUKey]*gpuBuild
+	exporters map[string]bool // namespace/pod of dcgm-exporter's own pods
 }
 
-func newDCGMBuilder() *dcgmBuilder { return &dcgmBuilder{gpus: map[GPUKey]*gpuBuild{}} }
+func newDCGMBuilder() *dcgmBuilder {
+	return &dcgmBuilder{gpus: map[GPUKey]*gpuBuild{}, exporters: map[string]bool{}}
+}
 
 // Pair is one raw sample.
 type Pair struct {
@@ -173,6 +197,9 @@ func (b *dcgmBuilder) add(id DCGMIdentity, metric string, pairs []Pair) {
 	}
 	if id.Pod != "" {
 		g.pods[id.Namespace+"/"+id.Pod] = id
+	}
+	if id.Exporter != "" {
+		b.exporters[id.Exporter] = true
 	}
 	if metric == dcgmFBFree {
 		if n := len(pairs); n > 0 && !IsDCGMBlank(pairs[n-1].V) {
@@ -296,7 +323,9 @@ func (b *dcgmBuilder) build(startMillis int64) []Node {
 		}
 		n.GPUs = append(n.GPUs, g.gpu(startMillis))
 		for _, p := range sortedPods(g.pods) {
-			mergePod(n, p, g)
+			if !b.exporters[p.Namespace+"/"+p.Pod] {
+				mergePod(n, p, g)
+			}
 		}
 	}
 	sort.Strings(names)

@@ -26,6 +26,22 @@ var exportNames = map[Metric]string{
 // create-blocks-from openmetrics` reads it. seedance's tests and benchmarks
 // fill a real Prometheus with it.
 func WriteDCGMOpenMetrics(w io.Writer, p *Profile) error {
+	return WriteDCGMOpenMetricsLayout(w, p, LayoutDirect)
+}
+
+// Label layouts of dcgm-exporter series in Prometheus.
+const (
+	// LayoutDirect: the workload's pod labels as dcgm-exporter writes them
+	// (a direct scrape, or honor_labels).
+	LayoutDirect = "direct"
+	// LayoutKubePrometheus: scraped through a ServiceMonitor as
+	// kube-prometheus does; every series carries the exporter pod's own
+	// target labels, and the workload's collide into exported_*.
+	LayoutKubePrometheus = "kube-prometheus"
+)
+
+// WriteDCGMOpenMetricsLayout is WriteDCGMOpenMetrics with a label layout.
+func WriteDCGMOpenMetricsLayout(w io.Writer, p *Profile, layout string) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	start := float64(p.StartedAt.UnixMilli()) / 1e3
 	metrics := make([]Metric, 0, NumMetrics)
@@ -47,7 +63,7 @@ func WriteDCGMOpenMetrics(w io.Writer, p *Profile) error {
 				if col == nil {
 					continue
 				}
-				labels := dcgmLabels(&n, g)
+				labels := dcgmLabels(&n, g, layout)
 				for i, v := range col {
 					if IsNull(v) {
 						continue
@@ -63,17 +79,24 @@ func WriteDCGMOpenMetrics(w io.Writer, p *Profile) error {
 	return bw.Flush()
 }
 
-func dcgmLabels(n *Node, g *GPU) string {
+func dcgmLabels(n *Node, g *GPU, layout string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `gpu="%d",UUID=%q,pci_bus_id=%q,device="nvidia%d",modelName=%q,Hostname=%q`,
 		g.Index, g.UUID, "0000"+g.PCIBusID, g.Index, g.Model, n.Name)
+	prefix := ""
+	if layout == LayoutKubePrometheus {
+		// The exporter pod of this node, as the ServiceMonitor's target.
+		fmt.Fprintf(&b, `,job="nvidia-dcgm-exporter",endpoint="gpu-metrics",service="nvidia-dcgm-exporter",namespace="gpu-operator",pod="nvidia-dcgm-exporter-%s",container="nvidia-dcgm-exporter",instance="%s:9400"`,
+			n.Name, n.Name)
+		prefix = "exported_"
+	}
 	for _, w := range n.Workloads {
 		if w.Kind != KindPod || w.State != StateRunning {
 			continue
 		}
 		for _, i := range w.GPUs {
 			if i == g.Index {
-				fmt.Fprintf(&b, `,namespace=%q,pod=%q,container="main"`, w.Labels["namespace"], w.Name)
+				fmt.Fprintf(&b, `,%snamespace=%q,%spod=%q,%scontainer="main"`, prefix, w.Labels["namespace"], prefix, w.Name, prefix)
 				return b.String()
 			}
 		}

@@ -28,6 +28,16 @@ func promOptions(url string, p *Profile) PromOptions {
 // cluster's metrics as dcgm-exporter and kube-state-metrics write them,
 // reads them back with --source prometheus, and compares.
 func TestPrometheusRoundTrip(t *testing.T) {
+	for _, layout := range []string{LayoutDirect, LayoutKubePrometheus} {
+		t.Run(layout, func(t *testing.T) { roundTrip(t, layout) })
+	}
+}
+
+// roundTrip writes the simulated cluster in a label layout: with
+// kube-prometheus's, the exporter's own pod is on every series and the
+// workloads are in exported_*; the profile read back must name the
+// workloads, never the exporter.
+func roundTrip(t *testing.T, layout string) {
 	clk := NewSimClock(DefaultSimStart)
 	sim, err := OpenSim(SimOptions{Nodes: 8, Scenario: ScenarioMixed, Seed: 1, Clock: clk, Start: DefaultSimStart})
 	if err != nil {
@@ -39,7 +49,7 @@ func TestPrometheusRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var om bytes.Buffer
-	if err := WriteDCGMOpenMetrics(&om, want); err != nil {
+	if err := WriteDCGMOpenMetricsLayout(&om, want, layout); err != nil {
 		t.Fatal(err)
 	}
 	srv := promtest.Start(t, om.Bytes())
