@@ -16,6 +16,9 @@ type Plan struct {
 	SavingsUSDPerMonth float64  `json:"savings_usd_per_month"`
 	// Unplaced lists pending workloads no node could take.
 	Unplaced []string `json:"unplaced,omitempty"`
+	// NodePriceUSDPerHour is each released node's price, for renderers
+	// that release only some of them.
+	NodePriceUSDPerHour map[string]float64 `json:"-"`
 }
 
 // Move is one workload moved, or one pending workload placed.

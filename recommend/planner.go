@@ -80,7 +80,7 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 		s.free = countFree(s.gpus)
 		p.index(s)
 	}
-	plan := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}}
+	plan := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}, NodePriceUSDPerHour: map[string]float64{}}
 	// Pending work first: it must run, and best-fit puts it on the fullest
 	// nodes that take it, which then stay. Work that fits nowhere else keeps
 	// the node it waits on.
@@ -114,6 +114,7 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 		if s.released {
 			plan.ReleasedNodes = append(plan.ReleasedNodes, s.n.Name)
 			plan.SavingsUSDPerHour += s.n.PricePerHour
+			plan.NodePriceUSDPerHour[s.n.Name] = s.n.PricePerHour
 		}
 	}
 	sort.Strings(plan.ReleasedNodes)

@@ -21,11 +21,15 @@ func JSON(w io.Writer, p *Plan) error {
 	return enc.Encode(p)
 }
 
-const kubectlPrelude = `set -euo pipefail
+// dryRunPrelude makes a script print what it would do unless it is run
+// with --execute: run prints each command, quoted, and runs it only then.
+const dryRunPrelude = `set -euo pipefail
 EXECUTE=0
 if [[ "${1-}" == "--execute" ]]; then EXECUTE=1; fi
 run() { printf '+'; printf ' %q' "$@"; printf '\n'; if [[ "$EXECUTE" == 1 ]]; then "$@"; fi; }
-# steer NAMESPACE POD NODE: give the pod's controller a preferred node
+`
+
+const kubectlPrelude = dryRunPrelude + `# steer NAMESPACE POD NODE: give the pod's controller a preferred node
 # affinity for NODE, so that the pod it recreates lands there.
 steer() {
   local ns=$1 pod=$2 node=$3 kind name patch
@@ -40,32 +44,95 @@ steer() {
   patch=$(printf '{"spec":{"template":{"spec":{"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"preference":{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["%s"]}]}}]}}}}}}' "$node")
   run kubectl patch -n "$ns" "$kind/$name" --type merge -p "$patch"
 }
-# evict NAMESPACE POD: through the eviction API, so PodDisruptionBudgets hold.
+# evict NAMESPACE POD: through the eviction API, so PodDisruptionBudgets
+# hold. The Eviction object goes on stdin: no temporary file.
 evict() {
-  local ns=$1 pod=$2 body
-  body=$(mktemp)
-  printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"%s","namespace":"%s"}}' "$pod" "$ns" > "$body"
-  run kubectl create --raw "/api/v1/namespaces/$ns/pods/$pod/eviction" -f "$body"
-  rm -f "$body"
+  local ns=$1 pod=$2 path body
+  path="/api/v1/namespaces/$ns/pods/$pod/eviction"
+  body=$(printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"%s","namespace":"%s"}}' "$pod" "$ns")
+  printf "+ kubectl create --raw %s -f - <<< '%s'\n" "$path" "$body"
+  if [[ "$EXECUTE" == 1 ]]; then kubectl create --raw "$path" -f - <<< "$body"; fi
 }
 `
+
+// scripted splits a plan's moves into those the script carries out and
+// those it cannot (a name fails the dialect's check), and lists the nodes
+// that can be released: a node is released only when every move off it is
+// in the script. A move off a node that cannot be released is held back
+// too: moving part of a node's work frees nothing.
+type scripted struct {
+	skip    map[int]string // move index → why it is left out
+	release []string
+	held    map[string]bool // released in the plan, not in the script
+}
+
+func planScript(p *Plan, valid func(Move) bool, validNode func(string) bool) scripted {
+	s := scripted{skip: map[int]string{}, held: map[string]bool{}}
+	for i, m := range p.Moves {
+		if !valid(m) {
+			s.skip[i] = "a node, namespace, pod or job name here is not valid"
+			if m.From != nil {
+				s.held[*m.From] = true
+			}
+		}
+	}
+	for i, m := range p.Moves {
+		if _, bad := s.skip[i]; !bad && m.From != nil && s.held[*m.From] {
+			s.skip[i] = "another move off " + *m.From + " was skipped, so that node stays and this workload with it"
+		}
+	}
+	for _, n := range p.ReleasedNodes {
+		if !s.held[n] && validNode(n) {
+			s.release = append(s.release, n)
+		} else {
+			s.held[n] = true
+		}
+	}
+	return s
+}
+
+// header writes the script's first lines: what it does, and how to run it.
+func header(b *strings.Builder, p *Plan, s scripted, dialect string) {
+	fmt.Fprintf(b, "#!/usr/bin/env bash\n# seedance migration plan (%s) for %s: %d move(s), releases %d node(s), saves $%.2f/h ($%.2f/month).\n",
+		p.SchemaVersion, dialect, len(p.Moves)-len(s.skip), len(s.release), releasedSavings(p, s), releasedSavings(p, s)*HoursPerMonth)
+	if len(s.held) > 0 {
+		fmt.Fprintf(b, "# %d node(s) of the plan are not released here because a move off them could not be scripted.\n", len(s.held))
+	}
+	b.WriteString("# Review it. As it is, it only prints what it would do; run it with --execute to do it.\n")
+}
+
+// releasedSavings is the plan's saving less that of nodes held back.
+func releasedSavings(p *Plan, s scripted) float64 {
+	if len(s.release) == len(p.ReleasedNodes) {
+		return p.SavingsUSDPerHour
+	}
+	total := 0.0
+	for _, n := range s.release {
+		total += p.NodePriceUSDPerHour[n]
+	}
+	return total
+}
+
+func kubectlMoveValid(m Move) bool {
+	return shell.ValidNodeName(shell.Kubectl, m.To) && (m.From == nil || shell.ValidNodeName(shell.Kubectl, *m.From)) && shell.ValidPod(m.Namespace, m.Name)
+}
 
 // Kubectl writes the plan as a reviewable bash script: dry run unless run
 // with --execute; each source node is cordoned before its pods are evicted
 // through the eviction API, and each moved pod's controller gets a node
 // affinity for its target. Every name is checked (DNS-1123) and quoted; a
-// move whose names fail the check becomes a comment.
+// move whose names fail the check becomes a comment, and its source node is
+// neither cordoned nor drained.
 func Kubectl(w io.Writer, p *Plan) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/usr/bin/env bash\n# seedance migration plan (%s): %d move(s), releases %d node(s), saves $%.2f/h ($%.2f/month).\n",
-		p.SchemaVersion, len(p.Moves), len(p.ReleasedNodes), p.SavingsUSDPerHour, p.SavingsUSDPerMonth)
-	b.WriteString("# Review it. As it is, it only prints what it would do; run it with --execute to do it.\n")
+	s := planScript(p, kubectlMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Kubectl, n) })
+	header(&b, p, s, "Kubernetes")
 	b.WriteString(kubectlPrelude)
 	cordoned := map[string]bool{}
 	for i, m := range p.Moves {
 		fmt.Fprintf(&b, "\n# %s\n", oneLine(fmt.Sprintf("%d. %s → %s GPUs %v: %s", i+1, m.Workload, m.To, m.GPUs, m.Reason)))
-		if !shell.ValidNodeName(shell.Kubectl, m.To) || (m.From != nil && !shell.ValidNodeName(shell.Kubectl, *m.From)) || !shell.ValidPod(m.Namespace, m.Name) {
-			b.WriteString("# skipped: a node, namespace or pod name here is not a valid Kubernetes name\n")
+		if why, bad := s.skip[i]; bad {
+			b.WriteString("# skipped: " + oneLine(why) + "\n")
 			continue
 		}
 		if m.From != nil && !cordoned[*m.From] {
@@ -77,8 +144,8 @@ func Kubectl(w io.Writer, p *Plan) error {
 	}
 	for _, n := range p.ReleasedNodes {
 		fmt.Fprintf(&b, "\n# %s\n", oneLine("release "+n))
-		if !shell.ValidNodeName(shell.Kubectl, n) {
-			b.WriteString("# skipped: not a valid Kubernetes node name\n")
+		if s.held[n] {
+			b.WriteString("# not released: a move off it was skipped, or its name is not a valid Kubernetes node name\n")
 			continue
 		}
 		if !cordoned[n] {
@@ -90,29 +157,40 @@ func Kubectl(w io.Writer, p *Plan) error {
 	return err
 }
 
-// Slurm writes the plan as scontrol lines: moved jobs are pinned to their
-// target and requeued, released nodes drained, each with a reason.
+func slurmMoveValid(m Move) bool {
+	return slurmJobID.MatchString(m.Name) && shell.ValidNodeName(shell.Slurm, m.To) && (m.From == nil || shell.ValidNodeName(shell.Slurm, *m.From))
+}
+
+// Slurm writes the plan as a reviewable bash script of scontrol lines, dry
+// run unless run with --execute, as the kubectl one: moved jobs are pinned
+// to their target and requeued; released nodes are set to DRAIN, which stops
+// new jobs from starting there while the jobs running there finish. A node
+// with a skipped move is not drained.
 func Slurm(w io.Writer, p *Plan) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/usr/bin/env bash\n# seedance migration plan (%s) for Slurm: releases %d node(s), saves $%.2f/h.\nset -euo pipefail\n",
-		p.SchemaVersion, len(p.ReleasedNodes), p.SavingsUSDPerHour)
+	s := planScript(p, slurmMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Slurm, n) })
+	header(&b, p, s, "Slurm")
+	b.WriteString(dryRunPrelude)
 	for i, m := range p.Moves {
 		fmt.Fprintf(&b, "\n# %s\n", oneLine(fmt.Sprintf("%d. %s → %s: %s", i+1, m.Workload, m.To, m.Reason)))
-		if !slurmJobID.MatchString(m.Name) || !shell.ValidNodeName(shell.Slurm, m.To) {
-			b.WriteString("# skipped: not a Slurm job id and node name\n")
+		if why, bad := s.skip[i]; bad {
+			b.WriteString("# skipped: " + oneLine(why) + "\n")
 			continue
 		}
-		fmt.Fprintf(&b, "scontrol update JobId=%s ReqNodeList=%s\n", q(m.Name), q(m.To))
+		fmt.Fprintf(&b, "run scontrol update JobId=%s ReqNodeList=%s\n", q(m.Name), q(m.To))
 		if m.From != nil {
-			fmt.Fprintf(&b, "scontrol requeue %s\n", q(m.Name))
+			// requeue ends the running job and queues it again, now bound
+			// to its target.
+			fmt.Fprintf(&b, "run scontrol requeue %s\n", q(m.Name))
 		}
 	}
 	for _, n := range p.ReleasedNodes {
-		if !shell.ValidNodeName(shell.Slurm, n) {
-			fmt.Fprintf(&b, "# skipped %q: not a valid Slurm node name\n", n)
+		fmt.Fprintf(&b, "\n# %s\n", oneLine("release "+n+": DRAIN stops new jobs from starting on it; jobs running there finish first"))
+		if s.held[n] {
+			b.WriteString("# not released: a move off it was skipped, or its name is not a valid Slurm node name\n")
 			continue
 		}
-		fmt.Fprintf(&b, "scontrol update NodeName=%s State=DRAIN Reason=%s\n", q(n), q("seedance: release (migration plan)"))
+		fmt.Fprintf(&b, "run scontrol update NodeName=%s State=DRAIN Reason=%s\n", q(n), q("seedance: release (migration plan)"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

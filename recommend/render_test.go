@@ -19,7 +19,7 @@ var hostile = []string{
 }
 
 func hostilePlan() *Plan {
-	p := &Plan{SchemaVersion: PlanSchema, SavingsUSDPerHour: 40, SavingsUSDPerMonth: 29200}
+	p := &Plan{SchemaVersion: PlanSchema, SavingsUSDPerHour: 40, SavingsUSDPerMonth: 29200, NodePriceUSDPerHour: map[string]float64{"node-a": 40}}
 	for _, h := range hostile {
 		p.Moves = append(p.Moves, Move{Workload: h, From: str(h), To: h, GPUs: []int{0}, Reason: h, Name: h, Namespace: h})
 		p.ReleasedNodes = append(p.ReleasedNodes, h)
@@ -66,8 +66,11 @@ func TestKubectlScriptIsSafe(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := b.String()
-	if !strings.Contains(script, "set -euo pipefail") || strings.Count(script, "# skipped") != 2*len(hostile) {
+	if !strings.Contains(script, "set -euo pipefail") || strings.Count(script, "# skipped") != len(hostile) || strings.Count(script, "# not released") != len(hostile) {
 		t.Fatalf("script:\n%s", script)
+	}
+	if !strings.Contains(script, "1 move(s), releases 1 node(s), saves $40.00/h ($29200.00/month)") {
+		t.Errorf("header counts what the plan does, not what the script skips:\n%s", script[:300])
 	}
 	dry := runScript(t, script)
 	if strings.Contains(dry, "LOG:\n[") {
@@ -76,11 +79,16 @@ func TestKubectlScriptIsSafe(t *testing.T) {
 	if !strings.Contains(dry, "+ kubectl cordon node-a") || !strings.Contains(dry, "+ kubectl drain node-a --ignore-daemonsets --delete-emptydir-data") {
 		t.Fatalf("dry run output:\n%s", dry)
 	}
+	// The dry run shows the eviction it would send, not a temporary file
+	// that is gone by the time anyone reads the line.
+	if want := `+ kubectl create --raw /api/v1/namespaces/ml/pods/ok-5f6d/eviction -f - <<< '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"ok-5f6d","namespace":"ml"}}'`; !strings.Contains(dry, want) || strings.Contains(dry, "/tmp") {
+		t.Errorf("dry-run eviction line:\n%s", dry)
+	}
 	live := runScript(t, script, "--execute")
 	for _, want := range []string{
 		"[cordon][node-a]",
 		"[patch][-n][ml][Deployment/",
-		"[create][--raw][/api/v1/namespaces/ml/pods/ok-5f6d/eviction][-f]",
+		"[create][--raw][/api/v1/namespaces/ml/pods/ok-5f6d/eviction][-f][-]",
 		"[drain][node-a][--ignore-daemonsets][--delete-emptydir-data]",
 	} {
 		if !strings.Contains(live, want) {
@@ -91,16 +99,68 @@ func TestKubectlScriptIsSafe(t *testing.T) {
 
 func TestSlurmScriptIsSafe(t *testing.T) {
 	p := hostilePlan()
+	p.Moves[len(p.Moves)-1].Name = "4243" // the move off node-a, as a Slurm job
 	p.Moves = append(p.Moves, Move{Workload: "4242", From: str("gpu07"), To: "gpu12", GPUs: []int{0}, Name: "4242"})
 	var b bytes.Buffer
 	if err := Slurm(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	out := runScript(t, b.String())
+	script := b.String()
+	if !strings.Contains(script, "# release node-a: DRAIN stops new jobs from starting on it; jobs running there finish first") {
+		t.Errorf("DRAIN is not described as it is:\n%s", script)
+	}
+	// A dry run by default, as the kubectl plan.
+	dry := runScript(t, script)
+	if strings.Contains(dry, "LOG:\n[") || !strings.Contains(dry, "+ scontrol update NodeName=node-a State=DRAIN") {
+		t.Fatalf("the dry run called scontrol, or printed nothing:\n%s", dry)
+	}
+	out := runScript(t, script, "--execute")
 	for _, want := range []string{"[update][JobId=4242][ReqNodeList=gpu12]", "[requeue][4242]", "[update][NodeName=node-a][State=DRAIN][Reason=seedance: release (migration plan)]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("scontrol was not called with %s:\n%s", want, out)
 		}
+	}
+}
+
+// TestSkippedMoveKeepsItsNode: a node is released only when every move off
+// it is in the script; its other moves are held back too.
+func TestSkippedMoveKeepsItsNode(t *testing.T) {
+	p := &Plan{SchemaVersion: PlanSchema, SavingsUSDPerHour: 70, ReleasedNodes: []string{"gpu-x", "gpu-y"},
+		NodePriceUSDPerHour: map[string]float64{"gpu-x": 40, "gpu-y": 30},
+		Moves: []Move{
+			{Workload: "ml/ok-1", From: str("gpu-x"), To: "gpu-z", Name: "ok-1", Namespace: "ml"},
+			{Workload: "ml/Bad_Name", From: str("gpu-x"), To: "gpu-z", Name: "Bad_Name", Namespace: "ml"},
+			{Workload: "ml/ok-2", From: str("gpu-y"), To: "gpu-z", Name: "ok-2", Namespace: "ml"},
+		}}
+	var b bytes.Buffer
+	if err := Kubectl(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	live := runScript(t, b.String(), "--execute")
+	for _, banned := range []string{"[cordon][gpu-x]", "[drain][gpu-x]", "ok-1"} {
+		if strings.Contains(live, banned) {
+			t.Errorf("kubectl got %s although a move off gpu-x was skipped:\n%s", banned, live)
+		}
+	}
+	for _, want := range []string{"[cordon][gpu-y]", "[drain][gpu-y]", "pods/ok-2/eviction"} {
+		if !strings.Contains(live, want) {
+			t.Errorf("kubectl did not get %s:\n%s", want, live)
+		}
+	}
+	if !strings.Contains(b.String(), "1 move(s), releases 1 node(s), saves $30.00/h") {
+		t.Errorf("header:\n%s", b.String()[:300])
+	}
+	// Slurm: the same rule, with job ids.
+	p.Moves = []Move{
+		{Workload: "101", From: str("gpu-x"), To: "gpu-z", Name: "101"},
+		{Workload: "x;y", From: str("gpu-x"), To: "gpu-z", Name: "x;y"},
+		{Workload: "102", From: str("gpu-y"), To: "gpu-z", Name: "102"},
+	}
+	b.Reset()
+	Slurm(&b, p)
+	live = runScript(t, b.String(), "--execute")
+	if strings.Contains(live, "NodeName=gpu-x") || strings.Contains(live, "JobId=101") || !strings.Contains(live, "[update][NodeName=gpu-y][State=DRAIN]") {
+		t.Errorf("slurm:\n%s", live)
 	}
 }
 
