@@ -3,6 +3,7 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,5 +81,26 @@ func TestOutputToDeviceNode(t *testing.T) {
 		if err != nil || fi.Mode()&os.ModeCharDevice == 0 || fi.Mode().Perm() != 0o666 {
 			t.Fatalf("%v: the device node became %v", args, fi.Mode())
 		}
+	}
+}
+
+// TestShortJobSaysSo: a job shorter than the idle window gets a note on
+// stderr (and in the report) instead of a silent "nothing idle", and the
+// gates docs/ci.md gives for short jobs work on it.
+func TestShortJobSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.json")
+	c, stderr := startSeedance(t, "profile", "--source", "sim", "--sim-nodes", "1", "--interval", "200ms", "-o", path, "--", "sleep", "1")
+	if code := exitCode(c.Wait()); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := run(t, nil, "analyze", path)
+	if r.code != 0 || !strings.Contains(r.errOut, "note: no GPU was observed for as long as the 1m idle window") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	// The gates decide on measured values (pass or fail: the simulated
+	// node's first second varies), never on nothing.
+	r = run(t, nil, "analyze", path, "--idle-window", "200ms", "--gate", "summary.avg_gpu_util_pct >= 5", "--gate", "summary.idle_ratio <= 0.9")
+	if (r.code != 0 && r.code != ExitGateFailed) || strings.Contains(r.errOut, "note:") || !regexp.MustCompile(`gate (PASS|FAIL): summary.avg_gpu_util_pct >= 5 \(was [0-9.]+\)`).MatchString(r.errOut) {
+		t.Fatalf("scaled window: exit %d: %s", r.code, r.errOut)
 	}
 }
