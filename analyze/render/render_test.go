@@ -97,6 +97,21 @@ func TestJSONConformsToSchema(t *testing.T) {
 		t.Fatal("the idle-ratio gate should fail on the mixed cluster")
 	}
 	schematest.Validate(t, "report-v1.schema.json", render(t, "json", r, Options{}))
+	// Figures that were not measured are null, and the schema says they
+	// may be; every human format writes them as n/a, never 0.
+	r.Summary.AvgMemBWUtilPct, r.Summary.AvgGPUUtilPct = nil, nil
+	r.Nodes[0].AvgGPUUtilPct, r.Nodes[0].IdleShare = nil, nil
+	r.Summary.Notes = []string{"a note"}
+	out := render(t, "json", r, Options{})
+	schematest.Validate(t, "report-v1.schema.json", out)
+	if !bytes.Contains(out, []byte(`"avg_mem_bw_util_pct": null`)) {
+		t.Error("null not written as null")
+	}
+	for _, f := range []string{"table", "markdown", "csv", "html"} {
+		if got := string(render(t, f, r, Options{Report: "all"})); !strings.Contains(got, "n/a") {
+			t.Errorf("%s shows no n/a for a null figure", f)
+		}
+	}
 }
 
 func TestPromParses(t *testing.T) {
