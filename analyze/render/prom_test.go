@@ -2,9 +2,11 @@ package render
 
 import (
 	"bytes"
+	"html"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -90,6 +92,25 @@ func TestPromUnitsAndStates(t *testing.T) {
 		}
 		if len(s) != 5 || sum != 1 || s[n.Verdict] != 1 {
 			t.Errorf("node %s (%s): states %v", n.Name, n.Verdict, s)
+		}
+	}
+}
+
+// TestWindowAndMoneyText: a window over days shows the end's date and the
+// covered time; money deltas are money.
+func TestWindowAndMoneyText(t *testing.T) {
+	r := simReport(t, analyze.DialectKubectl)
+	base := simReport(t, analyze.DialectKubectl)
+	base.Summary.IdleCostUSD -= 97577.54
+	analyze.ApplyBaseline(r, base)
+	r.Window.End = r.Window.Start.Add(25 * time.Hour)
+	r.Window.DurationS, r.Window.CoveredS = 25*3600, 2*3600
+	for _, f := range []string{"table", "markdown", "html"} {
+		out := html.UnescapeString(string(render(t, f, r, Options{})))
+		for _, want := range []string{"2026-01-05 09:00", "→ 2026-01-06 10:00", "(25h00m, 2h00m observed)", "+$97,577.54", "extrapolated from 2h00m observed"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q", f, want)
+			}
 		}
 	}
 }

@@ -113,8 +113,8 @@ func delta(r *analyze.Report, field string, format func(float64) string) string 
 	return fmt.Sprintf("  (%s vs baseline)", format(v))
 }
 
-func pts(v float64) string { return signed(v, "%.1f pts") }
-func kwh(v float64) string { return signed(v, "%.2f kWh") }
+func pts(v float64) string   { return signed(v, "%.1f pts") }
+func kwh(v float64) string   { return signed(v, "%.2f kWh") }
 func hours(v float64) string { return signed(v, "%.2f") }
 
 // memBWCoverage is " (from 1 of 25 GPUs)" when not every GPU reported
