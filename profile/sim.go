@@ -233,7 +233,9 @@ func simPodInfo(seed uint64, node, pod int, app string) ProcInfo {
 		suffix[i] = podAlphabet[h%uint64(len(podAlphabet))]
 		h /= uint64(len(podAlphabet))
 	}
-	rs := fmt.Sprintf("%x", splitmix(h)&0xfffffff)
+	// Six hex digits, as a ReplicaSet hash: zero-padded when the number is
+	// small (the ids that were 6 digits or more are as they always were).
+	rs := fmt.Sprintf("%06x", splitmix(h)&0xfffffff)
 	u := splitmix(h ^ 0xabc)
 	v := splitmix(u)
 	return ProcInfo{

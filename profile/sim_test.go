@@ -172,3 +172,23 @@ func TestSimScenarios(t *testing.T) {
 		t.Error("zero nodes accepted")
 	}
 }
+
+// TestSimLargeClusters: pod ids are fixed-width whatever the random draw
+// (seed 1 drew a 5-digit hash at 78 nodes and more, and panicked).
+func TestSimLargeClusters(t *testing.T) {
+	for _, tc := range []struct{ nodes, seed int }{{78, 1}, {300, 1}, {1000, 2}, {1000, 5}} {
+		clk := NewSimClock(DefaultSimStart)
+		sim, err := OpenSim(SimOptions{Nodes: tc.nodes, Scenario: ScenarioMixed, Seed: int64(tc.seed), Clock: clk, Start: DefaultSimStart})
+		if err != nil {
+			t.Fatalf("%d nodes, seed %d: %v", tc.nodes, tc.seed, err)
+		}
+		for _, n := range sim.Inventory() {
+			for _, w := range n.Workloads {
+				if parts := strings.Split(w.Name, "-"); w.Kind == KindPod && len(parts[len(parts)-2]) != 6 {
+					t.Fatalf("pod %s: hash not 6 digits", w.Name)
+				}
+			}
+		}
+		sim.Close()
+	}
+}
