@@ -160,27 +160,43 @@ func CPUList(words []uint) string {
 	return strings.Join(parts, ",")
 }
 
-// ParseCPUList reads "0-3,8,10-11" into CPU numbers.
+// ParseCPUList reads "0-3,8,10-11" into CPU numbers, each at most MaxCPU
+// and each once: the work is bounded by MaxCPU, not by the numbers given.
 func ParseCPUList(s string) ([]int, error) {
 	var out []int
+	seen := map[int]bool{}
 	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		if part == "" {
 			continue
 		}
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("bad CPU list %q", s)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("bad CPU list %q", short(s))
 		}
 		b := a
 		if isRange {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("bad CPU list %q", s)
+				return nil, fmt.Errorf("bad CPU list %q", short(s))
 			}
 		}
+		if b > MaxCPU {
+			return nil, fmt.Errorf("CPU list %q names CPU %d, above %d", short(s), b, MaxCPU)
+		}
 		for c := a; c <= b; c++ {
-			out = append(out, c)
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
 		}
 	}
 	return out, nil
+}
+
+// short cuts a long input for an error message.
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }

@@ -17,31 +17,35 @@ import (
 // schema version, or data that breaks the format's rules.
 var ErrInvalid = errors.New("invalid profile")
 
-// Read decodes and validates one profile. Gzip input is detected by its magic
-// bytes.
+// Read reads and validates one whole profile into memory, through the
+// same stream, scanner, limits and validation as every other reader, so
+// that every command accepts the same documents. Gzip input is detected by
+// its magic bytes. Prefer OpenStream where one GPU at a time will do.
 func Read(r io.Reader) (*Profile, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	var in io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %v", ErrInvalid, err)
-		}
-		defer zr.Close()
-		in = zr
-	}
-	var p Profile
-	dec := json.NewDecoder(in)
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrInvalid, describeJSONError(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: JSON syntax error at byte %d: invalid data after top-level value", ErrInvalid, dec.InputOffset())
-	}
-	if err := Validate(&p); err != nil {
+	s, err := OpenStream(r, "")
+	if err != nil {
 		return nil, err
 	}
-	return &p, nil
+	h := s.Header
+	p := &Profile{SchemaVersion: h.SchemaVersion, Generator: h.Generator, Source: h.Source, StartedAt: h.StartedAt,
+		EndedAt: h.EndedAt, IntervalS: h.IntervalS, Complete: h.Complete, Notes: h.Notes, Nodes: []Node{}}
+	var gpus []GPU
+	err = s.Walk(func(it Item) error {
+		if it.GPU != nil {
+			g := *it.GPU
+			g.Series = copySeries(g.Series)
+			gpus = append(gpus, g)
+			return nil
+		}
+		n := *it.End
+		n.GPUs, gpus = gpus, nil
+		p.Nodes = append(p.Nodes, n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // ReadFile reads a profile from path; "-" reads standard input (stdin).

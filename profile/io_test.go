@@ -50,11 +50,25 @@ func TestReadRejects(t *testing.T) {
 		{"no t", strings.Replace(base, `"t":[0,1,2],`, ``, 1), "series.t is missing"},
 		{"no index", strings.Replace(base, `"index":0,`, ``, 1), "index is missing"},
 		{"no uuid", strings.Replace(base, `"uuid":"GPU-1",`, ``, 1), "uuid is missing"},
-		{"string in series", strings.Replace(base, `[5,null,7]`, `[5,"x",7]`, 1), "array of numbers"},
+		{"string in series", strings.Replace(base, `[5,null,7]`, `[5,"x",7]`, 1), "in a number column"},
 		{"NaN literal", strings.Replace(base, `[5,null,7]`, `[5,NaN,7]`, 1), "JSON syntax error"},
 		{"zero interval", strings.Replace(base, `"interval_s":1`, `"interval_s":0`, 1), "interval_s must be a positive"},
 		{"end before start", strings.Replace(base, `09:00:03Z`, `08:00:00Z`, 1), "before started_at"},
 		{"unnamed node", strings.Replace(base, `"name":"n1",`, ``, 1), "nodes[0] has no name"},
+		// Hostile documents: each is refused at its root, in one line.
+		{"deep nesting", strings.Replace(base, `"nodes":`, `"x":`+strings.Repeat("[", 100000)+`,"nodes":`, 1), "nesting deeper than 64"},
+		{"giant string", strings.Replace(base, `"name":"n1"`, `"name":"`+strings.Repeat("n", MaxStringBytes+10)+`"`, 1), "a string longer than 64 KiB"},
+		{"long node name", strings.Replace(base, `"name":"n1"`, `"name":"`+strings.Repeat("n", 300)+`"`, 1), "node name of 300 bytes"},
+		{"duplicate key", strings.Replace(base, `"t":[0,1,2]`, `"t":[0,1,2],"t":[0,1,2]`, 1), `key "t" appears twice`},
+		{"duplicate node", strings.Replace(base, `"nodes":[`, `"nodes":[{"name":"n1","gpus":[]},`, 1), `a second node named "n1"`},
+		{"duplicate uuid", strings.Replace(base, `"gpus":[`, `"gpus":[{"index":1,"uuid":"GPU-1","series":{"t":[0]}},`, 1), `uuid "GPU-1" appears twice`},
+		{"huge utilization", strings.Replace(base, `[5,null,7]`, `[5,1e308,7]`, 1), "above 100 %"},
+		{"year 9999", strings.Replace(base, `2026-01-05T09:00:03Z`, `9999-01-05T09:00:03Z`, 1), "outside 1970–2199"},
+		{"long span", strings.Replace(base, `2026-01-05T09:00:03Z`, `2028-01-05T09:00:03Z`, 1), "more than the 400 days"},
+		{"tiny interval", strings.Replace(base, `"interval_s":1`, `"interval_s":1e-300`, 1), "interval_s 1e-300 is outside"},
+		{"ragged topology", strings.Replace(base, `"name":"n1",`, `"name":"n1","topology":{"gpus":[{"index":0},{"index":1}],"matrix":[["X","NV12"],["NV12"]]},`, 1), "matrix row 1 has 1 cells for 2 GPUs"},
+		{"negative bandwidth", strings.Replace(base, `"name":"n1",`, `"name":"n1","topology":{"gpus":[{"index":0}],"matrix":[["X"]],"nvlink_gbps":[[-5]]},`, 1), "nvlink_gbps[0][0] is -5"},
+		{"huge CPU list", strings.Replace(base, `"name":"n1",`, `"name":"n1","workloads":[{"id":"p","cpus_allowed":"0-99999999"}],`, 1), "names CPU 99999999, above 65535"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,13 +13,26 @@ import (
 // bytes, not by allocations. Values it does not care about are skipped;
 // small structured fields are handed to encoding/json as raw bytes.
 type scanner struct {
-	r    io.Reader
-	buf  []byte
-	pos  int   // next byte to read in buf
-	base int64 // input offset of buf[0]
-	mark int   // when ≥ 0, buf[mark:] is kept by fill
-	eof  bool
-	rerr error
+	r     io.Reader
+	buf   []byte
+	pos   int   // next byte to read in buf
+	base  int64 // input offset of buf[0]
+	mark  int   // when ≥ 0, buf[mark:] is kept by fill
+	depth int   // arrays and objects open (MaxDepth)
+	eof   bool
+	rerr  error
+}
+
+// maxNumberBytes is the longest number token (a float64 needs about 25).
+const maxNumberBytes = 1024
+
+// enter opens an array or object, within MaxDepth.
+func (s *scanner) enter() error {
+	s.depth++
+	if s.depth > MaxDepth {
+		return s.errorf("nesting deeper than %d levels", MaxDepth)
+	}
+	return nil
 }
 
 func newScanner(r io.Reader) *scanner {
@@ -152,9 +165,15 @@ func (s *scanner) token() ([]byte, error) {
 					continue
 				case '"':
 					s.pos++
+					if s.pos-start() > MaxStringBytes+2 {
+						return nil, s.errorf("a string longer than %d KiB", MaxStringBytes>>10)
+					}
 					return s.buf[start():s.pos], nil
 				}
 				s.pos++
+			}
+			if s.pos-start() > MaxStringBytes {
+				return nil, s.errorf("a string longer than %d KiB", MaxStringBytes>>10)
 			}
 			if !s.fill() {
 				return nil, s.endErr()
@@ -164,6 +183,9 @@ func (s *scanner) token() ([]byte, error) {
 	for {
 		for s.pos < len(s.buf) && isNumberByte(s.buf[s.pos]) {
 			s.pos++
+		}
+		if s.pos-start() > maxNumberBytes {
+			return nil, s.errorf("a number longer than %d bytes", maxNumberBytes)
 		}
 		if s.pos < len(s.buf) || !s.fill() {
 			break
@@ -287,6 +309,9 @@ func (s *scanner) column(dst Values) (Values, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(dst) == MaxSamplesPerGPU {
+			return nil, s.errorf("a series longer than %d samples", MaxSamplesPerGPU)
+		}
 		dst = append(dst, x)
 		if done, err := s.next(']'); err != nil {
 			return nil, err
@@ -304,6 +329,10 @@ func (s *scanner) object(field func(key string) error) error {
 	if err := s.expect('{'); err != nil {
 		return err
 	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer func() { s.depth-- }()
 	if s.peek() == '}' {
 		s.pos++
 		return nil
@@ -351,6 +380,10 @@ func (s *scanner) array(elem func(i int) error) error {
 	if err := s.expect('['); err != nil {
 		return err
 	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer func() { s.depth-- }()
 	if s.peek() == ']' {
 		s.pos++
 		return nil

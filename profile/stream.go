@@ -1,8 +1,6 @@
 package profile
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -38,29 +36,26 @@ type Item struct {
 type Stream struct {
 	Header   Header
 	name     string
-	closer   io.Closer
+	closer   func() // stops the input's decompression
 	sc       *scanner
-	buffered []Node // nodes read before the header was complete
-	atNodes  bool   // the scanner is inside "nodes": [
-	bufs     Series // column buffers reused from GPU to GPU
+	buffered []Node          // nodes read before the header was complete
+	atNodes  bool            // the scanner is inside "nodes": [
+	bufs     Series          // column buffers reused from GPU to GPU
+	names    map[string]bool // node names seen, each allowed once
 }
 
 // OpenStream starts reading a profile from r (gzip detected by magic bytes)
 // and reads its header. name is used in error messages.
 func OpenStream(r io.Reader, name string) (*Stream, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	s := &Stream{name: name}
-	var in io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, s.wrap(fmt.Errorf("gzip: %v", err))
-		}
-		s.closer = zr
-		in = zr
+	s := &Stream{name: name, names: map[string]bool{}}
+	in, done, err := openInput(r)
+	s.closer = done
+	if err != nil {
+		return nil, s.wrap(err)
 	}
 	s.sc = newScanner(in)
 	if err := s.readHeader(); err != nil {
+		s.close()
 		return nil, err
 	}
 	return s, nil
@@ -68,6 +63,12 @@ func OpenStream(r io.Reader, name string) (*Stream, error) {
 
 // wrap makes err a one-line "read profile NAME: invalid profile: …" error.
 func (s *Stream) wrap(err error) error {
+	if s.name == "" { // Read: the caller names the input
+		if errors.Is(err, ErrInvalid) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	if errors.Is(err, ErrInvalid) {
 		return fmt.Errorf("read profile %s: %w", s.name, err)
 	}
@@ -79,7 +80,11 @@ func (s *Stream) readHeader() error {
 		return s.wrap(errors.New("empty input"))
 	}
 	p := &Profile{}
+	once := keysOnce()
 	err := s.sc.object(func(key string) error {
+		if err := once(key); err != nil {
+			return err
+		}
 		if key != "nodes" {
 			return s.headerField(p, key)
 		}
@@ -256,7 +261,12 @@ func (s *Stream) rest() error {
 func (s *Stream) node(ni int, fn func(Item) error) error {
 	var n Node
 	var pending []GPU // GPUs read before the node's name
+	uuids := map[string]bool{}
+	once := keysOnce()
 	err := s.sc.object(func(key string) error {
+		if err := once(key); err != nil {
+			return err
+		}
 		switch key {
 		case "name":
 			return s.sc.decode(&n.Name)
@@ -272,8 +282,8 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 				if err := s.gpu(&g, &s.bufs); err != nil {
 					return err
 				}
-				if err := checkGPU(&g, n.Name, gi); err != nil {
-					return err
+				if err := checkGPUEntry(&g, gi, uuids); err != nil {
+					return invalidGPU{fmt.Sprintf("node %q gpus[%d]: %v", short(n.Name), gi, err)}
 				}
 				if n.Name == "" {
 					g.Series = copySeries(g.Series)
@@ -288,8 +298,11 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 	if err != nil {
 		return err
 	}
-	if n.Name == "" {
-		return invalidGPU{fmt.Sprintf("nodes[%d] has no name", ni)}
+	if err := checkNodeName(n.Name, ni, s.names); err != nil {
+		return invalidGPU{err.Error()}
+	}
+	if err := validateNode(&n); err != nil {
+		return invalidGPU{fmt.Sprintf("node %q: %v", short(n.Name), err)}
 	}
 	for gi := range pending {
 		if err := fn(Item{Node: n.Name, GPU: &pending[gi]}); err != nil {
@@ -317,17 +330,27 @@ func (s *Stream) nodeFull(ni int) (Node, error) {
 	return out, err
 }
 
-func checkGPU(g *GPU, node string, gi int) error {
-	if err := validateGPU(g); err != nil {
-		return invalidGPU{fmt.Sprintf("node %q gpus[%d]: %v", node, gi, err)}
+// keysOnce returns a check that refuses a key seen before in the same
+// object: encoding/json would keep the last, silently.
+func keysOnce() func(key string) error {
+	seen := map[string]bool{}
+	return func(key string) error {
+		if seen[key] {
+			return invalidGPU{fmt.Sprintf("key %q appears twice in one object", key)}
+		}
+		seen[key] = true
+		return nil
 	}
-	return nil
 }
 
 // gpu reads one GPU object; its columns reuse bufs' memory.
 func (s *Stream) gpu(g *GPU, bufs *Series) error {
 	index := -1
+	once := keysOnce()
 	err := s.sc.object(func(key string) error {
+		if err := once(key); err != nil {
+			return err
+		}
 		switch key {
 		case "index":
 			x, err := s.sc.number()
@@ -376,7 +399,11 @@ func gpuField(g *GPU, key string) any {
 
 // series reads the columns of a series object.
 func (s *Stream) series(out *Series, bufs *Series) error {
+	once := keysOnce()
 	return s.sc.object(func(key string) error {
+		if err := once(key); err != nil {
+			return err
+		}
 		var dst, buf *Values
 		if key == "t" {
 			dst, buf = &out.T, &bufs.T
@@ -412,6 +439,6 @@ func copySeries(s Series) Series {
 
 func (s *Stream) close() {
 	if s.closer != nil {
-		s.closer.Close()
+		s.closer()
 	}
 }

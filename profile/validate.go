@@ -61,17 +61,54 @@ func Validate(p *Profile) error {
 	if !(p.IntervalS > 0) {
 		return fmt.Errorf("%w: interval_s must be a positive number of seconds, got %v", ErrInvalid, p.IntervalS)
 	}
+	if err := validateHeader(p); err != nil {
+		return err
+	}
+	names := map[string]bool{}
 	for ni := range p.Nodes {
 		n := &p.Nodes[ni]
-		if n.Name == "" {
-			return fmt.Errorf("%w: nodes[%d] has no name", ErrInvalid, ni)
+		if err := checkNodeName(n.Name, ni, names); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
+		if err := validateNode(n); err != nil {
+			return fmt.Errorf("%w: node %q: %v", ErrInvalid, short(n.Name), err)
+		}
+		uuids := map[string]bool{}
 		for gi := range n.GPUs {
-			if err := validateGPU(&n.GPUs[gi]); err != nil {
-				return fmt.Errorf("%w: node %q gpus[%d]: %v", ErrInvalid, n.Name, gi, err)
+			if err := checkGPUEntry(&n.GPUs[gi], gi, uuids); err != nil {
+				return fmt.Errorf("%w: node %q gpus[%d]: %v", ErrInvalid, short(n.Name), gi, err)
 			}
 		}
 	}
+	return nil
+}
+
+// checkNodeName checks that a node has a name, and one no other node of
+// the profile has.
+func checkNodeName(name string, ni int, seen map[string]bool) error {
+	if name == "" {
+		return fmt.Errorf("nodes[%d] has no name", ni)
+	}
+	if seen[name] {
+		return fmt.Errorf("nodes[%d]: a second node named %q (a node appears once per profile)", ni, short(name))
+	}
+	seen[name] = true
+	return nil
+}
+
+// checkGPUEntry validates a node's gi-th GPU, including what only the node
+// can tell: how many GPUs it has, and whether a UUID repeats.
+func checkGPUEntry(g *GPU, gi int, uuids map[string]bool) error {
+	if gi >= MaxGPUsPerNode {
+		return fmt.Errorf("more than %d GPU entries on one node", MaxGPUsPerNode)
+	}
+	if err := validateGPU(g); err != nil {
+		return err
+	}
+	if uuids[g.UUID] {
+		return fmt.Errorf("uuid %q appears twice on the node", short(g.UUID))
+	}
+	uuids[g.UUID] = true
 	return nil
 }
 
@@ -84,9 +121,15 @@ func validateGPU(g *GPU) error {
 	if g.UUID == "" {
 		return fmt.Errorf("uuid is missing")
 	}
+	if len(g.UUID) > MaxNameBytes || len(g.Model) > MaxNameBytes {
+		return fmt.Errorf("uuid or model longer than %d bytes", MaxNameBytes)
+	}
 	s := &g.Series
 	if s.T == nil {
 		return fmt.Errorf("series.t is missing")
+	}
+	if len(s.T) > MaxSamplesPerGPU {
+		return fmt.Errorf("%d samples, more than %d", len(s.T), MaxSamplesPerGPU)
 	}
 	for i, t := range s.T {
 		if IsNull(t) {
@@ -108,6 +151,9 @@ func validateGPU(g *GPU) error {
 			if v < 0 {
 				return fmt.Errorf("series.%s[%d] is negative (%v)", m, i, v)
 			}
+		}
+		if err := validateValues(m, col); err != nil {
+			return err
 		}
 	}
 	return nil

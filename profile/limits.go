@@ -1,0 +1,163 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/hwtopo"
+)
+
+// Limits of what a profile may hold. Every reader of profiles goes through
+// them (the stream, and Read), so that the work and memory of a command are
+// bounded by the size of its input, never by the values in it, and a
+// document past a limit is refused with one line naming it
+// (docs/profile-format.md, "Limits").
+const (
+	// MaxDepth is the deepest nesting of arrays and objects: a profile
+	// needs 6, its topology and labels a few more.
+	MaxDepth = 64
+	// MaxStringBytes is the longest JSON string (a note, a label value).
+	MaxStringBytes = 64 << 10
+	// MaxNameBytes is the longest node name (a DNS subdomain, as
+	// Kubernetes and Slurm node names are), GPU UUID and model.
+	MaxNameBytes = 253
+	// MaxWorkloadIDBytes is the longest workload id ("namespace/pod").
+	MaxWorkloadIDBytes = 512
+	// MaxGPUsPerNode counts GPU entries, MIG devices included (16 GPUs of
+	// 7 MIG devices each need 128).
+	MaxGPUsPerNode = 1024
+	// MaxWorkloadsPerNode bounds a node's workloads (pods, processes).
+	MaxWorkloadsPerNode = 100_000
+	// MaxSamplesPerGPU is the longest series: 46 days at one sample a
+	// second.
+	MaxSamplesPerGPU = 4_000_000
+	// MaxSpan is the longest run one profile (or a merge of several) covers.
+	MaxSpan = 400 * 24 * time.Hour
+	// MaxValue bounds every metric that is not a percentage (bytes/s,
+	// watts, joules, MHz): larger is no measurement.
+	MaxValue = 1e18
+	// gzipAllowance and gzipRatio bound decompressed input: at most
+	// gzipAllowance plus gzipRatio bytes per compressed byte. Profiles
+	// compress 3–20×; a gzip bomb (white space, one long string) compresses
+	// a thousand times and is refused after gzipAllowance.
+	gzipAllowance = 256 << 20
+	gzipRatio     = 200
+)
+
+// Earliest and latest times a profile may name.
+var (
+	minTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// ErrTooLarge marks input past one of the limits.
+var ErrTooLarge = errors.New("past a limit")
+
+// validateHeader checks the header fields' ranges.
+func validateHeader(p *Profile) error {
+	for _, t := range []struct {
+		name string
+		v    time.Time
+	}{{"started_at", p.StartedAt}, {"ended_at", p.EndedAt}} {
+		if t.v.Before(minTime) || !t.v.Before(maxTime) {
+			return fmt.Errorf("%w: %s %s is outside 1970–2199", ErrInvalid, t.name, t.v.Format(timeFormat))
+		}
+	}
+	if span := p.EndedAt.Sub(p.StartedAt); span > MaxSpan {
+		return fmt.Errorf("%w: the profile spans %s, more than the %d days one profile may cover", ErrInvalid, span.Round(time.Hour), int(MaxSpan.Hours()/24))
+	}
+	if !(p.IntervalS >= 0.001 && p.IntervalS <= 86400) {
+		return fmt.Errorf("%w: interval_s %v is outside 0.001–86400 seconds", ErrInvalid, p.IntervalS)
+	}
+	return nil
+}
+
+// validateNode checks a node's own fields (not its GPUs' series).
+func validateNode(n *Node) error {
+	if len(n.Name) > MaxNameBytes {
+		return fmt.Errorf("node name of %d bytes is longer than %d", len(n.Name), MaxNameBytes)
+	}
+	if len(n.Workloads) > MaxWorkloadsPerNode {
+		return fmt.Errorf("%d workloads, more than %d", len(n.Workloads), MaxWorkloadsPerNode)
+	}
+	for i, w := range n.Workloads {
+		if len(w.ID) > MaxWorkloadIDBytes || len(w.Name) > MaxWorkloadIDBytes {
+			return fmt.Errorf("workloads[%d]: id or name longer than %d bytes", i, MaxWorkloadIDBytes)
+		}
+		if w.GPUCount < 0 || w.GPUCount > MaxGPUsPerNode || len(w.GPUs) > MaxGPUsPerNode {
+			return fmt.Errorf("workload %q: gpu_count %d is outside 0–%d", short(w.ID), w.GPUCount, MaxGPUsPerNode)
+		}
+		for _, g := range w.GPUs {
+			if g < 0 || g >= MaxGPUsPerNode {
+				return fmt.Errorf("workload %q: GPU index %d is outside 0–%d", short(w.ID), g, MaxGPUsPerNode-1)
+			}
+		}
+		if w.CPUsAllowed != "" {
+			if _, err := hwtopo.ParseCPUList(w.CPUsAllowed); err != nil {
+				return fmt.Errorf("workload %q: cpus_allowed: %v", short(w.ID), err)
+			}
+		}
+	}
+	if n.Topology != nil {
+		if err := n.Topology.Validate(); err != nil {
+			return fmt.Errorf("topology: %v", err)
+		}
+	}
+	return nil
+}
+
+// validateValues checks one metric column's values.
+func validateValues(m Metric, col Values) error {
+	limit, unit := MaxValue, ""
+	if strings.HasSuffix(m.String(), "_pct") {
+		limit, unit = 100, " %"
+	}
+	for i, v := range col {
+		if v > limit || math.IsInf(v, 0) {
+			return fmt.Errorf("series.%s[%d] is %v, above %v%s", m, i, v, limit, unit)
+		}
+	}
+	return nil
+}
+
+// limitedGzip counts what a gzip reader reads and writes, and stops with
+// ErrTooLarge when the output outgrows the input by more than a profile can.
+type limitedGzip struct {
+	z          io.Reader
+	in         *countingReader
+	out, limit int64
+}
+
+func (l *limitedGzip) Read(p []byte) (int, error) {
+	n, err := l.z.Read(p)
+	l.out += int64(n)
+	if l.out > gzipAllowance+gzipRatio*l.in.n {
+		return n, fmt.Errorf("%w: gzip input expands to more than %d MiB from %d KiB (%.0f×): not a profile (a gzip bomb?)",
+			ErrTooLarge, l.out>>20, l.in.n>>10, float64(l.out)/float64(max(l.in.n, 1)))
+	}
+	return n, err
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// short cuts a name from the input for an error message: the message stays
+// one readable line whatever the input holds.
+func short(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:64] + "…"
+}
