@@ -85,13 +85,22 @@ func recommendRun(o *RecommendOptions) error {
 	if err := fsutil.CheckOutput(o.Output, o.Input); err != nil {
 		return usageErrorf("--output: %v", err)
 	}
-	p, err := profile.ReadFile(o.Input, o.IO.In)
+	// The same streaming reader and validator as analyze: one GPU at a
+	// time, keeping only what planning needs.
+	sources, closeAll, err := openInputs([]string{o.Input}, o.IO.In)
+	defer closeAll()
 	if err != nil {
 		return err
 	}
 	pricer := analyze.NewPricer(o.Prices, o.Config.Pricing.DefaultGPUHourUSD)
-	cluster := recommend.FromProfile(p, pricer.Price, o.Config.Analyze.IdleThresholdPct)
-	plan, err := recommend.MakePlan(cluster, o.Plan)
+	b := recommend.NewClusterBuilder(pricer.Price, o.Config.Analyze.IdleThresholdPct)
+	if err := sources[0].Stream.Walk(b.Add); err != nil {
+		return err
+	}
+	if b.Samples() == 0 {
+		return fmt.Errorf("%w: no GPU samples in %s: nothing was observed, so there is nothing to plan", profile.ErrInvalid, o.Input)
+	}
+	plan, err := recommend.MakePlan(b.Cluster(), o.Plan)
 	if err != nil {
 		return err
 	}

@@ -84,10 +84,15 @@ func validateNode(n *Node) error {
 	if len(n.Workloads) > MaxWorkloadsPerNode {
 		return fmt.Errorf("%d workloads, more than %d", len(n.Workloads), MaxWorkloadsPerNode)
 	}
+	ids := make(map[string]bool, len(n.Workloads))
 	for i, w := range n.Workloads {
 		if len(w.ID) > MaxWorkloadIDBytes || len(w.Name) > MaxWorkloadIDBytes {
 			return fmt.Errorf("workloads[%d]: id or name longer than %d bytes", i, MaxWorkloadIDBytes)
 		}
+		if ids[w.ID] {
+			return fmt.Errorf("workloads[%d]: id %q appears twice on the node", i, short(w.ID))
+		}
+		ids[w.ID] = true
 		if w.GPUCount < 0 || w.GPUCount > MaxGPUsPerNode || len(w.GPUs) > MaxGPUsPerNode {
 			return fmt.Errorf("workload %q: gpu_count %d is outside 0–%d", short(w.ID), w.GPUCount, MaxGPUsPerNode)
 		}

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -10,74 +11,124 @@ import (
 // PinnedLabel marks a workload that must never move.
 const PinnedLabel = "seedance.io/pinned"
 
-// FromProfile builds the planner's cluster from a profile. price gives the
-// USD per hour of one GPU of a model. A GPU that no known workload holds but
-// that was busy on average (mean utilization ≥ busyPct) cannot be freed.
-// Only pods can be moved: processes and wrapped jobs are treated as pinned.
-// A workload's share of each GPU is its "gpu_milli" label when it has one
-// (1000 otherwise); its memory per GPU is its GPU memory over its GPUs.
+// FromProfile builds the planner's cluster from a profile in memory. See
+// ClusterBuilder.
 func FromProfile(p *profile.Profile, price func(model string) float64, busyPct float64) *Cluster {
-	c := &Cluster{}
+	b := NewClusterBuilder(price, busyPct)
 	for ni := range p.Nodes {
-		pn := &p.Nodes[ni]
-		n := &Node{Name: pn.Name, Topology: pn.Topology}
-		var full []profile.GPU
-		for _, g := range pn.GPUs {
-			if g.MIG == nil {
-				full = append(full, g)
-			}
+		n := &p.Nodes[ni]
+		for gi := range n.GPUs {
+			b.Add(profile.Item{Node: n.Name, GPU: &n.GPUs[gi]})
 		}
-		sort.Slice(full, func(i, j int) bool { return full[i].Index < full[j].Index })
-		pos := map[int]int{}
-		for i, g := range full {
-			pos[g.Index] = i
-			n.GPUs = append(n.GPUs, GPU{MemBytes: g.MemoryTotalBytes})
-			if n.Model == "" {
-				n.Model = g.Model
-			}
-			n.PricePerHour += price(g.Model)
-		}
-		held := map[int]bool{}
-		for _, w := range pn.Workloads {
-			cw := &Workload{ID: w.ID, Name: w.Name, Namespace: w.Labels["namespace"], Kind: w.Kind, Node: pn.Name,
-				Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: MilliPerGPU,
-				Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.State != profile.StatePending)}
-			if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < MilliPerGPU {
-				cw.Milli = m
-			}
-			if cw.Pending {
-				if cw.Count < 1 {
-					cw.Count = 1
-				}
-				c.Workloads = append(c.Workloads, cw)
-				continue
-			}
-			for _, gi := range w.GPUs {
-				if i, ok := pos[gi]; ok {
-					cw.GPUs = append(cw.GPUs, i)
-				}
-			}
-			if len(cw.GPUs) == 0 {
-				continue
-			}
-			cw.Count = len(cw.GPUs)
-			cw.MemPerGPU = w.GPUMemoryBytes / uint64(cw.Count)
-			for _, i := range cw.GPUs {
-				g := &n.GPUs[i]
-				g.UsedMilli = min(MilliPerGPU, g.UsedMilli+cw.Milli)
-				g.UsedMem += cw.MemPerGPU
-				held[i] = true
-			}
-			c.Workloads = append(c.Workloads, cw)
-		}
-		for i, g := range full {
-			if !held[i] && meanUtil(g.Series.GPUUtilPct) >= busyPct {
-				n.GPUs[i].Busy = true
-			}
-		}
-		c.Nodes = append(c.Nodes, n)
+		end := *n
+		end.GPUs = nil
+		b.Add(profile.Item{Node: n.Name, End: &end})
 	}
-	return c
+	return b.Cluster()
+}
+
+// ClusterBuilder builds the planner's cluster from a profile read one GPU
+// at a time (profile.Stream.Walk), keeping of each GPU only what planning
+// needs, so that planning takes no more memory than analyzing. price gives
+// the USD per hour of one GPU of a model. A GPU that no known workload
+// holds but that was busy on average (mean utilization ≥ busyPct) cannot be
+// freed. Only pods can be moved: processes and wrapped jobs are treated as
+// pinned. A workload's share of each GPU is its "gpu_milli" label when it
+// has one (1000 otherwise); its memory per GPU is its GPU memory over its
+// GPUs.
+type ClusterBuilder struct {
+	price   func(model string) float64
+	busyPct float64
+	c       Cluster
+	gpus    []gpuSummary // the current node's whole GPUs
+	samples int
+}
+
+// gpuSummary is what the planner needs of a GPU.
+type gpuSummary struct {
+	index    int
+	model    string
+	memBytes uint64
+	meanUtil float64
+}
+
+// NewClusterBuilder starts an empty cluster.
+func NewClusterBuilder(price func(model string) float64, busyPct float64) *ClusterBuilder {
+	return &ClusterBuilder{price: price, busyPct: busyPct}
+}
+
+// Samples counts the GPU samples seen.
+func (b *ClusterBuilder) Samples() int { return b.samples }
+
+// Add takes the next item of a profile: a GPU, or the end of its node.
+func (b *ClusterBuilder) Add(it profile.Item) error {
+	if g := it.GPU; g != nil {
+		b.samples += len(g.Series.T)
+		if g.MIG == nil {
+			b.gpus = append(b.gpus, gpuSummary{g.Index, g.Model, g.MemoryTotalBytes, meanUtil(g.Series.GPUUtilPct)})
+		}
+		return nil
+	}
+	b.addNode(it.End)
+	b.gpus = b.gpus[:0]
+	return nil
+}
+
+// Cluster returns the cluster built so far.
+func (b *ClusterBuilder) Cluster() *Cluster { return &b.c }
+
+func (b *ClusterBuilder) addNode(pn *profile.Node) {
+	n := &Node{Name: pn.Name, Topology: pn.Topology}
+	full := b.gpus
+	sort.Slice(full, func(i, j int) bool { return full[i].index < full[j].index })
+	pos := map[int]int{}
+	for i, g := range full {
+		pos[g.index] = i
+		n.GPUs = append(n.GPUs, GPU{MemBytes: g.memBytes})
+		if n.Model == "" {
+			n.Model = g.model
+		}
+		n.PricePerHour += b.price(g.model)
+	}
+	held := map[int]bool{}
+	for _, w := range pn.Workloads {
+		cw := &Workload{ID: w.ID, Name: w.Name, Namespace: w.Labels["namespace"], Kind: w.Kind, Node: pn.Name,
+			Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: MilliPerGPU,
+			Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.State != profile.StatePending)}
+		if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < MilliPerGPU {
+			cw.Milli = m
+		}
+		if cw.Pending {
+			if cw.Count < 1 {
+				cw.Count = 1
+			}
+			b.c.Workloads = append(b.c.Workloads, cw)
+			continue
+		}
+		for _, gi := range w.GPUs {
+			if i, ok := pos[gi]; ok && !slices.Contains(cw.GPUs, i) {
+				cw.GPUs = append(cw.GPUs, i)
+			}
+		}
+		if len(cw.GPUs) == 0 {
+			continue
+		}
+		cw.Count = len(cw.GPUs)
+		cw.MemPerGPU = w.GPUMemoryBytes / uint64(cw.Count)
+		for _, i := range cw.GPUs {
+			g := &n.GPUs[i]
+			g.UsedMilli = min(MilliPerGPU, g.UsedMilli+cw.Milli)
+			g.UsedMem += cw.MemPerGPU
+			held[i] = true
+		}
+		b.c.Workloads = append(b.c.Workloads, cw)
+	}
+	for i, g := range full {
+		if !held[i] && g.meanUtil >= b.busyPct {
+			n.GPUs[i].Busy = true
+		}
+	}
+	b.c.Nodes = append(b.c.Nodes, n)
 }
 
 func meanUtil(v profile.Values) float64 {
