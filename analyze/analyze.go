@@ -60,7 +60,7 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 		}
 	}
 	windowS := end.Sub(start).Seconds()
-	a := &analysis{p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, gpus: map[string]*gpuAcc{}}
+	a := &analysis{p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, gpus: map[string]*gpuAcc{}, perGPU: true}
 	if p.Scaling != nil {
 		a.weights = resolveWeights(p.Scaling.Weights, p.Scaling.PreferSMActive)
 	}
@@ -107,6 +107,24 @@ type analysis struct {
 	order   []*nodeAcc
 	gpus    map[string]*gpuAcc
 	weights *loadWeights
+	// perGPU: the cluster is small enough (MaxGPUTimelines) for per-GPU
+	// timelines; past that, GPUs keep none and the timeline's spread is
+	// across nodes, so memory per GPU stays a few hundred bytes.
+	perGPU bool
+}
+
+// keepPerGPU gives a new GPU its own timeline while the cluster is small,
+// and drops every GPU's once it is not.
+func (a *analysis) keepPerGPU(g *gpuAcc) {
+	if a.perGPU && len(a.gpus) >= MaxGPUTimelines {
+		a.perGPU = false
+		for _, other := range a.gpus {
+			other.own = nil
+		}
+	}
+	if a.perGPU {
+		g.own = newSparkline(a.windowS, a.p.SparklineBuckets)
+	}
 }
 
 func (a *analysis) node(name string) *nodeAcc {
@@ -129,7 +147,7 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 			n.labels = it.End.Labels
 		}
 		if it.End.Topology != nil {
-			n.topology = it.End.Topology
+			n.topology = it.End.Topology.Compact()
 		}
 		n.addWorkloads(it.End.Workloads)
 		return nil
@@ -140,7 +158,8 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 	if acc == nil {
 		acc = &gpuAcc{node: it.Node, uuid: g.UUID, model: g.Model, share: 1, index: g.Index, memTotal: g.MemoryTotalBytes, mig: g.MIG,
 			threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
-			own: newSparkline(a.windowS, a.p.SparklineBuckets), demand: &n.demand, scaling: a.p.Scaling, weights: a.weights}
+			demand: &n.demand, scaling: a.p.Scaling, weights: a.weights}
+		a.keepPerGPU(acc)
 		if g.MIG != nil {
 			acc.share = migShare(g.MIG.Profile)
 			acc.parent = g.MIG.ParentUUID
@@ -292,7 +311,7 @@ func (a *analysis) report(r *Report) {
 		}
 	}
 	r.Timeline = a.timeline(r.Nodes)
-	if s.GPUs <= MaxGPUTimelines {
+	if a.perGPU {
 		for i := range r.Nodes {
 			for _, g := range a.nodes[r.Nodes[i].Name].gpus {
 				if g.share > 0 {
@@ -309,7 +328,9 @@ const MaxGPUTimelines = 128
 
 // timeline computes the cluster's utilization over the window: per slice,
 // the mean over GPUs of their mean utilization, the 10th and 90th
-// percentiles (the spread), and the fraction of nodes inside an idle interval.
+// percentiles (the spread), and the fraction of nodes inside an idle
+// interval. Past MaxGPUTimelines GPUs, the mean and spread are over nodes'
+// mean utilization instead.
 func (a *analysis) timeline(nodes []NodeReport) Timeline {
 	buckets := a.p.SparklineBuckets
 	if buckets < 1 {
@@ -317,12 +338,21 @@ func (a *analysis) timeline(nodes []NodeReport) Timeline {
 	}
 	t := Timeline{BucketS: sig(a.windowS / float64(buckets)), IdleNodeFraction: make([]float64, buckets)}
 	vals := make([]float64, 0, len(a.gpus))
+	add := func(sp *sparkline, b int) {
+		if sp != nil && b < len(sp.wsum) && sp.wsum[b] > 0 {
+			vals = append(vals, sp.sum[b]/sp.wsum[b])
+		}
+	}
 	for b := 0; b < buckets; b++ {
 		vals = vals[:0]
 		for _, n := range a.order {
+			if !a.perGPU {
+				add(n.spark, b)
+				continue
+			}
 			for _, g := range n.gpus {
-				if g.share > 0 && g.own.wsum[b] > 0 {
-					vals = append(vals, g.own.sum[b]/g.own.wsum[b])
+				if g.share > 0 {
+					add(g.own, b)
 				}
 			}
 		}

@@ -49,7 +49,7 @@ type gpuAcc struct {
 	idleS             float64
 	threshold, window float64
 	spark             *sparkline // the node's
-	own               *sparkline // this GPU's
+	own               *sparkline // this GPU's, in small clusters (analysis.perGPU)
 	demand            *demandAcc // the node's, for the scaling what-if
 	scaling           *ScalingParams
 	weights           *loadWeights // scaling.Weights, resolved
@@ -115,7 +115,9 @@ func (g *gpuAcc) close(s sample, next float64) {
 		g.utilSum += s.util * cov
 		g.utilW += cov
 		g.spark.add(s.t, s.util, cov)
-		g.own.add(s.t, s.util, cov)
+		if g.own != nil {
+			g.own.add(s.t, s.util, cov)
+		}
 	}
 	if !profile.IsNull(s.memBW) {
 		g.bwSum += s.memBW * cov

@@ -72,3 +72,52 @@ func (t *Topology) Validate() error {
 	}
 	return nil
 }
+
+// Compact returns the part of a topology that placement advice and the
+// migration planner read: the matrix, the NVLink bandwidths, each GPU's
+// index, NUMA node and CPU affinity, and the host's NUMA nodes. Per-link
+// detail, UUIDs, bus ids and MIG layouts are dropped and the matrix's
+// labels are shared, so that a reader holding every node's topology keeps
+// about a kilobyte per 8-GPU node instead of tens.
+func (t *Topology) Compact() *Topology {
+	if t == nil {
+		return nil
+	}
+	out := &Topology{Host: t.Host, NVLinkGBps: t.NVLinkGBps}
+	out.GPUs = make([]GPU, len(t.GPUs))
+	for i, g := range t.GPUs {
+		out.GPUs[i] = GPU{Index: g.Index, NUMANode: g.NUMANode, CPUAffinity: g.CPUAffinity}
+	}
+	if len(t.Matrix) > 0 {
+		cells := make([]string, len(t.Matrix)*len(t.Matrix))
+		out.Matrix = make([][]string, len(t.Matrix))
+		for i, row := range t.Matrix {
+			r := cells[i*len(t.Matrix) : (i+1)*len(t.Matrix)]
+			for j, c := range row {
+				r[j] = internLabel(c)
+			}
+			out.Matrix[i] = r
+		}
+	}
+	return out
+}
+
+// labels are the matrix cells nvidia-smi prints, shared by Compact.
+var labels = map[string]string{}
+
+func init() {
+	for _, l := range []string{"X", "PIX", "PXB", "PHB", "NODE", "SYS"} {
+		labels[l] = l
+	}
+	for k := 1; k <= 18; k++ {
+		l := fmt.Sprintf("NV%d", k)
+		labels[l] = l
+	}
+}
+
+func internLabel(s string) string {
+	if l, ok := labels[s]; ok {
+		return l
+	}
+	return s
+}

@@ -78,7 +78,7 @@ func (b *ClusterBuilder) Add(it profile.Item) error {
 func (b *ClusterBuilder) Cluster() *Cluster { return &b.c }
 
 func (b *ClusterBuilder) addNode(pn *profile.Node) {
-	n := &Node{Name: pn.Name, Topology: pn.Topology}
+	n := &Node{Name: pn.Name, Topology: pn.Topology.Compact()}
 	full := b.gpus
 	sort.Slice(full, func(i, j int) bool { return full[i].index < full[j].index })
 	pos := map[int]int{}
