@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -34,6 +35,13 @@ func DefaultParams() Params {
 		DefaultGPUHourUSD: 1.0, EnergyUSDPerKWh: 0.12, Dialect: DialectKubectl, SparklineBuckets: 40}
 }
 
+// MaxScalingPeriods bounds the scaling what-if's periods (a year at 60 s
+// is 525,600): its replay and its report grow with them.
+const MaxScalingPeriods = 1_000_000
+
+// ErrScaling marks scaling settings that do not fit the inputs.
+var ErrScaling = errors.New("scaling settings")
+
 // HoursPerMonth is the month of the projected savings: 365 × 24 / 12.
 const HoursPerMonth = 730
 
@@ -60,7 +68,19 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 		}
 	}
 	windowS := end.Sub(start).Seconds()
-	a := &analysis{p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, gpus: map[string]*gpuAcc{}, perGPU: true}
+	if end.Sub(start) > profile.MaxSpan {
+		return nil, fmt.Errorf("%w: the inputs span %s, from %s to %s: more than the %d days one analysis covers",
+			profile.ErrInvalid, end.Sub(start).Round(time.Hour), start.Format(time.RFC3339), end.Format(time.RFC3339), int(profile.MaxSpan.Hours()/24))
+	}
+	periods := 0
+	if p.Scaling != nil && p.Scaling.Period > 0 {
+		periods = int(math.Ceil(windowS/p.Scaling.Period.Seconds() - 1e-9))
+		if periods > MaxScalingPeriods {
+			return nil, fmt.Errorf("%w: scaling.period %s cuts the %s window into %d periods, more than %d: choose a longer period",
+				ErrScaling, p.Scaling.Period, FormatDuration(end.Sub(start)), periods, MaxScalingPeriods)
+		}
+	}
+	a := &analysis{periods: periods, p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, gpus: map[string]*gpuAcc{}, perGPU: true}
 	if p.Scaling != nil {
 		a.weights = resolveWeights(p.Scaling.Weights, p.Scaling.PreferSMActive)
 	}
@@ -110,7 +130,8 @@ type analysis struct {
 	// perGPU: the cluster is small enough (MaxGPUTimelines) for per-GPU
 	// timelines; past that, GPUs keep none and the timeline's spread is
 	// across nodes, so memory per GPU stays a few hundred bytes.
-	perGPU bool
+	perGPU  bool
+	periods int // scaling periods in the window
 }
 
 // keepPerGPU gives a new GPU its own timeline while the cluster is small,
@@ -132,7 +153,7 @@ func (a *analysis) node(name string) *nodeAcc {
 	if n == nil {
 		n = &nodeAcc{name: name, workloads: map[string]profile.Workload{}, spark: newSparkline(a.windowS, a.p.SparklineBuckets)}
 		if a.p.Scaling != nil && a.p.Scaling.Period > 0 {
-			n.demand.busy = make([]float64, int(math.Ceil(a.windowS/a.p.Scaling.Period.Seconds()-1e-9)))
+			n.demand.periods = a.periods
 		}
 		a.nodes[name] = n
 		a.order = append(a.order, n)

@@ -107,15 +107,21 @@ func (lw *loadWeights) at(s *profile.Series, i int) float64 {
 	return sum / wsum
 }
 
-// demandAcc accumulates a node's busy GPU-seconds per period.
+// demandAcc accumulates a node's busy GPU-seconds per period, sparsely: a
+// node holds entries only for the periods it has samples in, so its memory
+// follows the input, not the window's length.
 type demandAcc struct {
-	busy []float64
+	periods int // periods in the window
+	busy    map[int]float64
 }
 
 func (d *demandAcc) add(t, cov, pct, period float64) {
 	i := int(t / period)
-	if i < 0 || i >= len(d.busy) || math.IsNaN(pct) {
+	if i < 0 || i >= d.periods || math.IsNaN(pct) {
 		return
+	}
+	if d.busy == nil {
+		d.busy = map[int]float64{}
 	}
 	d.busy[i] += pct / 100 * cov
 }
@@ -235,7 +241,7 @@ func (a *analysis) scalingReport(pricer *Pricer) *Scaling {
 		}
 		pl := pools[name]
 		if pl == nil {
-			pl = &pool{model: model, demand: make([]float64, len(n.demand.busy))}
+			pl = &pool{model: model, demand: make([]float64, n.demand.periods)}
 			pools[name] = pl
 		}
 		pl.gpus += gpus

@@ -58,7 +58,7 @@ func exitCodeFor(err error) ExitCode {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.As(err, &ue), errors.Is(err, profile.ErrInvalid), errors.Is(err, profile.ErrNoGPU),
-		errors.Is(err, analyze.ErrInvalidBaseline), errors.Is(err, analyze.ErrInvalidGate):
+		errors.Is(err, analyze.ErrInvalidBaseline), errors.Is(err, analyze.ErrInvalidGate), errors.Is(err, analyze.ErrScaling):
 		return ExitUsage
 	}
 	return ExitFailure
