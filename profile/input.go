@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -20,7 +21,7 @@ func openInput(r io.Reader) (in io.Reader, close func(), err error) {
 	counted := &countingReader{r: br}
 	zr, err := gzip.NewReader(counted)
 	if err != nil {
-		return nil, func() {}, fmt.Errorf("gzip: %v", err)
+		return nil, func() {}, fmt.Errorf("gzip: %v", strings.TrimPrefix(err.Error(), "gzip: "))
 	}
 	ra := newReadahead(&limitedGzip{z: zr, in: counted})
 	return ra, func() { ra.close(); zr.Close() }, nil

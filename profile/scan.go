@@ -442,7 +442,8 @@ func (s *scanner) decode(v any) error {
 
 // end checks that nothing but space follows the document.
 func (s *scanner) end() error {
-	if c := s.peek(); c != 0 {
+	// peek's 0 is the end of input, or a NUL byte that is still there.
+	if c := s.peek(); c != 0 || s.pos < len(s.buf) {
 		return s.errorf("invalid character %q after top-level value", c)
 	}
 	return s.rerr

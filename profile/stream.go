@@ -77,6 +77,9 @@ func (s *Stream) wrap(err error) error {
 
 func (s *Stream) readHeader() error {
 	if s.sc.peek() == 0 {
+		if s.sc.rerr != nil { // the input failed before any JSON (a gzip bomb)
+			return s.wrap(s.sc.rerr)
+		}
 		return s.wrap(errors.New("empty input"))
 	}
 	p := &Profile{}

@@ -53,7 +53,7 @@ func Validate(p *Profile) error {
 		return fmt.Errorf("%w: schema_version %q has major version %d; this seedance reads v1 profiles only", ErrInvalid, p.SchemaVersion, major)
 	}
 	if p.StartedAt.IsZero() || p.EndedAt.IsZero() {
-		return fmt.Errorf("%w: started_at and ended_at are required", ErrInvalid)
+		return fmt.Errorf("%w: started_at and ended_at are required, as times from 1970 to 2199", ErrInvalid)
 	}
 	if p.EndedAt.Before(p.StartedAt) {
 		return fmt.Errorf("%w: ended_at %s is before started_at %s", ErrInvalid, p.EndedAt.Format(timeFormat), p.StartedAt.Format(timeFormat))
@@ -117,6 +117,9 @@ const timeFormat = "2006-01-02T15:04:05Z07:00"
 func validateGPU(g *GPU) error {
 	if g.Index < 0 {
 		return fmt.Errorf("index is missing or negative")
+	}
+	if g.Index >= MaxGPUsPerNode {
+		return fmt.Errorf("index %d is not below %d", g.Index, MaxGPUsPerNode)
 	}
 	if g.UUID == "" {
 		return fmt.Errorf("uuid is missing")

@@ -10,7 +10,7 @@ import (
 
 // mdEscape makes a name safe inside Markdown text and table cells: no
 // table breaks, no HTML, no emphasis.
-var mdEscape = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "\n", " ", "\r", " ")
+var mdEscape = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "~", `\~`, "\n", " ", "\r", " ")
 
 // code wraps s in a code span whose fence is longer than any run of
 // backticks inside it.

@@ -126,14 +126,25 @@ func memBWCoverage(s analyze.Summary) string {
 	return fmt.Sprintf(" (from %d of %d GPUs)", s.MemBWGPUs, s.GPUs)
 }
 
-// errWriter keeps the first write error so a renderer checks once.
+// errWriter keeps the first write error so a renderer checks once. It is
+// the writer of the human formats (table, Markdown): every string argument
+// goes through table.Visible, so that no name from the input can move the
+// cursor, colour the terminal, end a line and fake the next one, or reverse
+// the text; only the format strings, which are seedance's, write control
+// characters.
 type errWriter struct {
 	w   io.Writer
 	err error
 }
 
 func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+	if e.err != nil {
+		return
 	}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = table.Visible(s)
+		}
+	}
+	_, e.err = fmt.Fprintf(e.w, format, args...)
 }

@@ -4,8 +4,10 @@ package table
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -45,11 +47,45 @@ func New(w io.Writer, header ...string) *Table {
 	return tb
 }
 
-// Row adds one row.
+// Visible writes the characters that would act on a terminal instead of
+// showing (C0 and C1 controls, DEL, line and paragraph separators, bidi
+// overrides and isolates, the BOM) as visible escapes: "\x1b", "\u202e".
+// Everything else is kept, so names read as they are.
+func Visible(s string) string {
+	if !strings.ContainsFunc(s, invisible) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !invisible(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+func invisible(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x2028, r == 0x2029, r == 0x200e, r == 0x200f, r == 0xfeff, r == utf8.RuneError:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// Row adds one row; cells are shown with Visible.
 func (t *Table) Row(cells ...string) {
 	r := make([]any, len(cells))
 	for i, s := range cells {
-		r[i] = s
+		r[i] = Visible(s)
 	}
 	_ = t.t.Append(r...)
 }
