@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -232,7 +233,7 @@ func configPath(flagPath string, getenv func(string) string) (string, bool) {
 // is known. It returns the path read, or "" when there was none.
 func loadConfig(v *viper.Viper, flagPath string, getenv func(string) string) (string, error) {
 	path, must := configPath(flagPath, getenv)
-	b, err := os.ReadFile(path)
+	b, err := readLimited(path, maxConfigBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !must {
 			return "", nil
@@ -248,6 +249,30 @@ func loadConfig(v *viper.Viper, flagPath string, getenv func(string) string) (st
 		return "", usageErrorf("config %s: %s", path, oneLine(err.Error()))
 	}
 	return path, nil
+}
+
+// maxConfigBytes bounds a config file: seedance's settings fit in a few
+// kilobytes, and /dev/zero must not be read for ever.
+const maxConfigBytes = 1 << 20
+
+// readLimited reads a file of at most limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("larger than %d KiB: not a seedance config file", limit>>10)
+	}
+	return b, nil
 }
 
 // checkConfigKeys parses the YAML itself, to name the file, line and key of

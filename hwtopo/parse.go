@@ -63,6 +63,9 @@ func ParseMatrix(r io.Reader) (*Topology, error) {
 	for i := range t.NVLinkGBps {
 		t.NVLinkGBps[i] = make([]float64, len(t.GPUs))
 	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("not a usable topology matrix: %v", err)
+	}
 	return t, nil
 }
 

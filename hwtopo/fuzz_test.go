@@ -1,0 +1,68 @@
+package hwtopo
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// addCaptures seeds a fuzz target with the repository's own captures.
+func addCaptures(f *testing.F, glob string) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", glob))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+}
+
+// FuzzParseMatrix: any `nvidia-smi topo -m` text gives a topology that
+// validates and renders, or one line of error.
+func FuzzParseMatrix(f *testing.F) {
+	addCaptures(f, "topo-*.txt")
+	f.Add([]byte("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV12\t0-7\t0\nGPU1\tNV12\t X \t0-7\t0\n"))
+	f.Add([]byte("\tGPU0\nGPU0\t X \t0-99999999\t0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		topo, err := ParseMatrix(bytes.NewReader(data))
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of more than one line: %q", err)
+			}
+			return
+		}
+		if err := topo.Validate(); err != nil {
+			t.Fatalf("a parsed capture does not validate: %v", err)
+		}
+		topo.Compact()
+		Warnings(topo, nil)
+	})
+}
+
+// FuzzParseNVLinkStatus: any `nvidia-smi nvlink -s` text parses or fails.
+func FuzzParseNVLinkStatus(f *testing.F) {
+	addCaptures(f, "nvlink-*.txt")
+	f.Add([]byte("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ParseNVLinkStatus(bytes.NewReader(data))
+	})
+}
+
+// FuzzParseCPUList: work is bounded by MaxCPU whatever the list says.
+func FuzzParseCPUList(f *testing.F) {
+	for _, s := range []string{"0-3,8,10-11", "0-99999999", "-1", "5-2", "1,1,1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cpus, err := ParseCPUList(s)
+		if err == nil && len(cpus) > MaxCPU+1 {
+			t.Fatalf("%d CPUs", len(cpus))
+		}
+		for _, c := range cpus {
+			if c < 0 || c > MaxCPU {
+				t.Fatalf("CPU %d", c)
+			}
+		}
+	})
+}
