@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -26,8 +27,12 @@ type promClient struct {
 // ErrPrometheus marks a query that failed after its retries.
 var ErrPrometheus = errors.New("prometheus query failed")
 
-// retryable is a failure worth another try: the network, a timeout, 429, 5xx.
-type retryable struct{ err error }
+// retryable is a failure worth another try: the network, a timeout, 429,
+// 5xx. after is the server's Retry-After, when it sent one.
+type retryable struct {
+	err   error
+	after time.Duration
+}
 
 func (r retryable) Error() string { return r.err.Error() }
 
@@ -37,12 +42,13 @@ func (r retryable) Error() string { return r.err.Error() }
 // query.
 func (c *promClient) query(ctx context.Context, q string, t time.Time) (*promAnswer, error) {
 	var last error
+	var wait time.Duration
 	for attempt := 0; attempt <= c.retries; attempt++ {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
-			case <-time.After(c.backoff << (attempt - 1)):
+			case <-time.After(wait):
 			}
 		}
 		ans, err := c.once(ctx, q, t)
@@ -54,8 +60,39 @@ func (c *promClient) query(ctx context.Context, q string, t time.Time) (*promAns
 			return ans, nil
 		}
 		last = r.err
+		wait = retryWait(c.backoff, attempt+1, r.after)
 	}
 	return nil, fmt.Errorf("%w after %d tries: %s: %v", ErrPrometheus, c.retries+1, q, last)
+}
+
+// maxRetryAfter caps how long a server may ask seedance to wait.
+const maxRetryAfter = 5 * time.Minute
+
+// retryWait is how long to wait before retry number attempt+1: what the
+// server asked for (Retry-After, at most maxRetryAfter) when it did, else
+// exponential backoff; either with up to 20 % of random jitter added, so
+// that many queries (or many seedance runs from cron) that failed together
+// do not come back together.
+func retryWait(backoff time.Duration, attempt int, after time.Duration) time.Duration {
+	d := min(backoff<<min(max(attempt-1, 0), 16), maxRetryAfter)
+	if after > 0 {
+		d = min(after, maxRetryAfter)
+	}
+	return d + time.Duration(rand.Int64N(int64(d)/5+1))
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(h string, now time.Time) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnswer, error) {
@@ -69,13 +106,13 @@ func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnsw
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, retryable{errors.New(redactErr(err))}
+		return nil, retryable{err: errors.New(redactErr(err))}
 	}
 	defer resp.Body.Close()
 	ans, perr := parsePromAnswer(resp.Body)
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return nil, retryable{fmt.Errorf("HTTP %d %s", resp.StatusCode, ans.errText())}
+		return nil, retryable{fmt.Errorf("HTTP %d %s", resp.StatusCode, ans.errText()), retryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	case resp.StatusCode >= 400:
 		msg := ans.errText()
 		if msg == "" {
@@ -86,7 +123,7 @@ func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnsw
 		if ans.Status == "" {
 			return nil, fmt.Errorf("not a Prometheus API answer (is %s a Prometheus server?): %v", c.base.Redacted(), perr)
 		}
-		return nil, retryable{fmt.Errorf("reading the answer: %v", perr)}
+		return nil, retryable{err: fmt.Errorf("reading the answer: %v", perr)}
 	case ans.Status != "success":
 		return nil, fmt.Errorf("%s: %s", ans.ErrorType, ans.Error)
 	}

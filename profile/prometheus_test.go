@@ -244,3 +244,61 @@ func TestPrometheusPartialAnswer(t *testing.T) {
 		t.Fatalf("complete %v notes %v", got.Complete, got.Notes)
 	}
 }
+
+// TestRetryWait: Retry-After (seconds or a date) replaces the backoff,
+// capped at five minutes; every wait gets up to 20 % of jitter, so that
+// waits drawn together differ.
+func TestRetryWait(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for h, want := range map[string]time.Duration{
+		"7": 7 * time.Second, " 0 ": 0, "": 0, "soon": 0, "-3": 0,
+		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
+		now.Add(-time.Minute).Format(http.TimeFormat):     0,
+	} {
+		if got := retryAfter(h, now); got != want {
+			t.Errorf("Retry-After %q = %v, want %v", h, got, want)
+		}
+	}
+	seen := map[time.Duration]bool{}
+	for i := 0; i < 50; i++ {
+		d := retryWait(time.Second, 3, 0) // backoff 4 s
+		if d < 4*time.Second || d > 4800*time.Millisecond {
+			t.Fatalf("backoff wait %v outside 4–4.8 s", d)
+		}
+		seen[d] = true
+		if d := retryWait(time.Second, 1, 30*time.Second); d < 30*time.Second || d > 36*time.Second {
+			t.Fatalf("Retry-After wait %v outside 30–36 s", d)
+		}
+		if d := retryWait(time.Second, 1, time.Hour); d > 6*time.Minute {
+			t.Fatalf("Retry-After of an hour waited %v", d)
+		}
+	}
+	if len(seen) < 10 {
+		t.Errorf("no jitter: %d distinct waits of 50", len(seen))
+	}
+}
+
+// TestRetryAfterHonoured: a 429 with Retry-After: 1 makes the next try wait
+// a second, not the 10 ms backoff.
+func TestRetryAfterHonoured(t *testing.T) {
+	var calls atomic.Int32
+	var times []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		times = append(times, time.Now())
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, `{"status":"error","errorType":"too_many","error":"slow down"}`, http.StatusTooManyRequests)
+			return
+		}
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	c := &promClient{base: u, http: srv.Client(), retries: 2, backoff: 10 * time.Millisecond}
+	if _, err := c.query(context.Background(), "up[1m]", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if len(times) != 2 || times[1].Sub(times[0]) < time.Second {
+		t.Fatalf("%d calls, second after %v", len(times), times[len(times)-1].Sub(times[0]))
+	}
+}
