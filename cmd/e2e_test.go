@@ -300,3 +300,39 @@ func BenchmarkHTMLReport1000Nodes24h(b *testing.B) {
 	br.Screenshot(b, empty, 1000, 1400)
 	b.ReportMetric(time.Since(start).Seconds(), "empty-page-s")
 }
+
+// BenchmarkRSS10000Nodes runs analyze, analyze --report all and recommend
+// over a simulated 10,000-node cluster (80,000 GPUs × 30 s, 300 MB, made
+// once into the temp directory) and reports each one's peak RSS: the
+// planner reads through the same stream as analyze and must not use more
+// memory than it (issue #11).
+func BenchmarkRSS10000Nodes(b *testing.B) {
+	path := filepath.Join(os.TempDir(), "seedance-bench-sim10k.json")
+	if _, err := os.Stat(path); err != nil {
+		c := exec.Command(binary, "profile", "--source", "sim", "--sim-nodes", "10000", "--duration", "30", "-o", path)
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+	}
+	rss := func(args ...string) float64 {
+		c := exec.Command(binary, args...)
+		c.Env = []string{"HOME=" + b.TempDir()}
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v: %s", args, err, out)
+		}
+		return float64(c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
+	}
+	out := filepath.Join(b.TempDir(), "out.json")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a := rss("analyze", path, "--format", "json", "-o", out)
+		all := rss("analyze", path, "--report", "all", "--format", "json", "-o", out)
+		r := rss("recommend", "-i", path, "--dialect", "json", "-o", out)
+		b.ReportMetric(a, "analyze-MiB")
+		b.ReportMetric(all, "analyze-all-MiB")
+		b.ReportMetric(r, "recommend-MiB")
+		if r > a {
+			b.Errorf("recommend peaked at %.0f MiB, analyze at %.0f MiB", r, a)
+		}
+	}
+}

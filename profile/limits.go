@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 
@@ -115,16 +114,30 @@ func validateNode(n *Node) error {
 	return nil
 }
 
-// validateValues checks one metric column's values.
-func validateValues(m Metric, col Values) error {
-	limit, unit := MaxValue, ""
-	if strings.HasSuffix(m.String(), "_pct") {
-		limit, unit = 100, " %"
-	}
-	for i, v := range col {
-		if v > limit || math.IsInf(v, 0) {
-			return fmt.Errorf("series.%s[%d] is %v, above %v%s", m, i, v, limit, unit)
+// metricLimit is each metric's largest valid value: 100 for percentages,
+// MaxValue for the rest.
+var metricLimit = func() (l [NumMetrics]float64) {
+	for m := Metric(0); m < NumMetrics; m++ {
+		l[m] = MaxValue
+		if strings.HasSuffix(m.String(), "_pct") {
+			l[m] = 100
 		}
+	}
+	return l
+}()
+
+// checkValue checks one value of a metric column: not negative, not above
+// the metric's limit (NaN is a null and passes).
+func checkValue(m Metric, i int, v float64) error {
+	if v < 0 {
+		return fmt.Errorf("series.%s[%d] is negative (%v)", m, i, v)
+	}
+	if v > metricLimit[m] {
+		unit := ""
+		if metricLimit[m] == 100 {
+			unit = " %"
+		}
+		return fmt.Errorf("series.%s[%d] is %v, above %v%s", m, i, v, metricLimit[m], unit)
 	}
 	return nil
 }

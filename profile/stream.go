@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -336,12 +337,12 @@ func (s *Stream) nodeFull(ni int) (Node, error) {
 // keysOnce returns a check that refuses a key seen before in the same
 // object: encoding/json would keep the last, silently.
 func keysOnce() func(key string) error {
-	seen := map[string]bool{}
+	var seen []string // objects have a dozen keys: a scan beats a map
 	return func(key string) error {
-		if seen[key] {
-			return invalidGPU{fmt.Sprintf("key %q appears twice in one object", key)}
+		if slices.Contains(seen, key) {
+			return invalidGPU{fmt.Sprintf("key %q appears twice in one object", short(key))}
 		}
-		seen[key] = true
+		seen = append(seen, key)
 		return nil
 	}
 }

@@ -150,13 +150,11 @@ func validateGPU(g *GPU) error {
 		if len(col) != len(s.T) {
 			return fmt.Errorf("series.%s has %d values but series.t has %d", m, len(col), len(s.T))
 		}
+		limit := metricLimit[m]
 		for i, v := range col {
-			if v < 0 {
-				return fmt.Errorf("series.%s[%d] is negative (%v)", m, i, v)
+			if v < 0 || v > limit { // one comparison each on the hot path
+				return checkValue(m, i, v)
 			}
-		}
-		if err := validateValues(m, col); err != nil {
-			return err
 		}
 	}
 	return nil
