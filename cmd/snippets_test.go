@@ -42,7 +42,8 @@ var needsGPU = map[string]string{
 func docSnippets(t *testing.T) []snippet {
 	t.Helper()
 	files, _ := filepath.Glob("../docs/*.md")
-	files = append([]string{"../README.md"}, files...)
+	cli, _ := filepath.Glob("../docs/cli/*.md") // the commands' Example blocks
+	files = append(append([]string{"../README.md"}, files...), cli...)
 	var out []snippet
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -50,16 +51,23 @@ func docSnippets(t *testing.T) []snippet {
 			t.Fatal(err)
 		}
 		var cur *snippet
+		prev := ""
 		for i, l := range strings.Split(string(b), "\n") {
 			m := fence.FindStringSubmatch(l)
 			switch {
 			case m != nil && cur == nil:
 				cur = &snippet{file: filepath.Base(f), lang: m[1], line: i + 1}
+				if m[1] == "" && prev == "### Examples" {
+					cur.lang = "sh" // cobra writes examples without a language
+				}
 			case strings.HasPrefix(l, "```") && cur != nil:
 				out = append(out, *cur)
 				cur = nil
 			case cur != nil:
 				cur.text += l + "\n"
+			}
+			if strings.TrimSpace(l) != "" {
+				prev = strings.TrimSpace(l)
 			}
 		}
 	}
@@ -185,6 +193,10 @@ func (sb *sandbox) fixtures(t *testing.T) {
 	}
 	sb.seedance(t, "profile", "--source", "sim", "--duration", "300", "-o", "day1.json")
 	sb.seedance(t, "profile", "--source", "sim", "--duration", "300", "--sim-start", "2026-01-06T09:00:00Z", "-o", "day2.json")
+	for _, day := range []string{"day1.json", "day2.json"} {
+		gzipFile(t, filepath.Join(sb.dir, day), filepath.Join(sb.dir, day+".gz"))
+	}
+	os.WriteFile(filepath.Join(sb.dir, "seedance.yaml"), []byte("profile:\n  interval: 1s\n"), 0o644)
 }
 
 // sh runs one command line in the sandbox with bash.
@@ -198,7 +210,8 @@ func (sb *sandbox) sh(t *testing.T, cmdline string, env ...string) (string, int)
 	return string(out), exitCode(err)
 }
 
-// TestDocSnippets runs what a user copies from README.md and docs/: every
+// TestDocSnippets runs what a user copies from README.md, docs/ and the
+// CLI reference's Examples (docs/cli): every
 // command of every sh block and of the cron block, the GitHub Actions
 // workflow's run steps (without and with a baseline), and every config
 // file. Names that stand for the user's own machines are swapped for local
