@@ -3,8 +3,8 @@ package analyze
 import (
 	"bufio"
 	"compress/gzip"
-	"io"
 	"encoding/json"
+	"io"
 	"os"
 	"strconv"
 	"testing"
