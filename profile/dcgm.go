@@ -218,6 +218,7 @@ func (b *dcgmBuilder) add(id DCGMIdentity, metric string, pairs []Pair) {
 		g.cols[m.Metric] = nil // a better source replaces the fallback
 	}
 	g.rank[m.Metric] = m.Rank
+	pairs = ordered(pairs)
 	g.merge(pairs)
 	col := g.cols[m.Metric]
 	if col == nil {
@@ -239,6 +240,34 @@ func (b *dcgmBuilder) add(id DCGMIdentity, metric string, pairs []Pair) {
 		col[j] = v
 	}
 	g.cols[m.Metric] = col
+}
+
+// ordered returns the pairs in time order, one per timestamp (the last
+// one given wins): a misbehaving server or exposition may send them
+// backwards or twice, and the time axis must ascend.
+func ordered(pairs []Pair) []Pair {
+	sorted := true
+	for i := 1; i < len(pairs); i++ {
+		if pairs[i].TMillis <= pairs[i-1].TMillis {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return pairs
+	}
+	out := append([]Pair(nil), pairs...)
+	sort.SliceStable(out, func(a, b int) bool { return out[a].TMillis < out[b].TMillis })
+	k := 0
+	for i := range out {
+		if k > 0 && out[k-1].TMillis == out[i].TMillis {
+			out[k-1] = out[i]
+			continue
+		}
+		out[k] = out[i]
+		k++
+	}
+	return out[:k]
 }
 
 // merge adds the pairs' timestamps to the GPU's time axis, re-spacing the

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,4 +53,24 @@ func FuzzPromAnswer(f *testing.F) {
 		}
 		b.build(start.UnixMilli())
 	})
+}
+
+// TestPairsOutOfOrder: samples that run backwards or repeat a timestamp
+// (a misbehaving Prometheus) give an ascending time axis, no panic.
+func TestPairsOutOfOrder(t *testing.T) {
+	b := newDCGMBuilder()
+	id := DCGMIdentity{Key: GPUKey{Node: "n", UUID: "GPU-1"}}
+	b.add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{3000, 3}, {1000, 1}, {2000, 2}, {2000, 22}})
+	b.add(id, "DCGM_FI_DEV_POWER_USAGE", []Pair{{2000, 200}, {500, 50}})
+	b.add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{4000, 4}, {3500, 35}})
+	g := b.build(0)[0].GPUs[0]
+	if got := fmt.Sprint(g.Series.T); got != "[0.5 1 2 3 3.5 4]" {
+		t.Fatalf("t = %s", got)
+	}
+	if got := fmt.Sprint(g.Series.GPUUtilPct); got != "[NaN 1 22 3 35 4]" {
+		t.Fatalf("util = %s", got)
+	}
+	if err := validateGPU(&g); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -65,6 +65,31 @@ func (c *promClient) query(ctx context.Context, q string, t time.Time) (*promAns
 	return nil, fmt.Errorf("%w after %d tries: %s: %v", ErrPrometheus, c.retries+1, q, last)
 }
 
+// maxAnswerBytes bounds one Prometheus answer: a body that never ends, or
+// one far larger than a chunk of dcgm-exporter series, is refused instead
+// of filling memory.
+const maxAnswerBytes = 256 << 20
+
+// capped reads at most left bytes, then fails.
+type capped struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.over = true
+		return 0, errors.New("answer too large")
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
 // maxRetryAfter caps how long a server may ask seedance to wait.
 const maxRetryAfter = 5 * time.Minute
 
@@ -109,7 +134,11 @@ func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnsw
 		return nil, retryable{err: errors.New(redactErr(err))}
 	}
 	defer resp.Body.Close()
-	ans, perr := parsePromAnswer(resp.Body)
+	body := &capped{r: resp.Body, left: maxAnswerBytes}
+	ans, perr := parsePromAnswer(body)
+	if body.over {
+		return nil, fmt.Errorf("the answer is larger than %d MiB: read a shorter range per query (--prometheus-chunk) or fewer series (--selector)", maxAnswerBytes>>20)
+	}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 		return nil, retryable{fmt.Errorf("HTTP %d %s", resp.StatusCode, ans.errText()), retryAfter(resp.Header.Get("Retry-After"), time.Now())}

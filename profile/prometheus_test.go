@@ -302,3 +302,24 @@ func TestRetryAfterHonoured(t *testing.T) {
 		t.Fatalf("%d calls, second after %v", len(times), times[len(times)-1].Sub(times[0]))
 	}
 }
+
+// TestEndlessAnswer: a server whose answer never ends is refused once it
+// passes the answer bound, with a hint (its memory is bounded by that size).
+func TestEndlessAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x"},"values":[`))
+		chunk := []byte(strings.Repeat(`[1767571200,"1"],`, 4096))
+		for i := 0; i < 1<<20 && r.Context().Err() == nil; i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	c := &promClient{base: u, http: srv.Client(), retries: 0, backoff: time.Millisecond}
+	_, err := c.query(context.Background(), "x[1m]", time.Now())
+	if err == nil || !strings.Contains(err.Error(), "larger than 256 MiB") {
+		t.Fatalf("err = %v", err)
+	}
+}
