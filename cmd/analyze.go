@@ -106,7 +106,7 @@ func mergePrices(cfg map[string]float64, flags []string) (map[string]float64, er
 	for _, f := range flags {
 		model, price, ok := strings.Cut(f, "=")
 		v, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
-		if !ok || strings.TrimSpace(model) == "" || err != nil || v < 0 {
+		if !ok || strings.TrimSpace(model) == "" || err != nil || !(v >= 0 && v <= 1e6) {
 			return nil, usageErrorf("--gpu-price %q: want MODEL=USD_PER_HOUR, e.g. H100=2.49", f)
 		}
 		out[strings.TrimSpace(model)] = v

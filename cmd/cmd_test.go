@@ -128,11 +128,11 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"profile", "--interval", "50ms"}, "below the minimum of 100ms"},
+		{[]string{"profile", "--interval", "50ms"}, "profile.interval = 50ms is outside 100ms–24h0m0s (flag --interval, environment SEEDANCE_PROFILE_INTERVAL"},
 		{[]string{"profile", "--duration", "soon"}, "is not a duration"},
 		{[]string{"profile", "--source", "carrier-pigeon"}, `unknown --source "carrier-pigeon"`},
 		{[]string{"profile", "stray"}, `unexpected argument "stray"`},
-		{[]string{"profile", "--source", "sim", "--sim-nodes", "0"}, "at least 1"},
+		{[]string{"profile", "--source", "sim", "--sim-nodes", "0"}, "sim.nodes = 0 is outside 1–10000"},
 		{[]string{"profile", "--source", "sim", "--sim-start", "yesterday"}, "RFC 3339"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"profile", "--no-such-flag"}, "unknown flag"},

@@ -144,3 +144,50 @@ func TestConfigView(t *testing.T) {
 type env map[string]string
 
 func (e env) get(k string) string { return e[k] }
+
+// TestSettingRanges: every bounded setting is checked at start-up, from a
+// flag, the environment or the config file alike; NaN and infinities are
+// refused; the message names the key, its flag, its variable and the range.
+func TestSettingRanges(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"SEEDANCE_SCALING_PERIOD": "1ns"}, []string{"config", "view"}, "scaling.period = 1ns is outside 1s–24h0m0s"},
+		{nil, []string{"analyze", "x.json", "--idle-threshold", "NaN"}, "analyze.idle_threshold_pct = NaN is outside 0–100 (flag --idle-threshold, environment SEEDANCE_ANALYZE_IDLE_THRESHOLD_PCT"},
+		{nil, []string{"analyze", "x.json", "--underused", "NaN"}, "analyze.underused_pct = NaN"},
+		{nil, []string{"analyze", "x.json", "--energy-price", "Inf"}, "pricing.energy_usd_per_kwh = +Inf"},
+		{nil, []string{"analyze", "x.json", "--default-gpu-price", "-1"}, "pricing.default_gpu_hour_usd = -1 is outside 0–1e+06"},
+		{nil, []string{"analyze", "x.json", "--gpu-price", "H100=NaN"}, "--gpu-price \"H100=NaN\""},
+		{nil, []string{"profile", "--source", "sim", "--sim-nodes", "1000000000000"}, "sim.nodes = 1e+12 is outside 1–10000"},
+		{map[string]string{"SEEDANCE_PROMETHEUS_RETRIES": "-1"}, []string{"config", "view"}, "prometheus.retries = -1 is outside 0–20"},
+		{map[string]string{"SEEDANCE_CONFIG": writeConfig(t, "scaling:\n  alpha: .nan\n")}, []string{"config", "view"}, "scaling.alpha = NaN"},
+		{map[string]string{"SEEDANCE_CONFIG": writeConfig(t, "pricing:\n  gpu_hour_usd:\n    H100: -3\n")}, []string{"config", "view"}, "pricing.gpu_hour_usd.h100 = -3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			r := run(t, tt.env, tt.args...)
+			if r.code != ExitUsage || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, tt.want) {
+				t.Errorf("%v %v: exit %d %q, want %q", tt.env, tt.args, r.code, r.errOut, tt.want)
+			}
+		})
+	}
+}
+
+// TestConfigRangesDocumented: docs/configuration.md gives every bounded
+// setting's range as the start-up check states it.
+func TestConfigRangesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range configKeys {
+		if k.Range == nil {
+			continue
+		}
+		if want := "| `" + k.Key + "` | " + rangeText(k) + " |"; !strings.Contains(string(doc), want) {
+			t.Errorf("docs/configuration.md lacks the row %s", want)
+		}
+	}
+}

@@ -24,6 +24,9 @@ Precedence is flag > env > file > default.`,
 		Example: "  seedance config view\n  SEEDANCE_SIM_NODES=32 seedance config view --config ./seedance.yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if _, err := f.Config(); err != nil {
+				return err // a value out of its range is named, as at any start-up
+			}
 			file := f.configFile
 			if file == "" {
 				file = "(none)"

@@ -53,6 +53,9 @@ func (f *Factory) Config() (*Config, error) {
 	if err := f.viper.Unmarshal(&c, viper.DecodeHook(durationHook())); err != nil {
 		return nil, usageErrorf("configuration: %s", oneLine(err.Error()))
 	}
+	if err := checkRanges(&c); err != nil {
+		return nil, err
+	}
 	return &c, nil
 }
 
