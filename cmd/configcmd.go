@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +35,7 @@ Precedence is flag > env > file > default.`,
 			fmt.Fprintf(f.IO.Out, "config file: %s\n\n", file)
 			t := table.New(f.IO.Out, "KEY", "VALUE", "SOURCE")
 			for _, key := range sortedKeys(f.viper) {
-				t.Row(key, redactSetting(f.viper.Get(key)), settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv))
+				t.Row(key, redactSetting(key, f.viper.Get(key)), settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv))
 			}
 			return t.Flush()
 		},
@@ -44,33 +45,72 @@ Precedence is flag > env > file > default.`,
 
 // secretKey matches settings that hold a secret (the *_file variants name a
 // file, which is not secret).
-var secretKey = regexp.MustCompile(`(?i)(password|token|secret|credentials|client_secret|api_key)$`)
+var secretKey = regexp.MustCompile(`(?i)(password|token|secrets?|credentials|client_secret|api_key)$`)
 
 // redactSetting prints a setting's value with secrets replaced by <secret>:
-// passwords and tokens in nested HTTP settings, and user:password@ in URLs.
-func redactSetting(v any) string {
-	return fmt.Sprint(redactValue("", v))
+// by key (passwords, tokens, credentials, secrets, and everything under a
+// proxy_connect_header, whose values are all secrets in prometheus/common),
+// at any depth, in lists too; and user:password@ in URLs anywhere.
+func redactSetting(key string, v any) string {
+	last := key[strings.LastIndex(key, ".")+1:]
+	return fmt.Sprint(redactValue(v, isSecretKey(last)))
 }
 
-func redactValue(key string, v any) any {
+func isSecretKey(k string) bool {
+	return secretKey.MatchString(k) || strings.EqualFold(k, "proxy_connect_header")
+}
+
+func redactValue(v any, secret bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = redactValue(k, e)
+			out[k] = redactValue(e, secret || isSecretKey(k))
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactValue(e, secret)
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactValue(e, secret)
 		}
 		return out
 	case string:
-		if key != "" && secretKey.MatchString(key) && x != "" {
+		if secret && x != "" {
 			return "<secret>"
 		}
-		if u, err := url.Parse(x); err == nil && u.User != nil {
-			return u.Redacted()
-		}
-		return x
+		return redactURL(x)
+	case nil:
+		return v
 	}
-	if key != "" && secretKey.MatchString(key) {
+	if secret {
 		return "<secret>"
 	}
 	return v
+}
+
+// redactURL hides the password of a URL anywhere in a setting ("u:p@host"
+// without a scheme too).
+func redactURL(s string) string {
+	raw := s
+	if !strings.Contains(s, "://") && strings.Contains(s, "@") {
+		raw = "http://" + s
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, has := u.User.Password(); !has {
+		u.User = url.User("<secret>") // a token may stand as the user name
+	}
+	out := u.Redacted()
+	if raw != s {
+		out = strings.TrimPrefix(out, "http://")
+	}
+	return out
 }
