@@ -242,6 +242,10 @@ func openInputs(paths []string, stdin io.Reader) ([]analyze.Source, func(), erro
 			if err != nil {
 				return nil, closeAll, fmt.Errorf("read profile %s: %w: %v", p, profile.ErrInvalid, err)
 			}
+			if fi, err := f.Stat(); err == nil && fi.IsDir() {
+				f.Close()
+				return nil, closeAll, fmt.Errorf("read profile %s: %w: it is a directory, not a profile file", p, profile.ErrInvalid)
+			}
 			files = append(files, f)
 			r = f
 		}

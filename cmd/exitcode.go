@@ -57,7 +57,7 @@ func exitCodeFor(err error) ExitCode {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &ue), errors.Is(err, profile.ErrInvalid), errors.Is(err, profile.ErrNoGPU),
+	case errors.As(err, &ue), errors.Is(err, profile.ErrInvalid), errors.Is(err, profile.ErrNoGPU), errors.Is(err, profile.ErrSettings),
 		errors.Is(err, analyze.ErrInvalidBaseline), errors.Is(err, analyze.ErrInvalidGate), errors.Is(err, analyze.ErrScaling):
 		return ExitUsage
 	}

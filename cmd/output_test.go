@@ -104,3 +104,23 @@ func TestShortJobSaysSo(t *testing.T) {
 		t.Fatalf("scaled window: exit %d: %s", r.code, r.errOut)
 	}
 }
+
+// TestSourceURLsAndInputs: a URL that is not http(s) is a usage error at
+// once (not four retries), and a directory given as a profile says so.
+func TestSourceURLsAndInputs(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "p.json")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile", "--source", "prometheus", "--prometheus-url", "ftp://prom/", "--duration", "1h", "-o", out}, "invalid setting: --prometheus-url must be an http(s) URL"},
+		{[]string{"profile", "--source", "scrape", "--targets", "ftp://u:pw@x/metrics", "-o", out}, `scrape target ftp://u:xxxxx@x/metrics: the scheme must be http or https, not "ftp"`},
+		{[]string{"analyze", t.TempDir()}, "it is a directory, not a profile file"},
+		{[]string{"recommend", "-i", t.TempDir()}, "it is a directory, not a profile file"},
+	} {
+		r := run(t, nil, tt.args...)
+		if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) || strings.Contains(r.errOut, "pw@") {
+			t.Errorf("%v: exit %d %q", tt.args, r.code, r.errOut)
+		}
+	}
+}

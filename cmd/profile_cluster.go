@@ -158,7 +158,7 @@ func profileScrape(o *ProfileOptions) error {
 	p, err := profile.Scrape(o.Ctx, profile.ScrapeOptions{Targets: targets, HTTP: hc, Timeout: timeout, Log: log}, ro)
 	bar.done()
 	if p == nil {
-		if errors.Is(err, profile.ErrInvalid) {
+		if errors.Is(err, profile.ErrInvalid) || errors.Is(err, profile.ErrSettings) {
 			return &UsageError{Err: err}
 		}
 		return err

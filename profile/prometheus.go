@@ -34,6 +34,10 @@ type PromOptions struct {
 	OnProgress func(done, total int)
 }
 
+// ErrSettings marks a source's settings that cannot work (a URL that is
+// not http(s), a bad selector): a usage error, not a bad profile.
+var ErrSettings = errors.New("invalid setting")
+
 // ErrNothingObserved is returned by a source that collected no GPU sample
 // at all: a run that observed nothing is a failure, not an empty success.
 var ErrNothingObserved = errors.New("nothing observed")
@@ -79,15 +83,15 @@ func withMatchers(metric, matchers string) string {
 // gap instead of being filled by Prometheus's 5-minute lookback.
 func FromPrometheus(ctx context.Context, o PromOptions) (*Profile, error) {
 	base, err := url.Parse(o.URL)
-	if err != nil || base.Scheme == "" || base.Host == "" {
-		return nil, fmt.Errorf("%w: --prometheus-url must be an http(s) URL, e.g. http://prometheus:9090", ErrInvalid)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("%w: --prometheus-url must be an http(s) URL, e.g. http://prometheus:9090", ErrSettings)
 	}
 	matchers, err := selectorMatchers(o.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if !o.End.After(o.Start) {
-		return nil, fmt.Errorf("%w: the end of the range must be after its start", ErrInvalid)
+		return nil, fmt.Errorf("%w: the end of the range must be after its start", ErrSettings)
 	}
 	hc, err := NewPromHTTPClient(o.HTTP, o.Timeout)
 	if err != nil {

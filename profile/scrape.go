@@ -66,13 +66,13 @@ func (t *scrapeTarget) report(log func(string), failedNow bool, now time.Time) {
 // notes.
 func Scrape(ctx context.Context, o ScrapeOptions, ro RecordOptions) (*Profile, error) {
 	if len(o.Targets) == 0 {
-		return nil, fmt.Errorf("%w: no scrape targets (--targets host:9400,… or --targets-file)", ErrInvalid)
+		return nil, fmt.Errorf("%w: no scrape targets (--targets host:9400,… or --targets-file)", ErrSettings)
 	}
 	targets := make([]*scrapeTarget, 0, len(o.Targets))
 	for _, t := range o.Targets {
 		st, err := parseTarget(t)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+			return nil, fmt.Errorf("%w: %v", ErrSettings, err)
 		}
 		targets = append(targets, st)
 	}
@@ -183,7 +183,10 @@ func parseTarget(t string) (*scrapeTarget, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("scrape target %q is not host:port or a URL", t)
+		return nil, fmt.Errorf("scrape target %q is not host:port or a URL", redactURLText(t))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("scrape target %s: the scheme must be http or https, not %q", u.Redacted(), u.Scheme)
 	}
 	host := u.Hostname()
 	u.User = nil
@@ -316,4 +319,12 @@ func AddFamilies(b *dcgmBuilder, fams map[string]*dto.MetricFamily, host string,
 		}
 	}
 	return added
+}
+
+// redactURLText hides a password in text that may be a URL.
+func redactURLText(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
 }

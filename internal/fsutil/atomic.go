@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -24,7 +26,8 @@ func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
 		return writeDirect(path, write)
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	removeStale(path)
+	tmp, err := os.CreateTemp(dir, tmpPrefix(path, os.Getpid())+"*")
 	if err != nil {
 		return fmt.Errorf("create temporary file for %s: %w", path, err)
 	}
@@ -131,4 +134,33 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// tmpPrefix names a temporary file of path made by process pid:
+// ".NAME.tmp-PID-", so that a later run can tell whose it is.
+func tmpPrefix(path string, pid int) string {
+	return fmt.Sprintf(".%s.tmp-%d-", filepath.Base(path), pid)
+}
+
+// removeStale removes the temporary files of path left by runs that were
+// killed mid-write (SIGKILL, a crash): those whose process is gone. A file
+// of a process still running (a concurrent run) is left alone.
+func removeStale(path string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".tmp-*"))
+	for _, m := range matches {
+		rest := strings.TrimPrefix(filepath.Base(m), "."+filepath.Base(path)+".tmp-")
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(m)
+		}
+	}
+}
+
+// globEscape escapes the glob metacharacters of a file name.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(s)
 }

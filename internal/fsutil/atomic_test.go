@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"os/exec"
 	"strings"
 	"syscall"
 
@@ -136,5 +137,32 @@ func TestCheckOutput(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("the probe left files behind: %v", entries)
+	}
+}
+
+// TestStaleTempFilesRemoved: temporary files of a run killed mid-write are
+// removed by the next write of the same file; those of a live process,
+// and other files, are not.
+func TestStaleTempFilesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.json")
+	dead := exec.Command("true")
+	dead.Run()
+	stale := filepath.Join(dir, tmpPrefix(path, dead.Process.Pid)+"123")
+	live := filepath.Join(dir, tmpPrefix(path, 1)+"456") // init never exits
+	other := filepath.Join(dir, ".q.json.tmp-1-789")
+	for _, f := range []string{stale, live, other} {
+		os.WriteFile(f, []byte("half a profi"), 0o600)
+	}
+	if err := WriteAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "{}"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("the dead run's temporary file is still there")
+	}
+	for _, f := range []string{live, other, path} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s was removed", f)
+		}
 	}
 }
