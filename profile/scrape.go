@@ -78,7 +78,7 @@ func Scrape(ctx context.Context, o ScrapeOptions, ro RecordOptions) (*Profile, e
 	}
 	hc, err := NewPromHTTPClient(o.HTTP, o.Timeout)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
 	if ro.Clock == nil {
 		ro.Clock = RealClock{}
