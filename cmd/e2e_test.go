@@ -2,6 +2,9 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -334,5 +337,40 @@ func BenchmarkRSS10000Nodes(b *testing.B) {
 		if r > a {
 			b.Errorf("recommend peaked at %.0f MiB, analyze at %.0f MiB", r, a)
 		}
+	}
+}
+
+// TestInterruptPrometheus: SIGINT while reading Prometheus keeps the chunks
+// read so far, with "complete": false, and exits 130.
+func TestInterruptPrometheus(t *testing.T) {
+	end := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	start := end.Add(-10 * time.Minute)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		q, at := r.Form.Get("query"), r.Form.Get("time")
+		ts, _ := strconv.ParseFloat(at, 64)
+		if ts > float64(start.Add(2*time.Minute).Unix()) {
+			<-r.Context().Done() // the third chunk on: never answers
+			return
+		}
+		name := q[:strings.IndexAny(q, "{[")]
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":%q,"UUID":"GPU-1","gpu":"0","Hostname":"n1"},"values":[[%v,"0.5"],[%v,"0.6"]]}]}}`,
+			name, ts-45, ts-30)
+	}))
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "p.json")
+	c, stderr := startSeedance(t, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", start.Format(time.RFC3339),
+		"--end", end.Format(time.RFC3339), "--prometheus-chunk", "1m", "--step", "15s", "-o", path)
+	time.Sleep(1500 * time.Millisecond)
+	c.Process.Signal(syscall.SIGINT)
+	if code := exitCode(c.Wait()); code != int(ExitInterrupted) {
+		t.Fatalf("exit %d, want 130: %s", code, stderr)
+	}
+	p := readProfile(t, path)
+	if p.Complete || !p.EndedAt.Equal(start.Add(2*time.Minute)) || len(p.Nodes) != 1 || p.Nodes[0].GPUs[0].Series.Len() != 4 {
+		t.Fatalf("complete %v, ended %v, %d nodes", p.Complete, p.EndedAt, len(p.Nodes))
+	}
+	if len(p.Notes) == 0 || !strings.Contains(p.Notes[len(p.Notes)-1], "interrupted: read 2026-01-05T09:50:00Z to 2026-01-05T09:52:00Z") {
+		t.Fatalf("notes %q", p.Notes)
 	}
 }

@@ -97,10 +97,14 @@ func profilePrometheus(o *ProfileOptions) error {
 		defer fmt.Fprint(o.IO.ErrOut, "\r\033[K")
 	}
 	p, err := profile.FromPrometheus(o.Ctx, po)
+	if errors.Is(err, profile.ErrInterrupted) {
+		return &ExitError{Code: ExitInterrupted, Err: err}
+	}
 	if err != nil {
 		return err // ErrNoMetrics: nothing observed, exit 1
 	}
-	return finishProfile(o, p, nil, false)
+	// Interrupted part-way: the chunks read so far, "complete": false, 130.
+	return finishProfile(o, p, nil, true)
 }
 
 // scrapeTargets joins --targets and the lines of --targets-file (blank

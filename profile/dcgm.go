@@ -105,13 +105,19 @@ func ParseDCGMLabels(get func(string) string) (DCGMIdentity, bool) {
 	id.Key.Node = firstLabel(get, "Hostname", "hostname", "node", "kubernetes_node", "instance")
 	id.Key.UUID = firstLabel(get, "UUID", "uuid")
 	gpu := firstLabel(get, "gpu")
-	if id.Key.UUID == "" && gpu == "" {
-		return id, false
+	if id.Key.UUID == "" && gpu == "" || id.Key.Node == "" {
+		return id, false // no GPU, or no node to put it on
 	}
 	if id.Key.UUID == "" {
 		id.Key.UUID = "gpu" + gpu
 	}
-	id.Index, _ = strconv.Atoi(gpu)
+	if gpu != "" {
+		i, err := strconv.Atoi(gpu)
+		if err != nil || i < 0 || i >= MaxGPUsPerNode {
+			return id, false // not a GPU index: not a GPU's series
+		}
+		id.Index = i
+	}
 	id.Model = firstLabel(get, "modelName", "model_name")
 	id.PCIBusID = normalizeBusID(firstLabel(get, "pci_bus_id", "DCGM_FI_DEV_PCI_BUSID"))
 	id.Key.GI = firstLabel(get, "GPU_I_ID")
@@ -234,7 +240,10 @@ func (b *dcgmBuilder) add(id DCGMIdentity, metric string, pairs []Pair) {
 			j++
 		}
 		v := p.V * m.Scale
-		if IsDCGMBlank(p.V) || math.IsNaN(p.V) || math.IsInf(p.V, 0) || v < 0 {
+		// Blank sentinels, and values no GPU can report (a ratio above 1, a
+		// negative or astronomic reading), are nulls: every profile a
+		// source writes must pass the profile's own limits.
+		if IsDCGMBlank(p.V) || math.IsNaN(p.V) || math.IsInf(p.V, 0) || v < 0 || v > metricLimit[m.Metric] {
 			v = Null
 		}
 		col[j] = v

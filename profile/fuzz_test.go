@@ -14,6 +14,7 @@ func FuzzExposition(f *testing.F) {
 	f.Add([]byte("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",Hostname=\"h\",pod=\"p\",namespace=\"n\"} 37\n"))
 	f.Add([]byte("DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-1\",GPU_I_ID=\"1\",GPU_I_PROFILE=\"1g.10gb\",exported_pod=\"x\"} 9223372036854775794 1767571200000\n"))
 	f.Add([]byte("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 1 200\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 2 100\n"))
+	f.Add([]byte("DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",UUID=\"GPU-1\"} 5\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\"} 1e300\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fams, err := ParseExposition(bytes.NewReader(data))
 		if err != nil {
@@ -30,6 +31,10 @@ func FuzzExposition(f *testing.F) {
 		var out bytes.Buffer
 		if err := Encode(&out, p); err != nil {
 			t.Fatalf("a parsed scrape does not encode: %v", err)
+		}
+		// What a source writes must pass the reader's own limits.
+		if _, err := Read(&out); err != nil && !strings.Contains(err.Error(), "longer than") && !strings.Contains(err.Error(), "more than") {
+			t.Fatalf("a parsed scrape does not read back: %v", err)
 		}
 	})
 }
@@ -51,7 +56,12 @@ func FuzzPromAnswer(f *testing.F) {
 			addSeries(b, "DCGM_FI_DEV_GPU_UTIL", s, start, end)
 			addSeries(b, "DCGM_FI_DEV_POWER_USAGE", s, start, end)
 		}
-		b.build(start.UnixMilli())
+		p := &Profile{SchemaVersion: SchemaVersion, StartedAt: start, EndedAt: end, IntervalS: 15, Nodes: b.build(start.UnixMilli())}
+		var out bytes.Buffer
+		Encode(&out, p)
+		if _, err := Read(&out); err != nil && !strings.Contains(err.Error(), "longer than") && !strings.Contains(err.Error(), "more than") {
+			t.Fatalf("what the Prometheus source builds does not read back: %v", err)
+		}
 	})
 }
 

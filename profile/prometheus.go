@@ -34,6 +34,10 @@ type PromOptions struct {
 	OnProgress func(done, total int)
 }
 
+// ErrInterrupted is returned by a source stopped (SIGINT, SIGTERM) before
+// it read anything.
+var ErrInterrupted = errors.New("interrupted")
+
 // ErrSettings marks a source's settings that cannot work (a URL that is
 // not http(s), a bad selector): a usage error, not a bad profile.
 var ErrSettings = errors.New("invalid setting")
@@ -110,27 +114,50 @@ func FromPrometheus(ctx context.Context, o PromOptions) (*Profile, error) {
 			o.OnProgress(done, total)
 		}
 	}
+	// Chunk by chunk, every metric of a chunk: what is read so far always
+	// covers [o.Start, readUntil), so an interrupted read keeps a whole
+	// prefix of the range.
 	type job struct{ metric, chunk int }
 	var jobs []job
-	for m := range names {
-		for ch := range chunks {
+	for ch := range chunks {
+		for m := range names {
 			jobs = append(jobs, job{m, ch})
 		}
 	}
+	readUntil := o.Start
+	var chunkAnswers []*promAnswer // the current chunk's, added when it is whole
 	err = runOrdered(ctx, len(jobs), o.Concurrency, func(ctx context.Context, i int) (any, error) {
 		j := jobs[i]
 		ch := chunks[j.chunk]
 		q := fmt.Sprintf("%s[%dms]", withMatchers(names[j.metric], matchers), ch.End.Sub(ch.Start).Milliseconds())
 		return c.query(ctx, q, ch.End)
 	}, func(i int, res any) {
-		ans := res.(*promAnswer)
-		warnings = append(warnings, ans.Warnings...)
-		for _, s := range ans.Series {
-			addSeries(b, names[jobs[i].metric], s, o.Start, o.End)
-		}
+		chunkAnswers = append(chunkAnswers, res.(*promAnswer))
 		progress()
+		if len(chunkAnswers) < len(names) {
+			return
+		}
+		for m, ans := range chunkAnswers {
+			warnings = append(warnings, ans.Warnings...)
+			for _, s := range ans.Series {
+				addSeries(b, names[m], s, o.Start, o.End)
+			}
+		}
+		chunkAnswers = chunkAnswers[:0]
+		readUntil = chunks[jobs[i].chunk].End
 	})
-	if err != nil {
+	interrupted := err != nil && ctx.Err() != nil
+	switch {
+	case interrupted && len(b.gpus) == 0:
+		return nil, fmt.Errorf("%w before any chunk of the range was read: %v", ErrInterrupted, ctx.Err())
+	case interrupted:
+		p := &Profile{SchemaVersion: SchemaVersion, Generator: o.Generator, Source: SourcePrometheus,
+			StartedAt: o.Start.UTC(), EndedAt: readUntil.UTC(), IntervalS: o.Step.Seconds()}
+		p.Nodes = b.build(o.Start.UnixMilli())
+		p.Notes = append(dedupe(warnings), fmt.Sprintf("interrupted: read %s to %s of the range asked (%s to %s); pending pods not read",
+			o.Start.UTC().Format(time.RFC3339), readUntil.UTC().Format(time.RFC3339), o.Start.UTC().Format(time.RFC3339), o.End.UTC().Format(time.RFC3339)))
+		return p, nil
+	case err != nil:
 		return nil, err
 	}
 	if len(b.gpus) == 0 {
