@@ -374,3 +374,96 @@ func TestInterruptPrometheus(t *testing.T) {
 		t.Fatalf("notes %q", p.Notes)
 	}
 }
+
+// TestMisbehavingPrometheus runs `profile --source prometheus` against a
+// fake Prometheus on loopback that answers too deep, backwards, without
+// end, with a giant string, too slowly, or without a status: each run ends
+// by itself, in one line that names what broke, within 1 GiB.
+func TestMisbehavingPrometheus(t *testing.T) {
+	end := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	series := func(ts float64, values string) string {
+		return `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","UUID":"GPU-1","gpu":"0","Hostname":"n1"},"values":[` + values + `]}]}}`
+	}
+	modes := map[string]func(w http.ResponseWriter, r *http.Request, ts float64){
+		"deep": func(w http.ResponseWriter, r *http.Request, ts float64) {
+			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":` + strings.Repeat(`{"a":`, 1<<20)))
+		},
+		"backwards": func(w http.ResponseWriter, r *http.Request, ts float64) {
+			fmt.Fprint(w, series(ts, fmt.Sprintf(`[%v,"7"],[%v,"5"],[%v,"6"],[%v,"6"]`, ts-15, ts-45, ts-30, ts-30)))
+		},
+		"endless": func(w http.ResponseWriter, r *http.Request, ts float64) {
+			w.Write([]byte(series(ts, "")[:len(series(ts, ""))-5]))
+			chunk := []byte(strings.Repeat(fmt.Sprintf(`[%v,"1"],`, ts-30), 4096))
+			for r.Context().Err() == nil {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		},
+		"giant-string": func(w http.ResponseWriter, r *http.Request, ts float64) {
+			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"%s"},"values":[]}]}}`, strings.Repeat("p", 10<<20))
+		},
+		"slow": func(w http.ResponseWriter, r *http.Request, ts float64) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(30 * time.Second):
+			}
+		},
+		"no-status": func(w http.ResponseWriter, r *http.Request, ts float64) { w.Write([]byte(`{}`)) },
+	}
+	want := map[string]string{
+		"deep": "nesting deeper than 64 levels", "endless": "more than one per 100 ms of the range asked", "giant-string": "a string longer than 64 KiB",
+		"slow": "DCGM_FI_", "no-status": "not a Prometheus API answer",
+	}
+	for name, answer := range modes {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				r.ParseForm()
+				ts, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
+				if !strings.HasPrefix(r.Form.Get("query"), "DCGM_FI_DEV_GPU_UTIL") && name == "backwards" {
+					fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[]}}`)
+					return
+				}
+				answer(w, r, ts)
+			}))
+			defer srv.Close()
+			path := filepath.Join(t.TempDir(), "p.json")
+			cfg := filepath.Join(t.TempDir(), "c.yaml")
+			os.WriteFile(cfg, []byte("prometheus:\n  retries: 0\n"), 0o644)
+			timeout := "1s"
+			if name == "endless" {
+				timeout = "60s" // the bound must stop it, not the timeout
+			}
+			c, stderr := startSeedance(t, "--config", cfg, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", end.Add(-2*time.Minute).Format(time.RFC3339),
+				"--end", end.Format(time.RFC3339), "--prometheus-timeout", timeout, "--prometheus-concurrency", "1", "-o", path)
+			done := make(chan error, 1)
+			go func() { done <- c.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				c.Process.Kill()
+				t.Fatal("still running after 60 s")
+			}
+			code := exitCode(err)
+			rss := c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+			if rss > 1<<20 {
+				t.Errorf("peak RSS %d MiB", rss>>10)
+			}
+			t.Logf("peak RSS %d MiB", rss>>10)
+			if name == "backwards" {
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				if got := readProfile(t, path).Nodes[0].GPUs[0].Series.GPUUtilPct; fmt.Sprint(got) != "[5 6 7]" {
+					t.Fatalf("util %v", got)
+				}
+				return
+			}
+			msg := stderr.String()
+			if code != int(ExitFailure) || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, want[name]) || !strings.Contains(msg, "DCGM_FI_") {
+				t.Fatalf("exit %d: %q, want one line with %q and the query", code, msg, want[name])
+			}
+		})
+	}
+}

@@ -116,6 +116,8 @@ func TestSourceURLsAndInputs(t *testing.T) {
 		{[]string{"profile", "--source", "prometheus", "--prometheus-url", "ftp://prom/", "--duration", "1h", "-o", out}, "invalid setting: --prometheus-url must be an http(s) URL"},
 		{[]string{"profile", "--source", "scrape", "--targets", "ftp://u:pw@x/metrics", "-o", out}, `scrape target ftp://u:xxxxx@x/metrics: the scheme must be http or https, not "ftp"`},
 		{[]string{"analyze", t.TempDir()}, "it is a directory, not a profile file"},
+		{[]string{"profile", "--source", "sim", "--sim-start", "9999-12-31T23:59:59Z", "-o", out}, "a profile's times must lie between 1970 and 2199"},
+		{[]string{"profile", "--source", "sim", "--sim-start", "0001-01-01T00:00:00Z", "-o", out}, "a profile's times must lie between 1970 and 2199"},
 		{[]string{"recommend", "-i", t.TempDir()}, "it is a directory, not a profile file"},
 	} {
 		r := run(t, nil, tt.args...)

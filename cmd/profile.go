@@ -265,6 +265,9 @@ func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
 			if err != nil {
 				return nil, nil, usageErrorf("--sim-start %q is not an RFC 3339 time (e.g. 2026-01-05T09:00:00Z)", s.Start)
 			}
+			if t.Year() < 1970 || t.Add(o.Config.Profile.Duration).Year() >= 2200 {
+				return nil, nil, usageErrorf("--sim-start %s: a profile's times must lie between 1970 and 2199", s.Start)
+			}
 			start = t.UTC()
 		}
 		var clock profile.Clock = profile.NewSimClock(start)

@@ -55,6 +55,10 @@ func TestReadRejects(t *testing.T) {
 		{"zero interval", strings.Replace(base, `"interval_s":1`, `"interval_s":0`, 1), "interval_s must be a positive"},
 		{"end before start", strings.Replace(base, `09:00:03Z`, `08:00:00Z`, 1), "before started_at"},
 		{"unnamed node", strings.Replace(base, `"name":"n1",`, ``, 1), "nodes[0] has no name"},
+		// Wrong types: named by key, with what was expected.
+		{"uuid a number", strings.Replace(base, `"uuid":"GPU-1"`, `"uuid":5`, 1), `node "n1" gpus[0] uuid: expected a string, found a number`},
+		{"time a number", strings.Replace(base, `"started_at":"2026-01-05T09:00:00Z"`, `"started_at":5`, 1), `started_at: expected an RFC 3339 time such as "2026-01-05T09:00:00Z"`},
+		{"interval a string", strings.Replace(base, `"interval_s":1`, `"interval_s":"x"`, 1), "interval_s: expected a number, found a string"},
 		// Hostile documents: each is refused at its root, in one line.
 		{"deep nesting", strings.Replace(base, `"nodes":`, `"x":`+strings.Repeat("[", 100000)+`,"nodes":`, 1), "nesting deeper than 64"},
 		{"giant string", strings.Replace(base, `"name":"n1"`, `"name":"`+strings.Repeat("n", MaxStringBytes+10)+`"`, 1), "a string longer than 64 KiB"},

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -135,7 +136,7 @@ func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnsw
 	}
 	defer resp.Body.Close()
 	body := &capped{r: resp.Body, left: maxAnswerBytes}
-	ans, perr := parsePromAnswer(body)
+	ans, perr := parsePromAnswerLimit(body, maxSamplesFor(q))
 	if body.over {
 		return nil, fmt.Errorf("the answer is larger than %d MiB: read a shorter range per query (--prometheus-chunk) or fewer series (--selector)", maxAnswerBytes>>20)
 	}
@@ -153,8 +154,10 @@ func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnsw
 			return nil, fmt.Errorf("not a Prometheus API answer (is %s a Prometheus server?): %v", c.base.Redacted(), perr)
 		}
 		return nil, retryable{err: fmt.Errorf("reading the answer: %v", perr)}
+	case ans.Status == "":
+		return nil, fmt.Errorf("not a Prometheus API answer (no \"status\"; is %s a Prometheus server?)", c.base.Redacted())
 	case ans.Status != "success":
-		return nil, fmt.Errorf("%s: %s", ans.ErrorType, ans.Error)
+		return nil, fmt.Errorf("status %q: %s", ans.Status, strings.TrimPrefix(ans.ErrorType+": "+ans.Error, ": "))
 	}
 	return ans, nil
 }
@@ -183,7 +186,29 @@ func (a *promAnswer) errText() string {
 // parsePromAnswer reads an answer with seedance's profile scanner: the
 // samples go straight into compact pairs, without encoding/json's
 // reflection or a copy of the body, which matters at millions of samples.
-func parsePromAnswer(r io.Reader) (*promAnswer, error) {
+func parsePromAnswer(r io.Reader) (*promAnswer, error) { return parsePromAnswerLimit(r, 0) }
+
+// rangeSelector finds the range of a query's range selector: [7200000ms].
+var rangeSelector = regexp.MustCompile(`\[(\d+)ms\]$`)
+
+// maxSamplesFor bounds the samples of one series in the answer to a query
+// by its range: one per 100 ms (no exporter is scraped faster), so that a
+// server cannot send endless series. 0 (no bound) for instant queries.
+func maxSamplesFor(q string) int {
+	m := rangeSelector.FindStringSubmatch(q)
+	if m == nil {
+		return 0
+	}
+	ms, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || ms/100 > math.MaxInt32 {
+		return 0
+	}
+	return int(ms/100) + 2
+}
+
+// parsePromAnswerLimit is parsePromAnswer with at most maxPerSeries samples
+// in a series (0: any number).
+func parsePromAnswerLimit(r io.Reader, maxPerSeries int) (*promAnswer, error) {
 	a := &promAnswer{}
 	sc := newScanner(r)
 	err := sc.object(func(key string) error {
@@ -202,7 +227,7 @@ func parsePromAnswer(r io.Reader) (*promAnswer, error) {
 					return sc.skip()
 				}
 				return sc.array(func(int) error {
-					s, err := parsePromSeries(sc)
+					s, err := parsePromSeries(sc, maxPerSeries)
 					a.Series = append(a.Series, s)
 					return err
 				})
@@ -216,7 +241,7 @@ func parsePromAnswer(r io.Reader) (*promAnswer, error) {
 	return a, err
 }
 
-func parsePromSeries(sc *scanner) (promSeries, error) {
+func parsePromSeries(sc *scanner, maxPerSeries int) (promSeries, error) {
 	var s promSeries
 	err := sc.object(func(key string) error {
 		switch key {
@@ -224,6 +249,9 @@ func parsePromSeries(sc *scanner) (promSeries, error) {
 			return sc.decode(&s.Labels)
 		case "values":
 			return sc.array(func(int) error {
+				if maxPerSeries > 0 && len(s.Pairs) == maxPerSeries {
+					return sc.errorf("a series with more than %d samples, more than one per 100 ms of the range asked", maxPerSeries)
+				}
 				p, err := parsePromPair(sc)
 				s.Pairs = append(s.Pairs, p)
 				return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -161,7 +162,20 @@ func (s *Stream) headerField(p *Profile, key string) error {
 		return s.sc.skip() // unknown fields are ignored
 	}
 	if err := s.sc.decode(dst); err != nil {
-		return fmt.Errorf("field %q: %v", key, err)
+		return fmt.Errorf("%s: %v", key, err)
+	}
+	return nil
+}
+
+// decodeField decodes the value of key into dst, naming the key in an
+// error: "uuid: expected a string, found a number".
+func (s *Stream) decodeField(key string, dst any) error {
+	if err := s.sc.decode(dst); err != nil {
+		var se *syntaxError
+		if errors.As(err, &se) {
+			return err
+		}
+		return fmt.Errorf("%s: %v", key, err)
 	}
 	return nil
 }
@@ -273,18 +287,22 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 		}
 		switch key {
 		case "name":
-			return s.sc.decode(&n.Name)
+			return s.decodeField("nodes["+strconv.Itoa(ni)+"].name", &n.Name)
 		case "labels":
-			return s.sc.decode(&n.Labels)
+			return s.decodeField("node "+strconv.Quote(short(n.Name))+" labels", &n.Labels)
 		case "workloads":
-			return s.sc.decode(&n.Workloads)
+			return s.decodeField("node "+strconv.Quote(short(n.Name))+" workloads", &n.Workloads)
 		case "topology":
-			return s.sc.decode(&n.Topology)
+			return s.decodeField("node "+strconv.Quote(short(n.Name))+" topology", &n.Topology)
 		case "gpus":
 			return s.sc.array(func(gi int) error {
 				var g GPU
 				if err := s.gpu(&g, &s.bufs); err != nil {
-					return err
+					var se *syntaxError
+					if errors.As(err, &se) {
+						return err
+					}
+					return fmt.Errorf("node %q gpus[%d] %w", short(n.Name), gi, err)
 				}
 				if err := checkGPUEntry(&g, gi, uuids); err != nil {
 					return invalidGPU{fmt.Sprintf("node %q gpus[%d]: %v", short(n.Name), gi, err)}
@@ -370,7 +388,7 @@ func (s *Stream) gpu(g *GPU, bufs *Series) error {
 			return s.series(&g.Series, bufs)
 		}
 		if dst := gpuField(g, key); dst != nil {
-			return s.sc.decode(dst)
+			return s.decodeField(key, dst)
 		}
 		return s.sc.skip()
 	})
