@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"reflect"
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/seedance/seedance/internal/fsutil"
