@@ -15,6 +15,7 @@ import (
 	"github.com/seedance/seedance/analyze/render"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 )
@@ -193,7 +194,7 @@ func analyzeRun(o *AnalyzeOptions) error {
 		return err
 	}
 	for _, n := range r.Summary.Notes {
-		fmt.Fprintln(o.IO.ErrOut, "note: "+n)
+		fmt.Fprintln(o.IO.ErrOut, "note: "+table.Visible(n))
 	}
 	for _, g := range r.Gates {
 		fmt.Fprintln(o.IO.ErrOut, "gate "+analyze.GateLine(g))

@@ -157,3 +157,15 @@ func TestHostileNamesRenderInert(t *testing.T) {
 		}
 	}
 }
+
+// TestStderrLinesInert: an error that carries a name from the input (a
+// file name here) reaches the terminal with control characters shown, not
+// acted on.
+func TestStderrLinesInert(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "evil\x1b[2J\u202e.json")
+	os.WriteFile(bad, []byte("{"), 0o644)
+	r := run(t, nil, "analyze", bad)
+	if strings.ContainsRune(r.errOut, 0x1b) || strings.ContainsRune(r.errOut, 0x202e) || !strings.Contains(r.errOut, `evil\x1b[2J\u202e.json`) {
+		t.Fatalf("stderr %q", r.errOut)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -220,7 +221,7 @@ func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptib
 		fmt.Fprintln(o.IO.ErrOut, summaryLine(pc.Output, p))
 	}
 	for _, n := range p.Notes {
-		fmt.Fprintln(o.IO.ErrOut, "note: "+n)
+		fmt.Fprintln(o.IO.ErrOut, "note: "+table.Visible(n))
 	}
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/viper"
 	yaml "go.yaml.in/yaml/v2"
 
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -158,7 +159,7 @@ func profileScrape(o *ProfileOptions) error {
 		bar = newProgressBar(o.IO.ErrOut, len(targets), 0)
 		ro.OnSample = bar.update
 	}
-	log := func(line string) { fmt.Fprintln(o.IO.ErrOut, "warning: "+line) }
+	log := func(line string) { fmt.Fprintln(o.IO.ErrOut, "warning: "+table.Visible(line)) }
 	p, err := profile.Scrape(o.Ctx, profile.ScrapeOptions{Targets: targets, HTTP: hc, Timeout: timeout, Log: log}, ro)
 	bar.done()
 	if p == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -121,7 +122,7 @@ func Run(ctx context.Context, f *Factory, args []string) ExitCode {
 	}
 	if err != nil {
 		if ee, ok := err.(*ExitError); !ok || ee.Err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "seedance: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(f.IO.ErrOut, "seedance: %s\n", table.Visible(oneLine(err.Error())))
 		}
 	}
 	return code
