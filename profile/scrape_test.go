@@ -117,17 +117,7 @@ DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="h"} 37
 }
 
 func TestScrapeTargetDownAndBack(t *testing.T) {
-	needRealdata(t)
-	b, _ := os.ReadFile(filepath.Join(realdata, "extracted", "aicr-ff9c66d6.01.prom"))
-	var calls atomic.Int32
-	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := calls.Add(1); n == 2 || n == 3 {
-			http.Error(w, "restarting", http.StatusServiceUnavailable)
-			return
-		}
-		w.Write(b)
-	}))
-	defer flaky.Close()
+	flaky := flakyExporter(t)
 	steady := serveFile(t, filepath.Join(realdata, "extracted", "cncf-kops-v1.35.01.prom"))
 	p := scrapeFor(t, []string{flaky.URL + "/metrics", steady.URL + "/metrics"}, 5)
 	var down, up *Node
@@ -191,19 +181,7 @@ func TestScrapeNothingObserved(t *testing.T) {
 // TestScrapeLogsRecovery: a target that fails and comes back is logged
 // twice, and the note names its full URL.
 func TestScrapeLogsRecovery(t *testing.T) {
-	b, _ := os.ReadFile(filepath.Join(realdata, "extracted", "aicr-ff9c66d6.01.prom"))
-	if b == nil {
-		t.Skip("needs ../shared/realdata")
-	}
-	var calls atomic.Int32
-	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := calls.Add(1); n == 2 || n == 3 {
-			http.Error(w, "restarting", http.StatusServiceUnavailable)
-			return
-		}
-		w.Write(b)
-	}))
-	defer flaky.Close()
+	flaky := flakyExporter(t)
 	var logs []string
 	clk := NewSimClock(DefaultSimStart)
 	p, err := Scrape(context.Background(), ScrapeOptions{Targets: []string{flaky.URL + "/metrics"}, Timeout: time.Second, Log: func(l string) { logs = append(logs, l) }},
@@ -226,4 +204,24 @@ func needRealdata(t testing.TB) {
 	if _, err := os.Stat(realdata); err != nil {
 		t.Skipf("needs the real captures in %s (../shared beside the repository): %v", realdata, err)
 	}
+}
+
+// flakyExporter serves the EKS H100 capture, failing the second and third
+// scrapes with 503.
+func flakyExporter(t *testing.T) *httptest.Server {
+	needRealdata(t)
+	b, err := os.ReadFile(filepath.Join(realdata, "extracted", "aicr-ff9c66d6.01.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := calls.Add(1); n == 2 || n == 3 {
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(b)
+	}))
+	t.Cleanup(flaky.Close)
+	return flaky
 }

@@ -14,27 +14,7 @@ import (
 
 // readViaStream collects a whole profile through Stream.Walk.
 func readViaStream(data []byte) (*Profile, error) {
-	s, err := OpenStream(bytes.NewReader(data), "doc")
-	if err != nil {
-		return nil, err
-	}
-	p := &Profile{SchemaVersion: s.Header.SchemaVersion, Generator: s.Header.Generator, Source: s.Header.Source,
-		StartedAt: s.Header.StartedAt, EndedAt: s.Header.EndedAt, IntervalS: s.Header.IntervalS, Complete: s.Header.Complete}
-	var gpus []GPU
-	err = s.Walk(func(it Item) error {
-		if it.GPU != nil {
-			g := *it.GPU
-			g.Series = copySeries(g.Series)
-			gpus = append(gpus, g)
-			return nil
-		}
-		n := *it.End
-		n.GPUs = gpus
-		gpus = nil
-		p.Nodes = append(p.Nodes, n)
-		return nil
-	})
-	return p, err
+	return Read(bytes.NewReader(data)) // Read is the stream, collected
 }
 
 // sameProfile compares two profiles, NaN equal to NaN.
