@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 )
@@ -130,8 +131,9 @@ type analysis struct {
 	// perGPU: the cluster is small enough (MaxGPUTimelines) for per-GPU
 	// timelines; past that, GPUs keep none and the timeline's spread is
 	// across nodes, so memory per GPU stays a few hundred bytes.
-	perGPU  bool
-	periods int // scaling periods in the window
+	perGPU     bool
+	periods    int             // scaling periods in the window
+	topologies hwtopo.Interner // one copy of each kind of node
 }
 
 // keepPerGPU gives a new GPU its own timeline while the cluster is small,
@@ -168,7 +170,7 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 			n.labels = it.End.Labels
 		}
 		if it.End.Topology != nil {
-			n.topology = it.End.Topology.Compact()
+			n.topology = a.topologies.Intern(it.End.Topology)
 		}
 		n.addWorkloads(it.End.Workloads)
 		return nil

@@ -66,3 +66,24 @@ func FuzzParseCPUList(f *testing.F) {
 		}
 	})
 }
+
+// TestInternShares: nodes with the same layout share one compact topology;
+// a different layout gets its own.
+func TestInternShares(t *testing.T) {
+	mk := func(bw float64, uuid string) *Topology {
+		n := 0
+		return &Topology{GPUs: []GPU{{Index: 0, UUID: uuid, NUMANode: &n, CPUAffinity: "0-7"}, {Index: 1, UUID: uuid + "b", NUMANode: &n}},
+			Matrix: [][]string{{"X", "NV18"}, {"NV18", "X"}}, NVLinkGBps: [][]float64{{0, bw}, {bw, 0}}}
+	}
+	var in Interner
+	a, b, c := in.Intern(mk(450, "GPU-a")), in.Intern(mk(450, "GPU-b")), in.Intern(mk(300, "GPU-c"))
+	if a != b || a == c {
+		t.Fatalf("shared %v, distinct %v", a == b, a != c)
+	}
+	if a.GPUs[0].UUID != "" || a.Matrix[0][1] != "NV18" || a.NVLinkGBps[0][1] != 450 || *a.GPUs[0].NUMANode != 0 || a.GPUs[0].CPUAffinity != "0-7" {
+		t.Fatalf("compact topology %+v", a)
+	}
+	if in.Intern(nil) != nil {
+		t.Fatal("nil topology")
+	}
+}

@@ -1,6 +1,7 @@
 package hwtopo
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 )
@@ -120,4 +121,30 @@ func internLabel(s string) string {
 		return l
 	}
 	return s
+}
+
+// Interner shares identical compact topologies: the nodes of a fleet are
+// mostly of a few kinds (8-GPU DGX, PCIe servers), and one copy of each
+// kind serves them all. It is not safe for concurrent use.
+type Interner struct{ seen map[string]*Topology }
+
+// Intern returns the compact form of t, shared with every earlier node
+// whose compact topology is the same.
+func (in *Interner) Intern(t *Topology) *Topology {
+	c := t.Compact()
+	if c == nil {
+		return nil
+	}
+	key, err := json.Marshal(c)
+	if err != nil {
+		return c
+	}
+	if in.seen == nil {
+		in.seen = map[string]*Topology{}
+	}
+	if s, ok := in.seen[string(key)]; ok {
+		return s
+	}
+	in.seen[string(key)] = c
+	return c
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -37,11 +38,12 @@ func FromProfile(p *profile.Profile, price func(model string) float64, busyPct f
 // has one (1000 otherwise); its memory per GPU is its GPU memory over its
 // GPUs.
 type ClusterBuilder struct {
-	price   func(model string) float64
-	busyPct float64
-	c       Cluster
-	gpus    []gpuSummary // the current node's whole GPUs
-	samples int
+	price      func(model string) float64
+	busyPct    float64
+	c          Cluster
+	gpus       []gpuSummary // the current node's whole GPUs
+	samples    int
+	topologies hwtopo.Interner
 }
 
 // gpuSummary is what the planner needs of a GPU.
@@ -78,7 +80,7 @@ func (b *ClusterBuilder) Add(it profile.Item) error {
 func (b *ClusterBuilder) Cluster() *Cluster { return &b.c }
 
 func (b *ClusterBuilder) addNode(pn *profile.Node) {
-	n := &Node{Name: pn.Name, Topology: pn.Topology.Compact()}
+	n := &Node{Name: pn.Name, Topology: b.topologies.Intern(pn.Topology)}
 	full := b.gpus
 	sort.Slice(full, func(i, j int) bool { return full[i].index < full[j].index })
 	pos := map[int]int{}
