@@ -160,11 +160,10 @@ func CPUList(words []uint) string {
 	return strings.Join(parts, ",")
 }
 
-// ParseCPUList reads "0-3,8,10-11" into CPU numbers, each at most MaxCPU
-// and each once: the work is bounded by MaxCPU, not by the numbers given.
-func ParseCPUList(s string) ([]int, error) {
-	var out []int
-	seen := map[int]bool{}
+// CheckCPUList checks a CPU list's syntax and bounds (CPU numbers up to
+// MaxCPU) without expanding it: validation costs the list's length, not the
+// number of CPUs it names.
+func CheckCPUList(s string) error {
 	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		if part == "" {
 			continue
@@ -172,16 +171,38 @@ func ParseCPUList(s string) ([]int, error) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
 		if err != nil || a < 0 {
-			return nil, fmt.Errorf("bad CPU list %q", short(s))
+			return fmt.Errorf("bad CPU list %q", short(s))
 		}
 		b := a
 		if isRange {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("bad CPU list %q", short(s))
+				return fmt.Errorf("bad CPU list %q", short(s))
 			}
 		}
 		if b > MaxCPU {
-			return nil, fmt.Errorf("CPU list %q names CPU %d, above %d", short(s), b, MaxCPU)
+			return fmt.Errorf("CPU list %q names CPU %d, above %d", short(s), b, MaxCPU)
+		}
+	}
+	return nil
+}
+
+// ParseCPUList reads "0-3,8,10-11" into CPU numbers, each at most MaxCPU
+// and each once: the work is bounded by MaxCPU, not by the numbers given.
+func ParseCPUList(s string) ([]int, error) {
+	if err := CheckCPUList(s); err != nil {
+		return nil, err
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, _ := strconv.Atoi(lo)
+		b := a
+		if isRange {
+			b, _ = strconv.Atoi(hi)
 		}
 		for c := a; c <= b; c++ {
 			if !seen[c] {

@@ -56,7 +56,7 @@ func (t *Topology) Validate() error {
 		}
 		seen[g.Index] = true
 		if g.CPUAffinity != "" {
-			if _, err := ParseCPUList(g.CPUAffinity); err != nil {
+			if err := CheckCPUList(g.CPUAffinity); err != nil {
 				return fmt.Errorf("gpus[%d]: %v", i, err)
 			}
 		}
@@ -66,7 +66,7 @@ func (t *Topology) Validate() error {
 			return fmt.Errorf("%d NUMA nodes, more than %d", len(t.Host.NUMANodes), MaxGPUs)
 		}
 		for _, nn := range t.Host.NUMANodes {
-			if _, err := ParseCPUList(nn.CPUs); err != nil {
+			if err := CheckCPUList(nn.CPUs); err != nil {
 				return fmt.Errorf("NUMA node %d: %v", nn.ID, err)
 			}
 		}

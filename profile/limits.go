@@ -101,7 +101,7 @@ func validateNode(n *Node) error {
 			}
 		}
 		if w.CPUsAllowed != "" {
-			if _, err := hwtopo.ParseCPUList(w.CPUsAllowed); err != nil {
+			if err := hwtopo.CheckCPUList(w.CPUsAllowed); err != nil {
 				return fmt.Errorf("workload %q: cpus_allowed: %v", short(w.ID), err)
 			}
 		}
