@@ -81,7 +81,7 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 				ErrScaling, p.Scaling.Period, FormatDuration(end.Sub(start)), periods, MaxScalingPeriods)
 		}
 	}
-	a := &analysis{periods: periods, p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, gpus: map[string]*gpuAcc{}, perGPU: true}
+	a := &analysis{periods: periods, p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, gpus: map[gpuKey]*gpuAcc{}, perGPU: true}
 	if p.Scaling != nil {
 		a.weights = resolveWeights(p.Scaling.Weights, p.Scaling.PreferSMActive)
 	}
@@ -120,13 +120,17 @@ func (a *analysis) samples() int {
 	return n
 }
 
+// gpuKey identifies a GPU across inputs: its node and UUID (the strings the
+// GPU's accumulator holds anyway, so a key costs no copy).
+type gpuKey struct{ node, uuid string }
+
 // analysis is the state of one Analyze call.
 type analysis struct {
 	p       Params
 	windowS float64
 	nodes   map[string]*nodeAcc
 	order   []*nodeAcc
-	gpus    map[string]*gpuAcc
+	gpus    map[gpuKey]*gpuAcc
 	weights *loadWeights
 	// perGPU: the cluster is small enough (MaxGPUTimelines) for per-GPU
 	// timelines; past that, GPUs keep none and the timeline's spread is
@@ -134,6 +138,28 @@ type analysis struct {
 	perGPU     bool
 	periods    int             // scaling periods in the window
 	topologies hwtopo.Interner // one copy of each kind of node
+	labels     labelSets       // one copy of each set of workload labels
+	models     map[string]string
+}
+
+// model returns one shared copy of a model name.
+func (a *analysis) model(m string) string {
+	if s, ok := a.models[m]; ok {
+		return s
+	}
+	if a.models == nil {
+		a.models = map[string]string{}
+	}
+	a.models[m] = m
+	return m
+}
+
+// poolBy is the node label that names scaling pools, "" when none.
+func (a *analysis) poolBy() string {
+	if a.p.Scaling == nil {
+		return ""
+	}
+	return a.p.Scaling.PoolBy
 }
 
 // keepPerGPU gives a new GPU its own timeline while the cluster is small,
@@ -153,7 +179,7 @@ func (a *analysis) keepPerGPU(g *gpuAcc) {
 func (a *analysis) node(name string) *nodeAcc {
 	n := a.nodes[name]
 	if n == nil {
-		n = &nodeAcc{name: name, workloads: map[string]profile.Workload{}, spark: newSparkline(a.windowS, a.p.SparklineBuckets)}
+		n = &nodeAcc{name: name, spark: newSparkline(a.windowS, a.p.SparklineBuckets)}
 		if a.p.Scaling != nil && a.p.Scaling.Period > 0 {
 			n.demand.periods = a.periods
 		}
@@ -166,22 +192,24 @@ func (a *analysis) node(name string) *nodeAcc {
 func (a *analysis) item(it profile.Item, offset, interval float64) error {
 	n := a.node(it.Node)
 	if it.End != nil {
-		if it.End.Labels != nil {
-			n.labels = it.End.Labels
+		if v, ok := it.End.Labels[a.poolBy()]; ok {
+			n.labels = map[string]string{a.poolBy(): v} // the only node label analysis reads
 		}
 		if it.End.Topology != nil {
 			n.topology = a.topologies.Intern(it.End.Topology)
 		}
-		n.addWorkloads(it.End.Workloads)
+		n.addWorkloads(it.End.Workloads, &a.labels)
 		return nil
 	}
 	g := it.GPU
-	key := it.Node + "\x00" + g.UUID
+	key := gpuKey{it.Node, g.UUID}
 	acc := a.gpus[key]
 	if acc == nil {
-		acc = &gpuAcc{node: it.Node, uuid: g.UUID, model: g.Model, share: 1, index: g.Index, memTotal: g.MemoryTotalBytes, mig: g.MIG,
-			threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
-			demand: &n.demand, scaling: a.p.Scaling, weights: a.weights}
+		if n.ctx == nil {
+			n.ctx = &gpuContext{threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
+				demand: &n.demand, scaling: a.p.Scaling, weights: a.weights}
+		}
+		acc = &gpuAcc{node: it.Node, uuid: g.UUID, model: a.model(g.Model), share: 1, index: g.Index, memTotal: g.MemoryTotalBytes, mig: g.MIG, ctx: n.ctx}
 		a.keepPerGPU(acc)
 		if g.MIG != nil {
 			acc.share = migShare(g.MIG.Profile)

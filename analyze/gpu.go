@@ -34,22 +34,28 @@ type gpuAcc struct {
 
 	prev sample
 
-	observedS         float64
-	cover             []Interval // the samples' coverage, adjacent pieces merged
-	samples           int
-	utilSum, utilW    float64
-	bwSum, bwW        float64
-	powerJ            float64 // Σ power × coverage
-	energyInc         float64 // Σ positive increments of energy_j
-	energyN           int
-	lastEnergy        float64
-	runOpen           bool
-	runStart, runEnd  float64
-	runs              []Interval // counted idle runs
-	idleS             float64
+	observedS        float64
+	cover            []Interval // the samples' coverage, adjacent pieces merged
+	samples          int
+	utilSum, utilW   float64
+	bwSum, bwW       float64
+	powerJ           float64 // Σ power × coverage
+	energyInc        float64 // Σ positive increments of energy_j
+	energyN          int
+	lastEnergy       float64
+	runOpen          bool
+	runStart, runEnd float64
+	runs             []Interval // counted idle runs
+	idleS            float64
+	own              *sparkline // this GPU's, in small clusters (analysis.perGPU)
+	ctx              *gpuContext
+}
+
+// gpuContext is what a node's GPUs share: the rules' parameters and the
+// node's timeline and demand. One per node, not one copy per GPU.
+type gpuContext struct {
 	threshold, window float64
 	spark             *sparkline // the node's
-	own               *sparkline // this GPU's, in small clusters (analysis.perGPU)
 	demand            *demandAcc // the node's, for the scaling what-if
 	scaling           *ScalingParams
 	weights           *loadWeights // scaling.Weights, resolved
@@ -65,8 +71,8 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 	g.samples += len(s.T)
 	for i, t := range s.T {
 		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), load: profile.Null, valid: true}
-		if g.scaling != nil {
-			cur.load = g.weights.at(s, i)
+		if g.ctx.scaling != nil {
+			cur.load = g.ctx.weights.at(s, i)
 		}
 		if g.prev.valid {
 			if cur.t <= g.prev.t {
@@ -114,7 +120,7 @@ func (g *gpuAcc) close(s sample, next float64) {
 	if !profile.IsNull(s.util) {
 		g.utilSum += s.util * cov
 		g.utilW += cov
-		g.spark.add(s.t, s.util, cov)
+		g.ctx.spark.add(s.t, s.util, cov)
 		if g.own != nil {
 			g.own.add(s.t, s.util, cov)
 		}
@@ -123,8 +129,8 @@ func (g *gpuAcc) close(s sample, next float64) {
 		g.bwSum += s.memBW * cov
 		g.bwW += cov
 	}
-	if g.scaling != nil && g.share > 0 && g.parent == "" {
-		g.demand.add(s.t, cov, s.load, g.scaling.Period.Seconds())
+	if g.ctx.scaling != nil && g.share > 0 && g.parent == "" {
+		g.ctx.demand.add(s.t, cov, s.load, g.ctx.scaling.Period.Seconds())
 	}
 	if !profile.IsNull(s.power) {
 		g.powerJ += s.power * cov
@@ -136,7 +142,7 @@ func (g *gpuAcc) close(s sample, next float64) {
 		g.lastEnergy = s.energy
 		g.energyN++
 	}
-	idle := !profile.IsNull(s.util) && s.util < g.threshold
+	idle := !profile.IsNull(s.util) && s.util < g.ctx.threshold
 	if !idle {
 		g.endRun()
 		return
@@ -157,7 +163,7 @@ func (g *gpuAcc) endRun() {
 		return
 	}
 	g.runOpen = false
-	if d := g.runEnd - g.runStart; d >= g.window-eps {
+	if d := g.runEnd - g.runStart; d >= g.ctx.window-eps {
 		g.runs = append(g.runs, Interval{g.runStart, g.runEnd})
 		g.idleS += d
 	}

@@ -3,7 +3,6 @@ package analyze
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/seedance/seedance/profile"
@@ -28,14 +27,7 @@ func (a *analysis) clusterProfile() *profile.Profile {
 			pn.GPUs = append(pn.GPUs, profile.GPU{Index: g.index, UUID: g.uuid, Model: g.model, MemoryTotalBytes: g.memTotal,
 				MIG: g.mig, Series: profile.Series{T: profile.Values{0}, GPUUtilPct: profile.Values{mean}}})
 		}
-		ids := make([]string, 0, len(n.workloads))
-		for id := range n.workloads {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			pn.Workloads = append(pn.Workloads, n.workloads[id])
-		}
+		pn.Workloads = n.workloads.sorted()
 		p.Nodes = append(p.Nodes, pn)
 	}
 	return p
@@ -74,7 +66,7 @@ func migrationSuggestions(plan *recommend.Plan, nodes map[string]*nodeAcc) []Sug
 		}
 		app := m.Workload
 		for _, n := range nodes {
-			if w, ok := n.workloads[m.Workload]; ok && (pending == (w.State == profile.StatePending)) {
+			if w, ok := n.workloads.get(m.Workload); ok && (pending == (w.State == profile.StatePending)) {
 				if pending {
 					from = n.name
 				}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/profile"
@@ -51,22 +52,125 @@ type nodeAcc struct {
 	name      string
 	labels    map[string]string
 	gpus      []*gpuAcc
-	workloads map[string]profile.Workload
+	workloads workloadSet
+	ctx       *gpuContext // shared by the node's GPUs
 	spark     *sparkline
 	topology  *hwtopo.Topology
 	demand    demandAcc
 }
 
-func (n *nodeAcc) addWorkloads(ws []profile.Workload) {
+func (n *nodeAcc) addWorkloads(ws []profile.Workload, labels *labelSets) {
 	for _, w := range ws {
-		n.workloads[w.ID] = w // the latest input's state wins
+		n.workloads.put(slimWorkload(w, labels)) // the latest input's state wins
 	}
+}
+
+// workloadSet holds a node's workloads by id, in a slice: a node has a
+// handful, and a map's buckets would cost more than the workloads. Past
+// indexFrom workloads an index keeps lookups constant.
+type workloadSet struct {
+	list  []profile.Workload
+	index map[string]int
+}
+
+const indexFrom = 16
+
+func (s *workloadSet) find(id string) int {
+	if s.index != nil {
+		if i, ok := s.index[id]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range s.list {
+		if s.list[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// put adds w, or replaces the workload of the same id.
+func (s *workloadSet) put(w profile.Workload) {
+	if i := s.find(w.ID); i >= 0 {
+		s.list[i] = w
+		return
+	}
+	s.list = append(s.list, w)
+	if s.index != nil {
+		s.index[w.ID] = len(s.list) - 1
+	} else if len(s.list) > indexFrom {
+		s.index = make(map[string]int, len(s.list))
+		for i := range s.list {
+			s.index[s.list[i].ID] = i
+		}
+	}
+}
+
+// get returns the workload of an id.
+func (s *workloadSet) get(id string) (profile.Workload, bool) {
+	if i := s.find(id); i >= 0 {
+		return s.list[i], true
+	}
+	return profile.Workload{}, false
+}
+
+// sorted returns the workloads by id.
+func (s *workloadSet) sorted() []profile.Workload {
+	out := append([]profile.Workload(nil), s.list...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// labelSets shares identical label maps between workloads: most carry the
+// same one or two labels (namespace "ml").
+type labelSets map[string]map[string]string
+
+func (ls labelSets) intern(m map[string]string) map[string]string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "\x00" + m[k] + "\x00")
+	}
+	if s, ok := ls[b.String()]; ok {
+		return s
+	}
+	ls[b.String()] = m
+	return m
+}
+
+// workloadLabels are the labels analysis and planning read; a node keeps
+// no others, so that memory per node stays small in large clusters.
+var workloadLabels = []string{"namespace", "app", "gpu_milli", "seedance.io/pinned"}
+
+// slimWorkload keeps what analysis reads of a workload: not its GPU UUIDs,
+// and of its labels only workloadLabels.
+func slimWorkload(w profile.Workload, labels *labelSets) profile.Workload {
+	w.GPUUUIDs = nil
+	if len(w.Labels) == 0 {
+		return w
+	}
+	kept := map[string]string{}
+	for _, k := range workloadLabels {
+		if v, ok := w.Labels[k]; ok {
+			kept[k] = v
+		}
+	}
+	if *labels == nil {
+		*labels = labelSets{}
+	}
+	w.Labels = labels.intern(kept)
+	return w
 }
 
 // running counts the node's running workloads.
 func (n *nodeAcc) running() int {
 	c := 0
-	for _, w := range n.workloads {
+	for _, w := range n.workloads.list {
 		if w.State != profile.StatePending {
 			c++
 		}
@@ -76,7 +180,7 @@ func (n *nodeAcc) running() int {
 
 func (n *nodeAcc) pending() []profile.Workload {
 	var out []profile.Workload
-	for _, w := range n.workloads {
+	for _, w := range n.workloads.list {
 		if w.State == profile.StatePending {
 			out = append(out, w)
 		}

@@ -34,13 +34,7 @@ func numaSuggestions(n *nodeAcc) []Suggestion {
 		}
 	}
 	var out []Suggestion
-	ids := make([]string, 0, len(n.workloads))
-	for id := range n.workloads {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		w := n.workloads[id]
+	for _, w := range n.workloads.sorted() {
 		if w.State != profile.StateRunning || len(w.GPUs) == 0 {
 			continue
 		}

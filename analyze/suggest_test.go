@@ -44,7 +44,7 @@ func TestSuggestionsRefuseInvalidNames(t *testing.T) {
 		for _, name := range names {
 			idle := NodeReport{Name: name, GPUs: 8, Models: []string{"H100"}, Verdict: VerdictIdle, PriceUSDPerHour: 39.3, IdleIntervals: []Interval{{0, 600}},
 				ObservedS: 600, IdleShare: ptr(1), IdleNow: true}
-			acc := &nodeAcc{name: name, workloads: map[string]profile.Workload{}}
+			acc := &nodeAcc{name: name}
 			s := suggest([]NodeReport{idle}, map[string]*nodeAcc{name: acc}, dialect)[0]
 			valid := ValidNodeName(dialect, name)
 			if valid != (s.Command != "") {
@@ -67,11 +67,11 @@ func TestSuggestionCommands(t *testing.T) {
 	stalled := NodeReport{Name: "node-gpu-04", GPUs: 8, Models: []string{"H200"}, Verdict: VerdictStalled, PriceUSDPerHour: 43.26, IdleIntervals: []Interval{{0, 300}}, PendingWorkloads: 2,
 		ObservedS: 600, IdleShare: ptr(0.5)}
 	accs := map[string]*nodeAcc{
-		"node-gpu-08": {workloads: map[string]profile.Workload{}},
-		"node-gpu-04": {workloads: map[string]profile.Workload{
-			"ml/a":    {ID: "ml/a", Name: "a", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "ml"}},
-			"x/$(id)": {ID: "x/$(id)", Name: "$(id)", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "x"}},
-		}},
+		"node-gpu-08": {},
+		"node-gpu-04": {workloads: workloadSet{list: []profile.Workload{
+			{ID: "ml/a", Name: "a", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "ml"}},
+			{ID: "x/$(id)", Name: "$(id)", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "x"}},
+		}}},
 	}
 	got := suggest([]NodeReport{idle, stalled}, accs, DialectKubectl)
 	if got[0].Kind != SuggestRebindPending || got[1].Kind != SuggestReleaseNode {
@@ -106,7 +106,7 @@ func TestSuggestionCommands(t *testing.T) {
 func TestNoDrainUnlessIdleNow(t *testing.T) {
 	n := NodeReport{Name: "node-gpu-03", GPUs: 8, Models: []string{"H100"}, Verdict: VerdictIdle, PriceUSDPerHour: 40,
 		IdleIntervals: []Interval{{0, 1200}, {1500, 2100}, {2200, 2400}, {2500, 2800}}, ObservedS: 3600, IdleShare: ptr(2300.0 / 3600)}
-	accs := map[string]*nodeAcc{"node-gpu-03": {workloads: map[string]profile.Workload{}}}
+	accs := map[string]*nodeAcc{"node-gpu-03": {}}
 	for _, d := range []string{DialectKubectl, DialectSlurm} {
 		s := suggest([]NodeReport{n}, accs, d)[0]
 		if s.Kind != SuggestScheduleNode || s.Command != "" {

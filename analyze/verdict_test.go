@@ -3,6 +3,7 @@ package analyze
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +213,34 @@ func TestMissingMetricsAreNull(t *testing.T) {
 	r = mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 60, 1, nodeSpec{name: "n1", gpus: []gpuSpec{{uuid: "c", t: steps(0, 60), power: fill(70, 60)}}}))
 	if n := nodeByName(r, "n1"); n.AvgGPUUtilPct != nil || n.Verdict != VerdictUnknown || r.Summary.AvgGPUUtilPct != nil {
 		t.Fatalf("node %+v", n)
+	}
+}
+
+// TestWorkloadSet: the latest state of a workload wins, lookups work past
+// the indexing threshold, and order is by id.
+func TestWorkloadSet(t *testing.T) {
+	var s workloadSet
+	var labels labelSets
+	for i := 0; i < 40; i++ {
+		s.put(slimWorkload(profile.Workload{ID: fmt.Sprintf("ml/p-%02d", 39-i), State: profile.StatePending,
+			GPUUUIDs: []string{"GPU-x"}, Labels: map[string]string{"namespace": "ml", "pod-template-hash": "abc"}}, &labels))
+	}
+	s.put(profile.Workload{ID: "ml/p-07", State: profile.StateRunning})
+	if len(s.list) != 40 || s.index == nil {
+		t.Fatalf("%d workloads, index %v", len(s.list), s.index != nil)
+	}
+	if w, ok := s.get("ml/p-07"); !ok || w.State != profile.StateRunning {
+		t.Fatalf("ml/p-07 = %+v", w)
+	}
+	if _, ok := s.get("ml/none"); ok {
+		t.Fatal("found a workload that is not there")
+	}
+	sorted := s.sorted()
+	if sorted[0].ID != "ml/p-00" || sorted[39].ID != "ml/p-39" {
+		t.Fatalf("order %s … %s", sorted[0].ID, sorted[39].ID)
+	}
+	a, b := s.list[0], s.list[1]
+	if a.GPUUUIDs != nil || len(a.Labels) != 1 || a.Labels["namespace"] != "ml" || fmt.Sprintf("%p", a.Labels) != fmt.Sprintf("%p", b.Labels) {
+		t.Fatalf("slim workloads %+v %+v", a, b)
 	}
 }
