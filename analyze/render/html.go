@@ -84,7 +84,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{range .Warnings}}<div class="warn">{{.}}</div>
 {{end}}
 <h2>Cluster utilization over time</h2>
-<p class="note">Mean GPU utilization (line) and the spread across GPUs (across nodes above 128 GPUs), 10th–90th percentile (band), in slices of {{.Slice}}. The red strip below: nodes idle (darker = more of them).</p>
+<p class="note">Mean GPU utilization (line) and the spread across {{.SpreadOver}}, 10th–90th percentile (band), in slices of {{.Slice}}. The red strip below: nodes idle (darker = more of them).</p>
 {{.UtilChart}}
 <h2>{{.HeatTitle}}</h2>
 <p class="note">{{.HeatNote}} <span class="legend">idle <span style="background:#a50026"></span><span style="background:#f46d43"></span><span style="background:#fee08b"></span><span style="background:#a6d96a"></span><span style="background:#006837"></span> busy</span></p>
@@ -178,6 +178,10 @@ func HTML(w io.Writer, r *analyze.Report, _ Options) error {
 	d["Slice"] = analyze.FormatDuration(time.Duration(r.Timeline.BucketS * float64(time.Second)))
 	d["UtilChart"] = template.HTML(utilizationChart(r))
 	rows, title, note := heatRows(r)
+	d["SpreadOver"] = "GPUs"
+	if title != "GPUs × time" { // large clusters: per node (analyze keeps no per-GPU timeline)
+		d["SpreadOver"] = "nodes (each node's mean; the cluster has more than 128 GPUs)"
+	}
 	d["HeatTitle"], d["HeatNote"] = title, note
 	d["Heatmap"] = template.HTML(heatmap(r, rows))
 	d["ByNode"] = template.HTML(bars("chart-cost-nodes", "idle cost by node", costByNode(r)))
