@@ -161,10 +161,7 @@ func (s *Stream) headerField(p *Profile, key string) error {
 	default:
 		return s.sc.skip() // unknown fields are ignored
 	}
-	if err := s.sc.decode(dst); err != nil {
-		return fmt.Errorf("%s: %v", key, err)
-	}
-	return nil
+	return s.decodeField(key, dst)
 }
 
 // decodeField decodes the value of key into dst, naming the key in an
