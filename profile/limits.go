@@ -145,9 +145,9 @@ func checkValue(m Metric, i int, v float64) error {
 // limitedGzip counts what a gzip reader reads and writes, and stops with
 // ErrTooLarge when the output outgrows the input by more than a profile can.
 type limitedGzip struct {
-	z          io.Reader
-	in         *countingReader
-	out, limit int64
+	z   io.Reader
+	in  *countingReader
+	out int64
 }
 
 func (l *limitedGzip) Read(p []byte) (int, error) {
