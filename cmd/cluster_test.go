@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/dcgmtest"
 	"github.com/seedance/seedance/internal/promtest"
 	"github.com/seedance/seedance/profile"
 )
@@ -27,7 +28,7 @@ func TestPrometheusSourceEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var om bytes.Buffer
-	profile.WriteDCGMOpenMetrics(&om, sim)
+	dcgmtest.WriteOpenMetrics(&om, sim)
 	srv := promtest.Start(t, om.Bytes())
 
 	promPath := filepath.Join(t.TempDir(), "cluster.json")

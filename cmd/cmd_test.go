@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
 	"github.com/seedance/seedance/internal/golden"
 	"github.com/seedance/seedance/internal/iostreams"
-	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/internal/nvapi"
+	"github.com/seedance/seedance/source/gpu"
 )
 
 var _ = golden.Update
@@ -23,8 +22,8 @@ type result struct {
 	out, errOut string
 }
 
-// testFactory returns a Factory with buffers for streams, the real NVML
-// library (absent on build hosts) and a pinned clock. env is set in the
+// testFactory returns a Factory with buffers for streams, NVML as on a
+// machine without the driver (noDriver) and a pinned clock. env is set in the
 // process environment for the test (viper reads SEEDANCE_* from there), with
 // HOME pointed at an empty directory so the tester's own config stays out.
 func testFactory(t *testing.T, env map[string]string) (*Factory, func() result) {
@@ -38,7 +37,7 @@ func testFactory(t *testing.T, env map[string]string) (*Factory, func() result) 
 	io, _, out, errOut := iostreams.Test()
 	f := &Factory{
 		IO:     io,
-		NVML:   func() profile.NVML { return nvml.New() },
+		NVML:   func() (gpu.NVML, error) { return noDriver{}, nil },
 		Now:    func() time.Time { return time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC) },
 		Getenv: os.Getenv,
 		Build:  BuildInfo{Version: "test", Commit: "abc", Date: "2026-11-30", GoVersion: "go1.x"},
@@ -172,3 +171,10 @@ func TestParseDuration(t *testing.T) {
 		t.Error("accepted 5 minutes")
 	}
 }
+
+// noDriver is NVML on a machine without the NVIDIA driver: Init fails as
+// go-nvml's does when libnvidia-ml.so.1 cannot be loaded. Tests use it
+// instead of assuming that the host has no driver.
+type noDriver struct{ gpu.NVML }
+
+func (noDriver) Init() nvapi.Return { return nvapi.ERROR_LIBRARY_NOT_FOUND }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/internal/browsertest"
+	"github.com/seedance/seedance/internal/dcgmtest"
 	"github.com/seedance/seedance/internal/promtest"
 	"github.com/seedance/seedance/internal/schematest"
 	"github.com/seedance/seedance/internal/synth"
@@ -232,7 +233,7 @@ func BenchmarkPrometheus1000Nodes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := profile.WriteDCGMOpenMetrics(f, p); err != nil {
+	if err := dcgmtest.WriteOpenMetrics(f, p); err != nil {
 		b.Fatal(err)
 	}
 	f.Close()

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	nvmlsrc "github.com/seedance/seedance/source/nvml"
+
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/gpu"
 )
 
 // ExitCode is seedance's process exit status. docs/exit-codes.md lists them;
@@ -57,7 +61,7 @@ func exitCodeFor(err error) ExitCode {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &ue), errors.Is(err, profile.ErrInvalid), errors.Is(err, profile.ErrNoGPU), errors.Is(err, profile.ErrSettings),
+	case errors.As(err, &ue), errors.Is(err, profile.ErrInvalid), errors.Is(err, gpu.ErrNoGPU), errors.Is(err, nvmlsrc.ErrNotBuilt), errors.Is(err, source.ErrSettings),
 		errors.Is(err, analyze.ErrInvalidBaseline), errors.Is(err, analyze.ErrInvalidGate), errors.Is(err, analyze.ErrScaling):
 		return ExitUsage
 	}

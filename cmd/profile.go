@@ -17,6 +17,9 @@ import (
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/gpu"
+	"github.com/seedance/seedance/source/sim"
 )
 
 // MinInterval is the shortest sampling interval: NVML's utilization counters
@@ -31,7 +34,7 @@ const DefaultSimDuration = 300 * time.Second
 // ProfileOptions are the inputs of `seedance profile`.
 type ProfileOptions struct {
 	IO     *iostreams.IOStreams
-	NVML   func() profile.NVML
+	NVML   func() (gpu.NVML, error)
 	Now    func() time.Time
 	Build  BuildInfo
 	Ctx    context.Context
@@ -162,7 +165,7 @@ func profileRun(o *ProfileOptions) error {
 	}
 	defer src.Close()
 
-	ro := profile.RecordOptions{
+	ro := source.RecordOptions{
 		Interval:  pc.Interval,
 		Duration:  pc.Duration,
 		Clock:     clock,
@@ -185,7 +188,7 @@ func profileRun(o *ProfileOptions) error {
 	if len(o.Command) > 0 {
 		p, err = recordCommand(o, src, ro)
 	} else {
-		p, err = profile.Record(o.Ctx, src, ro)
+		p, err = source.Record(o.Ctx, src, ro)
 	}
 	bar.done()
 	if p == nil {
@@ -202,7 +205,7 @@ func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptib
 		// Nothing observed is a failure, and no file is written: an empty
 		// profile would look like a quiet cluster. A wrapped command's own
 		// failure still decides the exit status.
-		nothing := fmt.Errorf("%w: the %s source collected no GPU sample; no file written", profile.ErrNothingObserved, p.Source)
+		nothing := fmt.Errorf("%w: the %s source collected no GPU sample; no file written", source.ErrNothingObserved, p.Source)
 		if len(p.Notes) > 0 {
 			nothing = fmt.Errorf("%w (%s)", nothing, p.Notes[0])
 		}
@@ -240,16 +243,20 @@ func writeProfile(stdout io.Writer, path string, p *profile.Profile) error {
 }
 
 // openSource builds the sample source and its clock.
-func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
+func openSource(o *ProfileOptions) (source.Source, source.Clock, error) {
 	switch o.Config.Profile.Source {
 	case profile.SourceNVML:
 		n := o.Config.NVML
 		// The host's NUMA layout goes into the profile's topology; without it
 		// the GPU side still does.
+		lib, err := o.NVML()
+		if err != nil {
+			return nil, nil, err
+		}
 		host, herr := hwtopo.HostFromGHW(strings.TrimSuffix(n.SysRoot, "sys"))
-		src, err := profile.OpenNVMLNode(o.NVML(), profile.NodeOptions{
+		src, err := gpu.OpenNode(lib, gpu.NodeOptions{
 			Name:     n.NodeName,
-			Procs:    &profile.ProcFS{ProcRoot: n.ProcRoot, PodsDir: n.PodsDir},
+			Procs:    &gpu.ProcFS{ProcRoot: n.ProcRoot, PodsDir: n.PodsDir},
 			SysRoot:  n.SysRoot,
 			Timeout:  o.Config.Profile.Interval * 9 / 10,
 			Topology: true, Host: host,
@@ -257,10 +264,10 @@ func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
 		if err == nil && herr != nil {
 			fmt.Fprintf(o.IO.ErrOut, "warning: host topology unknown: %v\n", herr)
 		}
-		return src, profile.RealClock{}, err
+		return src, source.RealClock{}, err
 	case profile.SourceSim:
 		s := o.Config.Sim
-		start := profile.DefaultSimStart
+		start := sim.DefaultStart
 		if s.Start != "" {
 			t, err := time.Parse(time.RFC3339, s.Start)
 			if err != nil {
@@ -271,12 +278,12 @@ func openSource(o *ProfileOptions) (profile.Source, profile.Clock, error) {
 			}
 			start = t.UTC()
 		}
-		var clock profile.Clock = profile.NewSimClock(start)
+		var clock source.Clock = sim.NewClock(start)
 		// A wrapped command takes real time, so the simulation keeps pace.
 		if s.Realtime || len(o.Command) > 0 {
-			clock, start = profile.RealClock{}, o.Now()
+			clock, start = source.RealClock{}, o.Now()
 		}
-		src, err := profile.OpenSim(profile.SimOptions{Nodes: s.Nodes, Scenario: s.Scenario, Seed: s.Seed, Clock: clock, Start: start})
+		src, err := sim.Open(sim.Options{Nodes: s.Nodes, Scenario: s.Scenario, Seed: s.Seed, Clock: clock, Start: start})
 		if err != nil {
 			return nil, nil, &UsageError{Err: err}
 		}

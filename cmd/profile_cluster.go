@@ -14,6 +14,9 @@ import (
 
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/prometheus"
+	"github.com/seedance/seedance/source/scrape"
 )
 
 // httpConfig decodes the HTTP settings of a section (prometheus or scrape)
@@ -88,7 +91,7 @@ func profilePrometheus(o *ProfileOptions) error {
 	if err != nil {
 		return err
 	}
-	po := profile.PromOptions{URL: pc.URL, HTTP: hc, Start: start, End: end, Step: pc.Step, Selector: pc.Selector,
+	po := prometheus.Options{URL: pc.URL, HTTP: hc, Start: start, End: end, Step: pc.Step, Selector: pc.Selector,
 		Chunk: pc.Chunk, Concurrency: pc.Concurrency, Timeout: pc.Timeout, Retries: pc.Retries, Backoff: time.Second,
 		Generator: profile.Generator{Name: "seedance", Version: o.Build.Version}}
 	if !o.Config.Profile.Quiet && o.IO.IsStderrTTY() {
@@ -97,8 +100,8 @@ func profilePrometheus(o *ProfileOptions) error {
 		}
 		defer fmt.Fprint(o.IO.ErrOut, "\r\033[K")
 	}
-	p, err := profile.FromPrometheus(o.Ctx, po)
-	if errors.Is(err, profile.ErrInterrupted) {
+	p, err := prometheus.Read(o.Ctx, po)
+	if errors.Is(err, source.ErrInterrupted) {
 		return &ExitError{Code: ExitInterrupted, Err: err}
 	}
 	if err != nil {
@@ -148,7 +151,7 @@ func profileScrape(o *ProfileOptions) error {
 	if timeout <= 0 || timeout > pc.Interval {
 		timeout = pc.Interval * 9 / 10
 	}
-	ro := profile.RecordOptions{Interval: pc.Interval, Duration: pc.Duration,
+	ro := source.RecordOptions{Interval: pc.Interval, Duration: pc.Duration,
 		Generator: profile.Generator{Name: "seedance", Version: o.Build.Version}}
 	if pc.Checkpoint > 0 && pc.Output != "-" {
 		ro.Checkpoint = pc.Checkpoint
@@ -160,10 +163,10 @@ func profileScrape(o *ProfileOptions) error {
 		ro.OnSample = bar.update
 	}
 	log := func(line string) { fmt.Fprintln(o.IO.ErrOut, "warning: "+table.Visible(line)) }
-	p, err := profile.Scrape(o.Ctx, profile.ScrapeOptions{Targets: targets, HTTP: hc, Timeout: timeout, Log: log}, ro)
+	p, err := scrape.Scrape(o.Ctx, scrape.Options{Targets: targets, HTTP: hc, Timeout: timeout, Log: log}, ro)
 	bar.done()
 	if p == nil {
-		if errors.Is(err, profile.ErrInvalid) || errors.Is(err, profile.ErrSettings) {
+		if errors.Is(err, profile.ErrInvalid) || errors.Is(err, source.ErrSettings) {
 			return &UsageError{Err: err}
 		}
 		return err

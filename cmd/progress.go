@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
 )
 
 // progressBar draws "[=====>    ] 1m10s / 5m0s  64 GPUs  util 41%" on stderr,
@@ -23,7 +24,7 @@ func newProgressBar(w io.Writer, nodes, gpus int) *progressBar {
 	return &progressBar{w: w, nodes: nodes, gpus: gpus}
 }
 
-func (b *progressBar) update(p profile.Progress) {
+func (b *progressBar) update(p source.Progress) {
 	if now := time.Now(); now.Sub(b.last) < 100*time.Millisecond && b.drawn {
 		return
 	} else {
@@ -34,7 +35,7 @@ func (b *progressBar) update(p profile.Progress) {
 }
 
 // progressText renders one progress line; Total 0 means open-ended.
-func progressText(p profile.Progress, nodes, gpus int) string {
+func progressText(p source.Progress, nodes, gpus int) string {
 	const width = 24
 	util := "n/a"
 	if !profile.IsNull(p.MeanUtil) {

@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
 )
 
 func TestProgressText(t *testing.T) {
 	tests := []struct {
-		p    profile.Progress
+		p    source.Progress
 		want string
 	}{
-		{profile.Progress{Elapsed: 150 * time.Second, Total: 300 * time.Second, MeanUtil: 41.4},
+		{source.Progress{Elapsed: 150 * time.Second, Total: 300 * time.Second, MeanUtil: 41.4},
 			"[============>           ] 2m30s / 5m0s  16 GPUs  util 41%"},
-		{profile.Progress{Elapsed: 300 * time.Second, Total: 300 * time.Second, MeanUtil: 99.6},
+		{source.Progress{Elapsed: 300 * time.Second, Total: 300 * time.Second, MeanUtil: 99.6},
 			"[========================] 5m0s / 5m0s  16 GPUs  util 100%"},
-		{profile.Progress{Elapsed: 61500 * time.Millisecond, Samples: 62, MeanUtil: profile.Null},
+		{source.Progress{Elapsed: 61500 * time.Millisecond, Samples: 62, MeanUtil: profile.Null},
 			"sampling 1m1s  2 nodes  16 GPUs  62 samples  util n/a"},
 	}
 	for _, tt := range tests {

@@ -12,20 +12,21 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	nvmlsrc "github.com/seedance/seedance/source/nvml"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/table"
-	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source/gpu"
 )
 
 // Factory holds the dependencies of the commands. Only Main wires the real
 // ones; tests build their own.
 type Factory struct {
 	IO     *iostreams.IOStreams
-	NVML   func() profile.NVML
+	NVML   func() (gpu.NVML, error)
 	Now    func() time.Time
 	Getenv func(string) string
 	Build  BuildInfo
@@ -41,7 +42,7 @@ type Factory struct {
 func NewFactory() *Factory {
 	return &Factory{
 		IO:     iostreams.System(),
-		NVML:   func() profile.NVML { return nvml.New() },
+		NVML:   nvmlsrc.New,
 		Now:    time.Now,
 		Getenv: os.Getenv,
 		Build:  buildInfo(),

@@ -18,8 +18,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/seedance/seedance/internal/dcgmtest"
 	"github.com/seedance/seedance/internal/promtest"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/sim"
 )
 
 // A docs snippet is a fenced block of README.md or docs/*.md.
@@ -351,13 +354,13 @@ func snippetPrometheus(t *testing.T) string {
 		return ""
 	}
 	record := func(start time.Time) *profile.Profile {
-		clk := profile.NewSimClock(start)
-		sim, err := profile.OpenSim(profile.SimOptions{Nodes: 2, Scenario: profile.ScenarioMixed, Seed: 1, Clock: clk, Start: start})
+		clk := sim.NewClock(start)
+		sim, err := sim.Open(sim.Options{Nodes: 2, Scenario: sim.ScenarioMixed, Seed: 1, Clock: clk, Start: start})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer sim.Close()
-		p, err := profile.Record(context.Background(), sim, profile.RecordOptions{Interval: 15 * time.Second, Duration: 10 * time.Minute, Clock: clk})
+		p, err := source.Record(context.Background(), sim, source.RecordOptions{Interval: 15 * time.Second, Duration: 10 * time.Minute, Clock: clk})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +369,7 @@ func snippetPrometheus(t *testing.T) string {
 	var om bytes.Buffer
 	for _, start := range []time.Time{time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC), time.Now().UTC().Add(-15 * time.Minute).Truncate(time.Second)} {
 		var b bytes.Buffer
-		if err := profile.WriteDCGMOpenMetrics(&b, record(start)); err != nil {
+		if err := dcgmtest.WriteOpenMetrics(&b, record(start)); err != nil {
 			t.Fatal(err)
 		}
 		om.WriteString(strings.TrimSuffix(b.String(), "# EOF\n"))

@@ -7,19 +7,21 @@ import (
 	"io"
 	"strings"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	nvmlsrc "github.com/seedance/seedance/source/nvml"
+
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/internal/nvapi"
 	"github.com/seedance/seedance/internal/table"
-	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source/gpu"
 )
 
 // TopoOptions are the inputs of `seedance topo`.
 type TopoOptions struct {
 	IO       *iostreams.IOStreams
-	NVML     func() profile.NVML
+	NVML     func() (gpu.NVML, error)
 	Format   string
 	HostRoot string // "/" (ghw reads sysfs and procfs under it)
 	SysRoot  string
@@ -71,24 +73,31 @@ func topoRun(o *TopoOptions) error {
 // topoRunWithHost prints the topology of the NVML GPUs on the given host.
 func topoRunWithHost(o *TopoOptions, host *hwtopo.Host, warnings ...string) error {
 	res := topoResult{Warnings: append([]string{}, warnings...), Host: host}
-	lib := o.NVML()
-	n, err := profile.InitNVML(lib)
+	lib, err := o.NVML()
+	n := 0
+	if err == nil {
+		n, err = gpu.InitNVML(lib)
+	}
 	if err != nil {
-		if !errors.Is(err, profile.ErrNoGPU) {
+		switch {
+		case errors.Is(err, nvmlsrc.ErrNotBuilt):
+			res.NoGPU = "this seedance was built without cgo, so without NVML"
+		case errors.Is(err, gpu.ErrNoGPU):
+			res.NoGPU = strings.SplitN(strings.TrimPrefix(err.Error(), gpu.ErrNoGPU.Error()+": "), ";", 2)[0]
+		default:
 			return err
 		}
-		res.NoGPU = strings.SplitN(strings.TrimPrefix(err.Error(), profile.ErrNoGPU.Error()+": "), ";", 2)[0]
 	} else {
 		defer lib.Shutdown()
-		devs := make([]nvml.Device, 0, n)
+		devs := make([]nvapi.Device, 0, n)
 		for i := 0; i < n; i++ {
 			d, ret := lib.DeviceGetHandleByIndex(i)
-			if ret != nvml.SUCCESS {
+			if ret != nvapi.SUCCESS {
 				return fmt.Errorf("get handle of GPU %d: %s", i, ret.Error())
 			}
 			devs = append(devs, d)
 		}
-		t := hwtopo.FromNVML(devs, 16, func(bus string) *int { return profile.NUMANodeOf(o.SysRoot, bus) })
+		t := hwtopo.FromNVML(devs, 16, func(bus string) *int { return gpu.NUMANodeOf(o.SysRoot, bus) })
 		t.Host = host
 		res.Topology = t
 		res.Warnings = append(res.Warnings, hwtopo.Warnings(t, gpuProcesses(devs, o.ProcRoot))...)
@@ -107,11 +116,11 @@ func topoRunWithHost(o *TopoOptions, host *hwtopo.Host, warnings ...string) erro
 	return writeTopoTable(o.IO.Out, res, o.IO.IsStdoutTTY())
 }
 
-func gpuProcesses(devs []nvml.Device, procRoot string) []hwtopo.Process {
+func gpuProcesses(devs []nvapi.Device, procRoot string) []hwtopo.Process {
 	var out []hwtopo.Process
 	for i, d := range devs {
 		ps, ret := d.GetComputeRunningProcesses()
-		if ret != nvml.SUCCESS {
+		if ret != nvapi.SUCCESS {
 			continue
 		}
 		for _, p := range ps {

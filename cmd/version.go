@@ -5,8 +5,9 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
+
+	"github.com/seedance/seedance/internal/nvapi"
 )
 
 // Set at build time with -ldflags "-X github.com/seedance/seedance/cmd.version=…".
@@ -68,20 +69,23 @@ func newVersionCmd(f *Factory) *cobra.Command {
 // nvmlVersion reports the NVML library and driver versions, or why there are
 // none.
 func nvmlVersion(f *Factory) string {
-	lib := f.NVML()
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
+	lib, err := f.NVML()
+	if err != nil {
+		return "not in this build (built without cgo)"
+	}
+	if ret := lib.Init(); ret != nvapi.SUCCESS {
+		if ret == nvapi.ERROR_LIBRARY_NOT_FOUND {
 			return "not available (NVML library not found)"
 		}
 		return "not available (" + ret.Error() + ")"
 	}
 	defer lib.Shutdown()
 	v, ret := lib.SystemGetNVMLVersion()
-	if ret != nvml.SUCCESS {
+	if ret != nvapi.SUCCESS {
 		v = "unknown"
 	}
 	d, ret := lib.SystemGetDriverVersion()
-	if ret != nvml.SUCCESS {
+	if ret != nvapi.SUCCESS {
 		d = "unknown"
 	}
 	return fmt.Sprintf("%s (driver %s)", v, d)

@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/seedance/seedance/internal/procgroup"
+
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
 )
 
 // recordCommand runs o.Command, samples until it exits, and returns the
@@ -18,14 +21,14 @@ import (
 // exit status becomes seedance's (an *ExitError). The child runs in its own
 // process group: SIGINT, SIGTERM and SIGHUP sent to seedance are forwarded to
 // that group once, and a second SIGINT kills it.
-func recordCommand(o *ProfileOptions, src profile.Source, ro profile.RecordOptions) (*profile.Profile, error) {
+func recordCommand(o *ProfileOptions, src source.Source, ro source.RecordOptions) (*profile.Profile, error) {
 	c := exec.Command(o.Command[0], o.Command[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, o.IO.Out, o.IO.ErrOut
 	if o.Config.Profile.Output == "-" {
 		// stdout carries the profile; the command's output goes to stderr.
 		c.Stdout = o.IO.ErrOut
 	}
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Prepare(c)
 
 	// Take the signals from the root context's handler before starting.
 	sigs := make(chan os.Signal, 4)
@@ -52,7 +55,7 @@ func recordCommand(o *ProfileOptions, src profile.Source, ro profile.RecordOptio
 				if n > 1 && sig == syscall.SIGINT {
 					sig = syscall.SIGKILL
 				}
-				syscall.Kill(-c.Process.Pid, sig)
+				_ = procgroup.Signal(c, sig)
 			case <-exited:
 				return
 			}
@@ -60,8 +63,8 @@ func recordCommand(o *ProfileOptions, src profile.Source, ro profile.RecordOptio
 	}()
 
 	ro.Stop = exited
-	ro.Job = &profile.Job{Name: filepath.Base(o.Command[0]), PID: c.Process.Pid, ProcRoot: o.Config.NVML.ProcRoot}
-	p, err := profile.Record(context.Background(), src, ro)
+	ro.Job = &source.Job{Name: filepath.Base(o.Command[0]), PID: c.Process.Pid, ProcRoot: o.Config.NVML.ProcRoot}
+	p, err := source.Record(context.Background(), src, ro)
 	<-exited
 	if p != nil && interrupted {
 		p.Complete = false

@@ -1,9 +1,7 @@
 package hwtopo
 
 import (
-	"strings"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/seedance/seedance/internal/nvapi"
 )
 
 // maxLinks is NVML's NVML_NVLINK_MAX_LINKS.
@@ -13,40 +11,40 @@ const maxLinks = 18
 // (in index order). A call NVML does not support leaves its part empty:
 // GPUs without NVLink meet over PCIe, a GPU without affinity data has none.
 // numa, when set, gives a GPU's NUMA node from its PCI bus id (sysfs).
-func FromNVML(devs []nvml.Device, cpuWords int, numa func(busID string) *int) *Topology {
+func FromNVML(devs []nvapi.Device, cpuWords int, numa func(busID string) *int) *Topology {
 	t := &Topology{}
 	for i, d := range devs {
 		g := GPU{Index: i}
-		if u, ret := d.GetUUID(); ret == nvml.SUCCESS {
+		if u, ret := d.GetUUID(); ret == nvapi.SUCCESS {
 			g.UUID = u
 		}
-		if p, ret := d.GetPciInfo(); ret == nvml.SUCCESS {
-			g.BusID = BusID(p)
+		if p, ret := d.GetPciBusID(); ret == nvapi.SUCCESS {
+			g.BusID = p
 		}
 		if numa != nil {
 			g.NUMANode = numa(g.BusID)
 		}
 		if g.NUMANode == nil {
-			if n, ret := d.GetNumaNodeId(); ret == nvml.SUCCESS && n >= 0 {
+			if n, ret := d.GetNumaNodeId(); ret == nvapi.SUCCESS && n >= 0 {
 				g.NUMANode = &n
 			}
 		}
-		if words, ret := d.GetCpuAffinity(cpuWords); ret == nvml.SUCCESS {
+		if words, ret := d.GetCpuAffinity(cpuWords); ret == nvapi.SUCCESS {
 			g.CPUAffinity = CPUList(words)
 		}
 		for l := 0; l < maxLinks; l++ {
-			state, ret := d.GetNvLinkState(l)
-			if ret != nvml.SUCCESS {
+			up, ret := d.GetNvLinkState(l)
+			if ret != nvapi.SUCCESS {
 				continue
 			}
-			link := NVLink{Link: l, Up: state == nvml.FEATURE_ENABLED}
-			if v, ret := d.GetNvLinkVersion(l); ret == nvml.SUCCESS {
+			link := NVLink{Link: l, Up: up}
+			if v, ret := d.GetNvLinkVersion(l); ret == nvapi.SUCCESS {
 				link.GBps = nvlinkGBps(v)
 			}
-			if p, ret := d.GetNvLinkRemotePciInfo(l); ret == nvml.SUCCESS {
-				link.RemoteBusID = BusID(p)
+			if p, ret := d.GetNvLinkRemotePciBusID(l); ret == nvapi.SUCCESS {
+				link.RemoteBusID = p
 			}
-			if typ, ret := d.GetNvLinkRemoteDeviceType(l); ret == nvml.SUCCESS && typ == nvml.NVLINK_DEVICE_TYPE_SWITCH {
+			if sw, ret := d.GetNvLinkRemoteIsSwitch(l); ret == nvapi.SUCCESS && sw {
 				link.ToSwitch = true
 			}
 			g.NVLinks = append(g.NVLinks, link)
@@ -72,7 +70,7 @@ func FromNVML(devs []nvml.Device, cpuWords int, numa func(busID string) *int) *T
 				continue
 			}
 			lvl, ret := devs[i].GetTopologyCommonAncestor(devs[j])
-			if ret != nvml.SUCCESS {
+			if ret != nvapi.SUCCESS {
 				t.Matrix[i][j] = "SYS"
 				continue
 			}
@@ -112,23 +110,6 @@ func nvlinksBetween(a, b GPU) (int, float64) {
 	return 0, 0
 }
 
-// BusID writes a PCI address as sysfs and nvidia-smi do ("0000:18:00.0"):
-// NVML pads the domain to 8 digits and uses upper case.
-func BusID(p nvml.PciInfo) string {
-	b := make([]byte, 0, len(p.BusId))
-	for _, c := range p.BusId {
-		if c == 0 {
-			break
-		}
-		b = append(b, byte(c))
-	}
-	id := strings.ToLower(string(b))
-	if len(id) == 16 && strings.HasPrefix(id, "0000") {
-		id = id[4:]
-	}
-	return id
-}
-
 func itoa(n int) string {
 	if n < 10 {
 		return string(rune('0' + n))
@@ -137,26 +118,26 @@ func itoa(n int) string {
 }
 
 // migLayout lists a GPU's MIG devices when MIG mode is on.
-func migLayout(d nvml.Device) []MIGDevice {
-	cur, _, ret := d.GetMigMode()
-	if ret != nvml.SUCCESS || cur != nvml.DEVICE_MIG_ENABLE {
+func migLayout(d nvapi.Device) []MIGDevice {
+	cur, ret := d.GetMigMode()
+	if ret != nvapi.SUCCESS || cur != nvapi.DEVICE_MIG_ENABLE {
 		return nil
 	}
 	n, ret := d.GetMaxMigDeviceCount()
-	if ret != nvml.SUCCESS {
+	if ret != nvapi.SUCCESS {
 		return nil
 	}
 	var out []MIGDevice
 	for i := 0; i < n; i++ {
 		m, ret := d.GetMigDeviceHandleByIndex(i)
-		if ret != nvml.SUCCESS {
+		if ret != nvapi.SUCCESS {
 			continue
 		}
 		var dev MIGDevice
 		dev.UUID, _ = m.GetUUID()
 		dev.GI, _ = m.GetGpuInstanceId()
 		dev.CI, _ = m.GetComputeInstanceId()
-		if a, ret := m.GetAttributes(); ret == nvml.SUCCESS {
+		if a, ret := m.GetAttributes(); ret == nvapi.SUCCESS {
 			dev.Profile = MIGProfileName(a)
 		}
 		out = append(out, dev)

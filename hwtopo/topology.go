@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/seedance/seedance/internal/nvapi"
 )
 
 // Topology is one node's interconnect.
@@ -48,7 +48,7 @@ type MIGDevice struct {
 
 // MIGProfileName names a MIG device as nvidia-smi does: "1g.10gb", or
 // "1c.2g.20gb" for a compute instance smaller than its GPU instance.
-func MIGProfileName(a nvml.DeviceAttributes) string {
+func MIGProfileName(a nvapi.DeviceAttributes) string {
 	gb := (a.MemorySizeMB + 512) / 1024
 	name := fmt.Sprintf("%dg.%dgb", a.GpuInstanceSliceCount, gb)
 	if a.ComputeInstanceSliceCount > 0 && a.ComputeInstanceSliceCount < a.GpuInstanceSliceCount {
@@ -82,17 +82,17 @@ type NUMANode struct {
 }
 
 // levelLabel is how nvidia-smi names a PCIe common ancestor.
-func levelLabel(l nvml.GpuTopologyLevel) string {
+func levelLabel(l nvapi.TopologyLevel) string {
 	switch l {
-	case nvml.TOPOLOGY_INTERNAL:
+	case nvapi.TOPOLOGY_INTERNAL:
 		return "X"
-	case nvml.TOPOLOGY_SINGLE:
+	case nvapi.TOPOLOGY_SINGLE:
 		return "PIX"
-	case nvml.TOPOLOGY_MULTIPLE:
+	case nvapi.TOPOLOGY_MULTIPLE:
 		return "PXB"
-	case nvml.TOPOLOGY_HOSTBRIDGE:
+	case nvapi.TOPOLOGY_HOSTBRIDGE:
 		return "PHB"
-	case nvml.TOPOLOGY_NODE:
+	case nvapi.TOPOLOGY_NODE:
 		return "NODE"
 	}
 	return "SYS"

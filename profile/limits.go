@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/hwtopo"
+	"github.com/seedance/seedance/internal/jsonscan"
 )
 
 // Limits of what a profile may hold. Every reader of profiles goes through
@@ -18,9 +19,9 @@ import (
 const (
 	// MaxDepth is the deepest nesting of arrays and objects: a profile
 	// needs 6, its topology and labels a few more.
-	MaxDepth = 64
+	MaxDepth = jsonscan.MaxDepth
 	// MaxStringBytes is the longest JSON string (a note, a label value).
-	MaxStringBytes = 64 << 10
+	MaxStringBytes = jsonscan.MaxStringBytes
 	// MaxNameBytes is the longest node name (a DNS subdomain, as
 	// Kubernetes and Slurm node names are), GPU UUID and model.
 	MaxNameBytes = 253
@@ -125,6 +126,9 @@ var metricLimit = func() (l [NumMetrics]float64) {
 	}
 	return l
 }()
+
+// Limit is m's largest valid value: 100 for a percentage, MaxValue else.
+func (m Metric) Limit() float64 { return metricLimit[m] }
 
 // checkValue checks one value of a metric column: not negative, not above
 // the metric's limit (NaN is a null and passes).

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/seedance/seedance/internal/jsonscan"
 )
 
 // Header is a profile without its nodes.
@@ -39,7 +41,7 @@ type Stream struct {
 	Header   Header
 	name     string
 	closer   func() // stops the input's decompression
-	sc       *scanner
+	sc       *jsonscan.Scanner
 	buffered []Node          // nodes read before the header was complete
 	atNodes  bool            // the scanner is inside "nodes": [
 	bufs     Series          // column buffers reused from GPU to GPU
@@ -55,7 +57,7 @@ func OpenStream(r io.Reader, name string) (*Stream, error) {
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	s.sc = newScanner(in)
+	s.sc = jsonscan.New(in)
 	if err := s.readHeader(); err != nil {
 		s.close()
 		return nil, err
@@ -78,15 +80,15 @@ func (s *Stream) wrap(err error) error {
 }
 
 func (s *Stream) readHeader() error {
-	if s.sc.peek() == 0 {
-		if s.sc.rerr != nil { // the input failed before any JSON (a gzip bomb)
-			return s.wrap(s.sc.rerr)
+	if s.sc.Peek() == 0 {
+		if s.sc.ReadErr() != nil { // the input failed before any JSON (a gzip bomb)
+			return s.wrap(s.sc.ReadErr())
 		}
 		return s.wrap(errors.New("empty input"))
 	}
 	p := &Profile{}
 	once := keysOnce()
-	err := s.sc.object(func(key string) error {
+	err := s.sc.Object(func(key string) error {
 		if err := once(key); err != nil {
 			return err
 		}
@@ -95,7 +97,7 @@ func (s *Stream) readHeader() error {
 		}
 		if p.SchemaVersion == "" || p.StartedAt.IsZero() || p.EndedAt.IsZero() || p.IntervalS == 0 {
 			// The header comes after the nodes: keep them.
-			return s.sc.array(func(i int) error {
+			return s.sc.Array(func(i int) error {
 				n, err := s.nodeFull(i)
 				s.buffered = append(s.buffered, n)
 				return err
@@ -106,10 +108,10 @@ func (s *Stream) readHeader() error {
 		if err := Validate(&h); err != nil {
 			return err
 		}
-		if s.sc.peek() == 'n' {
-			return s.sc.literal("null")
+		if s.sc.Peek() == 'n' {
+			return s.sc.Literal("null")
 		}
-		if err := s.sc.expect('['); err != nil {
+		if err := s.sc.Expect('['); err != nil {
 			return err
 		}
 		s.atNodes = true
@@ -121,7 +123,7 @@ func (s *Stream) readHeader() error {
 	if err != nil {
 		return s.wrap(err)
 	}
-	if err := s.sc.end(); err != nil {
+	if err := s.sc.End(); err != nil {
 		return s.wrap(err)
 	}
 	s.setHeader(p)
@@ -159,7 +161,7 @@ func (s *Stream) headerField(p *Profile, key string) error {
 	case "notes":
 		dst = &p.Notes
 	default:
-		return s.sc.skip() // unknown fields are ignored
+		return s.sc.Skip() // unknown fields are ignored
 	}
 	return s.decodeField(key, dst)
 }
@@ -167,8 +169,8 @@ func (s *Stream) headerField(p *Profile, key string) error {
 // decodeField decodes the value of key into dst, naming the key in an
 // error: "uuid: expected a string, found a number".
 func (s *Stream) decodeField(key string, dst any) error {
-	if err := s.sc.decode(dst); err != nil {
-		var se *syntaxError
+	if err := s.sc.Decode(dst); err != nil {
+		var se *jsonscan.SyntaxError
 		if errors.As(err, &se) {
 			return err
 		}
@@ -232,15 +234,15 @@ func (e invalidGPU) Error() string { return e.msg }
 
 // nodes reads the rest of the nodes array, calling fn as it goes.
 func (s *Stream) nodes(fn func(Item) error) error {
-	if s.sc.peek() == ']' {
-		s.sc.pos++
+	if s.sc.Peek() == ']' {
+		s.sc.Advance()
 		return nil
 	}
 	for ni := 0; ; ni++ {
 		if err := s.node(ni, fn); err != nil {
 			return err
 		}
-		if done, err := s.sc.next(']'); done || err != nil {
+		if done, err := s.sc.Next(']'); done || err != nil {
 			return err
 		}
 	}
@@ -249,25 +251,25 @@ func (s *Stream) nodes(fn func(Item) error) error {
 // rest reads the top-level fields after "nodes" (ignored) and the end.
 func (s *Stream) rest() error {
 	for {
-		switch s.sc.peek() {
+		switch s.sc.Peek() {
 		case ',':
-			s.sc.pos++
-			if _, err := s.sc.str(); err != nil {
+			s.sc.Advance()
+			if _, err := s.sc.Str(); err != nil {
 				return err
 			}
-			if err := s.sc.expect(':'); err != nil {
+			if err := s.sc.Expect(':'); err != nil {
 				return err
 			}
-			if err := s.sc.skip(); err != nil {
+			if err := s.sc.Skip(); err != nil {
 				return err
 			}
 		case '}':
-			s.sc.pos++
-			return s.sc.end()
+			s.sc.Advance()
+			return s.sc.End()
 		case 0:
-			return s.sc.endErr()
+			return s.sc.EndErr()
 		default:
-			return s.sc.errorf("expected ',' or '}' after nodes")
+			return s.sc.Errorf("expected ',' or '}' after nodes")
 		}
 	}
 }
@@ -278,7 +280,7 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 	var pending []GPU // GPUs read before the node's name
 	uuids := map[string]bool{}
 	once := keysOnce()
-	err := s.sc.object(func(key string) error {
+	err := s.sc.Object(func(key string) error {
 		if err := once(key); err != nil {
 			return err
 		}
@@ -292,10 +294,10 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 		case "topology":
 			return s.decodeField("node "+strconv.Quote(short(n.Name))+" topology", &n.Topology)
 		case "gpus":
-			return s.sc.array(func(gi int) error {
+			return s.sc.Array(func(gi int) error {
 				var g GPU
 				if err := s.gpu(&g, &s.bufs); err != nil {
-					var se *syntaxError
+					var se *jsonscan.SyntaxError
 					if errors.As(err, &se) {
 						return err
 					}
@@ -312,7 +314,7 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 				return fn(Item{Node: n.Name, GPU: &g})
 			})
 		}
-		return s.sc.skip()
+		return s.sc.Skip()
 	})
 	if err != nil {
 		return err
@@ -366,13 +368,13 @@ func keysOnce() func(key string) error {
 func (s *Stream) gpu(g *GPU, bufs *Series) error {
 	index := -1
 	once := keysOnce()
-	err := s.sc.object(func(key string) error {
+	err := s.sc.Object(func(key string) error {
 		if err := once(key); err != nil {
 			return err
 		}
 		switch key {
 		case "index":
-			x, err := s.sc.number()
+			x, err := s.sc.Number()
 			if err != nil {
 				return err
 			}
@@ -387,7 +389,7 @@ func (s *Stream) gpu(g *GPU, bufs *Series) error {
 		if dst := gpuField(g, key); dst != nil {
 			return s.decodeField(key, dst)
 		}
-		return s.sc.skip()
+		return s.sc.Skip()
 	})
 	g.Index = index
 	return err
@@ -419,7 +421,7 @@ func gpuField(g *GPU, key string) any {
 // series reads the columns of a series object.
 func (s *Stream) series(out *Series, bufs *Series) error {
 	once := keysOnce()
-	return s.sc.object(func(key string) error {
+	return s.sc.Object(func(key string) error {
 		if err := once(key); err != nil {
 			return err
 		}
@@ -429,9 +431,10 @@ func (s *Stream) series(out *Series, bufs *Series) error {
 		} else if m, ok := MetricByName(key); ok {
 			dst, buf = out.Col(m), bufs.Col(m)
 		} else {
-			return s.sc.skip()
+			return s.sc.Skip()
 		}
-		col, err := s.sc.column(*buf)
+		raw, err := s.sc.Column(*buf, MaxSamplesPerGPU)
+		col := Values(raw)
 		if err != nil {
 			return err
 		}

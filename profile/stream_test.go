@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/seedance/seedance/internal/jsonscan"
 )
 
 // readViaStream collects a whole profile through Stream.Walk.
@@ -30,7 +33,7 @@ func sameProfile(t testing.TB, a, b *Profile) {
 
 func TestStreamMatchesRead(t *testing.T) {
 	docs := map[string][]byte{
-		"sim":     encode(t, recordSim(t, 3, ScenarioMixed, 3, 90*time.Second)),
+		"sim":     readTestdata(t, "sim-3nodes.json"),
 		"minimal": []byte(minimalProfile),
 		// Header after the nodes, name after the GPUs, unknown fields, escapes.
 		"reordered": []byte(`{"nodes":[{"gpus":[{"series":{"t":[0,1],"power_w":[1.5,null],"x":[1]},"uuid":"GPU-\u0041","index":3,"extra":{"a":[1,{"b":null}]}}],"name":"n\"1","labels":{"k":"v"}}],
@@ -120,7 +123,7 @@ func readEncodingJSON(r io.Reader) (*Profile, error) {
 	var p Profile
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrInvalid, describeJSONError(err))
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, jsonscan.DescribeError(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: data after the top-level value", ErrInvalid)
@@ -129,4 +132,16 @@ func readEncodingJSON(r io.Reader) (*Profile, error) {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// readTestdata reads a file of testdata/: sim-3nodes.json is what
+// "seedance profile --source sim --sim-nodes 3 --sim-seed 3 --duration 90s"
+// writes (the format package cannot run the simulator, which imports it).
+func readTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

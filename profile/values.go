@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/seedance/seedance/internal/jsonscan"
 )
 
 // Values is one column of a series. NaN stands for JSON null. It has its own JSON
@@ -84,13 +86,13 @@ func (v *Values) UnmarshalJSON(data []byte) error {
 			i += 4
 		} else {
 			j := i
-			for j < len(data) && isNumberByte(data[j]) {
+			for j < len(data) && jsonscan.IsNumberByte(data[j]) {
 				j++
 			}
 			if j == i {
 				return fmt.Errorf("%w: unexpected %q", errValues, data[i])
 			}
-			x, err := parseNumber(data[i:j])
+			x, err := jsonscan.ParseNumber(data[i:j])
 			if err != nil {
 				return fmt.Errorf("%w: %s", errValues, data[i:j])
 			}
@@ -111,37 +113,6 @@ func (v *Values) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("%w: unexpected %q", errValues, data[i])
 		}
 	}
-}
-
-// parseNumber parses small integers without strconv's general path: most
-// columns (utilization, bytes, clocks) hold integers.
-func parseNumber(s []byte) (float64, error) {
-	if len(s) > 0 && len(s) < 16 {
-		n, neg, k := int64(0), false, 0
-		if s[0] == '-' {
-			neg, k = true, 1
-		}
-		ok := k < len(s)
-		for ; k < len(s); k++ {
-			c := s[k]
-			if c < '0' || c > '9' {
-				ok = false
-				break
-			}
-			n = n*10 + int64(c-'0')
-		}
-		if ok {
-			if neg {
-				n = -n
-			}
-			return float64(n), nil
-		}
-	}
-	return strconv.ParseFloat(string(s), 64)
-}
-
-func isNumberByte(c byte) bool {
-	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
 func skipSpace(data []byte, i int) int {

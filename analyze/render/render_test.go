@@ -16,6 +16,8 @@ import (
 	"github.com/seedance/seedance/internal/schematest"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/sim"
 )
 
 // simReport analyzes five simulated minutes of the mixed 8-node cluster.
@@ -26,13 +28,13 @@ func simReport(t *testing.T, dialect string) *analyze.Report {
 // simReportWith adds the scaling and migration sections when all is set.
 func simReportWith(t *testing.T, dialect string, all bool) *analyze.Report {
 	t.Helper()
-	clk := profile.NewSimClock(profile.DefaultSimStart)
-	sim, err := profile.OpenSim(profile.SimOptions{Nodes: 8, Scenario: profile.ScenarioMixed, Seed: 1, Clock: clk, Start: profile.DefaultSimStart})
+	clk := sim.NewClock(sim.DefaultStart)
+	sim, err := sim.Open(sim.Options{Nodes: 8, Scenario: sim.ScenarioMixed, Seed: 1, Clock: clk, Start: sim.DefaultStart})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sim.Close()
-	p, err := profile.Record(context.Background(), sim, profile.RecordOptions{Interval: time.Second, Duration: 300 * time.Second, Clock: clk})
+	p, err := source.Record(context.Background(), sim, source.RecordOptions{Interval: time.Second, Duration: 300 * time.Second, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,7 +154,7 @@ func removeStale(path string) {
 		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if processGone(pid) {
 			os.Remove(m)
 		}
 	}

@@ -1,0 +1,150 @@
+// Package dcgmtest writes profiles as dcgm-exporter and kube-state-metrics
+// series, for the tests and benchmarks that fill a real Prometheus or serve
+// a fake exporter. It is a test fixture: no command uses it.
+package dcgmtest
+
+import (
+	"bufio"
+	"fmt"
+	"github.com/seedance/seedance/source/dcgm"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// exportNames is the dcgm-exporter metric each column is written as: the
+// first choice of DCGMMetrics, except memory bandwidth, written as
+// MEM_COPY_UTIL (a percentage) so that values round-trip exactly.
+var exportNames = map[profile.Metric]string{
+	profile.GPUUtilPct: "DCGM_FI_DEV_GPU_UTIL", profile.MemBWUtilPct: "DCGM_FI_DEV_MEM_COPY_UTIL", profile.SMActivePct: "DCGM_FI_PROF_SM_ACTIVE",
+	profile.MemUsedBytes: "DCGM_FI_DEV_FB_USED", profile.PCIeTxBytesPerS: "DCGM_FI_PROF_PCIE_TX_BYTES", profile.PCIeRxBytesPerS: "DCGM_FI_PROF_PCIE_RX_BYTES",
+	profile.NVLinkTxBytesPerS: "DCGM_FI_PROF_NVLINK_TX_BYTES", profile.NVLinkRxBytesPerS: "DCGM_FI_PROF_NVLINK_RX_BYTES", profile.PowerW: "DCGM_FI_DEV_POWER_USAGE",
+	profile.EnergyJ: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", profile.SMClockMHz: "DCGM_FI_DEV_SM_CLOCK", profile.TempC: "DCGM_FI_DEV_GPU_TEMP",
+	profile.ClockEventReasons: "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+}
+
+// WriteOpenMetrics writes a profile as the series dcgm-exporter (with
+// Kubernetes pod mapping) and kube-state-metrics would have produced, in the
+// OpenMetrics text format with timestamps, as `promtool tsdb
+// create-blocks-from openmetrics` reads it. seedance's tests and benchmarks
+// fill a real Prometheus with it.
+func WriteOpenMetrics(w io.Writer, p *profile.Profile) error {
+	return WriteOpenMetricsLayout(w, p, LayoutDirect)
+}
+
+// Label layouts of dcgm-exporter series in Prometheus.
+const (
+	// LayoutDirect: the workload's pod labels as dcgm-exporter writes them
+	// (a direct scrape, or honor_labels).
+	LayoutDirect = "direct"
+	// LayoutKubePrometheus: scraped through a ServiceMonitor as
+	// kube-prometheus does; every series carries the exporter pod's own
+	// target labels, and the workload's collide into exported_*.
+	LayoutKubePrometheus = "kube-prometheus"
+)
+
+// WriteOpenMetricsLayout is WriteOpenMetrics with a label layout.
+func WriteOpenMetricsLayout(w io.Writer, p *profile.Profile, layout string) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	start := float64(p.StartedAt.UnixMilli()) / 1e3
+	metrics := make([]profile.Metric, 0, profile.NumMetrics)
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+		metrics = append(metrics, m)
+	}
+	sort.Slice(metrics, func(i, j int) bool { return exportNames[metrics[i]] < exportNames[metrics[j]] })
+	for _, m := range metrics {
+		name := exportNames[m]
+		scale := 1.0
+		if d, ok := dcgm.MetricByName(name); ok {
+			scale = d.Scale
+		}
+		fmt.Fprintf(bw, "# TYPE %s gauge\n", name)
+		for _, n := range p.Nodes {
+			for gi := range n.GPUs {
+				g := &n.GPUs[gi]
+				col := *g.Series.Col(m)
+				if col == nil {
+					continue
+				}
+				labels := dcgmLabels(&n, g, layout)
+				for i, v := range col {
+					if profile.IsNull(v) {
+						continue
+					}
+					fmt.Fprintf(bw, "%s{%s} %s %s\n", name, labels, strconv.FormatFloat(v/scale, 'g', -1, 64),
+						strconv.FormatFloat(start+g.Series.T[i], 'f', 3, 64))
+				}
+			}
+		}
+	}
+	writeKubeState(bw, p, start)
+	fmt.Fprintln(bw, "# EOF")
+	return bw.Flush()
+}
+
+func dcgmLabels(n *profile.Node, g *profile.GPU, layout string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `gpu="%d",UUID=%q,pci_bus_id=%q,device="nvidia%d",modelName=%q,Hostname=%q`,
+		g.Index, g.UUID, "0000"+g.PCIBusID, g.Index, g.Model, n.Name)
+	prefix := ""
+	if layout == LayoutKubePrometheus {
+		// The exporter pod of this node, as the ServiceMonitor's target.
+		fmt.Fprintf(&b, `,job="nvidia-dcgm-exporter",endpoint="gpu-metrics",service="nvidia-dcgm-exporter",namespace="gpu-operator",pod="nvidia-dcgm-exporter-%s",container="nvidia-dcgm-exporter",instance="%s:9400"`,
+			n.Name, n.Name)
+		prefix = "exported_"
+	}
+	for _, w := range n.Workloads {
+		if w.Kind != profile.KindPod || w.State != profile.StateRunning {
+			continue
+		}
+		for _, i := range w.GPUs {
+			if i == g.Index {
+				fmt.Fprintf(&b, `,%snamespace=%q,%spod=%q,%scontainer="main"`, prefix, w.Labels["namespace"], prefix, w.Name, prefix)
+				return b.String()
+			}
+		}
+	}
+	return b.String()
+}
+
+// writeKubeState writes the kube-state-metrics series of pending pods.
+func writeKubeState(bw *bufio.Writer, p *profile.Profile, start float64) {
+	type pod struct {
+		ns, name, node string
+		gpus           int
+	}
+	var pods []pod
+	for _, n := range p.Nodes {
+		for _, w := range n.Workloads {
+			if w.State == profile.StatePending && w.Kind == profile.KindPod {
+				pods = append(pods, pod{w.Labels["namespace"], w.Name, n.Name, w.GPUCount})
+			}
+		}
+	}
+	if len(pods) == 0 {
+		return
+	}
+	end := start + p.EndedAt.Sub(p.StartedAt).Seconds()
+	times := []float64{start, (start + end) / 2}
+	families := []struct {
+		name  string
+		value func(pod) string
+		extra func(pod) string
+	}{
+		{"kube_pod_container_resource_requests", func(q pod) string { return strconv.Itoa(q.gpus) },
+			func(q pod) string { return `,container="main",resource="nvidia_com_gpu",unit="integer"` }},
+		{"kube_pod_info", func(pod) string { return "1" }, func(q pod) string { return fmt.Sprintf(",node=%q", q.node) }},
+		{"kube_pod_status_phase", func(pod) string { return "1" }, func(pod) string { return `,phase="Pending"` }},
+	}
+	for _, f := range families {
+		fmt.Fprintf(bw, "# TYPE %s gauge\n", f.name)
+		for _, q := range pods {
+			for _, t := range times {
+				fmt.Fprintf(bw, "%s{namespace=%q,pod=%q%s} %s %.3f\n", f.name, q.ns, q.name, f.extra(q), f.value(q), t)
+			}
+		}
+	}
+}

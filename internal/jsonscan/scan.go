@@ -1,0 +1,520 @@
+// Package jsonscan is a small JSON tokenizer for large documents of number
+// columns: seedance's profiles and Prometheus's query answers. It reads
+// straight from the input through a sliding buffer and parses numbers
+// without encoding/json's reflection; values a caller does not care about
+// are skipped, and small structured values are handed to encoding/json.
+package jsonscan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Scanner is a small JSON tokenizer specialised for profiles: it reads
+// straight from the input through a sliding buffer and parses number
+// columns without encoding/json's reflection, so the analyzer is bound by
+// bytes, not by allocations. Values it does not care about are skipped;
+// small structured fields are handed to encoding/json as raw bytes.
+type Scanner struct {
+	r     io.Reader
+	buf   []byte
+	pos   int   // next byte to read in buf
+	base  int64 // input offset of buf[0]
+	mark  int   // when ≥ 0, buf[mark:] is kept by fill
+	depth int   // arrays and objects open (MaxDepth)
+	eof   bool
+	rerr  error
+}
+
+// Limits on a document: a reader of untrusted input must not be made to
+// recurse or buffer without bound.
+const (
+	// MaxDepth is the deepest nesting of arrays and objects.
+	MaxDepth = 64
+	// MaxStringBytes is the longest string.
+	MaxStringBytes = 64 << 10
+)
+
+// Advance consumes the byte Peek returned.
+func (s *Scanner) Advance() { s.pos++ }
+
+// ReadErr is the error the input failed with, if it has.
+func (s *Scanner) ReadErr() error { return s.rerr }
+
+// maxNumberBytes is the longest number token (a float64 needs about 25).
+const maxNumberBytes = 1024
+
+// enter opens an array or object, within MaxDepth.
+func (s *Scanner) enter() error {
+	s.depth++
+	if s.depth > MaxDepth {
+		return s.Errorf("nesting deeper than %d levels", MaxDepth)
+	}
+	return nil
+}
+
+func New(r io.Reader) *Scanner {
+	return &Scanner{r: r, buf: make([]byte, 0, 1<<20), mark: -1}
+}
+
+var errTruncated = errors.New("truncated JSON (unexpected end of input)")
+
+// SyntaxError describes bad JSON at the current position.
+type SyntaxError struct {
+	off int64
+	msg string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("JSON syntax error at byte %d: %s", e.off, e.msg)
+}
+
+func (s *Scanner) Errorf(format string, args ...any) error {
+	return &SyntaxError{off: s.base + int64(s.pos), msg: fmt.Sprintf(format, args...)}
+}
+
+// fill reads more input, keeping the marked bytes (or none before pos).
+func (s *Scanner) fill() bool {
+	if s.eof {
+		return false
+	}
+	keep := s.pos
+	if s.mark >= 0 {
+		keep = s.mark
+	}
+	if keep > 0 {
+		n := copy(s.buf, s.buf[keep:])
+		s.buf = s.buf[:n]
+		s.base += int64(keep)
+		s.pos -= keep
+		if s.mark >= 0 {
+			s.mark -= keep
+		}
+	}
+	if len(s.buf) == cap(s.buf) {
+		nb := make([]byte, len(s.buf), 2*cap(s.buf))
+		copy(nb, s.buf)
+		s.buf = nb
+	}
+	n, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
+	s.buf = s.buf[:len(s.buf)+n]
+	if err != nil {
+		s.eof = true
+		if err != io.EOF {
+			s.rerr = err
+		}
+	}
+	return n > 0 || !s.eof
+}
+
+// peek returns the next non-space byte without consuming it; 0 at the end.
+func (s *Scanner) Peek() byte {
+	for {
+		for s.pos < len(s.buf) {
+			switch c := s.buf[s.pos]; c {
+			case ' ', '\n', '\r', '\t':
+				s.pos++
+			default:
+				return c
+			}
+		}
+		if !s.fill() {
+			return 0
+		}
+	}
+}
+
+func (s *Scanner) EndErr() error {
+	if s.rerr != nil {
+		return s.rerr
+	}
+	return errTruncated
+}
+
+// expect consumes the next non-space byte, which must be c.
+func (s *Scanner) Expect(c byte) error {
+	got := s.Peek()
+	if got == 0 {
+		return s.EndErr()
+	}
+	if got != c {
+		return s.Errorf("expected %q, found %q", c, got)
+	}
+	s.pos++
+	return nil
+}
+
+// literal consumes the literal word (true, false, null).
+func (s *Scanner) Literal(word string) error {
+	for i := 0; i < len(word); i++ {
+		if s.pos >= len(s.buf) && !s.fill() {
+			return s.EndErr()
+		}
+		if s.buf[s.pos] != word[i] {
+			return s.Errorf("invalid literal, expected %q", word)
+		}
+		s.pos++
+	}
+	return nil
+}
+
+// token reads the bytes of a string (with its quotes) or a number, kept
+// contiguous in the buffer; the slice is valid until the next read. Marks
+// nest: a token inside a value that decode is keeping leaves that mark alone.
+func (s *Scanner) Token() ([]byte, error) {
+	c := s.Peek()
+	if c == 0 {
+		return nil, s.EndErr()
+	}
+	outer := s.mark
+	startAbs := s.base + int64(s.pos)
+	if outer < 0 {
+		s.mark = s.pos
+		defer func() { s.mark = -1 }()
+	}
+	start := func() int { return int(startAbs - s.base) }
+	if c == '"' {
+		s.pos++
+		for {
+			for s.pos < len(s.buf) {
+				switch s.buf[s.pos] {
+				case '\\':
+					s.pos += 2
+					continue
+				case '"':
+					s.pos++
+					if s.pos-start() > MaxStringBytes+2 {
+						return nil, s.Errorf("a string longer than %d KiB", MaxStringBytes>>10)
+					}
+					return s.buf[start():s.pos], nil
+				}
+				s.pos++
+			}
+			if s.pos-start() > MaxStringBytes {
+				return nil, s.Errorf("a string longer than %d KiB", MaxStringBytes>>10)
+			}
+			if !s.fill() {
+				return nil, s.EndErr()
+			}
+		}
+	}
+	for {
+		for s.pos < len(s.buf) && IsNumberByte(s.buf[s.pos]) {
+			s.pos++
+		}
+		if s.pos-start() > maxNumberBytes {
+			return nil, s.Errorf("a number longer than %d bytes", maxNumberBytes)
+		}
+		if s.pos < len(s.buf) || !s.fill() {
+			break
+		}
+	}
+	if s.pos == start() {
+		return nil, s.Errorf("invalid character %q looking for beginning of value", c)
+	}
+	return s.buf[start():s.pos], nil
+}
+
+// str reads a string.
+func (s *Scanner) Str() (string, error) {
+	if c := s.Peek(); c != '"' {
+		if c == 0 {
+			return "", s.EndErr()
+		}
+		return "", s.Errorf("expected a string, found %q", c)
+	}
+	tok, err := s.Token()
+	if err != nil {
+		return "", err
+	}
+	for _, b := range tok[1 : len(tok)-1] {
+		if b == '\\' || b < 0x20 {
+			var out string
+			if err := json.Unmarshal(tok, &out); err != nil {
+				return "", s.Errorf("invalid string")
+			}
+			return out, nil
+		}
+	}
+	return string(tok[1 : len(tok)-1]), nil
+}
+
+// number reads a number, or null as NaN.
+func (s *Scanner) Number() (float64, error) {
+	switch c := s.Peek(); {
+	case c == 'n':
+		return math.NaN(), s.Literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+	case c == 0:
+		return 0, s.EndErr()
+	default:
+		return 0, s.Errorf("invalid character %q in a number column", c)
+	}
+	tok, err := s.Token()
+	if err != nil {
+		return 0, err
+	}
+	x, err := ParseNumber(tok)
+	if err != nil || !validJSONNumber(tok) {
+		return 0, s.Errorf("invalid number %q", tok)
+	}
+	return x, nil
+}
+
+// validJSONNumber checks the JSON number grammar (strconv is laxer: it takes
+// "1_000", "+1", "Inf", ".5").
+func validJSONNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return false
+	}
+	if b[i] == '0' {
+		i++
+	} else if b[i] >= '1' && b[i] <= '9' {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// column reads an array of numbers and nulls into dst (reusing its space).
+func (s *Scanner) Column(dst []float64, maxLen int) ([]float64, error) {
+	if s.Peek() == 'n' {
+		return nil, s.Literal("null")
+	}
+	if err := s.Expect('['); err != nil {
+		return nil, err
+	}
+	dst = dst[:0]
+	if dst == nil {
+		dst = make([]float64, 0, 64)
+	}
+	if s.Peek() == ']' {
+		s.pos++
+		return dst, nil
+	}
+	for {
+		x, err := s.Number()
+		if err != nil {
+			return nil, err
+		}
+		if len(dst) == maxLen {
+			return nil, s.Errorf("a series longer than %d samples", maxLen)
+		}
+		dst = append(dst, x)
+		if done, err := s.Next(']'); err != nil {
+			return nil, err
+		} else if done {
+			return dst, nil
+		}
+	}
+}
+
+// object calls field for each key of an object; field must consume the value.
+// Keys are passed in ASCII lower case: encoding/json matches field names
+// case-insensitively, and both of seedance's readers must accept the same
+// documents.
+func (s *Scanner) Object(field func(key string) error) error {
+	if err := s.Expect('{'); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer func() { s.depth-- }()
+	if s.Peek() == '}' {
+		s.pos++
+		return nil
+	}
+	for {
+		key, err := s.Str()
+		if err != nil {
+			return err
+		}
+		key = asciiLower(key)
+		if err := s.Expect(':'); err != nil {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+		if done, err := s.Next('}'); done || err != nil {
+			return err
+		}
+	}
+}
+
+// next consumes the ',' between two members of an object or array, or its
+// closing byte (done is then true).
+func (s *Scanner) Next(closing byte) (done bool, err error) {
+	switch c := s.Peek(); c {
+	case ',':
+		s.pos++
+		return false, nil
+	case closing:
+		s.pos++
+		return true, nil
+	case 0:
+		return true, s.EndErr()
+	default:
+		return true, s.Errorf("expected ',' or %q, found %q", closing, c)
+	}
+}
+
+// array calls elem for each element of an array (or nothing for null).
+func (s *Scanner) Array(elem func(i int) error) error {
+	if s.Peek() == 'n' {
+		return s.Literal("null")
+	}
+	if err := s.Expect('['); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer func() { s.depth-- }()
+	if s.Peek() == ']' {
+		s.pos++
+		return nil
+	}
+	for i := 0; ; i++ {
+		if err := elem(i); err != nil {
+			return err
+		}
+		if done, err := s.Next(']'); done || err != nil {
+			return err
+		}
+	}
+}
+
+// skip consumes any value without keeping it.
+func (s *Scanner) Skip() error {
+	switch c := s.Peek(); c {
+	case '{':
+		return s.Object(func(string) error { return s.Skip() })
+	case '[':
+		return s.Array(func(int) error { return s.Skip() })
+	case 't':
+		return s.Literal("true")
+	case 'f':
+		return s.Literal("false")
+	case 'n':
+		return s.Literal("null")
+	case '"':
+		_, err := s.Str()
+		return err
+	case 0:
+		return s.EndErr()
+	default:
+		_, err := s.Number()
+		return err
+	}
+}
+
+// decode reads one value into v with encoding/json (for small fields).
+func (s *Scanner) Decode(v any) error {
+	if s.Peek() == 0 {
+		return s.EndErr()
+	}
+	s.mark = s.pos
+	err := s.Skip()
+	raw := s.buf[s.mark:s.pos]
+	s.mark = -1
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return errors.New(DescribeError(err))
+	}
+	return nil
+}
+
+// end checks that nothing but space follows the document.
+func (s *Scanner) End() error {
+	// peek's 0 is the end of input, or a NUL byte that is still there.
+	if c := s.Peek(); c != 0 || s.pos < len(s.buf) {
+		return s.Errorf("invalid character %q after top-level value", c)
+	}
+	return s.rerr
+}
+
+// asciiLower lowers ASCII letters, without allocating when there are none.
+func asciiLower(k string) string {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(k)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return k
+}
+
+// ParseNumber parses a JSON number; small integers (most columns hold
+// integers: utilization, bytes, clocks) without strconv's general path.
+func ParseNumber(s []byte) (float64, error) {
+	if len(s) > 0 && len(s) < 16 {
+		n, neg, k := int64(0), false, 0
+		if s[0] == '-' {
+			neg, k = true, 1
+		}
+		ok := k < len(s)
+		for ; k < len(s); k++ {
+			c := s[k]
+			if c < '0' || c > '9' {
+				ok = false
+				break
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if ok {
+			if neg {
+				n = -n
+			}
+			return float64(n), nil
+		}
+	}
+	return strconv.ParseFloat(string(s), 64)
+}
+
+// IsNumberByte tells whether c can be part of a JSON number.
+func IsNumberByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}

@@ -1,0 +1,455 @@
+package dcgm
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+)
+
+// Mapping maps one dcgm-exporter metric onto a profile column.
+type Mapping struct {
+	Name   string
+	Metric profile.Metric
+	Scale  float64
+	// Rank orders alternatives for one column: the lowest rank a GPU
+	// reports wins (GPU_UTIL over GR_ENGINE_ACTIVE, DRAM_ACTIVE over
+	// MEM_COPY_UTIL).
+	Rank int
+}
+
+// Metrics are the dcgm-exporter metrics seedance reads, and how.
+var Metrics = []Mapping{
+	{"DCGM_FI_DEV_GPU_UTIL", profile.GPUUtilPct, 1, 0},
+	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", profile.GPUUtilPct, 100, 1}, // where GPU_UTIL is absent, as on MIG
+	{"DCGM_FI_PROF_DRAM_ACTIVE", profile.MemBWUtilPct, 100, 0},
+	{"DCGM_FI_DEV_MEM_COPY_UTIL", profile.MemBWUtilPct, 1, 1},
+	{"DCGM_FI_PROF_SM_ACTIVE", profile.SMActivePct, 100, 0},
+	{"DCGM_FI_DEV_FB_USED", profile.MemUsedBytes, 1 << 20, 0}, // MiB
+	{"DCGM_FI_PROF_PCIE_TX_BYTES", profile.PCIeTxBytesPerS, 1, 0},
+	{"DCGM_FI_PROF_PCIE_RX_BYTES", profile.PCIeRxBytesPerS, 1, 0},
+	{"DCGM_FI_PROF_NVLINK_TX_BYTES", profile.NVLinkTxBytesPerS, 1, 0},
+	{"DCGM_FI_PROF_NVLINK_RX_BYTES", profile.NVLinkRxBytesPerS, 1, 0},
+	{"DCGM_FI_DEV_POWER_USAGE", profile.PowerW, 1, 0},
+	{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", profile.EnergyJ, 1e-3, 0}, // mJ
+	{"DCGM_FI_DEV_SM_CLOCK", profile.SMClockMHz, 1, 0},
+	{"DCGM_FI_DEV_GPU_TEMP", profile.TempC, 1, 0},
+	{"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", profile.ClockEventReasons, 1, 0},
+	{"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", profile.ClockEventReasons, 1, 1},
+}
+
+// FBFree gives, with FB_USED, a GPU's memory size.
+const FBFree = "DCGM_FI_DEV_FB_FREE"
+
+// MetricByName finds a metric's mapping.
+func MetricByName(name string) (Mapping, bool) {
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Mapping{}, false
+}
+
+// IsBlank reports whether v is one of DCGM's "blank" sentinels (no
+// data, not found, not supported, no permission), which dcgm-exporter prints
+// as numbers: 9223372036854775792–5 (int64), 2147483632–5 (int32) and
+// 140737488355328–31 (fp64). They mean "not measured", never a value.
+func IsBlank(v float64) bool {
+	switch {
+	case v >= 9.2233720368547e18:
+		return true
+	case v >= 2147483632 && v <= 2147483635:
+		return true
+	case v >= 140737488355328 && v <= 140737488355331:
+		return true
+	}
+	return false
+}
+
+// GPUKey identifies a GPU (or MIG device) in dcgm-exporter labels.
+type GPUKey struct {
+	Node, UUID string
+	GI         string // MIG GPU-instance id, "" for a full GPU
+}
+
+// Identity reads the node, GPU and workload labels of one series, as
+// the exporters of different versions spell them.
+type Identity struct {
+	Key                       GPUKey
+	Index                     int
+	Model, PCIBusID, MIGProf  string
+	Namespace, Pod, Container string
+	// Exporter is "namespace/pod" of dcgm-exporter's own pod when the
+	// series shows it (kube-prometheus renames the workload's labels to
+	// exported_* and puts the exporter's in pod/namespace/container).
+	Exporter string
+}
+
+func firstLabel(get func(string) string, names ...string) string {
+	for _, n := range names {
+		if v := get(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ParseLabels extracts the identity from a series' labels; ok is false
+// when the series names no GPU.
+func ParseLabels(get func(string) string) (Identity, bool) {
+	var id Identity
+	id.Key.Node = firstLabel(get, "Hostname", "hostname", "node", "kubernetes_node", "instance")
+	id.Key.UUID = firstLabel(get, "UUID", "uuid")
+	gpu := firstLabel(get, "gpu")
+	if id.Key.UUID == "" && gpu == "" || id.Key.Node == "" {
+		return id, false // no GPU, or no node to put it on
+	}
+	if id.Key.UUID == "" {
+		id.Key.UUID = "gpu" + gpu
+	}
+	if gpu != "" {
+		i, err := strconv.Atoi(gpu)
+		if err != nil || i < 0 || i >= profile.MaxGPUsPerNode {
+			return id, false // not a GPU index: not a GPU's series
+		}
+		id.Index = i
+	}
+	id.Model = firstLabel(get, "modelName", "model_name")
+	id.PCIBusID = normalizeBusID(firstLabel(get, "pci_bus_id", "DCGM_FI_DEV_PCI_BUSID"))
+	id.Key.GI = firstLabel(get, "GPU_I_ID")
+	id.MIGProf = firstLabel(get, "GPU_I_PROFILE")
+	if ep := get("exported_pod"); ep != "" {
+		// kube-prometheus layout: the target's pod/namespace/container
+		// labels (dcgm-exporter's own pod) pushed the workload's, which
+		// dcgm-exporter wrote, to exported_*.
+		id.Pod = ep
+		id.Namespace = firstLabel(get, "exported_namespace", "pod_namespace", "namespace")
+		id.Container = firstLabel(get, "exported_container", "container_name")
+		if p := get("pod"); p != "" {
+			id.Exporter = get("namespace") + "/" + p
+		}
+		return id, true
+	}
+	id.Namespace = firstLabel(get, "namespace", "pod_namespace")
+	id.Pod = firstLabel(get, "pod", "pod_name")
+	id.Container = firstLabel(get, "container", "container_name")
+	// Without exported_*, pod labels are the workload's when dcgm-exporter
+	// wrote them, or the exporter's own from service discovery on a GPU
+	// that runs nothing: those are not a workload. The builder also drops
+	// any pod seen as an exporter on another series (Exporter above).
+	if isExporterName(id.Pod) || isExporterName(id.Container) {
+		id.Namespace, id.Pod, id.Container = "", "", ""
+	}
+	return id, true
+}
+
+// isExporterName reports whether a pod or container name is dcgm-exporter's
+// (nvidia-dcgm-exporter-hblfm, dcgm-exporter).
+func isExporterName(s string) bool { return strings.Contains(s, "dcgm-exporter") }
+
+// normalizeBusID writes "00000000:53:00.0" as sysfs and nvidia-smi do:
+// "0000:53:00.0".
+func normalizeBusID(s string) string {
+	s = strings.ToLower(s)
+	if len(s) == 16 && strings.HasPrefix(s, "0000") {
+		s = s[4:]
+	}
+	return s
+}
+
+// gpuBuild accumulates one GPU's samples from dcgm-exporter series.
+type gpuBuild struct {
+	id    Identity
+	t     []int64 // ms since epoch, ascending
+	cols  [profile.NumMetrics]profile.Values
+	rank  [profile.NumMetrics]int // rank of the metric that filled each column; -1 none
+	fbMiB float64                 // last FB_USED + FB_FREE, for the memory size
+	pods  map[string]Identity
+}
+
+// Builder gathers samples of many GPUs into profile nodes.
+type Builder struct {
+	gpus      map[GPUKey]*gpuBuild
+	exporters map[string]bool // namespace/pod of dcgm-exporter's own pods
+}
+
+// NewBuilder returns an empty builder.
+func NewBuilder() *Builder {
+	return &Builder{gpus: map[GPUKey]*gpuBuild{}, exporters: map[string]bool{}}
+}
+
+// GPUs is how many GPUs the builder has samples of.
+func (b *Builder) GPUs() int { return len(b.gpus) }
+
+// Pair is one raw sample.
+type Pair struct {
+	TMillis int64
+	V       float64
+}
+
+// add merges one series of a metric into its GPU. Blank sentinels become
+// nulls; a column already filled by a better-ranked metric is kept.
+func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
+	g := b.gpus[id.Key]
+	if g == nil {
+		g = &gpuBuild{id: id, pods: map[string]Identity{}}
+		for i := range g.rank {
+			g.rank[i] = -1
+		}
+		b.gpus[id.Key] = g
+	}
+	if id.Model != "" {
+		g.id.Model = id.Model
+	}
+	if id.Pod != "" {
+		g.pods[id.Namespace+"/"+id.Pod] = id
+	}
+	if id.Exporter != "" {
+		b.exporters[id.Exporter] = true
+	}
+	if metric == FBFree {
+		if n := len(pairs); n > 0 && !IsBlank(pairs[n-1].V) {
+			g.fbMiB = pairs[n-1].V // completed with FB_USED in build
+		}
+		return
+	}
+	m, ok := MetricByName(metric)
+	if !ok || len(pairs) == 0 {
+		return
+	}
+	if r := g.rank[m.Metric]; r >= 0 && r < m.Rank {
+		return
+	}
+	if r := g.rank[m.Metric]; r > m.Rank {
+		g.cols[m.Metric] = nil // a better source replaces the fallback
+	}
+	g.rank[m.Metric] = m.Rank
+	pairs = ordered(pairs)
+	g.merge(pairs)
+	col := g.cols[m.Metric]
+	if col == nil {
+		col = make(profile.Values, len(g.t))
+		for i := range col {
+			col[i] = profile.Null
+		}
+	}
+	// Every pair's time is on the axis now; start at the first one.
+	j := sort.Search(len(g.t), func(i int) bool { return g.t[i] >= pairs[0].TMillis })
+	for _, p := range pairs {
+		for g.t[j] < p.TMillis {
+			j++
+		}
+		v := p.V * m.Scale
+		// Blank sentinels, and values no GPU can report (a ratio above 1, a
+		// negative or astronomic reading), are nulls: every profile a
+		// source writes must pass the profile's own limits.
+		if IsBlank(p.V) || math.IsNaN(p.V) || math.IsInf(p.V, 0) || v < 0 || v > m.Metric.Limit() {
+			v = profile.Null
+		}
+		col[j] = v
+	}
+	g.cols[m.Metric] = col
+}
+
+// ordered returns the pairs in time order, one per timestamp (the last
+// one given wins): a misbehaving server or exposition may send them
+// backwards or twice, and the time axis must ascend.
+func ordered(pairs []Pair) []Pair {
+	sorted := true
+	for i := 1; i < len(pairs); i++ {
+		if pairs[i].TMillis <= pairs[i-1].TMillis {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return pairs
+	}
+	out := append([]Pair(nil), pairs...)
+	sort.SliceStable(out, func(a, b int) bool { return out[a].TMillis < out[b].TMillis })
+	k := 0
+	for i := range out {
+		if k > 0 && out[k-1].TMillis == out[i].TMillis {
+			out[k-1] = out[i]
+			continue
+		}
+		out[k] = out[i]
+		k++
+	}
+	return out[:k]
+}
+
+// merge adds the pairs' timestamps to the GPU's time axis, re-spacing the
+// existing columns when new times appear (rare: dcgm-exporter writes every
+// metric of a GPU at the same scrape time).
+func (g *gpuBuild) merge(pairs []Pair) {
+	n := len(g.t)
+	if n > 0 && len(pairs) == 1 && pairs[0].TMillis == g.t[n-1] {
+		return // another metric of the latest scrape
+	}
+	if n == 0 || pairs[0].TMillis > g.t[n-1] { // appending, the scrape case
+		for _, p := range pairs {
+			g.t = append(g.t, p.TMillis)
+		}
+		g.extend()
+		return
+	}
+	missing := false
+	j := 0
+	for _, p := range pairs {
+		for j < len(g.t) && g.t[j] < p.TMillis {
+			j++
+		}
+		if j == len(g.t) || g.t[j] != p.TMillis {
+			missing = true
+			break
+		}
+	}
+	if !missing {
+		return
+	}
+	set := map[int64]bool{}
+	for _, t := range g.t {
+		set[t] = true
+	}
+	for _, p := range pairs {
+		set[p.TMillis] = true
+	}
+	nt := make([]int64, 0, len(set))
+	for t := range set {
+		nt = append(nt, t)
+	}
+	sort.Slice(nt, func(a, b int) bool { return nt[a] < nt[b] })
+	for m := range g.cols {
+		if g.cols[m] == nil {
+			continue
+		}
+		nc := make(profile.Values, len(nt))
+		k := 0
+		for i, t := range nt {
+			nc[i] = profile.Null
+			if k < len(g.t) && g.t[k] == t {
+				nc[i] = g.cols[m][k]
+				k++
+			}
+		}
+		g.cols[m] = nc
+	}
+	g.t = nt
+}
+
+// extend pads the columns with nulls to the length of the time axis.
+func (g *gpuBuild) extend() {
+	for m := range g.cols {
+		for c := g.cols[m]; c != nil && len(c) < len(g.t); c = g.cols[m] {
+			g.cols[m] = append(c, profile.Null)
+		}
+	}
+}
+
+// build returns the nodes, sorted by name, their GPUs by index and MIG id,
+// with t relative to start.
+func (b *Builder) Build(startMillis int64) []profile.Node {
+	byNode := map[string]*profile.Node{}
+	var names []string
+	for _, g := range b.gpus {
+		n := byNode[g.id.Key.Node]
+		if n == nil {
+			n = &profile.Node{Name: g.id.Key.Node}
+			byNode[g.id.Key.Node] = n
+			names = append(names, g.id.Key.Node)
+		}
+		n.GPUs = append(n.GPUs, g.gpu(startMillis))
+		for _, p := range sortedPods(g.pods) {
+			if !b.exporters[p.Namespace+"/"+p.Pod] {
+				mergePod(n, p, g)
+			}
+		}
+	}
+	sort.Strings(names)
+	out := make([]profile.Node, 0, len(names))
+	for _, name := range names {
+		n := byNode[name]
+		sort.Slice(n.GPUs, func(i, j int) bool {
+			a, b := n.GPUs[i], n.GPUs[j]
+			if a.Index != b.Index {
+				return a.Index < b.Index
+			}
+			return a.UUID < b.UUID
+		})
+		sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
+		out = append(out, *n)
+	}
+	return out
+}
+
+func sortedPods(m map[string]Identity) []Identity {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]Identity, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
+func mergePod(n *profile.Node, p Identity, g *gpuBuild) {
+	id := p.Namespace + "/" + p.Pod
+	for i := range n.Workloads {
+		if w := &n.Workloads[i]; w.ID == id {
+			source.AddSorted(&w.GPUs, g.id.Index)
+			w.GPUCount = len(w.GPUs)
+			return
+		}
+	}
+	w := profile.Workload{ID: id, Name: p.Pod, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{g.id.Index}, GPUCount: 1,
+		Labels: map[string]string{"namespace": p.Namespace}}
+	if p.Container != "" {
+		w.Labels["container"] = p.Container
+	}
+	if g.id.Key.GI != "" {
+		w.GPUUUIDs = []string{migUUID(g.id)}
+	}
+	n.Workloads = append(n.Workloads, w)
+}
+
+// migUUID names a MIG device that dcgm-exporter labels with its parent's
+// UUID and its GPU-instance id.
+func migUUID(id Identity) string {
+	return fmt.Sprintf("%s/gi%s", id.Key.UUID, id.Key.GI)
+}
+
+func (g *gpuBuild) gpu(startMillis int64) profile.GPU {
+	out := profile.GPU{Index: g.id.Index, UUID: g.id.Key.UUID, Model: g.id.Model, PCIBusID: g.id.PCIBusID}
+	if g.id.Key.GI != "" {
+		gi, _ := strconv.Atoi(g.id.Key.GI)
+		out.UUID = migUUID(g.id)
+		out.MIG = &profile.MIG{ParentUUID: g.id.Key.UUID, Profile: g.id.MIGProf, GI: gi}
+	}
+	out.Series.T = make(profile.Values, len(g.t))
+	for i, t := range g.t {
+		out.Series.T[i] = float64(t-startMillis) / 1e3
+	}
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+		if g.cols[m] == nil {
+			out.Unsupported = append(out.Unsupported, m.String())
+			continue
+		}
+		*out.Series.Col(m) = g.cols[m]
+	}
+	if used := g.cols[profile.MemUsedBytes]; g.fbMiB > 0 && len(used) > 0 {
+		last := used[len(used)-1]
+		if !profile.IsNull(last) {
+			out.MemoryTotalBytes = uint64(last + g.fbMiB*(1<<20))
+		}
+	}
+	return out
+}

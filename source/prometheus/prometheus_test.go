@@ -1,0 +1,341 @@
+package prometheus
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/dcgmtest"
+
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/sim"
+
+	"github.com/seedance/seedance/internal/promtest"
+)
+
+func promOptions(url string, p *profile.Profile) Options {
+	return Options{URL: url, Start: p.StartedAt, End: p.EndedAt, Step: time.Duration(p.IntervalS * float64(time.Second)),
+		Chunk: 5 * time.Minute, Concurrency: 4, Timeout: 30 * time.Second, Retries: 2, Backoff: 50 * time.Millisecond}
+}
+
+// TestPrometheusRoundTrip fills a real Prometheus with a simulated
+// cluster's metrics as dcgm-exporter and kube-state-metrics write them,
+// reads them back with --source prometheus, and compares.
+func TestPrometheusRoundTrip(t *testing.T) {
+	for _, layout := range []string{dcgmtest.LayoutDirect, dcgmtest.LayoutKubePrometheus} {
+		t.Run(layout, func(t *testing.T) { roundTrip(t, layout) })
+	}
+}
+
+// roundTrip writes the simulated cluster in a label layout: with
+// kube-prometheus's, the exporter's own pod is on every series and the
+// workloads are in exported_*; the profile read back must name the
+// workloads, never the exporter.
+func roundTrip(t *testing.T, layout string) {
+	clk := sim.NewClock(sim.DefaultStart)
+	sim, err := sim.Open(sim.Options{Nodes: 8, Scenario: sim.ScenarioMixed, Seed: 1, Clock: clk, Start: sim.DefaultStart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := source.Record(context.Background(), sim, source.RecordOptions{Interval: 15 * time.Second, Duration: 15 * time.Minute, Clock: clk})
+	sim.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetricsLayout(&om, want, layout); err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, om.Bytes())
+	got, err := Read(context.Background(), promOptions(srv.URL, want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := profile.Validate(got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Nodes) != len(want.Nodes) {
+		t.Fatalf("%d nodes, want %d", len(got.Nodes), len(want.Nodes))
+	}
+	for ni := range want.Nodes {
+		wn, gn := want.Nodes[ni], got.Nodes[ni]
+		if wn.Name != gn.Name || len(wn.GPUs) != len(gn.GPUs) {
+			t.Fatalf("node %s/%s: %d/%d GPUs", wn.Name, gn.Name, len(wn.GPUs), len(gn.GPUs))
+		}
+		for gi := range wn.GPUs {
+			compareGPU(t, wn.Name, &wn.GPUs[gi], &gn.GPUs[gi])
+		}
+		if a, b := workloadIDs(wn.Workloads), workloadIDs(gn.Workloads); a != b {
+			t.Errorf("%s workloads:\n got %s\nwant %s", wn.Name, b, a)
+		}
+	}
+	if !got.Complete || got.Source != profile.SourcePrometheus || got.IntervalS != 15 {
+		t.Errorf("header %+v", got)
+	}
+}
+
+func workloadIDs(ws []profile.Workload) string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, fmt.Sprintf("%s:%s:%v:%d", w.ID, w.State, w.GPUs, w.GPUCount))
+	}
+	return strings.Join(out, " ")
+}
+
+func compareGPU(t *testing.T, node string, want, got *profile.GPU) {
+	t.Helper()
+	if want.UUID != got.UUID || want.Index != got.Index || want.Model != got.Model || want.PCIBusID != got.PCIBusID {
+		t.Fatalf("%s GPU %d identity: got %s %q %s", node, want.Index, got.UUID, got.Model, got.PCIBusID)
+	}
+	if got.Series.Len() != want.Series.Len() {
+		t.Fatalf("%s GPU %d: %d samples, want %d", node, want.Index, got.Series.Len(), want.Series.Len())
+	}
+	for i := range want.Series.T {
+		if got.Series.T[i] != want.Series.T[i] {
+			t.Fatalf("t[%d] = %v, want %v", i, got.Series.T[i], want.Series.T[i])
+		}
+	}
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+		w, g := *want.Series.Col(m), *got.Series.Col(m)
+		if (w == nil) != (g == nil) {
+			// A column of nulls only has no series in Prometheus.
+			if w != nil && allNull(w) {
+				continue
+			}
+			t.Errorf("%s GPU %d %s: present %v, want %v", node, want.Index, m, g != nil, w != nil)
+			continue
+		}
+		for i := range w {
+			a, b := w[i], g[i]
+			if profile.IsNull(a) != profile.IsNull(b) || (!profile.IsNull(a) && math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(a))) {
+				t.Errorf("%s GPU %d %s[%d] = %v, want %v", node, want.Index, m, i, b, a)
+				break
+			}
+		}
+	}
+}
+
+func allNull(v profile.Values) bool {
+	for _, x := range v {
+		if !profile.IsNull(x) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPrometheusNoMetrics(t *testing.T) {
+	srv := promtest.Start(t, []byte("# TYPE up gauge\nup{job=\"x\"} 1 1767603600\n# EOF\n"))
+	o := Options{URL: srv.URL, Start: sim.DefaultStart, End: sim.DefaultStart.Add(time.Hour), Step: 15 * time.Second, Concurrency: 2, Timeout: 10 * time.Second, Selector: `{cluster="a"}`}
+	_, err := Read(context.Background(), o)
+	if !errors.Is(err, ErrNoMetrics) || !strings.Contains(err.Error(), `{cluster="a"}`) {
+		t.Fatalf("err = %v", err)
+	}
+	o.Selector = `{cluster=~"(}`
+	if _, err = Read(context.Background(), o); !errors.Is(err, ErrPrometheus) || !strings.Contains(err.Error(), `{cluster=~"(}`) || !strings.Contains(err.Error(), "HTTP 400") {
+		t.Fatalf("a bad selector should fail with a 4xx naming the query: %v", err)
+	}
+}
+
+// faultyProxy forwards to a real Prometheus but answers the first n
+// requests with 503, and stalls while stall is set.
+func faultyProxy(t *testing.T, target string, n int32) (*httptest.Server, *atomic.Int32) {
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	var calls atomic.Int32
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= n {
+			http.Error(w, `{"status":"error","errorType":"unavailable","error":"overloaded"}`, http.StatusServiceUnavailable)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s, &calls
+}
+
+func TestPrometheusRetries(t *testing.T) {
+	var om bytes.Buffer
+	p := recordSim(t, 1, sim.ScenarioIdle, 1, 60*time.Second)
+	dcgmtest.WriteOpenMetrics(&om, p)
+	srv := promtest.Start(t, om.Bytes())
+	o := promOptions(srv.URL, p)
+	o.Concurrency, o.Retries, o.Backoff = 1, 3, 10*time.Millisecond
+	// Two 503s, then answers: the query is retried and the profile is whole.
+	proxy, calls := faultyProxy(t, srv.URL, 2)
+	o.URL = proxy.URL
+	got, err := Read(context.Background(), o)
+	if err != nil || len(got.Nodes) != 1 || calls.Load() < 3 {
+		t.Fatalf("err %v, calls %d", err, calls.Load())
+	}
+	// Always 503: reported after the retries, naming the query.
+	proxy, _ = faultyProxy(t, srv.URL, 1000)
+	o.URL = proxy.URL
+	_, err = Read(context.Background(), o)
+	if !errors.Is(err, ErrPrometheus) || !strings.Contains(err.Error(), "after 4 tries") || !strings.Contains(err.Error(), "HTTP 503") {
+		t.Fatalf("err = %v", err)
+	}
+	// A server that is not there: a network error, retried, then reported
+	// without the URL's credentials.
+	o.URL = "http://alice:s3cret@127.0.0.1:1"
+	_, err = Read(context.Background(), o)
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPrometheusGapsStayGaps(t *testing.T) {
+	// A GPU whose exporter missed 2 minutes of scrapes: Prometheus would
+	// fill them for 5 minutes in a range query; raw samples keep the gap.
+	p := recordSim(t, 1, sim.ScenarioBusy, 1, 10*time.Minute)
+	g := &p.Nodes[0].GPUs[0]
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+		if col := *g.Series.Col(m); col != nil {
+			for i := 240; i < 360; i++ {
+				col[i] = profile.Null
+			}
+		}
+	}
+	var om bytes.Buffer
+	dcgmtest.WriteOpenMetrics(&om, p)
+	srv := promtest.Start(t, om.Bytes())
+	o := promOptions(srv.URL, p)
+	o.Step = time.Second
+	got, err := Read(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := got.Nodes[0].GPUs[0].Series.T
+	if len(ts) != 480 || ts[239] != 239 || ts[240] != 360 {
+		t.Fatalf("%d samples, around the gap %v", len(ts), ts[238:242])
+	}
+}
+
+// TestPrometheusPartialAnswer: a store that answers with warnings (Thanos
+// with partial_response) gives an incomplete profile that says why.
+func TestPrometheusPartialAnswer(t *testing.T) {
+	var om bytes.Buffer
+	p := recordSim(t, 1, sim.ScenarioIdle, 1, 60*time.Second)
+	dcgmtest.WriteOpenMetrics(&om, p)
+	srv := promtest.Start(t, om.Bytes())
+	u, _ := url.Parse(srv.URL)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(r *http.Response) error {
+		b, _ := io.ReadAll(r.Body)
+		b = bytes.Replace(b, []byte(`{"status":"success",`), []byte(`{"status":"success","warnings":["store eu-west-2 unavailable"],`), 1)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.ContentLength = int64(len(b))
+		r.Header.Del("Content-Length")
+		return nil
+	}
+	proxy := httptest.NewServer(rp)
+	defer proxy.Close()
+	got, err := Read(context.Background(), promOptions(proxy.URL, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Complete || len(got.Notes) != 1 || got.Notes[0] != "store eu-west-2 unavailable" || len(got.Nodes) != 1 {
+		t.Fatalf("complete %v notes %v", got.Complete, got.Notes)
+	}
+}
+
+// TestRetryWait: Retry-After (seconds or a date) replaces the backoff,
+// capped at five minutes; every wait gets up to 20 % of jitter, so that
+// waits drawn together differ.
+func TestRetryWait(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for h, want := range map[string]time.Duration{
+		"7": 7 * time.Second, " 0 ": 0, "": 0, "soon": 0, "-3": 0,
+		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
+		now.Add(-time.Minute).Format(http.TimeFormat):     0,
+	} {
+		if got := retryAfter(h, now); got != want {
+			t.Errorf("Retry-After %q = %v, want %v", h, got, want)
+		}
+	}
+	seen := map[time.Duration]bool{}
+	for i := 0; i < 50; i++ {
+		d := retryWait(time.Second, 3, 0) // backoff 4 s
+		if d < 4*time.Second || d > 4800*time.Millisecond {
+			t.Fatalf("backoff wait %v outside 4–4.8 s", d)
+		}
+		seen[d] = true
+		if d := retryWait(time.Second, 1, 30*time.Second); d < 30*time.Second || d > 36*time.Second {
+			t.Fatalf("Retry-After wait %v outside 30–36 s", d)
+		}
+		if d := retryWait(time.Second, 1, time.Hour); d > 6*time.Minute {
+			t.Fatalf("Retry-After of an hour waited %v", d)
+		}
+	}
+	if len(seen) < 10 {
+		t.Errorf("no jitter: %d distinct waits of 50", len(seen))
+	}
+}
+
+// TestRetryAfterHonoured: a 429 with Retry-After: 1 makes the next try wait
+// a second, not the 10 ms backoff.
+func TestRetryAfterHonoured(t *testing.T) {
+	var calls atomic.Int32
+	var times []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		times = append(times, time.Now())
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, `{"status":"error","errorType":"too_many","error":"slow down"}`, http.StatusTooManyRequests)
+			return
+		}
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	c := &promClient{base: u, http: srv.Client(), retries: 2, backoff: 10 * time.Millisecond}
+	if _, err := c.query(context.Background(), "up[1m]", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if len(times) != 2 || times[1].Sub(times[0]) < time.Second {
+		t.Fatalf("%d calls, second after %v", len(times), times[len(times)-1].Sub(times[0]))
+	}
+}
+
+// TestEndlessAnswer: a server whose answer never ends is refused once it
+// passes the answer bound, with a hint (its memory is bounded by that size).
+func TestEndlessAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x"},"values":[`))
+		chunk := []byte(strings.Repeat(`[1767571200,"1"],`, 4096))
+		for i := 0; i < 1<<20 && r.Context().Err() == nil; i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	c := &promClient{base: u, http: srv.Client(), retries: 0, backoff: time.Millisecond}
+	_, err := c.query(context.Background(), "x[1m]", time.Now())
+	if err == nil || !strings.Contains(err.Error(), "larger than 256 MiB") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// recordSim records a simulated cluster at 1 s.
+func recordSim(t testing.TB, nodes int, scenario string, seed int64, d time.Duration) *profile.Profile {
+	t.Helper()
+	p, err := sim.Record(sim.Options{Nodes: nodes, Scenario: scenario, Seed: seed}, time.Second, d, profile.Generator{Name: "seedance", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
