@@ -2,9 +2,7 @@ package analyze
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -124,16 +122,6 @@ func nodeByName(r *Report, name string) *NodeReport {
 	}
 	return nil
 }
-
-func toJSON(t testing.TB, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-var _ = strings.Contains
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
