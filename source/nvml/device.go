@@ -11,53 +11,64 @@ import (
 	"github.com/seedance/seedance/internal/nvapi"
 )
 
-// device adapts a go-nvml device to nvapi.
-type device struct{ d nv.Device }
+// device adapts a go-nvml device to nvapi. Like the device it wraps, it is
+// used by one goroutine at a time (the GPU's sampler), so fields is its own
+// buffer for GetFieldValues, reused on every sample.
+type device struct {
+	d      nv.Device
+	fields []nv.FieldValue
+}
 
 func ret(r nv.Return) nvapi.Return { return nvapi.Return(r) }
 
-func (x device) GetUUID() (string, nvapi.Return) { v, r := x.d.GetUUID(); return v, ret(r) }
-func (x device) GetName() (string, nvapi.Return) { v, r := x.d.GetName(); return v, ret(r) }
+func (x *device) GetUUID() (string, nvapi.Return) { v, r := x.d.GetUUID(); return v, ret(r) }
+func (x *device) GetName() (string, nvapi.Return) { v, r := x.d.GetName(); return v, ret(r) }
 
-func (x device) GetPciBusID() (string, nvapi.Return) {
+func (x *device) GetPciBusID() (string, nvapi.Return) {
 	p, r := x.d.GetPciInfo()
 	return busID(p), ret(r)
 }
 
-func (x device) GetMemoryInfo() (nvapi.Memory, nvapi.Return) {
+func (x *device) GetMemoryInfo() (nvapi.Memory, nvapi.Return) {
 	m, r := x.d.GetMemoryInfo()
 	return nvapi.Memory{Total: m.Total, Free: m.Free, Used: m.Used}, ret(r)
 }
 
-func (x device) GetUtilizationRates() (nvapi.Utilization, nvapi.Return) {
+func (x *device) GetUtilizationRates() (nvapi.Utilization, nvapi.Return) {
 	u, r := x.d.GetUtilizationRates()
 	return nvapi.Utilization{Gpu: u.Gpu, Memory: u.Memory}, ret(r)
 }
 
-func (x device) GetPowerUsage() (uint32, nvapi.Return) { v, r := x.d.GetPowerUsage(); return v, ret(r) }
+func (x *device) GetPowerUsage() (uint32, nvapi.Return) {
+	v, r := x.d.GetPowerUsage()
+	return v, ret(r)
+}
 
-func (x device) GetTotalEnergyConsumption() (uint64, nvapi.Return) {
+func (x *device) GetTotalEnergyConsumption() (uint64, nvapi.Return) {
 	v, r := x.d.GetTotalEnergyConsumption()
 	return v, ret(r)
 }
 
-func (x device) GetSMClock() (uint32, nvapi.Return) {
+func (x *device) GetSMClock() (uint32, nvapi.Return) {
 	v, r := x.d.GetClockInfo(nv.CLOCK_SM)
 	return v, ret(r)
 }
 
-func (x device) GetGPUTemperature() (uint32, nvapi.Return) {
+func (x *device) GetGPUTemperature() (uint32, nvapi.Return) {
 	v, r := x.d.GetTemperature(nv.TEMPERATURE_GPU)
 	return v, ret(r)
 }
 
-func (x device) GetCurrentClocksEventReasons() (uint64, nvapi.Return) {
+func (x *device) GetCurrentClocksEventReasons() (uint64, nvapi.Return) {
 	v, r := x.d.GetCurrentClocksEventReasons()
 	return v, ret(r)
 }
 
-func (x device) GetFieldValues(vals []nvapi.FieldValue) nvapi.Return {
-	fs := make([]nv.FieldValue, len(vals))
+func (x *device) GetFieldValues(vals []nvapi.FieldValue) nvapi.Return {
+	if cap(x.fields) < len(vals) {
+		x.fields = make([]nv.FieldValue, len(vals))
+	}
+	fs := x.fields[:len(vals)]
 	for i, v := range vals {
 		fs[i] = nv.FieldValue{FieldId: v.FieldId, ScopeId: v.ScopeId}
 	}
@@ -77,20 +88,20 @@ func processes(ps []nv.ProcessInfo, r nv.Return) ([]nvapi.ProcessInfo, nvapi.Ret
 	return out, ret(r)
 }
 
-func (x device) GetComputeRunningProcesses() ([]nvapi.ProcessInfo, nvapi.Return) {
+func (x *device) GetComputeRunningProcesses() ([]nvapi.ProcessInfo, nvapi.Return) {
 	return processes(x.d.GetComputeRunningProcesses())
 }
 
-func (x device) GetGraphicsRunningProcesses() ([]nvapi.ProcessInfo, nvapi.Return) {
+func (x *device) GetGraphicsRunningProcesses() ([]nvapi.ProcessInfo, nvapi.Return) {
 	return processes(x.d.GetGraphicsRunningProcesses())
 }
 
-func (x device) GpmQueryDeviceSupport() (bool, nvapi.Return) {
+func (x *device) GpmQueryDeviceSupport() (bool, nvapi.Return) {
 	s, r := x.d.GpmQueryDeviceSupport()
 	return s.IsSupportedDevice != 0, ret(r)
 }
 
-func (x device) GpmSampleGet(s nvapi.GpmSample) nvapi.Return {
+func (x *device) GpmSampleGet(s nvapi.GpmSample) nvapi.Return {
 	g, ok := s.(gpmSample)
 	if !ok {
 		return nvapi.ERROR_INVALID_ARGUMENT
@@ -98,69 +109,69 @@ func (x device) GpmSampleGet(s nvapi.GpmSample) nvapi.Return {
 	return ret(x.d.GpmSampleGet(g.s))
 }
 
-func (x device) GetMigMode() (int, nvapi.Return) {
+func (x *device) GetMigMode() (int, nvapi.Return) {
 	cur, _, r := x.d.GetMigMode()
 	return cur, ret(r)
 }
 
-func (x device) GetMaxMigDeviceCount() (int, nvapi.Return) {
+func (x *device) GetMaxMigDeviceCount() (int, nvapi.Return) {
 	n, r := x.d.GetMaxMigDeviceCount()
 	return n, ret(r)
 }
 
-func (x device) GetMigDeviceHandleByIndex(i int) (nvapi.Device, nvapi.Return) {
+func (x *device) GetMigDeviceHandleByIndex(i int) (nvapi.Device, nvapi.Return) {
 	d, r := x.d.GetMigDeviceHandleByIndex(i)
 	if r != nv.SUCCESS {
 		return nil, ret(r)
 	}
-	return device{d}, nvapi.SUCCESS
+	return &device{d: d}, nvapi.SUCCESS
 }
 
-func (x device) GetGpuInstanceId() (int, nvapi.Return) {
+func (x *device) GetGpuInstanceId() (int, nvapi.Return) {
 	v, r := x.d.GetGpuInstanceId()
 	return v, ret(r)
 }
 
-func (x device) GetComputeInstanceId() (int, nvapi.Return) {
+func (x *device) GetComputeInstanceId() (int, nvapi.Return) {
 	v, r := x.d.GetComputeInstanceId()
 	return v, ret(r)
 }
 
-func (x device) GetAttributes() (nvapi.DeviceAttributes, nvapi.Return) {
+func (x *device) GetAttributes() (nvapi.DeviceAttributes, nvapi.Return) {
 	a, r := x.d.GetAttributes()
 	return nvapi.DeviceAttributes{GpuInstanceSliceCount: a.GpuInstanceSliceCount,
 		ComputeInstanceSliceCount: a.ComputeInstanceSliceCount, MemorySizeMB: a.MemorySizeMB}, ret(r)
 }
 
-func (x device) GetNumaNodeId() (int, nvapi.Return) { v, r := x.d.GetNumaNodeId(); return v, ret(r) }
+func (x *device) GetNumaNodeId() (int, nvapi.Return) { v, r := x.d.GetNumaNodeId(); return v, ret(r) }
 
-func (x device) GetCpuAffinity(words int) ([]uint, nvapi.Return) {
+func (x *device) GetCpuAffinity(words int) ([]uint, nvapi.Return) {
 	v, r := x.d.GetCpuAffinity(words)
 	return v, ret(r)
 }
 
-func (x device) GetNvLinkState(l int) (bool, nvapi.Return) {
+func (x *device) GetNvLinkState(l int) (bool, nvapi.Return) {
 	s, r := x.d.GetNvLinkState(l)
 	return s == nv.FEATURE_ENABLED, ret(r)
 }
 
-func (x device) GetNvLinkVersion(l int) (uint32, nvapi.Return) {
+func (x *device) GetNvLinkVersion(l int) (uint32, nvapi.Return) {
 	v, r := x.d.GetNvLinkVersion(l)
 	return v, ret(r)
 }
 
-func (x device) GetNvLinkRemotePciBusID(l int) (string, nvapi.Return) {
+func (x *device) GetNvLinkRemotePciBusID(l int) (string, nvapi.Return) {
 	p, r := x.d.GetNvLinkRemotePciInfo(l)
 	return busID(p), ret(r)
 }
 
-func (x device) GetNvLinkRemoteIsSwitch(l int) (bool, nvapi.Return) {
+func (x *device) GetNvLinkRemoteIsSwitch(l int) (bool, nvapi.Return) {
 	t, r := x.d.GetNvLinkRemoteDeviceType(l)
 	return t == nv.NVLINK_DEVICE_TYPE_SWITCH, ret(r)
 }
 
-func (x device) GetTopologyCommonAncestor(other nvapi.Device) (nvapi.TopologyLevel, nvapi.Return) {
-	o, ok := other.(device)
+func (x *device) GetTopologyCommonAncestor(other nvapi.Device) (nvapi.TopologyLevel, nvapi.Return) {
+	o, ok := other.(*device)
 	if !ok {
 		return nvapi.TOPOLOGY_SYSTEM, nvapi.ERROR_INVALID_ARGUMENT
 	}

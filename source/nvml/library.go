@@ -42,7 +42,7 @@ func (x library) DeviceGetHandleByIndex(i int) (nvapi.Device, nvapi.Return) {
 	if r != nv.SUCCESS {
 		return nil, nvapi.Return(r)
 	}
-	return device{d}, nvapi.SUCCESS
+	return &device{d: d}, nvapi.SUCCESS
 }
 
 func (x library) SystemGetDriverVersion() (string, nvapi.Return) {
@@ -95,7 +95,7 @@ func (x library) GpmMetricsGet(m *nvapi.GpmMetrics) nvapi.Return {
 func WrapDevices(ds []nv.Device) []nvapi.Device {
 	out := make([]nvapi.Device, len(ds))
 	for i, d := range ds {
-		out[i] = device{d}
+		out[i] = &device{d: d}
 	}
 	return out
 }
