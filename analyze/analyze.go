@@ -3,14 +3,16 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/seedance/seedance/hwtopo"
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
-	"github.com/seedance/seedance/recommend"
 )
 
 // Params are the analysis parameters (docs/analysis.md).
@@ -26,8 +28,9 @@ type Params struct {
 	SparklineBuckets  int
 	// Scaling, when set, adds the elastic-scaling what-if.
 	Scaling *ScalingParams
-	// Migration, when set, adds the migration plan.
-	Migration *recommend.Options
+	// KeepFleet keeps in Report.Fleet what a migration planner needs of
+	// the nodes (recommend.FromReport).
+	KeepFleet bool
 }
 
 // DefaultParams are the documented defaults.
@@ -226,7 +229,7 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 
 // report finishes every GPU and node and fills r.
 func (a *analysis) report(r *Report) {
-	pricer := NewPricer(a.p.Prices, a.p.DefaultGPUHourUSD)
+	pricer := pricing.New(a.p.Prices, a.p.DefaultGPUHourUSD)
 	var sum struct{ obs, idle, util, utilW, bw, bwW, cost, energyJ float64 }
 	var covered []Interval
 	memBWGPUs := 0
@@ -271,7 +274,7 @@ func (a *analysis) report(r *Report) {
 				longestSpan = math.Max(longestSpan, g.cover[k-1].EndS-g.cover[0].StartS)
 			}
 		}
-		nr.Models = sortedKeys(models)
+		nr.Models = slices.Sorted(maps.Keys(models))
 		nr.GPUHours = sig(ns.obs / 3600)
 		nr.IdleGPUHours = sig(ns.idle / 3600)
 		nr.IdleCostUSD = sig(ns.cost)
@@ -352,14 +355,8 @@ func (a *analysis) report(r *Report) {
 	if a.p.Scaling != nil && a.p.Scaling.Period > 0 {
 		r.Scaling = a.scalingReport(pricer)
 	}
-	if a.p.Migration != nil {
-		plan, err := recommend.MakePlan(recommend.FromProfile(a.clusterProfile(), pricer.Price, a.p.IdleThresholdPct), *a.p.Migration)
-		if err != nil {
-			r.Warnings = append(r.Warnings, "no migration plan: "+err.Error())
-		} else {
-			r.Migration = plan
-			r.Suggestions = append(r.Suggestions, migrationSuggestions(plan, a.nodes)...)
-		}
+	if a.p.KeepFleet {
+		r.Fleet = a.fleet()
 	}
 	r.Timeline = a.timeline(r.Nodes)
 	if a.perGPU {

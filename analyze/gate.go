@@ -16,35 +16,46 @@ import (
 // ErrGateFailed is returned when at least one CI gate did not pass.
 var ErrGateFailed = fmt.Errorf("a CI gate failed")
 
-// asMap turns the report into the generic JSON shape gates see, so that a
-// gate names fields as the JSON report does (summary.idle_ratio).
-func asMap(r *Report) (map[string]any, error) {
-	b, err := json.Marshal(r)
+// asMap turns a document into the generic JSON shape gates see, so that a
+// gate names fields as the JSON report does (summary.idle_ratio). hasDelta
+// is false when the document has no delta section (no --baseline); gates
+// then see an empty one.
+func asMap(doc any) (m map[string]any, hasDelta bool, err error) {
+	b, err := json.Marshal(doc)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if _, ok := m["delta"]; !ok {
+	if _, hasDelta = m["delta"]; !hasDelta {
 		m["delta"] = map[string]any{}
 	}
-	return m, nil
+	return m, hasDelta, nil
 }
 
-// EvalGates evaluates each boolean expression (expr-lang) over the JSON
-// report, records the results in r.Gates, and returns ErrGateFailed when any
-// is false. A gate that does not compile or cannot be evaluated returns
-// ErrInvalidGate.
+// EvalGates evaluates each gate over the report's JSON and records the
+// results in r.Gates. See Gates.
 func EvalGates(r *Report, gates []string) error {
+	res, err := Gates(r, gates)
+	r.Gates = append(r.Gates, res...)
+	return err
+}
+
+// Gates evaluates each boolean expression (expr-lang) over doc's JSON (a
+// report, or a report with the sections later stages add, such as the
+// migration plan) and returns the results, with ErrGateFailed when any is
+// false. A gate that does not compile or cannot be evaluated returns
+// ErrInvalidGate.
+func Gates(doc any, gates []string) ([]GateResult, error) {
 	if len(gates) == 0 {
-		return nil
+		return nil, nil
 	}
-	env, err := asMap(r)
+	env, hasDelta, err := asMap(doc)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var results []GateResult
 	failed := false
 	for _, g := range gates {
 		res := GateResult{Expr: g}
@@ -57,33 +68,33 @@ func EvalGates(r *Report, gates []string) error {
 		if err == nil {
 			out, err = expr.Run(prog, env)
 		} else if !hasLeft || left != nil {
-			return fmt.Errorf("%w %q: %v", ErrInvalidGate, g, oneLine(err.Error()))
+			return results, fmt.Errorf("%w %q: %v", ErrInvalidGate, g, oneLine(err.Error()))
 		}
 		if err != nil && hasLeft && left == nil {
 			// The field exists but was not measured (null): the gate
 			// fails, it never passes on missing data.
 			res.Error = "the value is null: not measured in this report"
 			failed = true
-			r.Gates = append(r.Gates, res)
+			results = append(results, res)
 			continue
 		}
 		if err != nil {
 			// A gate that cannot be evaluated is a mistake in the gate (a
 			// field that does not exist), not a result.
 			hint := ""
-			if r.Delta == nil && strings.Contains(g, "delta.") {
+			if !hasDelta && strings.Contains(g, "delta.") {
 				hint = " (delta needs --baseline)"
 			}
-			return fmt.Errorf("%w %q: %v%s", ErrInvalidGate, g, oneLine(err.Error()), hint)
+			return results, fmt.Errorf("%w %q: %v%s", ErrInvalidGate, g, oneLine(err.Error()), hint)
 		}
 		res.Passed = out == true
 		failed = failed || !res.Passed
-		r.Gates = append(r.Gates, res)
+		results = append(results, res)
 	}
 	if failed {
-		return ErrGateFailed
+		return results, ErrGateFailed
 	}
-	return nil
+	return results, nil
 }
 
 // GateLine is a gate's outcome in one line: "FAIL: summary.idle_ratio <=

@@ -3,7 +3,7 @@ package analyze
 import (
 	"time"
 
-	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/profile"
 )
 
 // ReportSchema is the value of "schema_version" in a JSON report.
@@ -18,12 +18,15 @@ type Report struct {
 	Summary       Summary            `json:"summary"`
 	Timeline      Timeline           `json:"timeline"`
 	Scaling       *Scaling           `json:"scaling,omitempty"`
-	Migration     *recommend.Plan    `json:"migration,omitempty"`
 	Delta         map[string]float64 `json:"delta,omitempty"`
 	Nodes         []NodeReport       `json:"nodes"`
 	Suggestions   []Suggestion       `json:"suggestions"`
 	Warnings      []string           `json:"warnings,omitempty"`
 	Gates         []GateResult       `json:"gates,omitempty"`
+	// Fleet is what a migration planner needs of the nodes: each GPU's
+	// mean utilization as a one-sample series, the workloads, the
+	// topology. Kept only with Params.KeepFleet; never written.
+	Fleet *profile.Profile `json:"-"`
 }
 
 // Window is the time span of the merged inputs. CoveredS is the length of

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -214,7 +215,7 @@ func replayHPA(demand []float64, static int, sp ScalingParams, period float64) P
 }
 
 // scalingReport groups nodes into pools and replays both policies.
-func (a *analysis) scalingReport(pricer *Pricer) *Scaling {
+func (a *analysis) scalingReport(pricer *pricing.Pricer) *Scaling {
 	sp := *a.p.Scaling
 	period := sp.Period.Seconds()
 	type pool struct {

@@ -12,12 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/analyze/render"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/table"
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/render"
 )
 
 // AnalyzeOptions are the inputs of `seedance analyze`.
@@ -161,12 +162,11 @@ func analyzeRun(o *AnalyzeOptions) error {
 		}
 		params.Scaling = &analyze.ScalingParams{Period: sc.Period, Weights: sc.Weights, PreferSMActive: sc.PreferSMActive,
 			Alpha: sc.Alpha, TargetPct: sc.TargetPct, LowerPct: sc.LowerPct, UpPeriods: sc.UpPeriods, DownPeriods: sc.DownPeriods,
-			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, PoolBy: sc.PoolBy, HPATolerance: 0.1, HPAStabilization: 300e9}
+			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, PoolBy: sc.PoolBy}
+		hpa := analyze.DefaultScaling()
+		params.Scaling.HPATolerance, params.Scaling.HPAStabilization = hpa.HPATolerance, hpa.HPAStabilization
 	}
-	if ac.Report == "migration" || ac.Report == "all" {
-		m := o.Config.Migration
-		params.Migration = &recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode}
-	}
+	params.KeepFleet = ac.Report == "migration" || ac.Report == "all"
 	r, err := analyze.Analyze(sources, params)
 	if err != nil {
 		return err
@@ -174,7 +174,14 @@ func analyzeRun(o *AnalyzeOptions) error {
 	if base != nil {
 		analyze.ApplyBaseline(r, base)
 	}
-	gateErr := analyze.EvalGates(r, ac.Gates)
+	res := &render.Result{Report: r}
+	if params.KeepFleet {
+		m := o.Config.Migration
+		res.Migration = recommend.AddToReport(r, pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price,
+			recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode})
+	}
+	var gateErr error
+	r.Gates, gateErr = analyze.Gates(res, ac.Gates)
 	if errors.Is(gateErr, analyze.ErrInvalidGate) {
 		return &UsageError{Err: gateErr}
 	}
@@ -184,13 +191,13 @@ func analyzeRun(o *AnalyzeOptions) error {
 	ropts := render.Options{Report: ac.Report, Terminal: ac.Output == "-" && o.IO.IsStdoutTTY()}
 	if ac.Output == "-" {
 		var buf bytes.Buffer
-		if err := write(&buf, r, ropts); err != nil {
+		if err := write(&buf, res, ropts); err != nil {
 			return err
 		}
 		if _, err := o.IO.Out.Write(buf.Bytes()); err != nil {
 			return err
 		}
-	} else if err := fsutil.WriteAtomic(ac.Output, func(w io.Writer) error { return write(w, r, ropts) }); err != nil {
+	} else if err := fsutil.WriteAtomic(ac.Output, func(w io.Writer) error { return write(w, res, ropts) }); err != nil {
 		return err
 	}
 	for _, n := range r.Summary.Notes {

@@ -123,9 +123,9 @@ scrape:
 }
 
 func TestScrapeSourceCLI(t *testing.T) {
-	capture, err := os.ReadFile("../../shared/realdata/dcgm-exporter/extracted/aicr-ff9c66d6.01.prom")
+	capture, err := os.ReadFile("../source/scrape/testdata/dcgm-exporter/aicr-ff9c66d6.01.prom")
 	if err != nil {
-		t.Skipf("needs the real captures of ../shared beside the repository: %v", err)
+		t.Fatal(err)
 	}
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(capture) }))
 	defer ok.Close()
@@ -210,7 +210,7 @@ func TestTopologyFile(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(doc)) }))
 	defer srv.Close()
-	capture, _ := os.ReadFile("../testdata/topo-dgxa100.txt")
+	capture, _ := os.ReadFile("../hwtopo/testdata/topo-dgxa100.txt")
 	topo := filepath.Join(t.TempDir(), "topo.txt")
 	os.WriteFile(topo, []byte(strings.ReplaceAll(string(capture), "NV12", "NV18")), 0o644)
 	out := filepath.Join(t.TempDir(), "p.json")

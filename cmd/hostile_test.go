@@ -15,7 +15,7 @@ import (
 	"github.com/seedance/seedance/internal/hostile"
 )
 
-const hostileDir = "../testdata/hostile"
+const hostileDir = "testdata/hostile"
 
 // TestHostileCorpusUpToDate keeps testdata/hostile in step with its
 // generator (internal/hostile); -update rewrites it.

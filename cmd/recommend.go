@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 )
@@ -92,7 +92,7 @@ func recommendRun(o *RecommendOptions) error {
 	if err != nil {
 		return err
 	}
-	pricer := analyze.NewPricer(o.Prices, o.Config.Pricing.DefaultGPUHourUSD)
+	pricer := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD)
 	b := recommend.NewClusterBuilder(pricer.Price, o.Config.Analyze.IdleThresholdPct)
 	if err := sources[0].Stream.Walk(b.Add); err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 
 // addCaptures seeds a fuzz target with the repository's own captures.
 func addCaptures(f *testing.F, glob string) {
-	files, _ := filepath.Glob(filepath.Join("..", "testdata", glob))
+	files, _ := filepath.Glob(filepath.Join("testdata", glob))
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)

@@ -12,10 +12,10 @@ import (
 
 var _ = golden.Update
 
-const realdata = "../../shared/realdata/topo"
+// realdata holds real captures, copied with their licences (README.md there).
+const realdata = "testdata/realdata"
 
 func TestParseRejectsErrors(t *testing.T) {
-	needRealdata(t)
 	f := filepath.Join(realdata, "nvidia_gpu_exporter__windows-x86_64__nvidia-geforce-rtx-2080-super__591.86.topo.txt")
 	b, _ := os.ReadFile(f)
 	_, err := ParseMatrix(bytes.NewReader(b))
@@ -28,7 +28,6 @@ func TestParseRejectsErrors(t *testing.T) {
 // NV12 between every pair, the DGX H100 NV18, as on the real machines; the
 // parser reads the same matrix back, space-separated as people paste it.
 func TestParseNVLinkStatus(t *testing.T) {
-	needRealdata(t)
 	for file, want := range map[string][2]float64{
 		"nvidia_gpu_exporter__linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.nvlink-s.txt": {18, 26.562},
 		"gpud__nvidia-smi.nvlink.status.a100.txt":                                          {12, 25},
@@ -61,14 +60,5 @@ func TestCPUList(t *testing.T) {
 	}
 	if _, err := ParseCPUList("3-1"); err == nil {
 		t.Error("3-1 accepted")
-	}
-}
-
-// needRealdata skips a test that needs the real captures of ../shared (a clone with
-// nothing beside it runs the rest).
-func needRealdata(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(realdata); err != nil {
-		t.Skipf("needs the real captures in %s (../shared beside the repository): %v", realdata, err)
 	}
 }

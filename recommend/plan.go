@@ -32,6 +32,9 @@ type Move struct {
 	Sharing           *string `json:"sharing"`
 	Reason            string  `json:"reason"`
 	SavingsUSDPerHour float64 `json:"savings_usd_per_hour"`
+	// HigherNVLink marks pending work placed where its GPUs have more
+	// NVLink bandwidth than the node it waits on.
+	HigherNVLink bool `json:"-"`
 	// Name and Namespace say how to move it (for the renderers).
 	Name      string `json:"-"`
 	Namespace string `json:"-"`

@@ -278,11 +278,12 @@ func (p *planner) placePending(w *Workload) bool {
 	p.apply(w, pl)
 	pl.to.receiving = true
 	reason := fmt.Sprintf("pending on %s; %s", w.Node, targetWhy(pl))
-	if src != nil && pl.bw > bestBandwidth(src.n.Topology) {
+	higher := src != nil && pl.bw > bestBandwidth(src.n.Topology)
+	if higher {
 		reason += ", a higher NVLink bandwidth than on " + w.Node
 	}
 	p.moves = append(p.moves, Move{Workload: w.ID, To: pl.to.n.Name, GPUs: pl.gpus, Sharing: sharingPtr(pl.sharing), Reason: reason,
-		Name: w.Name, Namespace: w.Namespace})
+		HigherNVLink: higher, Name: w.Name, Namespace: w.Namespace})
 	return true
 }
 

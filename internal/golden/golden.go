@@ -13,6 +13,17 @@ import (
 // Update is set by `go test ./... -update`.
 var Update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
+// Same compares got with a golden file another package's test owns: it
+// never rewrites it, so that one test alone updates each file.
+func Same(t testing.TB, path string, got []byte) {
+	t.Helper()
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file %s: %v", path, err)
+	}
+	compare(t, path, got, want)
+}
+
 // Check compares got with the golden file at path, or rewrites the file when
 // -update is given.
 func Check(t testing.TB, path string, got []byte) {
@@ -30,6 +41,11 @@ func Check(t testing.TB, path string, got []byte) {
 	if err != nil {
 		t.Fatalf("read golden file (run go test ./... -update to create it): %v", err)
 	}
+	compare(t, path, got, want)
+}
+
+func compare(t testing.TB, path string, got, want []byte) {
+	t.Helper()
 	if !bytes.Equal(got, want) {
 		i := 0
 		for i < len(got) && i < len(want) && got[i] == want[i] {

@@ -1,7 +1,7 @@
 // Package hostile makes the hostile-input corpus of seedance's tests:
 // profiles that are truncated, compressed in tricky ways, numerically
 // extreme, inconsistent, duplicated, deeply nested, oversized or full of
-// hostile names. The corpus lives in testdata/hostile (small files, gzip
+// hostile names. The corpus lives in cmd/testdata/hostile (small files, gzip
 // where they would be large); a test keeps it in step with this generator
 // (go test ./cmd -run HostileCorpus -update rewrites it), and another runs
 // every file through every command that reads profiles.

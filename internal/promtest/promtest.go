@@ -12,16 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 )
 
-var installOnce sync.Once
-
-// binaries returns the paths of prometheus and promtool, installing Debian's
-// package when they are missing and we are root. Without them a test fails
-// under CI and is skipped elsewhere.
+// binaries returns the paths of prometheus and promtool. Tests never
+// install them (.ci/run does): without them a test fails under CI and is
+// skipped elsewhere, saying how to get them.
 func binaries(t testing.TB) (string, string) {
 	t.Helper()
 	find := func() (string, string, error) {
@@ -32,24 +29,12 @@ func binaries(t testing.TB) (string, string) {
 		q, err := exec.LookPath("promtool")
 		return p, q, err
 	}
-	if p, q, err := find(); err == nil {
-		return p, q
-	}
-	installOnce.Do(func() {
-		if os.Geteuid() != 0 {
-			return
-		}
-		cmd := exec.Command("sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Logf("installing prometheus failed: %v\n%s", err, out)
-		}
-	})
 	p, q, err := find()
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("prometheus is not installed and could not be installed: %v", err)
+			t.Fatalf("prometheus is not installed (.ci/run installs it): %v", err)
 		}
-		t.Skipf("prometheus is not installed (apt-get install prometheus): %v", err)
+		t.Skipf("needs Prometheus 2.x and promtool on PATH (Debian: apt-get install prometheus; or run bash .ci/run): %v", err)
 	}
 	return p, q
 }

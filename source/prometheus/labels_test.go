@@ -17,9 +17,9 @@ import (
 // 74,198 MiB of memory in use. The vLLM pod must hold GPU 6; the exporter
 // must be no workload.
 func TestKubePrometheusLayoutRealCapture(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(realdata, "extracted", "aicr-4ddf3b88.0[2-5].json"))
+	files, _ := filepath.Glob(filepath.Join(realdata, "aicr-4ddf3b88.0[2-5].json"))
 	if len(files) != 4 {
-		t.Skipf("needs the captures in %s (../shared beside the repository)", realdata)
+		t.Fatalf("want 4 captures in %s, found %d", realdata, len(files))
 	}
 	b := dcgm.NewBuilder()
 	var ts int64
@@ -88,5 +88,6 @@ func TestExporterPodNeverAWorkload(t *testing.T) {
 	}
 }
 
-// realdata holds the dcgm-exporter captures of ../shared (see its README).
-const realdata = "../../../shared/realdata/dcgm-exporter"
+// realdata holds real Prometheus answers, copied with their licences
+// (README.md there).
+const realdata = "testdata/dcgm-exporter"

@@ -17,7 +17,9 @@ import (
 	"github.com/seedance/seedance/source/sim"
 )
 
-const realdata = "../../../shared/realdata/dcgm-exporter"
+// realdata holds real dcgm-exporter scrapes, copied with their licences
+// (README.md there).
+const realdata = "testdata/dcgm-exporter"
 
 func scrapeFor(t *testing.T, targets []string, n int) *profile.Profile {
 	t.Helper()
@@ -49,10 +51,9 @@ func serveFile(t *testing.T, path string) *httptest.Server {
 // TestScrapeRealCaptures serves every real dcgm-exporter capture and checks
 // that each either yields GPUs or fails with a one-line reason.
 func TestScrapeRealCaptures(t *testing.T) {
-	needRealdata(t)
-	files, _ := filepath.Glob(filepath.Join(realdata, "extracted", "*.prom"))
+	files, _ := filepath.Glob(filepath.Join(realdata, "*.prom"))
 	if len(files) == 0 {
-		t.Fatalf("no captures under %s (is ../shared beside the repository?)", realdata)
+		t.Fatalf("no captures under %s ", realdata)
 	}
 	parsed := 0
 	for _, f := range files {
@@ -80,9 +81,8 @@ func TestScrapeRealCaptures(t *testing.T) {
 }
 
 func TestScrapeKnownCaptures(t *testing.T) {
-	needRealdata(t)
 	// An EKS H100 node with a vLLM pod: GPU util 0 with 74 GB allocated.
-	srv := serveFile(t, filepath.Join(realdata, "extracted", "aicr-ff9c66d6.01.prom"))
+	srv := serveFile(t, filepath.Join(realdata, "aicr-ff9c66d6.01.prom"))
 	p := scrapeFor(t, []string{srv.URL + "/metrics"}, 3)
 	n := p.Nodes[0]
 	if n.Name != "gpu-node-1" || len(n.GPUs) != 8 || n.GPUs[0].Model != "NVIDIA H100 80GB HBM3" || n.GPUs[0].PCIBusID != "0000:53:00.0" {
@@ -95,7 +95,7 @@ func TestScrapeKnownCaptures(t *testing.T) {
 		t.Fatalf("t = %v", got)
 	}
 	// The kops capture is a full L4 scrape with blank sentinels.
-	srv = serveFile(t, filepath.Join(realdata, "extracted", "cncf-kops-v1.35.01.prom"))
+	srv = serveFile(t, filepath.Join(realdata, "cncf-kops-v1.35.01.prom"))
 	p = scrapeFor(t, []string{strings.TrimPrefix(srv.URL, "http://")}, 1)
 	g := p.Nodes[0].GPUs[0]
 	if g.Model != "NVIDIA L4" || g.Series.GPUUtilPct == nil || g.Series.PowerW == nil {
@@ -122,7 +122,7 @@ DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="h"} 37
 
 func TestScrapeTargetDownAndBack(t *testing.T) {
 	flaky := flakyExporter(t)
-	steady := serveFile(t, filepath.Join(realdata, "extracted", "cncf-kops-v1.35.01.prom"))
+	steady := serveFile(t, filepath.Join(realdata, "cncf-kops-v1.35.01.prom"))
 	p := scrapeFor(t, []string{flaky.URL + "/metrics", steady.URL + "/metrics"}, 5)
 	var down, up *profile.Node
 	for i := range p.Nodes {
@@ -201,20 +201,10 @@ func TestScrapeLogsRecovery(t *testing.T) {
 	}
 }
 
-// needRealdata skips a test that needs the real captures of ../shared (a clone with
-// nothing beside it runs the rest).
-func needRealdata(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(realdata); err != nil {
-		t.Skipf("needs the real captures in %s (../shared beside the repository): %v", realdata, err)
-	}
-}
-
 // flakyExporter serves the EKS H100 capture, failing the second and third
 // scrapes with 503.
 func flakyExporter(t *testing.T) *httptest.Server {
-	needRealdata(t)
-	b, err := os.ReadFile(filepath.Join(realdata, "extracted", "aicr-ff9c66d6.01.prom"))
+	b, err := os.ReadFile(filepath.Join(realdata, "aicr-ff9c66d6.01.prom"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func encode(t testing.TB, p *profile.Profile) []byte {
 func TestSimGolden(t *testing.T) {
 	b := encode(t, recordSim(t, 8, ScenarioMixed, 1, 60*time.Second))
 	schematest.Validate(t, "profile-v1.schema.json", b)
-	golden.Check(t, "../../testdata/sim-mixed-seed1-60s.json", b)
+	golden.Check(t, "testdata/sim-mixed-seed1-60s.json", b)
 }
 
 func TestSimDeterministic(t *testing.T) {

@@ -1,0 +1,100 @@
+// Package pricing prices GPU-hours: the user's prices over seedance's
+// defaults, matched to a GPU model by the longest substring. analyze and
+// recommend both price through it (docs/pricing.md).
+package pricing
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// DefaultPrices are per-GPU-hour prices in USD for common models, used when
+// the user gives none for a model. docs/pricing.md gives each one's source
+// and date; users should set their own (--gpu-price, pricing.gpu_hour_usd).
+var DefaultPrices = map[string]float64{
+	"H200":           5.408,
+	"H100":           4.916,
+	"B200":           14.24,
+	"A100":           1.844,
+	"A100-SXM4-80GB": 2.305,
+	"A100 80GB":      2.305,
+	"A100-PCIE-80GB": 2.305,
+	"L40S":           1.861,
+	"L4":             0.805,
+	"A10G":           1.006,
+	"T4":             0.526,
+	"V100":           3.06,
+}
+
+// Pricer finds the price of a GPU model. Among the user's entries, the one
+// whose key is the longest case-insensitive substring of the model name wins
+// (so "L40S" beats "L4" for an L40S); when no user entry matches, the same
+// rule picks among DefaultPrices; when none matches either, the fallback
+// price applies. A user's "A100" thus prices every A100, even where a
+// longer default key ("A100-SXM4-80GB") also matches.
+type Pricer struct {
+	user     map[string]float64
+	fallback float64
+
+	used      map[string]bool // default-table keys used
+	unmatched map[string]bool // models priced at the fallback
+}
+
+// New returns a Pricer over the user's prices and DefaultPrices.
+func New(user map[string]float64, fallback float64) *Pricer {
+	return &Pricer{user: user, fallback: fallback, used: map[string]bool{}, unmatched: map[string]bool{}}
+}
+
+// longestMatch returns the key of table that is the longest case-insensitive
+// substring of model (ties broken by key order, for determinism).
+func longestMatch(model string, table map[string]float64) (string, bool) {
+	m := strings.ToLower(model)
+	best, found := "", false
+	for k := range table {
+		lk := strings.ToLower(k)
+		if lk == "" || !strings.Contains(m, lk) {
+			continue
+		}
+		if !found || len(k) > len(best) || (len(k) == len(best) && k < best) {
+			best, found = k, true
+		}
+	}
+	return best, found
+}
+
+// Price returns the USD per hour of one GPU of the model.
+func (p *Pricer) Price(model string) float64 {
+	if k, ok := longestMatch(model, p.user); ok {
+		return p.user[k]
+	}
+	if k, ok := longestMatch(model, DefaultPrices); ok {
+		p.used[k] = true
+		return DefaultPrices[k]
+	}
+	p.unmatched[model] = true
+	return p.fallback
+}
+
+// Table returns every price in effect: the defaults overridden by the user's.
+func (p *Pricer) Table() map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range DefaultPrices {
+		out[k] = v
+	}
+	for k, v := range p.user {
+		for dk := range out {
+			if strings.EqualFold(dk, k) {
+				delete(out, dk)
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// DefaultsUsed lists the default-table entries that priced some GPU.
+func (p *Pricer) DefaultsUsed() []string { return slices.Sorted(maps.Keys(p.used)) }
+
+// Unmatched lists the models priced at the fallback price.
+func (p *Pricer) Unmatched() []string { return slices.Sorted(maps.Keys(p.unmatched)) }

@@ -1,0 +1,131 @@
+package recommend
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/profile"
+)
+
+// SuggestMigrate is the kind of the suggestions a migration plan adds to a
+// report.
+const SuggestMigrate = "migrate"
+
+// podSuffix is the ReplicaSet hash and pod suffix Kubernetes adds to names.
+var podSuffix = regexp.MustCompile(`-[0-9a-f]{5,10}-[a-z0-9]{5}$`)
+
+// appOf names a workload's application: its "app" label, else its pod name
+// without the generated suffix.
+func appOf(w profile.Workload) string {
+	if a := w.Labels["app"]; a != "" {
+		return a
+	}
+	return podSuffix.ReplaceAllString(w.Name, "")
+}
+
+// Suggestions summarises the plan the way a person says it:
+// "node-gpu-04: migrate 2 pending llama-7b-infer pods to node-gpu-12
+// (higher NVLink bandwidth)", one line per source node, application and
+// target. fleet (analyze.Report.Fleet) names each workload's application
+// and the node a pending one waits on.
+func Suggestions(plan *Plan, fleet *profile.Profile) []analyze.Suggestion {
+	type key struct{ from, app, to string }
+	type group struct {
+		n       int
+		pending bool
+		higher  bool
+		saving  float64
+	}
+	type seen struct {
+		node string
+		w    *profile.Workload
+	}
+	byID := map[string][]seen{}
+	for ni := range fleet.Nodes {
+		n := &fleet.Nodes[ni]
+		for wi := range n.Workloads {
+			w := &n.Workloads[wi]
+			byID[w.ID] = append(byID[w.ID], seen{n.Name, w})
+		}
+	}
+	groups := map[key]*group{}
+	var order []key
+	for _, m := range plan.Moves {
+		from, pending := "", m.From == nil
+		if m.From != nil {
+			from = *m.From
+		}
+		app := m.Workload
+		for _, c := range byID[m.Workload] {
+			if pending == (c.w.State == profile.StatePending) {
+				if pending {
+					from = c.node
+				}
+				app = appOf(*c.w)
+				break
+			}
+		}
+		k := key{from, app, m.To}
+		g := groups[k]
+		if g == nil {
+			g = &group{pending: pending}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.n++
+		g.higher = g.higher || m.HigherNVLink
+		g.saving += m.SavingsUSDPerHour
+	}
+	var out []analyze.Suggestion
+	for _, k := range order {
+		g := groups[k]
+		what := "pod"
+		if g.n > 1 {
+			what = "pods"
+		}
+		state := ""
+		if g.pending {
+			state = "pending "
+		}
+		text := fmt.Sprintf("%s: migrate %d %s%s %s to %s", k.from, g.n, state, k.app, what, k.to)
+		if g.higher {
+			text += " (higher NVLink bandwidth)"
+		}
+		if g.saving > 0 {
+			text += fmt.Sprintf(": frees %s, saves $%.2f/h", k.from, g.saving)
+		}
+		out = append(out, analyze.Suggestion{Kind: SuggestMigrate, Node: k.from, Text: text + "; seedance recommend writes the commands", SavingsUSDPerHour: math.Round(g.saving*1e4) / 1e4})
+	}
+	return out
+}
+
+// FromReport builds the planner's cluster from an analysis kept with
+// analyze.Params.KeepFleet: each GPU's mean utilization over the merged
+// window decides whether an unclaimed GPU is busy (at or above the
+// report's idle threshold).
+func FromReport(r *analyze.Report, price func(model string) float64) (*Cluster, error) {
+	if r.Fleet == nil {
+		return nil, errors.New("the analysis kept no fleet (analyze.Params.KeepFleet)")
+	}
+	return FromProfile(r.Fleet, price, r.Params.IdleThresholdPct), nil
+}
+
+// AddToReport plans migrations from the report and adds the plan's
+// suggestions to it; when no plan can be made it adds a warning instead
+// and returns nil.
+func AddToReport(r *analyze.Report, price func(model string) float64, o Options) *Plan {
+	c, err := FromReport(r, price)
+	var plan *Plan
+	if err == nil {
+		plan, err = MakePlan(c, o)
+	}
+	if err != nil {
+		r.Warnings = append(r.Warnings, "no migration plan: "+err.Error())
+		return nil
+	}
+	r.Suggestions = append(r.Suggestions, Suggestions(plan, r.Fleet)...)
+	return plan
+}

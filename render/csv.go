@@ -1,0 +1,65 @@
+package render
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// cell guards against spreadsheet formula injection: a value starting with
+// =, +, -, @, tab or CR is prefixed with a single quote.
+func cell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// optNum writes a number that may be null as "n/a" (which pandas and R read
+// as missing), never 0.
+func optNum(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return num(*v)
+}
+
+// deltaNum is a baseline delta, "n/a" where a side was null.
+func deltaNum(d map[string]float64, k string) string {
+	if v, ok := d[k]; ok {
+		return num(v)
+	}
+	return "n/a"
+}
+
+// CSV writes one row per node, then a "(total)" row with the cluster's
+// figures and, with a baseline, a "(delta vs baseline)" row. The names in
+// parentheses cannot be node names.
+func CSV(w io.Writer, r *Result, _ Options) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"node", "gpus", "models", "verdict", "avg_gpu_util_pct", "idle_share", "gpu_hours", "idle_gpu_hours",
+		"idle_cost_usd", "energy_kwh", "price_usd_per_hour", "pending_workloads", "idle_intervals"})
+	for _, n := range r.Nodes {
+		ivs := make([]string, 0, len(n.IdleIntervals))
+		for _, iv := range n.IdleIntervals {
+			ivs = append(ivs, num(iv.StartS)+"-"+num(iv.EndS))
+		}
+		cw.Write([]string{cell(n.Name), strconv.Itoa(n.GPUs), cell(strings.Join(n.Models, "+")), n.Verdict,
+			optNum(n.AvgGPUUtilPct), optNum(n.IdleShare), num(n.GPUHours), num(n.IdleGPUHours), num(n.IdleCostUSD), num(n.EnergyKWh),
+			num(n.PriceUSDPerHour), fmt.Sprint(n.PendingWorkloads), strings.Join(ivs, ";")})
+	}
+	s := r.Summary
+	cw.Write([]string{"(total)", strconv.Itoa(s.GPUs), "", "", optNum(s.AvgGPUUtilPct), num(s.IdleRatio), num(s.GPUHours), num(s.IdleGPUHours),
+		num(s.IdleCostUSD), num(s.EnergyKWh), "", "", ""})
+	if r.Delta != nil {
+		d := r.Delta
+		cw.Write([]string{"(delta vs baseline)", deltaNum(d, "gpus"), "", "", deltaNum(d, "avg_gpu_util_pct"), deltaNum(d, "idle_ratio"), deltaNum(d, "gpu_hours"),
+			deltaNum(d, "idle_gpu_hours"), deltaNum(d, "idle_cost_usd"), deltaNum(d, "energy_kwh"), "", "", ""})
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,114 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// mdEscape makes a name safe inside Markdown text and table cells: no
+// table breaks, no HTML, no emphasis.
+var mdEscape = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "~", `\~`, "\n", " ", "\r", " ")
+
+// code wraps s in a code span whose fence is longer than any run of
+// backticks inside it.
+func code(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + s + pad + fence
+}
+
+// Markdown writes a compact summary fit for a pull-request comment.
+func Markdown(w io.Writer, r *Result, o Options) error {
+	s := r.Summary
+	ew := &errWriter{w: w}
+	ew.printf("### seedance: %s\n\n", reportName(o))
+	ew.printf("Window %s, %d GPUs on %d nodes.\n\n", windowText(r.Window, "2006-01-02 15:04"), s.GPUs, s.Nodes)
+	for _, n := range s.Notes {
+		ew.printf("> **Note:** %s\n\n", mdEscape.Replace(n))
+	}
+	hasDelta := r.Delta != nil
+	if hasDelta {
+		ew.printf("| | value | vs baseline |\n|---|---:|---:|\n")
+	} else {
+		ew.printf("| | value |\n|---|---:|\n")
+	}
+	row := func(label, value, field string, format func(float64) string) {
+		if !hasDelta {
+			ew.printf("| %s | %s |\n", label, value)
+			return
+		}
+		d := "n/a"
+		if v, ok := r.Delta[field]; ok {
+			d = format(v)
+		}
+		ew.printf("| %s | %s | %s |\n", label, value, d)
+	}
+	amount, basis := projection(r)
+	row("Mean GPU utilization", pct(s.AvgGPUUtilPct), "avg_gpu_util_pct", pts)
+	row("Mean memory-bandwidth utilization", pct(s.AvgMemBWUtilPct)+memBWCoverage(s), "avg_mem_bw_util_pct", pts)
+	row("Idle GPU-hours", fmt.Sprintf("%.2f (%.1f%%)", s.IdleGPUHours, 100*s.IdleRatio), "idle_gpu_hours", hours)
+	row("Idle cost", money(s.IdleCostUSD), "idle_cost_usd", signedMoney)
+	row("Energy", fmt.Sprintf("%.2f kWh (%s)", s.EnergyKWh, money(s.EnergyCostUSD)), "energy_kwh", kwh)
+	row("Projected monthly savings ("+basis+")", amount, "projected_monthly_savings_usd", signedMoney)
+	if o.has("nodes") {
+		top := r.Nodes
+		if len(top) > 10 {
+			top = top[:10]
+		}
+		ew.printf("\n| Node | GPUs | Verdict | Util | Idle share | Idle cost |\n|---|---|---|---:|---:|---:|\n")
+		for _, n := range top {
+			ew.printf("| %s | %s | %s | %s | %s | %s |\n", mdEscape.Replace(n.Name), mdEscape.Replace(gpusText(n)), n.Verdict, pct(n.AvgGPUUtilPct), share(n.IdleShare), money(n.IdleCostUSD))
+		}
+		if len(r.Nodes) > len(top) {
+			ew.printf("\n%d more nodes in the full report.\n", len(r.Nodes)-len(top))
+		}
+	}
+	if o.has("suggestions") && len(r.Suggestions) > 0 {
+		ew.printf("\n**Suggestions**\n\n")
+		for _, sg := range r.Suggestions {
+			ew.printf("- %s", mdEscape.Replace(sg.Text))
+			if sg.Command != "" {
+				ew.printf("<br>%s", code(sg.Command))
+			}
+			ew.printf("\n")
+		}
+	}
+	if r.Migration != nil && o.has("migration") {
+		ew.printf("\n**Migration plan**: %d move(s) release %d node(s), saving %s/h.\n", len(r.Migration.Moves), len(r.Migration.ReleasedNodes), money(r.Migration.SavingsUSDPerHour))
+	}
+	if r.Scaling != nil && o.has("scaling") {
+		ew.printf("\n| Pool | GPUs | Static GPU-h | WMA GPU-h | WMA saves | HPA GPU-h |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, p := range r.Scaling.Pools {
+			ew.printf("| %s | %d | %.2f | %.2f | %s | %.2f |\n", mdEscape.Replace(p.Pool), p.GPUs, p.StaticGPUH, p.WMA.ProvisionedGPUH, money(p.WMA.SavingUSD), p.HPA.ProvisionedGPUH)
+		}
+	}
+	if len(r.Gates) > 0 {
+		ew.printf("\n**Gates**\n\n")
+		for _, g := range r.Gates {
+			mark := "✅"
+			if !g.Passed {
+				mark = "❌"
+			}
+			ew.printf("- %s %s", mark, code(g.Expr))
+			switch {
+			case g.Error != "":
+				ew.printf(" (%s)", mdEscape.Replace(g.Error))
+			case g.Value != nil:
+				ew.printf(" (was %s)", mdEscape.Replace(fmt.Sprint(g.Value)))
+			}
+			ew.printf("\n")
+		}
+	}
+	for _, wmsg := range r.Warnings {
+		ew.printf("\n> %s\n", mdEscape.Replace(wmsg))
+	}
+	return ew.err
+}

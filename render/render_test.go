@@ -1,0 +1,183 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/sim"
+)
+
+// simReport analyzes five simulated minutes of the mixed 8-node cluster.
+func simReport(t *testing.T, dialect string) *Result {
+	return simReportWith(t, dialect, false)
+}
+
+// simReportWith adds the scaling and migration sections when all is set.
+func simReportWith(t *testing.T, dialect string, all bool) *Result {
+	t.Helper()
+	clk := sim.NewClock(sim.DefaultStart)
+	sim, err := sim.Open(sim.Options{Nodes: 8, Scenario: sim.ScenarioMixed, Seed: 1, Clock: clk, Start: sim.DefaultStart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	p, err := source.Record(context.Background(), sim, source.RecordOptions{Interval: time.Second, Duration: 300 * time.Second, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	profile.Encode(&b, p)
+	s, err := profile.OpenStream(&b, "sim.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := analyze.DefaultParams()
+	params.Dialect = dialect
+	if all {
+		sp := analyze.DefaultScaling()
+		params.Scaling = &sp
+		params.KeepFleet = true
+	}
+	r, err := analyze.Analyze([]analyze.Source{{Name: "sim.json", Stream: s}}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &Result{Report: r}
+	if all {
+		res.Migration = recommend.AddToReport(r, pricing.New(nil, params.DefaultGPUHourUSD).Price, recommend.Options{})
+	}
+	return res
+}
+
+func render(t *testing.T, format string, r *Result, o Options) []byte {
+	t.Helper()
+	f, err := For(format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := f(&b, r, o); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGoldenFormats(t *testing.T) {
+	r := simReport(t, analyze.DialectKubectl)
+	for _, tt := range []struct {
+		format, file string
+		o            Options
+	}{
+		{"table", "report-sim.txt", Options{Report: "cost-savings"}},
+		{"table", "report-sim-terminal.txt", Options{Report: "all", Terminal: true}},
+		{"table", "report-sim-idle.txt", Options{Report: "idle"}},
+		{"table", "report-sim-utilization.txt", Options{Report: "utilization"}},
+		{"json", "report-sim.json", Options{}},
+		{"markdown", "report-sim.md", Options{Report: "cost-savings"}},
+		{"csv", "report-sim.csv", Options{}},
+		{"prom", "report-sim.prom", Options{}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			golden.Check(t, "testdata/"+tt.file, render(t, tt.format, r, tt.o))
+		})
+	}
+}
+
+func TestJSONConformsToSchema(t *testing.T) {
+	r := simReport(t, analyze.DialectSlurm)
+	analyze.ApplyBaseline(r.Report, r.Report)
+	if err := analyze.EvalGates(r.Report, []string{"summary.idle_ratio <= 0.2", "delta.idle_cost_usd == 0"}); err == nil {
+		t.Fatal("the idle-ratio gate should fail on the mixed cluster")
+	}
+	schematest.Validate(t, "report-v1.schema.json", render(t, "json", r, Options{}))
+	// Figures that were not measured are null, and the schema says they
+	// may be; every human format writes them as n/a, never 0.
+	r.Summary.AvgMemBWUtilPct, r.Summary.AvgGPUUtilPct = nil, nil
+	r.Nodes[0].AvgGPUUtilPct, r.Nodes[0].IdleShare = nil, nil
+	r.Summary.Notes = []string{"a note"}
+	out := render(t, "json", r, Options{})
+	schematest.Validate(t, "report-v1.schema.json", out)
+	if !bytes.Contains(out, []byte(`"avg_mem_bw_util_pct": null`)) {
+		t.Error("null not written as null")
+	}
+	for _, f := range []string{"table", "markdown", "csv", "html"} {
+		if got := string(render(t, f, r, Options{Report: "all"})); !strings.Contains(got, "n/a") {
+			t.Errorf("%s shows no n/a for a null figure", f)
+		}
+	}
+}
+
+func TestPromParses(t *testing.T) {
+	r := simReport(t, analyze.DialectKubectl)
+	out := render(t, "prom", r, Options{})
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(out))
+	if err != nil {
+		t.Fatalf("prom output does not parse: %v", err)
+	}
+	f := fams["seedance_idle_cost_usd"]
+	if f == nil || f.Metric[0].Gauge.GetValue() != r.Summary.IdleCostUSD {
+		t.Fatalf("seedance_idle_cost_usd = %v", f)
+	}
+	if n := len(fams["seedance_node_idle_cost_usd"].Metric); n != 8 {
+		t.Fatalf("%d node series", n)
+	}
+}
+
+func TestCSVRows(t *testing.T) {
+	r := simReport(t, analyze.DialectKubectl)
+	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
+	if err != nil || len(rows) != 10 || rows[0][0] != "node" || rows[9][0] != "(total)" {
+		t.Fatalf("rows %d err %v", len(rows), err)
+	}
+	analyze.ApplyBaseline(r.Report, r.Report)
+	rows, _ = csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
+	if len(rows) != 11 || rows[10][0] != "(delta vs baseline)" || rows[10][7] != "0" {
+		t.Fatalf("delta row %v", rows[len(rows)-1])
+	}
+}
+
+func TestHostileNames(t *testing.T) {
+	r := &Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Nodes: []analyze.NodeReport{
+		{Name: "=cmd|' /C calc'!A0", GPUs: 1, Models: []string{"H100"}, Verdict: "idle"},
+		{Name: "n|<script>alert(1)</script>", GPUs: 1, Models: []string{"`x`"}, Verdict: "idle"},
+	}}}
+	csvOut := string(render(t, "csv", r, Options{}))
+	if !strings.Contains(csvOut, "'=cmd") {
+		t.Errorf("formula not neutralised: %s", csvOut)
+	}
+	md := string(render(t, "markdown", r, Options{Report: "all"}))
+	if strings.Contains(md, "<script>") || !strings.Contains(md, `n\|&lt;script&gt;`) {
+		t.Errorf("markdown not escaped: %s", md)
+	}
+	pp := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := pp.TextToMetricFamilies(bytes.NewReader(render(t, "prom", r, Options{}))); err != nil {
+		t.Errorf("prom with hostile labels does not parse: %v", err)
+	}
+}
+
+func TestMoneyAndSparkline(t *testing.T) {
+	for v, want := range map[float64]string{0: "$0.00", 9.345: "$9.35", 1234567.891: "$1,234,567.89", -1500: "-$1,500.00", 999.999: "$1,000.00"} {
+		if got := money(v); got != want {
+			t.Errorf("money(%v) = %s, want %s", v, got, want)
+		}
+	}
+	v := func(x float64) *float64 { return &x }
+	if got := Sparkline([]*float64{v(0), v(50), nil, v(100)}); got != "▁▅ █" {
+		t.Errorf("sparkline %q", got)
+	}
+}
