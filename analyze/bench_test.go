@@ -94,7 +94,9 @@ func gzipped(b *testing.B, path string) string {
 	}
 	zw.Close()
 	out.Close()
-	os.Rename(gz+".tmp", gz)
+	if err := os.Rename(gz+".tmp", gz); err != nil {
+		b.Fatal(err)
+	}
 	return gz
 }
 

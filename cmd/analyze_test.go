@@ -44,7 +44,9 @@ func TestAnalyzeEndToEnd(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	schematest.Validate(t, "report-v1.schema.json", b)
 	var rep analyze.Report
-	json.Unmarshal(b, &rep)
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
 	if rep.Summary.Nodes != 8 || rep.Summary.GPUs != 64 || rep.Summary.IdleNodes < 1 {
 		t.Fatalf("summary %+v", rep.Summary)
 	}
@@ -64,7 +66,7 @@ func TestAnalyzeStdinAndGzip(t *testing.T) {
 	gz := filepath.Join(t.TempDir(), "p.json.gz")
 	f, _ := os.Create(gz)
 	zw := gzip.NewWriter(f)
-	zw.Write(raw)
+	_, _ = zw.Write(raw)
 	zw.Close()
 	f.Close()
 	a := run(t, nil, "analyze", gz, "--format", "csv")
@@ -82,7 +84,9 @@ func TestAnalyzeBadInput(t *testing.T) {
 	good, _ := os.ReadFile(simProfile(t, "--duration", "5", "--sim-nodes", "1"))
 	write := func(name, s string) string {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(s), 0o644)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	doc := string(good)
@@ -180,7 +184,9 @@ func TestAnalyzeFlagsAndConfig(t *testing.T) {
 
 func TestAnalyzeOutputIsAtomic(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.txt")
-	os.WriteFile(out, []byte("last week's report"), 0o644)
+	if err := os.WriteFile(out, []byte("last week's report"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := run(t, nil, "analyze", filepath.Join(t.TempDir(), "missing.json"), "-o", out)
 	if r.code != ExitUsage {
 		t.Fatal(r.errOut)

@@ -28,7 +28,9 @@ func TestPrometheusSourceEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var om bytes.Buffer
-	dcgmtest.WriteOpenMetrics(&om, sim)
+	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
+		t.Fatal(err)
+	}
 	srv := promtest.Start(t, om.Bytes())
 
 	promPath := filepath.Join(t.TempDir(), "cluster.json")
@@ -45,7 +47,9 @@ func TestPrometheusSourceEndToEnd(t *testing.T) {
 			t.Fatal(r.errOut)
 		}
 		var rep analyze.Report
-		json.Unmarshal([]byte(r.out), &rep)
+		if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+			t.Fatal(err)
+		}
 		reports[name] = rep
 	}
 	a, b := reports["sim"], reports["prometheus"]
@@ -127,12 +131,14 @@ func TestScrapeSourceCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(capture) }))
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(capture) }))
 	defer ok.Close()
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", 500) }))
 	defer down.Close()
 	list := filepath.Join(t.TempDir(), "targets")
-	os.WriteFile(list, []byte("# dcgm-exporters\n"+down.URL+"/metrics\n"), 0o644)
+	if err := os.WriteFile(list, []byte("# dcgm-exporters\n"+down.URL+"/metrics\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "s.json")
 	r := run(t, nil, "profile", "--source", "scrape", "--targets", strings.TrimPrefix(ok.URL, "http://"), "--targets-file", list,
 		"--interval", "100ms", "--duration", "0.5", "--output", out)
@@ -152,7 +158,9 @@ func TestScrapeSourceCLI(t *testing.T) {
 	}
 	// Every scrape failed: exit 1, one line naming the targets and the first
 	// error, and the existing file is left as it was.
-	os.WriteFile(out, []byte("precious"), 0o644)
+	if err := os.WriteFile(out, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r = run(t, nil, "profile", "--source", "scrape", "--targets-file", list, "--interval", "100ms", "--duration", "0.3", "--output", out)
 	lines := strings.Split(strings.TrimSpace(r.errOut), "\n")
 	last := lines[len(lines)-1]
@@ -173,7 +181,7 @@ func TestPrometheusHTTPSettingsApplied(t *testing.T) {
 			http.Error(w, `{"status":"error","errorType":"unauthorized","error":"who are you"}`, http.StatusUnauthorized)
 			return
 		}
-		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 	}))
 	defer srv.Close()
 	cfg := writeConfig(t, "prometheus:\n  basic_auth:\n    username: alice\n    password: hunter2-pw\n  http_headers:\n    X-Scope-OrgID:\n      values: [tenant-1]\n")
@@ -208,11 +216,13 @@ func TestTopologyFile(t *testing.T) {
 		}
 		doc += fmt.Sprintf("DCGM_FI_DEV_GPU_UTIL{gpu=\"%d\",UUID=\"GPU-%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"dgx-1\"%s} 50\n", g, g, pod)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(doc)) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(doc)) }))
 	defer srv.Close()
 	capture, _ := os.ReadFile("../hwtopo/testdata/topo-dgxa100.txt")
 	topo := filepath.Join(t.TempDir(), "topo.txt")
-	os.WriteFile(topo, []byte(strings.ReplaceAll(string(capture), "NV12", "NV18")), 0o644)
+	if err := os.WriteFile(topo, []byte(strings.ReplaceAll(string(capture), "NV12", "NV18")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "p.json")
 	r := run(t, nil, "profile", "--source", "scrape", "--targets", srv.URL+"/metrics", "--interval", "100ms", "--duration", "0.3",
 		"--topology-file", "dgx-1="+topo, "--output", out, "--quiet")

@@ -108,7 +108,9 @@ func TestProfileNoDriver(t *testing.T) {
 
 func TestFailedRunKeepsExistingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.json")
-	os.WriteFile(path, []byte("yesterday's profile"), 0o644)
+	if err := os.WriteFile(path, []byte("yesterday's profile"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"profile", "--output", path},
 		{"profile", "--source", "sim", "--sim-scenario", "chaos", "--output", path},

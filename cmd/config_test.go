@@ -73,8 +73,12 @@ func TestConfigPrecedence(t *testing.T) {
 
 func TestConfigSearchPath(t *testing.T) {
 	xdg := t.TempDir()
-	os.MkdirAll(filepath.Join(xdg, "seedance"), 0o755)
-	os.WriteFile(filepath.Join(xdg, "seedance", "config.yaml"), []byte("sim:\n  scenario: idle\n"), 0o644)
+	if err := os.MkdirAll(filepath.Join(xdg, "seedance"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "seedance", "config.yaml"), []byte("sim:\n  scenario: idle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	o, r := captureProfileOptions(t, map[string]string{"XDG_CONFIG_HOME": xdg}, "profile")
 	if o == nil || o.Config.Sim.Scenario != "idle" {
 		t.Fatalf("XDG config not read: %+v", r)

@@ -100,7 +100,9 @@ func TestInterruptWritesPartialProfile(t *testing.T) {
 			c, stderr := startSeedance(t, "profile", "--source", "sim", "--sim-realtime", "--sim-nodes", "2",
 				"--interval", "100ms", "--checkpoint", "300ms", "--output", path)
 			waitForFile(t, path)
-			c.Process.Signal(sig)
+			if err := c.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
 			if code := exitCode(c.Wait()); code != int(ExitInterrupted) {
 				t.Fatalf("exit %d, want 130: %s", code, stderr)
 			}
@@ -148,7 +150,9 @@ func TestWrapForwardsSignals(t *testing.T) {
 	c, stderr := startSeedance(t, "profile", "--source", "sim", "--sim-nodes", "1", "--interval", "100ms",
 		"--checkpoint", "200ms", "--output", path, "--", "sh", "-c", `trap "exit 42" INT; sleep 10; exit 1`)
 	waitForFile(t, path)
-	c.Process.Signal(syscall.SIGINT)
+	if err := c.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
 	if code := exitCode(c.Wait()); code != 42 {
 		t.Fatalf("exit %d, want 42 from the command's INT trap: %s", code, stderr)
 	}
@@ -237,13 +241,11 @@ func BenchmarkPrometheus1000Nodes(b *testing.B) {
 		b.Fatal(err)
 	}
 	f.Close()
-	p = nil
 	om, _ := os.ReadFile(f.Name())
 	os.Remove(f.Name())
 	genStart := time.Now()
 	srv := promtest.Start(b, om)
 	b.Logf("backfill and start: %v for %d MB of OpenMetrics", time.Since(genStart), len(om)>>20)
-	om = nil
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		out := filepath.Join(b.TempDir(), "cluster.json")
@@ -299,7 +301,9 @@ func BenchmarkHTMLReport1000Nodes24h(b *testing.B) {
 	b.ReportMetric(float64(fi.Size())/(1<<20), "page-MiB")
 	// For comparison: the same browser on an empty page.
 	empty := filepath.Join(dir, "empty.html")
-	os.WriteFile(empty, []byte("<!DOCTYPE html><p>x"), 0o644)
+	if err := os.WriteFile(empty, []byte("<!DOCTYPE html><p>x"), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
 	br.Screenshot(b, empty, 1000, 1400)
 	b.ReportMetric(time.Since(start).Seconds(), "empty-page-s")
@@ -347,7 +351,9 @@ func TestInterruptPrometheus(t *testing.T) {
 	end := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
 	start := end.Add(-10 * time.Minute)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
+		if err := r.ParseForm(); err != nil {
+			t.Fatal(err)
+		}
 		q, at := r.Form.Get("query"), r.Form.Get("time")
 		ts, _ := strconv.ParseFloat(at, 64)
 		if ts > float64(start.Add(2*time.Minute).Unix()) {
@@ -363,7 +369,9 @@ func TestInterruptPrometheus(t *testing.T) {
 	c, stderr := startSeedance(t, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", start.Format(time.RFC3339),
 		"--end", end.Format(time.RFC3339), "--prometheus-chunk", "1m", "--step", "15s", "-o", path)
 	time.Sleep(1500 * time.Millisecond)
-	c.Process.Signal(syscall.SIGINT)
+	if err := c.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
 	if code := exitCode(c.Wait()); code != int(ExitInterrupted) {
 		t.Fatalf("exit %d, want 130: %s", code, stderr)
 	}
@@ -387,13 +395,13 @@ func TestMisbehavingPrometheus(t *testing.T) {
 	}
 	modes := map[string]func(w http.ResponseWriter, r *http.Request, ts float64){
 		"deep": func(w http.ResponseWriter, r *http.Request, ts float64) {
-			w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":` + strings.Repeat(`{"a":`, 1<<20)))
+			_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":` + strings.Repeat(`{"a":`, 1<<20)))
 		},
 		"backwards": func(w http.ResponseWriter, r *http.Request, ts float64) {
 			fmt.Fprint(w, series(ts, fmt.Sprintf(`[%v,"7"],[%v,"5"],[%v,"6"],[%v,"6"]`, ts-15, ts-45, ts-30, ts-30)))
 		},
 		"endless": func(w http.ResponseWriter, r *http.Request, ts float64) {
-			w.Write([]byte(series(ts, "")[:len(series(ts, ""))-5]))
+			_, _ = w.Write([]byte(series(ts, "")[:len(series(ts, ""))-5]))
 			chunk := []byte(strings.Repeat(fmt.Sprintf(`[%v,"1"],`, ts-30), 4096))
 			for r.Context().Err() == nil {
 				if _, err := w.Write(chunk); err != nil {
@@ -410,7 +418,7 @@ func TestMisbehavingPrometheus(t *testing.T) {
 			case <-time.After(30 * time.Second):
 			}
 		},
-		"no-status": func(w http.ResponseWriter, r *http.Request, ts float64) { w.Write([]byte(`{}`)) },
+		"no-status": func(w http.ResponseWriter, r *http.Request, ts float64) { _, _ = w.Write([]byte(`{}`)) },
 	}
 	want := map[string]string{
 		"deep": "nesting deeper than 64 levels", "endless": "more than one per 100 ms of the range asked", "giant-string": "a string longer than 64 KiB",
@@ -419,7 +427,9 @@ func TestMisbehavingPrometheus(t *testing.T) {
 	for name, answer := range modes {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				r.ParseForm()
+				if err := r.ParseForm(); err != nil {
+					t.Fatal(err)
+				}
 				ts, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
 				if !strings.HasPrefix(r.Form.Get("query"), "DCGM_FI_DEV_GPU_UTIL") && name == "backwards" {
 					fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[]}}`)
@@ -430,7 +440,9 @@ func TestMisbehavingPrometheus(t *testing.T) {
 			defer srv.Close()
 			path := filepath.Join(t.TempDir(), "p.json")
 			cfg := filepath.Join(t.TempDir(), "c.yaml")
-			os.WriteFile(cfg, []byte("prometheus:\n  retries: 0\n"), 0o644)
+			if err := os.WriteFile(cfg, []byte("prometheus:\n  retries: 0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			timeout := "1s"
 			if name == "endless" {
 				timeout = "60s" // the bound must stop it, not the timeout
@@ -443,7 +455,9 @@ func TestMisbehavingPrometheus(t *testing.T) {
 			select {
 			case err = <-done:
 			case <-time.After(60 * time.Second):
-				c.Process.Kill()
+				if err := c.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
 				t.Fatal("still running after 60 s")
 			}
 			code := exitCode(err)

@@ -54,7 +54,10 @@ func TestHostileCorpus(t *testing.T) {
 		files = append(files, filepath.Join(hostileDir, e.Name()))
 	}
 	bomb := filepath.Join(t.TempDir(), "bomb.json.gz")
-	os.WriteFile(bomb, hostile.Bomb(1<<30), 0o644) // 1 GiB of white space
+	// 1 GiB of white space
+	if err := os.WriteFile(bomb, hostile.Bomb(1<<30), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	files = append(files, bomb)
 	sort.Strings(files)
 	if len(files) < 40 {
@@ -163,7 +166,9 @@ func TestHostileNamesRenderInert(t *testing.T) {
 // acted on.
 func TestStderrLinesInert(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "evil\x1b[2J\u202e.json")
-	os.WriteFile(bad, []byte("{"), 0o644)
+	if err := os.WriteFile(bad, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := run(t, nil, "analyze", bad)
 	if strings.ContainsRune(r.errOut, 0x1b) || strings.ContainsRune(r.errOut, 0x202e) || !strings.Contains(r.errOut, `evil\x1b[2J\u202e.json`) {
 		t.Fatalf("stderr %q", r.errOut)

@@ -66,7 +66,10 @@ func TestOutputToDeviceNode(t *testing.T) {
 	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
 		t.Skipf("cannot make a device node here (not root?): %v", err)
 	}
-	os.Chmod(dev, 0o666) // past the umask; recommend must not chmod it
+	// past the umask; recommend must not chmod it
+	if err := os.Chmod(dev, 0o666); err != nil {
+		t.Fatal(err)
+	}
 
 	p := simProfile(t)
 	for _, args := range [][]string{

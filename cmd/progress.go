@@ -25,11 +25,11 @@ func newProgressBar(w io.Writer, nodes, gpus int) *progressBar {
 }
 
 func (b *progressBar) update(p source.Progress) {
-	if now := time.Now(); now.Sub(b.last) < 100*time.Millisecond && b.drawn {
+	now := time.Now()
+	if now.Sub(b.last) < 100*time.Millisecond && b.drawn {
 		return
-	} else {
-		b.last = now
 	}
+	b.last = now
 	b.drawn = true
 	fmt.Fprintf(b.w, "\r\033[K%s", progressText(p, b.nodes, b.gpus))
 }

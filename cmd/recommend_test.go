@@ -20,7 +20,9 @@ func TestRecommendOnSimulatedCluster(t *testing.T) {
 	}
 	schematest.Validate(t, "plan-v1.schema.json", []byte(r.out))
 	var plan recommend.Plan
-	json.Unmarshal([]byte(r.out), &plan)
+	if err := json.Unmarshal([]byte(r.out), &plan); err != nil {
+		t.Fatal(err)
+	}
 	released := strings.Join(plan.ReleasedNodes, ",")
 	// The idle A100 nodes, node-gpu-05 once its one notebook moves to the
 	// other one-GPU H100 node, and the PCIe H200 nodes once their pending
@@ -81,7 +83,9 @@ func TestAnalyzeReportAll(t *testing.T) {
 			Kind, Text string
 		} `json:"suggestions"`
 	}
-	json.Unmarshal([]byte(r.out), &rep)
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatal(err)
+	}
 	if len(rep.Scaling.Pools) != 3 || len(rep.Scaling.Pools[0].WMA.Capacity) != 30 {
 		t.Fatalf("scaling %+v", rep.Scaling)
 	}
@@ -115,7 +119,9 @@ func TestTopologyChangesTargets(t *testing.T) {
 			t.Fatal(r.errOut)
 		}
 		var plan recommend.Plan
-		json.Unmarshal([]byte(r.out), &plan)
+		if err := json.Unmarshal([]byte(r.out), &plan); err != nil {
+			t.Fatal(err)
+		}
 		out := map[string]string{}
 		for _, m := range plan.Moves {
 			if m.From == nil && strings.Contains(m.Reason, "pending on node-gpu-04") {

@@ -22,7 +22,7 @@ func TestSecretsNeverShown(t *testing.T) {
 			http.Error(w, "unavailable", http.StatusServiceUnavailable)
 			return
 		}
-		w.Write([]byte("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",Hostname=\"h\"} 5\n"))
+		_, _ = w.Write([]byte("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",Hostname=\"h\"} 5\n"))
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")

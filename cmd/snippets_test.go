@@ -126,8 +126,12 @@ func newSandbox(t *testing.T, promURL string, scrapeTargets string) *sandbox {
 	t.Helper()
 	sb := &sandbox{dir: t.TempDir()}
 	sb.bin = filepath.Join(sb.dir, ".bin")
-	os.MkdirAll(sb.bin, 0o755)
-	os.Symlink(binary, filepath.Join(sb.bin, "seedance"))
+	if err := os.MkdirAll(sb.bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(binary, filepath.Join(sb.bin, "seedance")); err != nil {
+		t.Fatal(err)
+	}
 	standIns := map[string]string{
 		// A benchmark of two seconds.
 		"python": "#!/bin/sh\nsleep 2\n",
@@ -136,11 +140,17 @@ func newSandbox(t *testing.T, promURL string, scrapeTargets string) *sandbox {
 			"[ -f \"$GH_ARTIFACT\" ] || { echo 'no artifact found' >&2; exit 1; }\nmkdir -p \"$dir\" && cp \"$GH_ARTIFACT\" \"$dir/report.json\"\n",
 	}
 	for name, body := range standIns {
-		os.WriteFile(filepath.Join(sb.bin, name), []byte(body), 0o755)
+		if err := os.WriteFile(filepath.Join(sb.bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	os.WriteFile(filepath.Join(sb.dir, "run-gpu-tests.sh"), []byte("#!/bin/sh\nsleep 3\n"), 0o755)
+	if err := os.WriteFile(filepath.Join(sb.dir, "run-gpu-tests.sh"), []byte("#!/bin/sh\nsleep 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []string{"var/lib/seedance", "var/lib/node_exporter/textfile", "srv/reports"} {
-		os.MkdirAll(filepath.Join(sb.dir, d), 0o755)
+		if err := os.MkdirAll(filepath.Join(sb.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Without a driver here, the default NVML source is the simulated
 	// cluster: the environment sets it, and a --source flag still wins.
@@ -155,7 +165,9 @@ func newSandbox(t *testing.T, promURL string, scrapeTargets string) *sandbox {
 	}
 	if scrapeTargets != "" {
 		pairs = append(pairs, "gpu-01:9400,gpu-02:9400", scrapeTargets)
-		os.WriteFile(filepath.Join(sb.dir, "exporters.txt"), []byte(strings.ReplaceAll(scrapeTargets, ",", "\n")+"\n"), 0o644)
+		if err := os.WriteFile(filepath.Join(sb.dir, "exporters.txt"), []byte(strings.ReplaceAll(scrapeTargets, ",", "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sb.subst = strings.NewReplacer(pairs...)
 	return sb
@@ -175,7 +187,7 @@ func gzipFile(t *testing.T, src, dst string) {
 	b, _ := os.ReadFile(src)
 	var z bytes.Buffer
 	w := gzip.NewWriter(&z)
-	w.Write(b)
+	_, _ = w.Write(b)
 	w.Close()
 	if err := os.WriteFile(dst, z.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -199,7 +211,9 @@ func (sb *sandbox) fixtures(t *testing.T) {
 	for _, day := range []string{"day1.json", "day2.json"} {
 		gzipFile(t, filepath.Join(sb.dir, day), filepath.Join(sb.dir, day+".gz"))
 	}
-	os.WriteFile(filepath.Join(sb.dir, "seedance.yaml"), []byte("profile:\n  interval: 1s\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(sb.dir, "seedance.yaml"), []byte("profile:\n  interval: 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // sh runs one command line in the sandbox with bash.
@@ -269,7 +283,9 @@ func TestDocSnippets(t *testing.T) {
 			ran += runWorkflow(t, sb, where, s.text)
 		case s.lang == "yaml":
 			cfg := filepath.Join(sb.dir, "config.yaml")
-			os.WriteFile(cfg, []byte(s.text), 0o644)
+			if err := os.WriteFile(cfg, []byte(s.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			ran++
 			if out, code := sb.sh(t, "seedance --config config.yaml config view"); code != 0 {
 				t.Errorf("%s: the config does not load: %s", where, out)
@@ -314,7 +330,9 @@ func runWorkflow(t *testing.T, sb *sandbox, where, text string) int {
 				}
 				ran++
 				script := filepath.Join(sb.dir, ".step.sh")
-				os.WriteFile(script, []byte(sb.subst.Replace(st.Run)), 0o644)
+				if err := os.WriteFile(script, []byte(sb.subst.Replace(st.Run)), 0o644); err != nil {
+					t.Fatal(err)
+				}
 				flags := "-e"
 				if st.Shell == "bash" {
 					flags = "-eo pipefail"
@@ -338,7 +356,10 @@ func runWorkflow(t *testing.T, sb *sandbox, where, text string) int {
 		if pass == 1 && (!bytes.Contains(report, []byte(`"delta"`)) || !bytes.Contains(report, []byte(`"expr": "delta.avg_gpu_util_pct \u003e= -5"`))) {
 			t.Errorf("%s: with a baseline, the report lacks the delta or its gate:\n%.600s", where, report)
 		}
-		os.WriteFile(artifact, report, 0o644) // upload-artifact
+		// upload-artifact
+		if err := os.WriteFile(artifact, report, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return ran
 }
@@ -351,6 +372,10 @@ func runWorkflow(t *testing.T, sb *sandbox, where, text string) int {
 func snippetPrometheus(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("prometheus"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("prometheus is not installed (.ci/run installs it)")
+		}
+		t.Log("prometheus is not installed: the snippets that read one are skipped (apt-get install prometheus)")
 		return ""
 	}
 	record := func(start time.Time) *profile.Profile {
@@ -420,7 +445,7 @@ func snippetExporters(t *testing.T) string {
 	for i := 0; i < 2; i++ {
 		doc := fmt.Sprintf("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"+
 			"DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"gpu-0%d\"} %d\n", i, i+1, 10+40*i)
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(doc)) }))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(doc)) }))
 		t.Cleanup(srv.Close)
 		hosts = append(hosts, strings.TrimPrefix(srv.URL, "http://"))
 	}

@@ -219,10 +219,9 @@ func writeBandwidth(w io.Writer, t *hwtopo.Topology) error {
 	for i, row := range t.NVLinkGBps {
 		cells := []string{fmt.Sprintf("GPU%d", i)}
 		for j, v := range row {
-			switch {
-			case i == j:
+			if i == j {
 				cells = append(cells, "-")
-			default:
+			} else {
 				cells = append(cells, fmt.Sprintf("%.0f", v))
 			}
 		}

@@ -41,9 +41,15 @@ func TestTopoDGXH100(t *testing.T) {
 		d.(*server.Device).GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return procs, nvml.SUCCESS }
 	}
 	proc := t.TempDir()
-	os.MkdirAll(filepath.Join(proc, "4242"), 0o755)
-	os.WriteFile(filepath.Join(proc, "4242", "comm"), []byte("python3\n"), 0o644)
-	os.WriteFile(filepath.Join(proc, "4242", "status"), []byte("Cpus_allowed_list:\t52-103\n"), 0o644)
+	if err := os.MkdirAll(filepath.Join(proc, "4242"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proc, "4242", "comm"), []byte("python3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proc, "4242", "status"), []byte("Cpus_allowed_list:\t52-103\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	f, get := testFactory(t, nil)
 	f.NVML = func() (gpu.NVML, error) { return nvmlsrc.Wrap(srv), nil }

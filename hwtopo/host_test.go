@@ -14,7 +14,9 @@ func fixtureHost(t *testing.T) string {
 	root := t.TempDir()
 	write := func(path, s string) {
 		p := filepath.Join(root, path)
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -24,10 +26,14 @@ func fixtureHost(t *testing.T) string {
 		write(base+"/distance", map[int]string{0: "10 21\n", 1: "21 10\n"}[node])
 		write(base+"/meminfo", fmt.Sprintf("Node %d MemTotal:       %d kB\nNode %d MemFree:        1000 kB\nNode %d Hugetlb:        0 kB\n", node, mem, node, node))
 		write(base+"/cpulist", fmt.Sprintf("%d-%d\n", 4*node, 4*node+3))
-		os.MkdirAll(filepath.Join(root, base, "hugepages"), 0o755)
+		if err := os.MkdirAll(filepath.Join(root, base, "hugepages"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		for c := 4 * node; c < 4*node+4; c++ {
 			write(fmt.Sprintf("%s/cpu%d/topology/core_id", base, c), fmt.Sprint(c))
-			os.MkdirAll(filepath.Join(root, fmt.Sprintf("%s/cpu%d/cache", base, c)), 0o755)
+			if err := os.MkdirAll(filepath.Join(root, fmt.Sprintf("%s/cpu%d/cache", base, c)), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			write(fmt.Sprintf("sys/devices/system/cpu/cpu%d/topology/physical_package_id", c), fmt.Sprint(node))
 			write(fmt.Sprintf("sys/devices/system/cpu/cpu%d/topology/core_id", c), fmt.Sprint(c))
 		}
@@ -96,9 +102,15 @@ func TestWarnings(t *testing.T) {
 
 func TestProcessCPUs(t *testing.T) {
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "77"), 0o755)
-	os.WriteFile(filepath.Join(root, "77", "comm"), []byte("trainer\n"), 0o644)
-	os.WriteFile(filepath.Join(root, "77", "status"), []byte("Name:\ttrainer\nCpus_allowed:\tff\nCpus_allowed_list:\t0-7\n"), 0o644)
+	if err := os.MkdirAll(filepath.Join(root, "77"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "77", "comm"), []byte("trainer\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "77", "status"), []byte("Name:\ttrainer\nCpus_allowed:\tff\nCpus_allowed_list:\t0-7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if name, cpus := ProcessCPUs(root, 77); name != "trainer" || cpus != "0-7" {
 		t.Fatalf("%q %q", name, cpus)
 	}

@@ -88,7 +88,9 @@ func TestRenderMatchesRealCaptures(t *testing.T) {
 			g := parsed.GPUs[0]
 			devs := mockNode(t, srv, func(int) (string, int) { return g.CPUAffinity, *g.NUMANode }, 0, 4, nvml.TOPOLOGY_SYSTEM)
 			var got bytes.Buffer
-			WriteMatrix(&got, FromNVML(nvmlsrc.WrapDevices(devs), 4, nil), true)
+			if err := WriteMatrix(&got, FromNVML(nvmlsrc.WrapDevices(devs), 4, nil), true); err != nil {
+				t.Fatal(err)
+			}
 			if got.String() != string(want) {
 				t.Fatalf("got\n%q\nwant\n%q", got.String(), want)
 			}
@@ -115,7 +117,9 @@ func TestDGXInterconnect(t *testing.T) {
 		t.Fatalf("H100 %v %v", h100.Matrix[2], h100.NVLinkGBps[2][6])
 	}
 	var out bytes.Buffer
-	WriteMatrix(&out, topo, false)
+	if err := WriteMatrix(&out, topo, false); err != nil {
+		t.Fatal(err)
+	}
 	spaced := strings.ReplaceAll(out.String(), "\t", "   ")
 	back, err := ParseMatrix(strings.NewReader("$ nvidia-smi topo -m\n" + spaced))
 	if err != nil {

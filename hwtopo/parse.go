@@ -151,8 +151,9 @@ func ParseNVLinkStatus(r io.Reader) ([]GPU, error) {
 			g.NVLinks = append(g.NVLinks, NVLink{Link: l, Up: true, GBps: v})
 		} else if strings.Contains(line, "<inactive>") {
 			var l int
-			fmt.Sscanf(strings.TrimSpace(line), "Link %d:", &l)
-			g.NVLinks = append(g.NVLinks, NVLink{Link: l})
+			if _, err := fmt.Sscanf(strings.TrimSpace(line), "Link %d:", &l); err == nil {
+				g.NVLinks = append(g.NVLinks, NVLink{Link: l})
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -98,7 +98,7 @@ func levelLabel(l nvapi.TopologyLevel) string {
 	return "SYS"
 }
 
-// linkRank orders connections from best to worst, for "never a worse
+// LinkRank orders connections from best to worst, for "never a worse
 // interconnect" checks: more NVLinks beat fewer, any NVLink beats PCIe.
 func LinkRank(label string) int {
 	if n, ok := strings.CutPrefix(label, "NV"); ok {

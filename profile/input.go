@@ -12,8 +12,8 @@ import (
 // openInput returns the JSON of a profile input: r itself, or, when it
 // starts with gzip's magic bytes, its decompressed content, bounded by
 // limitedGzip and inflated on a goroutine of its own so that inflating
-// overlaps parsing. close stops that goroutine.
-func openInput(r io.Reader) (in io.Reader, close func(), err error) {
+// overlaps parsing. stop stops that goroutine.
+func openInput(r io.Reader) (in io.Reader, stop func(), err error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
 		return br, func() {}, nil

@@ -24,8 +24,12 @@ func readViaStream(data []byte) (*Profile, error) {
 func sameProfile(t testing.TB, a, b *Profile) {
 	t.Helper()
 	var ea, eb bytes.Buffer
-	Encode(&ea, a)
-	Encode(&eb, b)
+	if err := Encode(&ea, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := Encode(&eb, b); err != nil {
+		t.Fatal(err)
+	}
 	if !bytes.Equal(ea.Bytes(), eb.Bytes()) {
 		t.Fatalf("stream and encoding/json disagree:\n%.300s\n%.300s", ea.String(), eb.String())
 	}

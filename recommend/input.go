@@ -19,11 +19,11 @@ func FromProfile(p *profile.Profile, price func(model string) float64, busyPct f
 	for ni := range p.Nodes {
 		n := &p.Nodes[ni]
 		for gi := range n.GPUs {
-			b.Add(profile.Item{Node: n.Name, GPU: &n.GPUs[gi]})
+			_ = b.Add(profile.Item{Node: n.Name, GPU: &n.GPUs[gi]}) // Add never fails: its error is Walk's signature
 		}
 		end := *n
 		end.GPUs = nil
-		b.Add(profile.Item{Node: n.Name, End: &end})
+		_ = b.Add(profile.Item{Node: n.Name, End: &end})
 	}
 	return b.Cluster()
 }

@@ -35,14 +35,20 @@ func runScript(t *testing.T, script string, args ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
-	os.MkdirAll(bin, 0o755)
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	fake := "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\" >> \"$LOG\"; done; echo >> \"$LOG\"\n" +
 		"case \"$*\" in *ownerReferences*) echo ReplicaSet;; esac\n"
 	for _, name := range []string{"kubectl", "scontrol"} {
-		os.WriteFile(filepath.Join(bin, name), []byte(fake), 0o755)
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(fake), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := filepath.Join(dir, "plan.sh")
-	os.WriteFile(path, []byte(script), 0o755)
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("bash", "-n", path).CombinedOutput(); err != nil {
 		t.Fatalf("bash -n: %v\n%s", err, out)
 	}
@@ -157,7 +163,9 @@ func TestSkippedMoveKeepsItsNode(t *testing.T) {
 		{Workload: "102", From: str("gpu-y"), To: "gpu-z", Name: "102"},
 	}
 	b.Reset()
-	Slurm(&b, p)
+	if err := Slurm(&b, p); err != nil {
+		t.Fatal(err)
+	}
 	live = runScript(t, b.String(), "--execute")
 	if strings.Contains(live, "NodeName=gpu-x") || strings.Contains(live, "JobId=101") || !strings.Contains(live, "[update][NodeName=gpu-y][State=DRAIN]") {
 		t.Errorf("slurm:\n%s", live)
@@ -171,10 +179,14 @@ func TestPlanJSONSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	JSON(&b, plan)
+	if err := JSON(&b, plan); err != nil {
+		t.Fatal(err)
+	}
 	schematest.Validate(t, "plan-v1.schema.json", b.Bytes())
 	var back map[string]any
-	json.Unmarshal(b.Bytes(), &back)
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
 	if back["moves"].([]any)[0].(map[string]any)["from"] != "a" {
 		t.Fatalf("plan %s", b.String())
 	}

@@ -143,7 +143,9 @@ func TestHTMLInBrowser(t *testing.T) {
 func TestBrowserSeesRequests(t *testing.T) {
 	b := browsertest.New(t)
 	path := filepath.Join(t.TempDir(), "leaky.html")
-	os.WriteFile(path, []byte(`<!DOCTYPE html><img src="http://198.51.100.7/pixel.png">`), 0o644)
+	if err := os.WriteFile(path, []byte(`<!DOCTYPE html><img src="http://198.51.100.7/pixel.png">`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	b.DumpDOM(t, path)
 	if reqs := b.PageRequests(); len(reqs) != 1 || !strings.Contains(reqs[0], "198.51.100.7") {
 		t.Fatalf("the recording proxy did not see the page's request: %q", b.RequestLines())

@@ -40,7 +40,9 @@ func simReportWith(t *testing.T, dialect string, all bool) *Result {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	profile.Encode(&b, p)
+	if err := profile.Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
 	s, err := profile.OpenStream(&b, "sim.json")
 	if err != nil {
 		t.Fatal(err)

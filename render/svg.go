@@ -166,15 +166,15 @@ func bars(id, label string, items []barItem) string {
 	const w, left, rowH = 440.0, 170.0, 20.0
 	h := rowH*float64(len(items)) + 8
 	s := newSVG(id, w, h, label)
-	max := 0.0
+	top := 0.0
 	for _, it := range items {
-		max = math.Max(max, it.value)
+		top = math.Max(top, it.value)
 	}
 	for i, it := range items {
 		y := 4 + rowH*float64(i)
 		bw := 0.0
-		if max > 0 {
-			bw = (w - left - 80) * it.value / max
+		if top > 0 {
+			bw = (w - left - 80) * it.value / top
 		}
 		s.text(left-6, y+14, "end", "label", it.label)
 		s.add(`<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, left, y+3, bw, rowH-6)

@@ -72,7 +72,7 @@ func Record(ctx context.Context, src Source, o RecordOptions) (*profile.Profile,
 	p.StartedAt = start
 	lastCheckpoint := start
 	interrupted, samples := false, 0
-	var lastT float64 = math.NaN()
+	lastT := math.NaN()
 	var cpErr error
 	lastErr := make([][]string, len(p.Nodes))
 	for ni := range lastErr {

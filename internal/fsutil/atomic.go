@@ -60,7 +60,7 @@ func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
 	}
 	// Make the rename itself durable.
 	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
+		_ = d.Sync() // best effort: not every file system syncs a directory
 		d.Close()
 	}
 	return nil

@@ -30,10 +30,12 @@ func TestWriteAtomicReplaces(t *testing.T) {
 func TestWriteAtomicFailureKeepsOldFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.json")
-	os.WriteFile(path, []byte("precious"), 0o644)
+	if err := os.WriteFile(path, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	boom := errors.New("boom")
 	err := WriteAtomic(path, func(w io.Writer) error {
-		io.WriteString(w, "half a profi")
+		_, _ = io.WriteString(w, "half a profi")
 		return boom
 	})
 	if !errors.Is(err, boom) {
@@ -114,9 +116,13 @@ func TestWriteAtomicKeepsDevices(t *testing.T) {
 func TestCheckOutput(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "p.json")
-	os.WriteFile(in, []byte("{}"), 0o644)
+	if err := os.WriteFile(in, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ro := filepath.Join(dir, "ro")
-	os.Mkdir(ro, 0o555)
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct{ path, want string }{
 		{"-", ""},
 		{filepath.Join(dir, "new.json"), ""},
@@ -147,12 +153,16 @@ func TestStaleTempFilesRemoved(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p.json")
 	dead := exec.Command("true")
-	dead.Run()
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
 	stale := filepath.Join(dir, tmpPrefix(path, dead.Process.Pid)+"123")
 	live := filepath.Join(dir, tmpPrefix(path, 1)+"456") // init never exits
 	other := filepath.Join(dir, ".q.json.tmp-1-789")
 	for _, f := range []string{stale, live, other} {
-		os.WriteFile(f, []byte("half a profi"), 0o600)
+		if err := os.WriteFile(f, []byte("half a profi"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := WriteAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "{}"); return err }); err != nil {
 		t.Fatal(err)

@@ -39,16 +39,18 @@ func Base() []byte { return []byte(base) }
 func gz(b []byte) []byte {
 	var out bytes.Buffer
 	w, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
-	w.Write(b)
+	if _, err := w.Write(b); err != nil {
+		panic(err) // writing to memory does not fail
+	}
 	w.Close()
 	return out.Bytes()
 }
 
-func replace(old, new string) []byte {
+func replace(old, repl string) []byte {
 	if !strings.Contains(base, old) {
 		panic("hostile: base lacks " + old)
 	}
-	return []byte(strings.Replace(base, old, new, 1))
+	return []byte(strings.Replace(base, old, repl, 1))
 }
 
 // Cases returns the corpus, deterministically.
@@ -110,9 +112,13 @@ func Bomb(size int) []byte {
 	w, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
 	chunk := bytes.Repeat([]byte(" "), 1<<20)
 	for n := 0; n < size; n += len(chunk) {
-		w.Write(chunk)
+		if _, err := w.Write(chunk); err != nil {
+			panic(err) // writing to memory does not fail
+		}
 	}
-	w.Write(Base())
+	if _, err := w.Write(Base()); err != nil {
+		panic(err) // writing to memory does not fail
+	}
 	w.Close()
 	return out.Bytes()
 }

@@ -57,6 +57,7 @@ func (s *Scanner) enter() error {
 	return nil
 }
 
+// New returns a Scanner reading r.
 func New(r io.Reader) *Scanner {
 	return &Scanner{r: r, buf: make([]byte, 0, 1<<20), mark: -1}
 }
@@ -73,6 +74,7 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("JSON syntax error at byte %d: %s", e.off, e.msg)
 }
 
+// Errorf returns a *SyntaxError at the current position.
 func (s *Scanner) Errorf(format string, args ...any) error {
 	return &SyntaxError{off: s.base + int64(s.pos), msg: fmt.Sprintf(format, args...)}
 }
@@ -111,7 +113,7 @@ func (s *Scanner) fill() bool {
 	return n > 0 || !s.eof
 }
 
-// peek returns the next non-space byte without consuming it; 0 at the end.
+// Peek returns the next non-space byte without consuming it; 0 at the end.
 func (s *Scanner) Peek() byte {
 	for {
 		for s.pos < len(s.buf) {
@@ -128,6 +130,8 @@ func (s *Scanner) Peek() byte {
 	}
 }
 
+// EndErr is the error for input that ends where a value should follow: the
+// read error when reading failed, else "truncated JSON".
 func (s *Scanner) EndErr() error {
 	if s.rerr != nil {
 		return s.rerr
@@ -135,7 +139,7 @@ func (s *Scanner) EndErr() error {
 	return errTruncated
 }
 
-// expect consumes the next non-space byte, which must be c.
+// Expect consumes the next non-space byte, which must be c.
 func (s *Scanner) Expect(c byte) error {
 	got := s.Peek()
 	if got == 0 {
@@ -148,7 +152,7 @@ func (s *Scanner) Expect(c byte) error {
 	return nil
 }
 
-// literal consumes the literal word (true, false, null).
+// Literal consumes the literal word (true, false, null).
 func (s *Scanner) Literal(word string) error {
 	for i := 0; i < len(word); i++ {
 		if s.pos >= len(s.buf) && !s.fill() {
@@ -162,7 +166,7 @@ func (s *Scanner) Literal(word string) error {
 	return nil
 }
 
-// token reads the bytes of a string (with its quotes) or a number, kept
+// Token reads the bytes of a string (with its quotes) or a number, kept
 // contiguous in the buffer; the slice is valid until the next read. Marks
 // nest: a token inside a value that decode is keeping leaves that mark alone.
 func (s *Scanner) Token() ([]byte, error) {
@@ -219,7 +223,7 @@ func (s *Scanner) Token() ([]byte, error) {
 	return s.buf[start():s.pos], nil
 }
 
-// str reads a string.
+// Str reads a string.
 func (s *Scanner) Str() (string, error) {
 	if c := s.Peek(); c != '"' {
 		if c == 0 {
@@ -243,7 +247,7 @@ func (s *Scanner) Str() (string, error) {
 	return string(tok[1 : len(tok)-1]), nil
 }
 
-// number reads a number, or null as NaN.
+// Number reads a number, or null as NaN.
 func (s *Scanner) Number() (float64, error) {
 	switch c := s.Peek(); {
 	case c == 'n':
@@ -310,7 +314,7 @@ func validJSONNumber(b []byte) bool {
 	return i == len(b)
 }
 
-// column reads an array of numbers and nulls into dst (reusing its space).
+// Column reads an array of numbers and nulls into dst (reusing its space).
 func (s *Scanner) Column(dst []float64, maxLen int) ([]float64, error) {
 	if s.Peek() == 'n' {
 		return nil, s.Literal("null")
@@ -343,7 +347,7 @@ func (s *Scanner) Column(dst []float64, maxLen int) ([]float64, error) {
 	}
 }
 
-// object calls field for each key of an object; field must consume the value.
+// Object calls field for each key of an object; field must consume the value.
 // Keys are passed in ASCII lower case: encoding/json matches field names
 // case-insensitively, and both of seedance's readers must accept the same
 // documents.
@@ -377,7 +381,7 @@ func (s *Scanner) Object(field func(key string) error) error {
 	}
 }
 
-// next consumes the ',' between two members of an object or array, or its
+// Next consumes the ',' between two members of an object or array, or its
 // closing byte (done is then true).
 func (s *Scanner) Next(closing byte) (done bool, err error) {
 	switch c := s.Peek(); c {
@@ -394,7 +398,7 @@ func (s *Scanner) Next(closing byte) (done bool, err error) {
 	}
 }
 
-// array calls elem for each element of an array (or nothing for null).
+// Array calls elem for each element of an array (or nothing for null).
 func (s *Scanner) Array(elem func(i int) error) error {
 	if s.Peek() == 'n' {
 		return s.Literal("null")
@@ -420,7 +424,7 @@ func (s *Scanner) Array(elem func(i int) error) error {
 	}
 }
 
-// skip consumes any value without keeping it.
+// Skip consumes any value without keeping it.
 func (s *Scanner) Skip() error {
 	switch c := s.Peek(); c {
 	case '{':
@@ -444,7 +448,7 @@ func (s *Scanner) Skip() error {
 	}
 }
 
-// decode reads one value into v with encoding/json (for small fields).
+// Decode reads one value into v with encoding/json (for small fields).
 func (s *Scanner) Decode(v any) error {
 	if s.Peek() == 0 {
 		return s.EndErr()
@@ -462,7 +466,7 @@ func (s *Scanner) Decode(v any) error {
 	return nil
 }
 
-// end checks that nothing but space follows the document.
+// End checks that nothing but space follows the document.
 func (s *Scanner) End() error {
 	// peek's 0 is the end of input, or a NUL byte that is still there.
 	if c := s.Peek(); c != 0 || s.pos < len(s.buf) {

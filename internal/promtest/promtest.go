@@ -62,7 +62,9 @@ func Start(t testing.TB, openMetrics []byte) *Server {
 	}
 	os.Remove(om)
 	cfg := filepath.Join(dir, "prometheus.yml")
-	os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644)
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	port := freePort(t)
 	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), log: &bytes.Buffer{}}
 	s.cmd = exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+tsdb,
@@ -74,7 +76,7 @@ func Start(t testing.TB, openMetrics []byte) *Server {
 	}
 	t.Cleanup(s.stop)
 	exited := make(chan struct{})
-	go func() { s.cmd.Wait(); close(exited) }()
+	go func() { _ = s.cmd.Wait(); close(exited) }() // killed at the end: its status says nothing
 	s.exited = exited
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -97,7 +99,7 @@ func Start(t testing.TB, openMetrics []byte) *Server {
 
 func (s *Server) stop() {
 	if s.cmd.Process != nil {
-		s.cmd.Process.Kill()
+		_ = s.cmd.Process.Kill() // it may have exited already
 		<-s.exited
 	}
 }

@@ -192,7 +192,7 @@ type Pair struct {
 	V       float64
 }
 
-// add merges one series of a metric into its GPU. Blank sentinels become
+// Add merges one series of a metric into its GPU. Blank sentinels become
 // nulls; a column already filled by a better-ranked metric is kept.
 func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 	g := b.gpus[id.Key]
@@ -352,7 +352,7 @@ func (g *gpuBuild) extend() {
 	}
 }
 
-// build returns the nodes, sorted by name, their GPUs by index and MIG id,
+// Build returns the nodes, sorted by name, their GPUs by index and MIG id,
 // with t relative to start.
 func (b *Builder) Build(startMillis int64) []profile.Node {
 	byNode := map[string]*profile.Node{}

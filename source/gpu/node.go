@@ -112,12 +112,12 @@ func migSamplers(lib NVML, dev nvapi.Device, parent profile.GPU) []*gpuSampler {
 	if ret != nvapi.SUCCESS || cur != nvapi.DEVICE_MIG_ENABLE {
 		return nil
 	}
-	max, ret := dev.GetMaxMigDeviceCount()
+	maxMIG, ret := dev.GetMaxMigDeviceCount()
 	if ret != nvapi.SUCCESS {
 		return nil
 	}
 	var out []*gpuSampler
-	for i := 0; i < max; i++ {
+	for i := 0; i < maxMIG; i++ {
 		mdev, ret := dev.GetMigDeviceHandleByIndex(i)
 		if ret != nvapi.SUCCESS {
 			continue

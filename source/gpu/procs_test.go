@@ -37,7 +37,9 @@ func TestProcFSResolvesPods(t *testing.T) {
 	root := t.TempDir()
 	proc, pods := filepath.Join(root, "proc"), filepath.Join(root, "pods")
 	write := func(path, s string) {
-		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +48,9 @@ func TestProcFSResolvesPods(t *testing.T) {
 	write(filepath.Join(proc, "4242", "cgroup"), "0::/kubepods.slice/kubepods-pod0d4a3a9c_8f5e_4b1d_9c1e_2f3a4b5c6d7e.slice/cri-containerd-feed.scope\n")
 	write(filepath.Join(proc, "77", "comm"), "nvidia-smi\n")
 	write(filepath.Join(proc, "77", "cgroup"), "0::/user.slice\n")
-	os.MkdirAll(filepath.Join(pods, "ml_llama-7b-infer-5f6d_0d4a3a9c-8f5e-4b1d-9c1e-2f3a4b5c6d7e"), 0o755)
+	if err := os.MkdirAll(filepath.Join(pods, "ml_llama-7b-infer-5f6d_0d4a3a9c-8f5e-4b1d-9c1e-2f3a4b5c6d7e"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	r := &ProcFS{ProcRoot: proc, PodsDir: pods}
 	info := r.Resolve(4242)

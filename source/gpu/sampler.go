@@ -176,11 +176,11 @@ func (g *gpuSampler) sample() source.Row {
 }
 
 func (g *gpuSampler) sampleCounters(r *source.Row, fail func(string, nvapi.Return)) {
-	any := false
+	supported := false
 	for _, ok := range g.fieldsOK {
-		any = any || ok
+		supported = supported || ok
 	}
-	if !any {
+	if !supported {
 		return
 	}
 	g.resetFields()

@@ -107,6 +107,6 @@ func BenchmarkSamplePerGPU(b *testing.B) {
 // cpuTime is the process's user+system CPU time so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -249,9 +249,9 @@ func TestNVMLSlowGPUDoesNotDelayOthers(t *testing.T) {
 func TestNVMLMIGDevices(t *testing.T) {
 	srv := dgxa100.New()
 	for _, d := range srv.Devices {
-		installFake(&d.(*dgxa100.Device).Device, &fakeGPU{})
+		installFake(&d.(*server.Device).Device, &fakeGPU{})
 	}
-	parent := srv.Devices[0].(*dgxa100.Device)
+	parent := srv.Devices[0].(*server.Device)
 	parent.MigMode = nvml.DEVICE_MIG_ENABLE
 	parent.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED }
 	var migs []*mock.Device

@@ -86,7 +86,7 @@ func TestRecordJobWorkload(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }()
 	var child int
 	for i := 0; i < 200 && child == 0; i++ {
 		if d := source.Descendants("/proc", cmd.Process.Pid); len(d) > 0 {

@@ -29,7 +29,9 @@ func FuzzPromAnswer(f *testing.F) {
 		}
 		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: start, EndedAt: end, IntervalS: 15, Nodes: b.Build(start.UnixMilli())}
 		var out bytes.Buffer
-		profile.Encode(&out, p)
+		if err := profile.Encode(&out, p); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := profile.Read(&out); err != nil && !strings.Contains(err.Error(), "longer than") && !strings.Contains(err.Error(), "more than") {
 			t.Fatalf("what the Prometheus source builds does not read back: %v", err)
 		}

@@ -169,7 +169,9 @@ func faultyProxy(t *testing.T, target string, n int32) (*httptest.Server, *atomi
 func TestPrometheusRetries(t *testing.T) {
 	var om bytes.Buffer
 	p := recordSim(t, 1, sim.ScenarioIdle, 1, 60*time.Second)
-	dcgmtest.WriteOpenMetrics(&om, p)
+	if err := dcgmtest.WriteOpenMetrics(&om, p); err != nil {
+		t.Fatal(err)
+	}
 	srv := promtest.Start(t, om.Bytes())
 	o := promOptions(srv.URL, p)
 	o.Concurrency, o.Retries, o.Backoff = 1, 3, 10*time.Millisecond
@@ -209,7 +211,9 @@ func TestPrometheusGapsStayGaps(t *testing.T) {
 		}
 	}
 	var om bytes.Buffer
-	dcgmtest.WriteOpenMetrics(&om, p)
+	if err := dcgmtest.WriteOpenMetrics(&om, p); err != nil {
+		t.Fatal(err)
+	}
 	srv := promtest.Start(t, om.Bytes())
 	o := promOptions(srv.URL, p)
 	o.Step = time.Second
@@ -228,7 +232,9 @@ func TestPrometheusGapsStayGaps(t *testing.T) {
 func TestPrometheusPartialAnswer(t *testing.T) {
 	var om bytes.Buffer
 	p := recordSim(t, 1, sim.ScenarioIdle, 1, 60*time.Second)
-	dcgmtest.WriteOpenMetrics(&om, p)
+	if err := dcgmtest.WriteOpenMetrics(&om, p); err != nil {
+		t.Fatal(err)
+	}
 	srv := promtest.Start(t, om.Bytes())
 	u, _ := url.Parse(srv.URL)
 	rp := httputil.NewSingleHostReverseProxy(u)
@@ -296,7 +302,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 			http.Error(w, `{"status":"error","errorType":"too_many","error":"slow down"}`, http.StatusTooManyRequests)
 			return
 		}
-		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 	}))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
@@ -313,7 +319,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 // passes the answer bound, with a hint (its memory is bounded by that size).
 func TestEndlessAnswer(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x"},"values":[`))
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x"},"values":[`))
 		chunk := []byte(strings.Repeat(`[1767571200,"1"],`, 4096))
 		for i := 0; i < 1<<20 && r.Context().Err() == nil; i++ {
 			if _, err := w.Write(chunk); err != nil {

@@ -256,7 +256,7 @@ func scrapeOne(ctx context.Context, hc *http.Client, target string) (map[string]
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // drained for reuse; a failure only loses the connection
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	return ParseExposition(resp.Body)

@@ -42,7 +42,7 @@ func serveFile(t *testing.T, path string) *httptest.Server {
 	}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		w.Write(b)
+		_, _ = w.Write(b)
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -111,7 +111,7 @@ DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-1",Hostname="h"} 140737488355328
 # TYPE DCGM_FI_DEV_GPU_UTIL gauge
 DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="h"} 37
 `
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(doc)) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(doc)) }))
 	defer srv.Close()
 	p := scrapeFor(t, []string{srv.URL + "/metrics"}, 1)
 	s := p.Nodes[0].GPUs[0].Series
@@ -214,7 +214,7 @@ func flakyExporter(t *testing.T) *httptest.Server {
 			http.Error(w, "restarting", http.StatusServiceUnavailable)
 			return
 		}
-		w.Write(b)
+		_, _ = w.Write(b)
 	}))
 	t.Cleanup(flaky.Close)
 	return flaky
