@@ -73,29 +73,9 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	}
 	fl := c.Flags()
 	fl.StringArrayVarP(&inputs, "input", "i", nil, "profile to read (repeatable); - reads stdin")
-	fl.String("report", "cost-savings", "report: cost-savings, idle, utilization, scaling, migration or all")
-	fl.StringP("format", "f", "table", "output format: table, json, markdown, csv or prom")
-	fl.StringP("output", "o", "-", "write the report to this file (atomically); - is stdout")
-	fl.Float64("idle-threshold", 15, "a sample is idle when GPU utilization is below this percentage")
-	durationFlag(fl, "idle-window", 60e9, "an idle run counts when it lasts at least this long")
-	fl.Float64("underused", 40, "a node is under-used when its mean GPU utilization is below this percentage")
-	fl.Float64("idle-node-share", 0.5, "a node is idle when idle for at least this share (0–1) of its observed time")
+	addSettingFlags(f.viper, fl, "analyze")
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
-	fl.Float64("default-gpu-price", 1.0, "USD per GPU-hour for models with no price")
-	fl.Float64("energy-price", 0.12, "USD per kWh")
-	fl.String("dialect", "kubectl", "commands in suggestions: kubectl, slurm or none")
-	fl.StringArray("gate", nil, "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3")
 	fl.StringVar(&opts.Baseline, "baseline", "", "earlier JSON report: adds delta (current − baseline) for every summary field")
-	fl.String("pool-by", "", "node label that names the scaling pools (default: GPU model)")
-	for name, key := range map[string]string{
-		"report": "analyze.report", "format": "analyze.format", "output": "analyze.output",
-		"idle-threshold": "analyze.idle_threshold_pct", "idle-window": "analyze.idle_window",
-		"underused": "analyze.underused_pct", "idle-node-share": "analyze.idle_node_share", "dialect": "analyze.dialect", "gate": "analyze.gates",
-		"default-gpu-price": "pricing.default_gpu_hour_usd", "energy-price": "pricing.energy_usd_per_kwh",
-		"pool-by": "scaling.pool_by",
-	} {
-		bindFlag(f.viper, fl, name, key)
-	}
 	return c
 }
 

@@ -79,10 +79,8 @@ func inRange(k configKey, key string, v reflect.Value) error {
 // rangeText writes a key's range as its values are written: "0–100",
 // "1s–24h0m0s".
 func rangeText(k configKey) string {
-	if d, ok := k.Default.(string); ok {
-		if _, err := time.ParseDuration(d); err == nil || d == "0s" {
-			return secs(k.Range.Min) + "–" + secs(k.Range.Max)
-		}
+	if _, ok := k.Default.(dur); ok {
+		return secs(k.Range.Min) + "–" + secs(k.Range.Max)
 	}
 	return fmt.Sprint(k.Range.Min) + "–" + fmt.Sprint(k.Range.Max)
 }

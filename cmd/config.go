@@ -15,106 +15,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// configKey is one configuration setting: its key, default and help.
-type configKey struct {
-	Key     string
-	Default any
-	Help    string
-	// Map keys take any sub-key (a map of user-chosen names to values).
-	Map bool
-	// NoDefault keys are only known, not set: absent unless configured.
-	NoDefault bool
-	// Range, when set, is the valid range of a number or duration (in
-	// seconds), checked at start-up; of every value of a Map key.
-	Range *valueRange
-}
-
-// valueRange is an inclusive range of valid values.
-type valueRange struct{ Min, Max float64 }
-
-// rng is a range; durations are given in seconds.
-func rng(lo, hi float64) *valueRange { return &valueRange{lo, hi} }
-
-const (
-	day  = 86400.0
-	span = 400 * day // profile.MaxSpan
-)
-
-// httpClientKeys are prometheus/common HTTPClientConfig's settings, which
-// may also stand directly under prometheus: and scrape:, as in a
-// Prometheus scrape config.
-var httpClientKeys = map[string]bool{
-	"basic_auth": true, "authorization": true, "oauth2": true, "tls_config": true, "http_headers": true,
-	"proxy_connect_header": true, "bearer_token": false, "bearer_token_file": false, "proxy_url": false,
-	"no_proxy": false, "proxy_from_environment": false, "follow_redirects": false, "enable_http2": false,
-}
-
-func init() {
-	for _, section := range []string{"prometheus", "scrape"} {
-		for k, nested := range httpClientKeys {
-			configKeys = append(configKeys, configKey{Key: section + "." + k, Map: nested, Help: "HTTP setting (see docs/sources.md)", NoDefault: true})
-		}
-	}
-}
-
-// configKeys is every setting seedance knows. A config file key that is not
-// here (or below a Map key) is an error.
-var configKeys = []configKey{
-	{Key: "profile.source", Default: "nvml", Help: "where samples come from: nvml, sim"},
-	{Key: "profile.interval", Default: "1s", Help: "time between samples", Range: rng(0.1, day)},
-	{Key: "profile.duration", Default: "0s", Help: "how long to sample; 0 runs until interrupted or the wrapped command exits", Range: rng(0, span)},
-	{Key: "profile.output", Default: "profile.json", Help: "output file; - is stdout; .gz is compressed"},
-	{Key: "profile.checkpoint", Default: "0s", Help: "rewrite the output this often during a run", Range: rng(0, day)},
-	{Key: "profile.quiet", Default: false, Help: "no progress bar and no summary line"},
-	{Key: "nvml.node_name", Default: "", Help: "node name to record; the host name when empty"},
-	{Key: "nvml.proc_root", Default: "/proc", Help: "procfs mount, for process names and pod cgroups"},
-	{Key: "nvml.pods_dir", Default: "/var/log/pods", Help: "kubelet pod log directory, for pod names"},
-	{Key: "nvml.sys_root", Default: "/sys", Help: "sysfs mount, for GPU NUMA nodes"},
-	{Key: "sim.nodes", Default: 8, Help: "number of simulated nodes", Range: rng(1, 10000)},
-	{Key: "sim.scenario", Default: "mixed", Help: "simulated scenario: mixed, idle, busy"},
-	{Key: "sim.seed", Default: int64(1), Help: "random seed; the same seed gives the same profile"},
-	{Key: "sim.realtime", Default: false, Help: "sample the simulated cluster at wall-clock pace"},
-	{Key: "sim.start", Default: "", Help: "RFC 3339 time the simulated clock starts at"},
-	{Key: "analyze.report", Default: "cost-savings", Help: "cost-savings, idle, utilization or all"},
-	{Key: "analyze.format", Default: "table", Help: "table, json, markdown, csv or prom"},
-	{Key: "analyze.output", Default: "-", Help: "report file; - is stdout"},
-	{Key: "analyze.idle_threshold_pct", Default: 15.0, Help: "a sample is idle when GPU utilization is below this", Range: rng(0, 100)},
-	{Key: "analyze.idle_window", Default: "60s", Help: "an idle run counts when it lasts at least this long", Range: rng(0.001, span)},
-	{Key: "analyze.underused_pct", Default: 40.0, Help: "a node is under-used when its mean utilization is below this", Range: rng(0, 100)},
-	{Key: "analyze.idle_node_share", Default: 0.5, Help: "a node is idle when idle for at least this share of its observed time", Range: rng(0.001, 1)},
-	{Key: "analyze.dialect", Default: "kubectl", Help: "commands in suggestions: kubectl, slurm or none"},
-	{Key: "analyze.gates", Default: []string{}, Help: "CI gate expressions over the JSON report"},
-	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring", Map: true, Range: rng(0, 1e6)},
-	{Key: "pricing.default_gpu_hour_usd", Default: 1.0, Help: "USD per GPU-hour for models without a price", Range: rng(0, 1e6)},
-	{Key: "pricing.energy_usd_per_kwh", Default: 0.12, Help: "USD per kWh", Range: rng(0, 1e3)},
-	{Key: "scaling.period", Default: "60s", Help: "length of one autoscaling period", Range: rng(1, day)},
-	{Key: "scaling.weights", Default: map[string]float64{"gpu_util_pct": 0.6, "mem_bw_util_pct": 0.4}, Help: "weights of the metrics in the load signal", Map: true, Range: rng(0, 1e3)},
-	{Key: "scaling.prefer_sm_active", Default: false, Help: "use sm_active_pct instead of gpu_util_pct where present"},
-	{Key: "scaling.alpha", Default: 0.8, Help: "weight of the newest period in the moving average", Range: rng(0.001, 1)},
-	{Key: "scaling.target_pct", Default: 70.0, Help: "utilization the autoscaler aims at", Range: rng(1, 100)},
-	{Key: "scaling.lower_pct", Default: 30.0, Help: "scale down below this smoothed utilization", Range: rng(0, 100)},
-	{Key: "scaling.up_periods", Default: 3, Help: "periods above target × 1.1 before scaling up", Range: rng(1, 10000)},
-	{Key: "scaling.down_periods", Default: 5, Help: "periods below lower_pct before scaling down", Range: rng(1, 10000)},
-	{Key: "scaling.min_gpus", Default: 1, Help: "smallest pool size", Range: rng(0, 1e7)},
-	{Key: "scaling.max_gpus", Default: 0, Help: "largest pool size; 0 is the pool's GPUs", Range: rng(0, 1e7)},
-	{Key: "scaling.pool_by", Default: "", Help: "node label that names pools; GPU model when empty"},
-	{Key: "migration.allow_model_change", Default: false, Help: "let workloads move to another GPU model"},
-	{Key: "migration.allow_sharing", Default: false, Help: "pack fractional workloads onto shared GPUs"},
-	{Key: "migration.max_moves_per_node", Default: 0, Help: "evictions allowed per node; 0 is no limit", Range: rng(0, 1e6)},
-	{Key: "prometheus.url", Default: "", Help: "Prometheus (or Thanos, Mimir, VictoriaMetrics) holding dcgm-exporter metrics"},
-	{Key: "prometheus.step", Default: "15s", Help: "dcgm-exporter's scrape interval: the profile's interval_s", Range: rng(0.001, day)},
-	{Key: "prometheus.selector", Default: "", Help: "label matchers added to every query, e.g. {cluster=\"a\"}"},
-	{Key: "prometheus.chunk", Default: "2h", Help: "longest time range read by one query", Range: rng(1, 31*day)},
-	{Key: "prometheus.concurrency", Default: 4, Help: "queries in flight at once", Range: rng(1, 64)},
-	{Key: "prometheus.timeout", Default: "2m", Help: "timeout of one query", Range: rng(0.1, day)},
-	{Key: "prometheus.retries", Default: 3, Help: "retries of a query after a timeout, 429 or 5xx", Range: rng(0, 20)},
-	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings (prometheus/common HTTPClientConfig: basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
-	{Key: "scrape.targets", Default: []string{}, Help: "dcgm-exporter endpoints, host:port or URLs"},
-	{Key: "scrape.targets_file", Default: "", Help: "file with one scrape target per line"},
-	{Key: "scrape.timeout", Default: "10s", Help: "timeout of one scrape", Range: rng(0, 3600)},
-	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings for the scrapes (like prometheus.http)", Map: true},
-}
-
 // Config is the typed configuration, filled from flags, env, file and defaults.
 type Config struct {
 	Profile struct {
@@ -196,7 +96,7 @@ func newViper() *viper.Viper {
 	v := viper.New()
 	for _, k := range configKeys {
 		if !k.NoDefault {
-			v.SetDefault(k.Key, k.Default)
+			v.SetDefault(k.Key, k.defaultValue())
 		}
 	}
 	v.SetEnvPrefix("SEEDANCE")

@@ -4,8 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/golden"
 )
 
 // captureProfileOptions runs `seedance ARGS` with the profile command's run
@@ -179,19 +183,62 @@ func TestSettingRanges(t *testing.T) {
 	}
 }
 
-// TestConfigRangesDocumented: docs/configuration.md gives every bounded
-// setting's range as the start-up check states it.
-func TestConfigRangesDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../docs/configuration.md")
+// TestConfigurationDocUpToDate: docs/configuration.md's settings tables are
+// those the settings table writes; -update rewrites them.
+func TestConfigurationDocUpToDate(t *testing.T) {
+	const path = "../docs/configuration.md"
+	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	const begin, end = "<!-- settings:begin -->\n", "<!-- settings:end -->"
+	i, j := strings.Index(string(doc), begin), strings.Index(string(doc), end)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the %q … %q markers", path, begin, end)
+	}
+	want := settingsDoc()
+	if got := string(doc[i+len(begin) : j]); got != want {
+		if *golden.Update {
+			out := string(doc[:i+len(begin)]) + want + string(doc[j:])
+			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Fatalf("%s is stale: run go test ./cmd -run ConfigurationDoc -update", path)
+	}
 	for _, k := range configKeys {
-		if k.Range == nil {
+		if k.Range != nil && !strings.Contains(want, "| `"+k.Key+"` | "+rangeText(k)+" |") {
+			t.Errorf("no range row for %s", k.Key)
+		}
+	}
+}
+
+// TestConfigKeysMatchStruct: every setting has a field of Config of its
+// default's type, and every field a setting, so that the struct viper
+// decodes into cannot drift from the one table of settings.
+func TestConfigKeysMatchStruct(t *testing.T) {
+	fields := map[string]reflect.Value{}
+	collect(reflect.ValueOf(&Config{}).Elem(), "", fields)
+	for _, k := range configKeys {
+		if k.NoDefault {
 			continue
 		}
-		if want := "| `" + k.Key + "` | " + rangeText(k) + " |"; !strings.Contains(string(doc), want) {
-			t.Errorf("docs/configuration.md lacks the row %s", want)
+		f, ok := fields[k.Key]
+		if !ok {
+			t.Errorf("setting %s has no Config field", k.Key)
+			continue
 		}
+		delete(fields, k.Key)
+		want := reflect.TypeOf(k.Default)
+		if _, isDur := k.Default.(dur); isDur {
+			want = reflect.TypeOf(time.Duration(0))
+		}
+		if f.Type() != want {
+			t.Errorf("setting %s: default is a %v, its field a %v", k.Key, want, f.Type())
+		}
+	}
+	for key := range fields {
+		t.Errorf("Config field %s has no setting", key)
 	}
 }

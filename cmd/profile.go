@@ -95,40 +95,10 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 		},
 	}
 	fl := c.Flags()
-	fl.String("source", "nvml", "sample source: nvml, sim, prometheus or scrape")
-	durationFlag(fl, "interval", time.Second, "time between samples (at least 100ms)")
-	durationFlag(fl, "duration", 0, "how long to sample (e.g. 300s, 1h); 0 runs until interrupted or CMD exits")
-	fl.StringP("output", "o", "profile.json", "output file; - writes to stdout; a .gz name is gzip-compressed")
-	durationFlag(fl, "checkpoint", 0, "rewrite the output file this often during the run (e.g. 60s)")
-	fl.BoolP("quiet", "q", false, "no progress bar and no summary line")
-	fl.String("node-name", "", "node name to record (default: the host name)")
-	fl.Int("sim-nodes", 8, "number of simulated nodes (--source sim)")
-	fl.String("sim-scenario", "mixed", "simulated scenario: mixed, idle or busy")
-	fl.Int64("sim-seed", 1, "seed of the simulation: the same seed gives the same profile byte for byte")
-	fl.Bool("sim-realtime", false, "sample the simulated cluster at wall-clock pace instead of at once")
-	fl.String("sim-start", "", "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)")
-	fl.String("prometheus-url", "", "Prometheus holding dcgm-exporter metrics (--source prometheus)")
+	addSettingFlags(f.viper, fl, "profile")
 	fl.StringVar(&opts.Start, "start", "", "start of the range to read from Prometheus (RFC 3339)")
 	fl.StringVar(&opts.End, "end", "", "end of the range to read from Prometheus (RFC 3339; default now)")
-	durationFlag(fl, "step", 15e9, "dcgm-exporter's scrape interval, the profile's interval_s (--source prometheus)")
-	fl.String("selector", "", `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`)
-	durationFlag(fl, "prometheus-chunk", 2*3600e9, "longest time range one Prometheus query reads")
-	fl.Int("prometheus-concurrency", 4, "Prometheus queries in flight at once")
-	durationFlag(fl, "prometheus-timeout", 120e9, "timeout of one Prometheus query")
-	fl.StringSlice("targets", nil, "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)")
-	fl.String("targets-file", "", "file with one scrape target per line (--source scrape)")
 	fl.StringArrayVar(&opts.TopologyFiles, "topology-file", nil, "an nvidia-smi topo -m capture for nodes seedance sees only through Prometheus or scrapes: FILE for every node, NODE=FILE for one (repeatable)")
-	for name, key := range map[string]string{
-		"source": "profile.source", "interval": "profile.interval", "duration": "profile.duration",
-		"output": "profile.output", "checkpoint": "profile.checkpoint", "quiet": "profile.quiet",
-		"node-name": "nvml.node_name", "sim-nodes": "sim.nodes", "sim-scenario": "sim.scenario",
-		"sim-seed": "sim.seed", "sim-realtime": "sim.realtime", "sim-start": "sim.start",
-		"prometheus-url": "prometheus.url", "step": "prometheus.step", "selector": "prometheus.selector",
-		"prometheus-chunk": "prometheus.chunk", "prometheus-concurrency": "prometheus.concurrency",
-		"prometheus-timeout": "prometheus.timeout", "targets": "scrape.targets", "targets-file": "scrape.targets_file",
-	} {
-		bindFlag(f.viper, fl, name, key)
-	}
 	return c
 }
 

@@ -70,13 +70,7 @@ move. Every plan is replayed and checked before it is printed.`,
 	fl.StringVarP(&o.Input, "input", "i", "", "profile to plan from; - reads stdin")
 	fl.StringVar(&o.Dialect, "dialect", "kubectl", "output: kubectl (a bash script), slurm or json")
 	fl.StringVarP(&o.Output, "output", "o", "-", "write the plan to this file (atomically); - is stdout")
-	fl.Bool("allow-model-change", false, "let workloads move to another GPU model")
-	fl.Bool("allow-sharing", false, "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)")
-	fl.Int("max-moves-per-node", 0, "evict at most this many workloads from one node (0: no limit)")
-	for name, key := range map[string]string{"allow-model-change": "migration.allow_model_change",
-		"allow-sharing": "migration.allow_sharing", "max-moves-per-node": "migration.max_moves_per_node"} {
-		bindFlag(f.viper, fl, name, key)
-	}
+	addSettingFlags(f.viper, fl, "recommend")
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	return c
 }

@@ -1,0 +1,256 @@
+package cmd
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/seedance/seedance/analyze"
+)
+
+// configKey is one setting, defined once. Its config file key, its
+// environment variable (SEEDANCE_ + the key), its default, its flag, the
+// range checked at start-up, `seedance config view` and the settings tables
+// of docs/configuration.md are all made from it.
+type configKey struct {
+	Key string
+	// Default's type is the setting's: string, bool, int, int64, float64,
+	// dur (a duration), []string or a map.
+	Default any
+	Help    string
+	// Cmd and Flag name the command and the flag that set the key (Short is
+	// its one-letter form); a key without a flag is set by the file or the
+	// environment only.
+	Cmd, Flag, Short string
+	// Split makes a list flag take comma-separated values (--targets a,b);
+	// otherwise it repeats (--gate X --gate Y), for values with commas.
+	Split bool
+	// DocDefault and DocFlag are what docs/configuration.md shows when the
+	// default value or the flag alone would not say it.
+	DocDefault, DocFlag string
+	// Map keys take any sub-key (a map of user-chosen names to values).
+	Map bool
+	// NoDefault keys are only known, not set: absent unless configured.
+	NoDefault bool
+	// Range, when set, is the valid range of a number or duration (in
+	// seconds), checked at start-up; of every value of a Map key.
+	Range *valueRange
+}
+
+// dur is a duration default, written as users write it ("60s", "2h").
+type dur string
+
+// secondsDur writes a default duration in seconds ("60s").
+func secondsDur(d time.Duration) dur { return dur(fmt.Sprintf("%gs", d.Seconds())) }
+
+// valueRange is an inclusive range of valid values.
+type valueRange struct{ Min, Max float64 }
+
+// rng is a range; durations are given in seconds.
+func rng(lo, hi float64) *valueRange { return &valueRange{lo, hi} }
+
+const (
+	day  = 86400.0
+	span = 400 * day // profile.MaxSpan
+)
+
+// httpClientKeys are prometheus/common HTTPClientConfig's settings, which
+// may also stand directly under prometheus: and scrape:, as in a
+// Prometheus scrape config.
+var httpClientKeys = map[string]bool{
+	"basic_auth": true, "authorization": true, "oauth2": true, "tls_config": true, "http_headers": true,
+	"proxy_connect_header": true, "bearer_token": false, "bearer_token_file": false, "proxy_url": false,
+	"no_proxy": false, "proxy_from_environment": false, "follow_redirects": false, "enable_http2": false,
+}
+
+func init() {
+	for _, section := range []string{"prometheus", "scrape"} {
+		for k, nested := range httpClientKeys {
+			configKeys = append(configKeys, configKey{Key: section + "." + k, Map: nested, NoDefault: true})
+		}
+	}
+}
+
+// The analysis defaults live with the analysis (analyze.DefaultParams,
+// analyze.DefaultScaling); the settings take them from there.
+var (
+	analysisDefaults = analyze.DefaultParams()
+	scalingDefaults  = analyze.DefaultScaling()
+)
+
+// configKeys is every setting seedance knows. A config file key that is not
+// here (or below a Map key) is an error.
+var configKeys = []configKey{
+	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: nvml, sim, prometheus or scrape"},
+	{Key: "profile.interval", Default: dur("1s"), Cmd: "profile", Flag: "interval", Help: "time between samples (at least 100ms)", Range: rng(0.1, day)},
+	{Key: "profile.duration", Default: dur("0s"), Cmd: "profile", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h); 0 runs until interrupted or CMD exits (300s for sim)", Range: rng(0, span)},
+	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed"},
+	{Key: "profile.checkpoint", Default: dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: rng(0, day)},
+	{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
+	{Key: "nvml.node_name", Default: "", Cmd: "profile", Flag: "node-name", Help: "node name to record (default: the host name)", DocDefault: "host name"},
+	{Key: "nvml.proc_root", Default: "/proc", Help: "procfs mount, for process names and pod cgroups"},
+	{Key: "nvml.pods_dir", Default: "/var/log/pods", Help: "kubelet pod log directory, for pod names"},
+	{Key: "nvml.sys_root", Default: "/sys", Help: "sysfs mount, for each GPU's NUMA node"},
+	{Key: "sim.nodes", Default: 8, Cmd: "profile", Flag: "sim-nodes", Help: "number of simulated nodes (--source sim)", Range: rng(1, 10000)},
+	{Key: "sim.scenario", Default: "mixed", Cmd: "profile", Flag: "sim-scenario", Help: "simulated scenario: mixed, idle or busy"},
+	{Key: "sim.seed", Default: int64(1), Cmd: "profile", Flag: "sim-seed", Help: "seed of the simulation: the same seed gives the same profile byte for byte"},
+	{Key: "sim.realtime", Default: false, Cmd: "profile", Flag: "sim-realtime", Help: "sample the simulated cluster at wall-clock pace instead of at once"},
+	{Key: "sim.start", Default: "", Cmd: "profile", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
+	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: cost-savings, idle, utilization, scaling, migration or all"},
+	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: table, json, markdown, csv, prom or html"},
+	{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
+	{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: rng(0, 100)},
+	{Key: "analyze.idle_window", Default: secondsDur(analysisDefaults.IdleWindow), Cmd: "analyze", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: rng(0.001, span)},
+	{Key: "analyze.underused_pct", Default: analysisDefaults.UnderusedPct, Cmd: "analyze", Flag: "underused", Help: "a node is under-used when its mean GPU utilization is below this percentage", Range: rng(0, 100)},
+	{Key: "analyze.idle_node_share", Default: analysisDefaults.IdleNodeShare, Cmd: "analyze", Flag: "idle-node-share", Help: "a node is idle when idle for at least this share (0–1) of its observed time", Range: rng(0.001, 1)},
+	{Key: "analyze.dialect", Default: analysisDefaults.Dialect, Cmd: "analyze", Flag: "dialect", Help: "commands in suggestions: kubectl, slurm or none"},
+	{Key: "analyze.gates", Default: []string{}, Cmd: "analyze", Flag: "gate", Help: "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3"},
+	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring (docs/pricing.md); flag entries override file entries; not settable by environment",
+		DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: rng(0, 1e6)},
+	{Key: "pricing.default_gpu_hour_usd", Default: analysisDefaults.DefaultGPUHourUSD, Cmd: "analyze", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: rng(0, 1e6)},
+	{Key: "pricing.energy_usd_per_kwh", Default: analysisDefaults.EnergyUSDPerKWh, Cmd: "analyze", Flag: "energy-price", Help: "USD per kWh", Range: rng(0, 1e3)},
+	{Key: "scaling.period", Default: secondsDur(scalingDefaults.Period), Help: "length of one autoscaling period (docs/scaling.md)", Range: rng(1, day)},
+	{Key: "scaling.weights", Default: scalingDefaults.Weights, Help: "weights of the metrics in the load signal", Map: true, Range: rng(0, 1e3)},
+	{Key: "scaling.prefer_sm_active", Default: scalingDefaults.PreferSMActive, Help: "use sm_active_pct instead of gpu_util_pct where present"},
+	{Key: "scaling.alpha", Default: scalingDefaults.Alpha, Help: "weight of the newest period in the moving average", Range: rng(0.001, 1)},
+	{Key: "scaling.target_pct", Default: scalingDefaults.TargetPct, Help: "utilization the autoscaler aims at", Range: rng(1, 100)},
+	{Key: "scaling.lower_pct", Default: scalingDefaults.LowerPct, Help: "scale down below this smoothed utilization", Range: rng(0, 100)},
+	{Key: "scaling.up_periods", Default: scalingDefaults.UpPeriods, Help: "periods above target × 1.1 before scaling up", Range: rng(1, 10000)},
+	{Key: "scaling.down_periods", Default: scalingDefaults.DownPeriods, Help: "periods below lower_pct before scaling down", Range: rng(1, 10000)},
+	{Key: "scaling.min_gpus", Default: scalingDefaults.MinGPUs, Help: "smallest pool size", Range: rng(0, 1e7)},
+	{Key: "scaling.max_gpus", Default: scalingDefaults.MaxGPUs, Help: "largest pool size; 0 is the pool's GPUs", Range: rng(0, 1e7)},
+	{Key: "scaling.pool_by", Default: scalingDefaults.PoolBy, Cmd: "analyze", Flag: "pool-by", Help: "node label that names the scaling pools (default: GPU model)", DocDefault: "GPU model"},
+	{Key: "migration.allow_model_change", Default: false, Cmd: "recommend", Flag: "allow-model-change", Help: "let workloads move to another GPU model (docs/recommend.md)"},
+	{Key: "migration.allow_sharing", Default: false, Cmd: "recommend", Flag: "allow-sharing", Help: "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)"},
+	{Key: "migration.max_moves_per_node", Default: 0, Cmd: "recommend", Flag: "max-moves-per-node", Help: "evict at most this many workloads from one node (0: no limit)", Range: rng(0, 1e6)},
+	{Key: "prometheus.url", Default: "", Cmd: "profile", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
+	{Key: "prometheus.step", Default: dur("15s"), Cmd: "profile", Flag: "step", Help: "dcgm-exporter's scrape interval, the profile's interval_s (--source prometheus)", Range: rng(0.001, day)},
+	{Key: "prometheus.selector", Default: "", Cmd: "profile", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
+	{Key: "prometheus.chunk", Default: dur("2h"), Cmd: "profile", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: rng(1, 31*day)},
+	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: rng(1, 64)},
+	{Key: "prometheus.timeout", Default: dur("2m"), Cmd: "profile", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: rng(0.1, day)},
+	{Key: "prometheus.retries", Default: 3, Help: "retries of a query after a network error, timeout, 429 or 5xx", Range: rng(0, 20)},
+	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings: prometheus/common HTTPClientConfig (basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
+	{Key: "scrape.targets", Default: []string{}, Cmd: "profile", Flag: "targets", Split: true, Help: "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)"},
+	{Key: "scrape.targets_file", Default: "", Cmd: "profile", Flag: "targets-file", Help: "file with one scrape target per line (--source scrape)"},
+	{Key: "scrape.timeout", Default: dur("10s"), Help: "timeout of one scrape (at most the interval)", Range: rng(0, 3600)},
+	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings of the scrapes (like prometheus.http)", Map: true},
+}
+
+// addSettingFlags defines the flags of a command's settings and binds each
+// to its key, so that precedence (flag > env > file > default) is viper's
+// job.
+func addSettingFlags(v *viper.Viper, fs *pflag.FlagSet, cmd string) {
+	for _, k := range configKeys {
+		if k.Cmd != cmd || k.Flag == "" {
+			continue
+		}
+		switch d := k.Default.(type) {
+		case string:
+			fs.StringP(k.Flag, k.Short, d, k.Help)
+		case bool:
+			fs.BoolP(k.Flag, k.Short, d, k.Help)
+		case int:
+			fs.IntP(k.Flag, k.Short, d, k.Help)
+		case int64:
+			fs.Int64P(k.Flag, k.Short, d, k.Help)
+		case float64:
+			fs.Float64P(k.Flag, k.Short, d, k.Help)
+		case dur:
+			def, err := parseDuration(string(d))
+			if err != nil {
+				panic(fmt.Sprintf("setting %s: default %v", k.Key, err)) // programming error
+			}
+			durationFlag(fs, k.Flag, def, k.Help)
+		case []string:
+			if k.Split {
+				fs.StringSliceP(k.Flag, k.Short, nil, k.Help)
+			} else {
+				fs.StringArrayP(k.Flag, k.Short, nil, k.Help)
+			}
+		default:
+			panic(fmt.Sprintf("setting %s: no flag for a %T", k.Key, d)) // programming error
+		}
+		bindFlag(v, fs, k.Flag, k.Key)
+	}
+}
+
+// defaultValue is a key's default as viper holds it.
+func (k configKey) defaultValue() any {
+	if d, ok := k.Default.(dur); ok {
+		return string(d)
+	}
+	return k.Default
+}
+
+// docDefault is a key's default as docs/configuration.md shows it.
+func (k configKey) docDefault() string {
+	if k.DocDefault != "" {
+		return k.DocDefault
+	}
+	switch d := k.Default.(type) {
+	case string:
+		if d == "" {
+			return ""
+		}
+	case []string, map[string]any:
+		return ""
+	case map[string]float64:
+		parts := make([]string, 0, len(d))
+		for _, name := range slices.Sorted(maps.Keys(d)) {
+			parts = append(parts, fmt.Sprintf("%s: %g", name, d[name]))
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return "`" + strings.Join(parts, ", ") + "`"
+	}
+	return "`" + fmt.Sprint(k.defaultValue()) + "`"
+}
+
+// docLink turns the docs/NAME.md a help text names into a link, for
+// docs/configuration.md (which sits beside them).
+var docLink = regexp.MustCompile(`docs/([a-z-]+\.md)`)
+
+// settingsDoc writes the settings tables of docs/configuration.md: every
+// key with its flag, environment variable, default and meaning, then every
+// range checked at start-up.
+func settingsDoc() string {
+	var b strings.Builder
+	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	b.WriteString("| key | flag | environment | default | meaning |\n|---|---|---|---|---|\n")
+	for _, k := range configKeys {
+		if k.NoDefault {
+			continue // an HTTP setting: see prometheus.http
+		}
+		flag := k.DocFlag
+		if flag == "" && k.Flag != "" {
+			flag = "--" + k.Flag
+			if k.Short != "" {
+				flag += ", -" + k.Short
+			}
+		}
+		if flag != "" {
+			flag = "`" + flag + "`"
+		}
+		env := "`" + envName(k.Key) + "`"
+		if k.Map {
+			env = "" // a map is set in the file (or, for pricing, by flags)
+		}
+		help := docLink.ReplaceAllString(cell(k.Help), "[$1]($1)")
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Key, flag, env, cell(k.docDefault()), help)
+	}
+	b.WriteString("\n| key | range |\n|---|---|\n")
+	for _, k := range configKeys {
+		if k.Range != nil {
+			fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, rangeText(k))
+		}
+	}
+	return b.String()
+}
