@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -13,9 +14,15 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
+
+	"github.com/seedance/seedance/source/gpu"
+	"github.com/seedance/seedance/source/prometheus"
+	"github.com/seedance/seedance/source/scrape"
+	"github.com/seedance/seedance/source/sim"
 )
 
-// Config is the typed configuration, filled from flags, env, file and defaults.
+// Config is the typed configuration, filled from flags, env, file and
+// defaults. A source's section is that source's own Settings type.
 type Config struct {
 	Profile struct {
 		Source     string        `mapstructure:"source"`
@@ -25,19 +32,8 @@ type Config struct {
 		Checkpoint time.Duration `mapstructure:"checkpoint"`
 		Quiet      bool          `mapstructure:"quiet"`
 	} `mapstructure:"profile"`
-	NVML struct {
-		NodeName string `mapstructure:"node_name"`
-		ProcRoot string `mapstructure:"proc_root"`
-		PodsDir  string `mapstructure:"pods_dir"`
-		SysRoot  string `mapstructure:"sys_root"`
-	} `mapstructure:"nvml"`
-	Sim struct {
-		Nodes    int    `mapstructure:"nodes"`
-		Scenario string `mapstructure:"scenario"`
-		Seed     int64  `mapstructure:"seed"`
-		Realtime bool   `mapstructure:"realtime"`
-		Start    string `mapstructure:"start"`
-	} `mapstructure:"sim"`
+	NVML    gpu.Settings `mapstructure:"nvml"`
+	Sim     sim.Settings `mapstructure:"sim"`
 	Analyze struct {
 		Report           string        `mapstructure:"report"`
 		Format           string        `mapstructure:"format"`
@@ -67,23 +63,9 @@ type Config struct {
 		AllowSharing     bool `mapstructure:"allow_sharing"`
 		MaxMovesPerNode  int  `mapstructure:"max_moves_per_node"`
 	} `mapstructure:"migration"`
-	Prometheus struct {
-		URL         string         `mapstructure:"url"`
-		Step        time.Duration  `mapstructure:"step"`
-		Selector    string         `mapstructure:"selector"`
-		Chunk       time.Duration  `mapstructure:"chunk"`
-		Concurrency int            `mapstructure:"concurrency"`
-		Timeout     time.Duration  `mapstructure:"timeout"`
-		Retries     int            `mapstructure:"retries"`
-		HTTP        map[string]any `mapstructure:"http"`
-	} `mapstructure:"prometheus"`
-	Scrape struct {
-		Targets     []string       `mapstructure:"targets"`
-		TargetsFile string         `mapstructure:"targets_file"`
-		Timeout     time.Duration  `mapstructure:"timeout"`
-		HTTP        map[string]any `mapstructure:"http"`
-	} `mapstructure:"scrape"`
-	Pricing struct {
+	Prometheus prometheus.Settings `mapstructure:"prometheus"`
+	Scrape     scrape.Settings     `mapstructure:"scrape"`
+	Pricing    struct {
 		GPUHourUSD        map[string]float64 `mapstructure:"gpu_hour_usd"`
 		DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`
 		EnergyUSDPerKWh   float64            `mapstructure:"energy_usd_per_kwh"`
@@ -286,4 +268,23 @@ func sortedKeys(v *viper.Viper) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sourceSettings hands a source its section of the configuration (the
+// Settings of source.Env): the section's value is copied into into, which
+// must be a pointer to the section's type.
+func (c *Config) sourceSettings(section string, into any) error {
+	cv := reflect.ValueOf(c).Elem()
+	for i := 0; i < cv.NumField(); i++ {
+		if name, _, _ := strings.Cut(cv.Type().Field(i).Tag.Get("mapstructure"), ","); name != section {
+			continue
+		}
+		dst := reflect.ValueOf(into)
+		if dst.Kind() != reflect.Pointer || dst.Elem().Type() != cv.Field(i).Type() {
+			return fmt.Errorf("settings %s: want a *%v, got a %T", section, cv.Field(i).Type(), into) // programming error
+		}
+		dst.Elem().Set(cv.Field(i))
+		return nil
+	}
+	return fmt.Errorf("no settings section %q", section) // programming error
 }

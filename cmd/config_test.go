@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/source"
 )
 
 // captureProfileOptions runs `seedance ARGS` with the profile command's run
@@ -241,4 +242,21 @@ func TestConfigKeysMatchStruct(t *testing.T) {
 	for key := range fields {
 		t.Errorf("Config field %s has no setting", key)
 	}
+}
+
+// TestSourceHelpNamesTheRegistry: --source's help lists exactly the
+// registered sources.
+func TestSourceHelpNamesTheRegistry(t *testing.T) {
+	for _, k := range configKeys {
+		if k.Key != "profile.source" {
+			continue
+		}
+		names := source.Names()
+		want := "sample source: " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+		if k.Help != want {
+			t.Fatalf("help %q, want %q", k.Help, want)
+		}
+		return
+	}
+	t.Fatal("no profile.source setting")
 }

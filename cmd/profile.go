@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/config"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
@@ -19,17 +20,12 @@ import (
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/gpu"
-	"github.com/seedance/seedance/source/sim"
 )
 
 // MinInterval is the shortest sampling interval: NVML's utilization counters
 // are averaged over 1/6 s to 1 s depending on the GPU, so faster sampling
 // only repeats values while costing CPU.
 const MinInterval = 100 * time.Millisecond
-
-// DefaultSimDuration is how much simulated time a sim run covers when no
-// --duration is given.
-const DefaultSimDuration = 300 * time.Second
 
 // ProfileOptions are the inputs of `seedance profile`.
 type ProfileOptions struct {
@@ -123,13 +119,22 @@ func profileRun(o *ProfileOptions) error {
 	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
 		return err
 	}
-	switch pc.Source {
-	case profile.SourcePrometheus:
-		return profilePrometheus(o)
-	case profile.SourceScrape:
-		return profileScrape(o)
+	reg, err := source.Lookup(pc.Source)
+	if err != nil {
+		return err
 	}
-	src, clock, err := openSource(o)
+	if len(o.Command) > 0 && !reg.Wraps {
+		return usageErrorf("--source %s cannot profile a command: it does not see this node's processes (use nvml)", pc.Source)
+	}
+	env, err := o.sourceEnv()
+	if err != nil {
+		return err
+	}
+	if !pc.Quiet && o.IO.IsStderrTTY() && reg.Name == profile.SourcePrometheus {
+		env.Progress = func(done, total int) { fmt.Fprintf(o.IO.ErrOut, "\r\033[Kqueries %d/%d", done, total) }
+		defer fmt.Fprint(o.IO.ErrOut, "\r\033[K")
+	}
+	src, err := reg.Open(env)
 	if err != nil {
 		return err
 	}
@@ -138,19 +143,19 @@ func profileRun(o *ProfileOptions) error {
 	ro := source.RecordOptions{
 		Interval:  pc.Interval,
 		Duration:  pc.Duration,
-		Clock:     clock,
 		Generator: profile.Generator{Name: "seedance", Version: o.Build.Version},
-	}
-	if src.Name() == profile.SourceSim && ro.Duration == 0 && !o.Config.Sim.Realtime && len(o.Command) == 0 {
-		ro.Duration = DefaultSimDuration
 	}
 	if pc.Checkpoint > 0 && pc.Output != "-" {
 		ro.Checkpoint = pc.Checkpoint
 		ro.OnCheckpoint = func(p *profile.Profile) error { return profile.WriteFile(pc.Output, p) }
 	}
 	var bar *progressBar
-	if !pc.Quiet && o.IO.IsStderrTTY() {
-		bar = newProgressBar(o.IO.ErrOut, len(src.Inventory()), countGPUs(src.Inventory()))
+	if !pc.Quiet && o.IO.IsStderrTTY() && reg.Name != profile.SourcePrometheus {
+		nodes, gpus := 0, 0
+		if s, ok := src.(source.Sized); ok {
+			nodes, gpus = s.Size()
+		}
+		bar = newProgressBar(o.IO.ErrOut, nodes, gpus)
 		ro.OnSample = bar.update
 	}
 
@@ -158,9 +163,12 @@ func profileRun(o *ProfileOptions) error {
 	if len(o.Command) > 0 {
 		p, err = recordCommand(o, src, ro)
 	} else {
-		p, err = source.Record(o.Ctx, src, ro)
+		p, err = src.Profile(o.Ctx, ro)
 	}
 	bar.done()
+	if errors.Is(err, source.ErrInterrupted) {
+		return &ExitError{Code: ExitInterrupted, Err: err}
+	}
 	if p == nil {
 		return err
 	}
@@ -212,54 +220,31 @@ func writeProfile(stdout io.Writer, path string, p *profile.Profile) error {
 	return profile.WriteFile(path, p)
 }
 
-// openSource builds the sample source and its clock.
-func openSource(o *ProfileOptions) (source.Source, source.Clock, error) {
-	switch o.Config.Profile.Source {
-	case profile.SourceNVML:
-		n := o.Config.NVML
-		// The host's NUMA layout goes into the profile's topology; without it
-		// the GPU side still does.
-		lib, err := o.NVML()
-		if err != nil {
-			return nil, nil, err
-		}
-		host, herr := hwtopo.HostFromGHW(strings.TrimSuffix(n.SysRoot, "sys"))
-		src, err := gpu.OpenNode(lib, gpu.NodeOptions{
-			Name:     n.NodeName,
-			Procs:    &gpu.ProcFS{ProcRoot: n.ProcRoot, PodsDir: n.PodsDir},
-			SysRoot:  n.SysRoot,
-			Timeout:  o.Config.Profile.Interval * 9 / 10,
-			Topology: true, Host: host,
-		})
-		if err == nil && herr != nil {
-			fmt.Fprintf(o.IO.ErrOut, "warning: host topology unknown: %v\n", herr)
-		}
-		return src, source.RealClock{}, err
-	case profile.SourceSim:
-		s := o.Config.Sim
-		start := sim.DefaultStart
-		if s.Start != "" {
-			t, err := time.Parse(time.RFC3339, s.Start)
-			if err != nil {
-				return nil, nil, usageErrorf("--sim-start %q is not an RFC 3339 time (e.g. 2026-01-05T09:00:00Z)", s.Start)
-			}
-			if t.Year() < 1970 || t.Add(o.Config.Profile.Duration).Year() >= 2200 {
-				return nil, nil, usageErrorf("--sim-start %s: a profile's times must lie between 1970 and 2199", s.Start)
-			}
-			start = t.UTC()
-		}
-		var clock source.Clock = sim.NewClock(start)
-		// A wrapped command takes real time, so the simulation keeps pace.
-		if s.Realtime || len(o.Command) > 0 {
-			clock, start = source.RealClock{}, o.Now()
-		}
-		src, err := sim.Open(sim.Options{Nodes: s.Nodes, Scenario: s.Scenario, Seed: s.Seed, Clock: clock, Start: start})
-		if err != nil {
-			return nil, nil, &UsageError{Err: err}
-		}
-		return src, clock, nil
+// sourceEnv is what the source reads its settings from.
+func (o *ProfileOptions) sourceEnv() (source.Env, error) {
+	env := source.Env{
+		Settings: o.Config.sourceSettings,
+		HTTP:     func(section string) (config.HTTPClientConfig, error) { return httpConfig(o.viper, section) },
+		NVML:     o.NVML,
+		Now:      o.Now,
+		Duration: o.Config.Profile.Duration, Interval: o.Config.Profile.Interval,
+		Wrapped: len(o.Command) > 0,
+		Log:     func(line string) { fmt.Fprintln(o.IO.ErrOut, "warning: "+table.Visible(line)) },
 	}
-	return nil, nil, usageErrorf("unknown --source %q (choose nvml, sim, prometheus or scrape)", o.Config.Profile.Source)
+	for _, t := range []struct {
+		flag, value string
+		into        *time.Time
+	}{{"--start", o.Start, &env.Start}, {"--end", o.End, &env.End}} {
+		if t.value == "" {
+			continue
+		}
+		v, err := time.Parse(time.RFC3339, t.value)
+		if err != nil {
+			return env, usageErrorf("%s %q is not an RFC 3339 time", t.flag, t.value)
+		}
+		*t.into = v
+	}
+	return env, nil
 }
 
 // countSamples counts the GPU samples of a profile.

@@ -87,7 +87,7 @@ var (
 // configKeys is every setting seedance knows. A config file key that is not
 // here (or below a Map key) is an error.
 var configKeys = []configKey{
-	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: nvml, sim, prometheus or scrape"},
+	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: nvml, prometheus, scrape or sim"},
 	{Key: "profile.interval", Default: dur("1s"), Cmd: "profile", Flag: "interval", Help: "time between samples (at least 100ms)", Range: rng(0.1, day)},
 	{Key: "profile.duration", Default: dur("0s"), Cmd: "profile", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h); 0 runs until interrupted or CMD exits (300s for sim)", Range: rng(0, span)},
 	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed"},

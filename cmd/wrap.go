@@ -21,7 +21,7 @@ import (
 // exit status becomes seedance's (an *ExitError). The child runs in its own
 // process group: SIGINT, SIGTERM and SIGHUP sent to seedance are forwarded to
 // that group once, and a second SIGINT kills it.
-func recordCommand(o *ProfileOptions, src source.Source, ro source.RecordOptions) (*profile.Profile, error) {
+func recordCommand(o *ProfileOptions, src source.Profiler, ro source.RecordOptions) (*profile.Profile, error) {
 	c := exec.Command(o.Command[0], o.Command[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, o.IO.Out, o.IO.ErrOut
 	if o.Config.Profile.Output == "-" {
@@ -64,7 +64,7 @@ func recordCommand(o *ProfileOptions, src source.Source, ro source.RecordOptions
 
 	ro.Stop = exited
 	ro.Job = &source.Job{Name: filepath.Base(o.Command[0]), PID: c.Process.Pid, ProcRoot: o.Config.NVML.ProcRoot}
-	p, err := source.Record(context.Background(), src, ro)
+	p, err := src.Profile(context.Background(), ro)
 	<-exited
 	if p != nil && interrupted {
 		p.Complete = false

@@ -1,0 +1,75 @@
+package prometheus
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+)
+
+// Settings are the prometheus section of seedance's configuration (its
+// HTTP client settings are read through source.Env.HTTP).
+type Settings struct {
+	URL         string         `mapstructure:"url"`
+	Step        time.Duration  `mapstructure:"step"`
+	Selector    string         `mapstructure:"selector"`
+	Chunk       time.Duration  `mapstructure:"chunk"`
+	Concurrency int            `mapstructure:"concurrency"`
+	Timeout     time.Duration  `mapstructure:"timeout"`
+	Retries     int            `mapstructure:"retries"`
+	HTTP        map[string]any `mapstructure:"http"`
+}
+
+func init() {
+	source.Register(source.Registration{Name: profile.SourcePrometheus, Open: open})
+}
+
+// reader reads a range of history: the whole run is one Read.
+type reader struct{ o Options }
+
+func (r reader) Profile(ctx context.Context, ro source.RecordOptions) (*profile.Profile, error) {
+	o := r.o
+	o.Generator = ro.Generator
+	return Read(ctx, o)
+}
+
+func (reader) Close() error { return nil }
+
+// open checks the settings and works out the range: --start (and --end,
+// default now), or the last --duration.
+func open(env source.Env) (source.Profiler, error) {
+	var s Settings
+	if err := env.Settings("prometheus", &s); err != nil {
+		return nil, err
+	}
+	if s.URL == "" {
+		return nil, fmt.Errorf("%w: --source prometheus needs --prometheus-url (or prometheus.url in the config file)", source.ErrSettings)
+	}
+	if s.Step <= 0 {
+		return nil, fmt.Errorf("%w: --step must be positive", source.ErrSettings)
+	}
+	end := env.End
+	if end.IsZero() {
+		end = env.Now().UTC()
+	}
+	start := env.Start
+	switch {
+	case !start.IsZero():
+		if !end.After(start) {
+			return nil, fmt.Errorf("%w: --end must be after --start", source.ErrSettings)
+		}
+	case env.Duration > 0:
+		start = end.Add(-env.Duration)
+	default:
+		return nil, fmt.Errorf("%w: --source prometheus needs a range: --duration 1h, or --start (and --end)", source.ErrSettings)
+	}
+	hc, err := env.HTTP("prometheus")
+	if err != nil {
+		return nil, err
+	}
+	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Step: s.Step, Selector: s.Selector,
+		Chunk: s.Chunk, Concurrency: s.Concurrency, Timeout: s.Timeout, Retries: s.Retries, Backoff: time.Second,
+		OnProgress: env.Progress}}, nil
+}

@@ -1,0 +1,133 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/config"
+
+	"github.com/seedance/seedance/internal/nvapi"
+	"github.com/seedance/seedance/profile"
+)
+
+// Env is what a run hands the source it opens: the source reads its own
+// settings from it, as node_exporter's collectors read their own flags.
+type Env struct {
+	// Settings decodes the config section of that name (nvml, sim,
+	// prometheus, scrape) into the source's own settings struct.
+	Settings func(section string, into any) error
+	// HTTP decodes a section's HTTP client settings, strictly.
+	HTTP func(section string) (config.HTTPClientConfig, error)
+	// NVML opens the NVML library; in a build without cgo it fails.
+	NVML func() (nvapi.Library, error)
+	Now  func() time.Time
+	// Start and End bound a range read from history (zero when not given);
+	// Duration and Interval are the run's (profile.duration and interval).
+	Start, End         time.Time
+	Duration, Interval time.Duration
+	// Wrapped is set when the run wraps a command, which takes real time.
+	Wrapped bool
+	// Log takes warnings, one line each; Progress a reader's progress
+	// (nil when none is shown).
+	Log      func(line string)
+	Progress func(done, total int)
+}
+
+// Profiler is an opened source.
+type Profiler interface {
+	// Profile samples, or reads, until ro.Duration has passed, ctx is done
+	// or ro.Stop is closed, and returns the profile.
+	Profile(ctx context.Context, ro RecordOptions) (*profile.Profile, error)
+	Close() error
+}
+
+// Sized is a Profiler that knows, before the run, how many nodes (or
+// endpoints) and GPUs it will sample, for a progress line.
+type Sized interface {
+	Size() (nodes, gpus int)
+}
+
+// Sampled is the Profiler of a Source sampled by Record.
+type Sampled struct {
+	Source
+	// Clock, when set, is the run's clock (a simulator's jumps).
+	Clock Clock
+	// DefaultDuration bounds a run given no duration and wrapping no
+	// command (a simulated cluster is not sampled for ever).
+	DefaultDuration time.Duration
+}
+
+// Size counts the inventory's nodes and GPUs.
+func (s Sampled) Size() (nodes, gpus int) {
+	for _, n := range s.Inventory() {
+		gpus += len(n.GPUs)
+	}
+	return len(s.Inventory()), gpus
+}
+
+// Profile records the source.
+func (s Sampled) Profile(ctx context.Context, ro RecordOptions) (*profile.Profile, error) {
+	if s.Clock != nil {
+		ro.Clock = s.Clock
+	}
+	if ro.Duration == 0 && ro.Job == nil {
+		ro.Duration = s.DefaultDuration
+	}
+	return Record(ctx, s.Source, ro)
+}
+
+// Registration is one source of the registry.
+type Registration struct {
+	Name string
+	// Wraps is set for sources that see this node's processes, so that
+	// `profile -- CMD` can record the command's process tree.
+	Wraps bool
+	Open  func(Env) (Profiler, error)
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Registration{}
+)
+
+// Register adds a source; each source package registers itself in init.
+func Register(r Registration) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[r.Name]; dup {
+		panic("source: " + r.Name + " registered twice") // programming error
+	}
+	registry[r.Name] = r
+}
+
+// Names lists the registered sources, sorted.
+func Names() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup finds a registered source; an unknown name is an ErrSettings
+// that lists the known ones.
+func Lookup(name string) (Registration, error) {
+	registryMu.Lock()
+	r, ok := registry[name]
+	registryMu.Unlock()
+	if !ok {
+		list := "none is registered"
+		if names := Names(); len(names) > 0 {
+			list = strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+		}
+		return r, fmt.Errorf("%w: unknown --source %q (choose %s)", ErrSettings, name, list)
+	}
+	return r, nil
+}

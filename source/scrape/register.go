@@ -1,0 +1,83 @@
+package scrape
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+)
+
+// Settings are the scrape section of seedance's configuration (its HTTP
+// client settings are read through source.Env.HTTP).
+type Settings struct {
+	Targets     []string       `mapstructure:"targets"`
+	TargetsFile string         `mapstructure:"targets_file"`
+	Timeout     time.Duration  `mapstructure:"timeout"`
+	HTTP        map[string]any `mapstructure:"http"`
+}
+
+func init() {
+	source.Register(source.Registration{Name: profile.SourceScrape, Open: open})
+}
+
+// scraper samples the endpoints for the whole run.
+type scraper struct{ o Options }
+
+func (s scraper) Profile(ctx context.Context, ro source.RecordOptions) (*profile.Profile, error) {
+	return Scrape(ctx, s.o, ro)
+}
+
+func (scraper) Close() error { return nil }
+
+// Size is the number of endpoints; their GPUs are known once scraped.
+func (s scraper) Size() (nodes, gpus int) { return len(s.o.Targets), 0 }
+
+// open reads the targets (--targets and the lines of --targets-file, blank
+// lines and # comments skipped) and bounds one scrape by the interval.
+func open(env source.Env) (source.Profiler, error) {
+	var s Settings
+	if err := env.Settings("scrape", &s); err != nil {
+		return nil, err
+	}
+	targets := append([]string(nil), s.Targets...)
+	if s.TargetsFile != "" {
+		lines, err := readTargets(s.TargetsFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --targets-file: %v", source.ErrSettings, err)
+		}
+		targets = append(targets, lines...)
+	}
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("%w: --source scrape needs --targets host:9400,… or --targets-file FILE", source.ErrSettings)
+	}
+	hc, err := env.HTTP("scrape")
+	if err != nil {
+		return nil, err
+	}
+	timeout := s.Timeout
+	if timeout <= 0 || timeout > env.Interval {
+		timeout = env.Interval * 9 / 10
+	}
+	return scraper{Options{Targets: targets, HTTP: hc, Timeout: timeout, Log: env.Log}}, nil
+}
+
+func readTargets(path string) ([]string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,55 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/seedance/seedance/source"
+)
+
+// Settings are the sim section of seedance's configuration.
+type Settings struct {
+	Nodes    int    `mapstructure:"nodes"`
+	Scenario string `mapstructure:"scenario"`
+	Seed     int64  `mapstructure:"seed"`
+	Realtime bool   `mapstructure:"realtime"`
+	Start    string `mapstructure:"start"` // RFC 3339; DefaultStart when empty
+}
+
+// DefaultDuration is how much simulated time a run given no duration covers.
+const DefaultDuration = 300 * time.Second
+
+func init() {
+	source.Register(source.Registration{Name: "sim", Wraps: true, Open: open})
+}
+
+// open opens the simulated cluster from its settings. Its clock jumps, so
+// that a simulated hour takes no wall time, unless the run keeps wall-clock
+// pace (realtime, or a wrapped command, which takes real time).
+func open(env source.Env) (source.Profiler, error) {
+	var s Settings
+	if err := env.Settings("sim", &s); err != nil {
+		return nil, err
+	}
+	start := DefaultStart
+	if s.Start != "" {
+		t, err := time.Parse(time.RFC3339, s.Start)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --sim-start %q is not an RFC 3339 time (e.g. 2026-01-05T09:00:00Z)", source.ErrSettings, s.Start)
+		}
+		if t.Year() < 1970 || t.Add(env.Duration).Year() >= 2200 {
+			return nil, fmt.Errorf("%w: --sim-start %s: a profile's times must lie between 1970 and 2199", source.ErrSettings, s.Start)
+		}
+		start = t.UTC()
+	}
+	var clock source.Clock = NewClock(start)
+	def := DefaultDuration
+	if s.Realtime || env.Wrapped {
+		clock, start, def = source.RealClock{}, env.Now(), 0
+	}
+	src, err := Open(Options{Nodes: s.Nodes, Scenario: s.Scenario, Seed: s.Seed, Clock: clock, Start: start})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", source.ErrSettings, err)
+	}
+	return source.Sampled{Source: src, Clock: clock, DefaultDuration: def}, nil
+}
