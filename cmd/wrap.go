@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -20,7 +19,7 @@ import (
 // profile with the command's process tree as a job workload. The command's
 // exit status becomes seedance's (an *ExitError). The child runs in its own
 // process group: SIGINT, SIGTERM and SIGHUP sent to seedance are forwarded to
-// that group once, and a second SIGINT kills it.
+// that group once, and a second SIGINT kills it (internal/procgroup).
 func recordCommand(o *ProfileOptions, src source.Profiler, ro source.RecordOptions) (*profile.Profile, error) {
 	c := exec.Command(o.Command[0], o.Command[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, o.IO.Out, o.IO.ErrOut
@@ -28,45 +27,15 @@ func recordCommand(o *ProfileOptions, src source.Profiler, ro source.RecordOptio
 		// stdout carries the profile; the command's output goes to stderr.
 		c.Stdout = o.IO.ErrOut
 	}
-	procgroup.Prepare(c)
-
-	// Take the signals from the root context's handler before starting.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	if err := c.Start(); err != nil {
+	child, err := procgroup.Start(c)
+	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("run %s: %w", o.Command[0], err)}
 	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = c.Wait()
-		close(exited)
-	}()
-	interrupted := false
-	go func() {
-		n := 0
-		for {
-			select {
-			case s := <-sigs:
-				n++
-				interrupted = true
-				sig := s.(syscall.Signal)
-				if n > 1 && sig == syscall.SIGINT {
-					sig = syscall.SIGKILL
-				}
-				_ = procgroup.Signal(c, sig)
-			case <-exited:
-				return
-			}
-		}
-	}()
-
-	ro.Stop = exited
-	ro.Job = &source.Job{Name: filepath.Base(o.Command[0]), PID: c.Process.Pid, ProcRoot: o.Config.NVML.ProcRoot}
+	ro.Stop = child.Exited()
+	ro.Job = &source.Job{Name: filepath.Base(o.Command[0]), PID: child.PID(), ProcRoot: o.Config.NVML.ProcRoot}
 	p, err := src.Profile(context.Background(), ro)
-	<-exited
-	if p != nil && interrupted {
+	waitErr := child.Wait()
+	if p != nil && child.Interrupted() {
 		p.Complete = false
 	}
 	if err != nil {
