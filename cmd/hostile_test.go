@@ -41,6 +41,9 @@ func TestHostileCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary ~140 times")
 	}
+	// Separate processes over separate files, each measured on its own
+	// (rusage): safe to run side by side with the rest of the package.
+	t.Parallel()
 	valid := map[string]bool{}
 	for _, c := range hostile.Cases() {
 		valid[c.Name] = c.Valid
@@ -66,6 +69,7 @@ func TestHostileCorpus(t *testing.T) {
 	for _, f := range files {
 		name := filepath.Base(f)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			want, known := valid[name]
 			if !known && name != "bomb.json.gz" {
 				t.Fatalf("%s is not in the generator (run the corpus test with -update)", name)

@@ -134,7 +134,7 @@ func newSandbox(t *testing.T, promURL string, scrapeTargets string) *sandbox {
 	}
 	standIns := map[string]string{
 		// A benchmark of two seconds.
-		"python": "#!/bin/sh\nsleep 2\n",
+		"python": "#!/bin/sh\nsleep 1\n",
 		// gh run download … --dir DIR: the baseline artifact when there is one.
 		"gh": "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --dir ] && dir=$2; shift; done\n" +
 			"[ -f \"$GH_ARTIFACT\" ] || { echo 'no artifact found' >&2; exit 1; }\nmkdir -p \"$dir\" && cp \"$GH_ARTIFACT\" \"$dir/report.json\"\n",
@@ -144,7 +144,7 @@ func newSandbox(t *testing.T, promURL string, scrapeTargets string) *sandbox {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(sb.dir, "run-gpu-tests.sh"), []byte("#!/bin/sh\nsleep 3\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(sb.dir, "run-gpu-tests.sh"), []byte("#!/bin/sh\nsleep 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{"var/lib/seedance", "var/lib/node_exporter/textfile", "srv/reports"} {
@@ -240,6 +240,9 @@ func TestDocSnippets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary many times")
 	}
+	// A sandbox, a Prometheus and exporters of its own: it runs beside the
+	// rest of the package (its snippets, in order, share the sandbox).
+	t.Parallel()
 	promURL := snippetPrometheus(t)
 	targets := snippetExporters(t)
 	sb := newSandbox(t, promURL, targets)
