@@ -94,7 +94,7 @@ func installDGXTopology(srv *server.Server) {
 	for i, d := range srv.Devices {
 		dev := d.(*server.Device)
 		numa := i / 4
-		words := cpuMask(t.cpus[numa])
+		words, _ := hwtopo.CPUMask(t.cpus[numa], 16)
 		dev.GetNumaNodeIdFunc = func() (int, nvml.Return) { return numa, nvml.SUCCESS }
 		dev.GetCpuAffinityFunc = func(int) ([]uint, nvml.Return) { return words, nvml.SUCCESS }
 		dev.GetNvLinkStateFunc = func(l int) (nvml.EnableState, nvml.Return) {
@@ -115,13 +115,4 @@ func installDGXTopology(srv *server.Server) {
 			return nvml.TOPOLOGY_SYSTEM, nvml.SUCCESS
 		}
 	}
-}
-
-func cpuMask(list string) []uint {
-	cpus, _ := hwtopo.ParseCPUList(list)
-	words := make([]uint, 16)
-	for _, c := range cpus {
-		words[c/64] |= 1 << (uint(c) % 64)
-	}
-	return words
 }

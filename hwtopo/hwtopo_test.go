@@ -49,10 +49,9 @@ func TestParseNVLinkStatus(t *testing.T) {
 
 func TestCPUList(t *testing.T) {
 	for _, s := range []string{"0-19", "0-51,104-155", "3", "0,2,4-6", ""} {
-		words := make([]uint, 4)
-		cpus, _ := ParseCPUList(s)
-		for _, c := range cpus {
-			words[c/64] |= 1 << (uint(c) % 64)
+		words, err := CPUMask(s, 4)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if got := CPUList(words); got != s {
 			t.Errorf("%q → %q", s, got)

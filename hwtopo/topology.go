@@ -186,6 +186,23 @@ func CheckCPUList(s string) error {
 	return nil
 }
 
+// CPUMask is CPUList's inverse: the list as a bit mask of the given number
+// of 64-CPU words, as NVML's GetCpuAffinity returns it (CPUs past the last
+// word are left out).
+func CPUMask(list string, words int) ([]uint, error) {
+	cpus, err := ParseCPUList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint, words)
+	for _, c := range cpus {
+		if c/64 < words {
+			out[c/64] |= 1 << (uint(c) % 64)
+		}
+	}
+	return out, nil
+}
+
 // ParseCPUList reads "0-3,8,10-11" into CPU numbers, each at most MaxCPU
 // and each once: the work is bounded by MaxCPU, not by the numbers given.
 func ParseCPUList(s string) ([]int, error) {

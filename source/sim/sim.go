@@ -169,7 +169,7 @@ func openSimNode(o Options, seed uint64, ni int, kind simNodeKind) (*gpu.Node, e
 		g.energyMJ = math.Floor(hash01(g.seed, uint64(g.node), uint64(g.index), 9, 0) * 5e10)
 		numa := gi / 4
 		lib.devs = append(lib.devs, &simDevice{g: g, name: hw.name, uuid: simUUID(seed, ni, gi),
-			busID: fmt.Sprintf("0000:%02x:00.0", simBusIDs[gi]), numa: numa, cpus: cpuMask(topo.cpus[numa]), topo: topo})
+			busID: fmt.Sprintf("0000:%02x:00.0", simBusIDs[gi]), numa: numa, cpus: mask(topo.cpus[numa]), topo: topo})
 	}
 	for pi, pod := range kind.pods {
 		info := simPodInfo(seed, ni, pi, pod.app)

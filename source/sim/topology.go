@@ -29,11 +29,12 @@ func (t simTopology) host() *hwtopo.Host {
 	}}
 }
 
-func cpuMask(list string) []uint {
-	cpus, _ := hwtopo.ParseCPUList(list)
-	words := make([]uint, 16)
-	for _, c := range cpus {
-		words[c/64] |= 1 << (uint(c) % 64)
+// mask is a simulated node's CPU list as NVML's affinity mask; the lists
+// are the simulator's own constants, so they always parse.
+func mask(list string) []uint {
+	words, err := hwtopo.CPUMask(list, 16)
+	if err != nil {
+		panic("sim: CPU list " + list + ": " + err.Error()) // programming error
 	}
 	return words
 }
