@@ -84,7 +84,7 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 				ErrScaling, p.Scaling.Period, FormatDuration(end.Sub(start)), periods, MaxScalingPeriods)
 		}
 	}
-	a := &analysis{periods: periods, p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, gpus: map[gpuKey]*gpuAcc{}, perGPU: true}
+	a := &analysis{periods: periods, p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, perGPU: true}
 	if p.Scaling != nil {
 		a.weights = resolveWeights(p.Scaling.Weights, p.Scaling.PreferSMActive)
 	}
@@ -110,22 +110,29 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 		}
 		return nil, fmt.Errorf("%w: no GPU samples in %s: nothing was observed, so there is nothing to report", profile.ErrInvalid, strings.Join(names, ", "))
 	}
+	if beforeReport != nil {
+		beforeReport()
+	}
 	a.report(r)
 	return r, nil
 }
 
-// samples counts the GPU samples read.
+// beforeReport, when set (by a benchmark), runs once the inputs are read and
+// before the report is made: the point of the largest live state.
+var beforeReport func()
+
+// samples counts the GPUs with at least one sample.
 func (a *analysis) samples() int {
 	n := 0
-	for _, g := range a.gpus {
-		n += g.samples
+	for _, node := range a.order {
+		for _, g := range node.gpus {
+			if g.sampled {
+				n++
+			}
+		}
 	}
 	return n
 }
-
-// gpuKey identifies a GPU across inputs: its node and UUID (the strings the
-// GPU's accumulator holds anyway, so a key costs no copy).
-type gpuKey struct{ node, uuid string }
 
 // analysis is the state of one Analyze call.
 type analysis struct {
@@ -133,7 +140,7 @@ type analysis struct {
 	windowS float64
 	nodes   map[string]*nodeAcc
 	order   []*nodeAcc
-	gpus    map[gpuKey]*gpuAcc
+	nGPUs   int // GPUs (and MIG devices) of every node
 	weights *loadWeights
 	// perGPU: the cluster is small enough (MaxGPUTimelines) for per-GPU
 	// timelines; past that, GPUs keep none and the timeline's spread is
@@ -168,10 +175,12 @@ func (a *analysis) poolBy() string {
 // keepPerGPU gives a new GPU its own timeline while the cluster is small,
 // and drops every GPU's once it is not.
 func (a *analysis) keepPerGPU(g *gpuAcc) {
-	if a.perGPU && len(a.gpus) >= MaxGPUTimelines {
+	if a.perGPU && a.nGPUs >= MaxGPUTimelines {
 		a.perGPU = false
-		for _, other := range a.gpus {
-			other.own = nil
+		for _, n := range a.order {
+			for _, other := range n.gpus {
+				other.own = nil
+			}
 		}
 	}
 	if a.perGPU {
@@ -205,21 +214,19 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 		return nil
 	}
 	g := it.GPU
-	key := gpuKey{it.Node, g.UUID}
-	acc := a.gpus[key]
+	acc := n.gpu(g.UUID)
 	if acc == nil {
 		if n.ctx == nil {
-			n.ctx = &gpuContext{threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
+			n.ctx = &gpuContext{node: n.name, threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
 				demand: &n.demand, scaling: a.p.Scaling, weights: a.weights}
 		}
-		acc = &gpuAcc{node: it.Node, uuid: g.UUID, model: a.model(g.Model), share: 1, index: g.Index, memTotal: g.MemoryTotalBytes, mig: g.MIG, ctx: n.ctx}
+		acc = &gpuAcc{uuid: g.UUID, model: a.model(g.Model), share: 1, index: int32(g.Index), memTotal: g.MemoryTotalBytes, mig: g.MIG, ctx: n.ctx}
 		a.keepPerGPU(acc)
 		if g.MIG != nil {
 			acc.share = migShare(g.MIG.Profile)
-			acc.parent = g.MIG.ParentUUID
 		}
-		a.gpus[key] = acc
-		n.gpus = append(n.gpus, acc)
+		n.addGPU(acc)
+		a.nGPUs++
 	}
 	if acc.model == "" {
 		acc.model = g.Model
@@ -237,8 +244,8 @@ func (a *analysis) report(r *Report) {
 	for _, n := range a.order {
 		parents, bwSeen := map[string]bool{}, map[string]bool{}
 		for _, g := range n.gpus {
-			if g.parent != "" {
-				parents[g.parent] = true
+			if p := g.parent(); p != "" {
+				parents[p] = true
 			}
 		}
 		nr := NodeReport{Name: n.name, PendingWorkloads: len(n.pending())}
@@ -249,9 +256,9 @@ func (a *analysis) report(r *Report) {
 			if parents[g.uuid] {
 				g.share = 0 // its MIG devices stand for it
 			}
-			g.price = pricer.Price(g.model) * g.share
+			price := pricer.Price(g.model) * g.share
 			ns.energyJ += g.energyJ()
-			if g.parent == "" { // a physical GPU, with or without MIG devices
+			if g.parent() == "" { // a physical GPU, with or without MIG devices
 				nr.GPUs++
 				models[shortModel(g.model)] = true
 			}
@@ -262,8 +269,8 @@ func (a *analysis) report(r *Report) {
 			ns.idle += g.idleS * g.share
 			ns.util += g.utilSum * g.share
 			ns.utilW += g.utilW * g.share
-			ns.cost += g.idleS / 3600 * g.price
-			ns.price += g.price
+			ns.cost += g.idleS / 3600 * price
+			ns.price += price
 			sum.bw += g.bwSum * g.share
 			sum.bwW += g.bwW * g.share
 			if phys := g.physical(); g.bwW > 0 && !bwSeen[phys] {
@@ -385,7 +392,7 @@ func (a *analysis) timeline(nodes []NodeReport) Timeline {
 		buckets = 1
 	}
 	t := Timeline{BucketS: sig(a.windowS / float64(buckets)), IdleNodeFraction: make([]float64, buckets)}
-	vals := make([]float64, 0, len(a.gpus))
+	vals := make([]float64, 0, a.nGPUs)
 	add := func(sp *sparkline, b int) {
 		if sp != nil && b < len(sp.wsum) && sp.wsum[b] > 0 {
 			vals = append(vals, sp.sum[b]/sp.wsum[b])

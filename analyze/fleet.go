@@ -15,7 +15,7 @@ func (a *analysis) fleet() *profile.Profile {
 			if g.utilW > 0 {
 				mean = g.utilSum / g.utilW
 			}
-			pn.GPUs = append(pn.GPUs, profile.GPU{Index: g.index, UUID: g.uuid, Model: g.model, MemoryTotalBytes: g.memTotal,
+			pn.GPUs = append(pn.GPUs, profile.GPU{Index: int(g.index), UUID: g.uuid, Model: g.model, MemoryTotalBytes: g.memTotal,
 				MIG: g.mig, Series: profile.Series{T: profile.Values{0}, GPUUtilPct: profile.Values{mean}}})
 		}
 		pn.Workloads = n.workloads.sorted()

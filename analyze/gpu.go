@@ -22,28 +22,29 @@ type sample struct {
 }
 
 // gpuAcc accumulates one GPU's figures over its samples, across inputs.
+// There is one per GPU of the fleet, so its fields are packed: 288 bytes,
+// a size class of Go's allocator (the node's name is in ctx, a MIG
+// device's parent in mig).
 type gpuAcc struct {
-	node, uuid, model string
-	index             int
-	memTotal          uint64
-	mig               *profile.MIG
-	share             float64 // 1 for a GPU, slices/7 for a MIG device, 0 for a MIG parent
-	parent            string  // parent GPU UUID of a MIG device
-	price             float64 // USD per hour for this entry (share applied)
-	hasUtil           bool
+	uuid, model string
+	memTotal    uint64
+	mig         *profile.MIG
+	share       float64 // 1 for a GPU, slices/7 for a MIG device, 0 for a MIG parent
+	index       int32   // below profile.MaxGPUsPerNode
+	// energyN counts energy readings, up to 2 (all the rules ask).
+	energyN          uint8
+	hasUtil, sampled bool
+	runOpen          bool
 
 	prev sample
 
 	observedS        float64
 	cover            []Interval // the samples' coverage, adjacent pieces merged
-	samples          int
 	utilSum, utilW   float64
 	bwSum, bwW       float64
 	powerJ           float64 // Σ power × coverage
 	energyInc        float64 // Σ positive increments of energy_j
-	energyN          int
 	lastEnergy       float64
-	runOpen          bool
 	runStart, runEnd float64
 	runs             []Interval // counted idle runs
 	idleS            float64
@@ -54,6 +55,7 @@ type gpuAcc struct {
 // gpuContext is what a node's GPUs share: the rules' parameters and the
 // node's timeline and demand. One per node, not one copy per GPU.
 type gpuContext struct {
+	node              string
 	threshold, window float64
 	spark             *sparkline // the node's
 	demand            *demandAcc // the node's, for the scaling what-if
@@ -68,7 +70,7 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 	if util != nil {
 		g.hasUtil = true
 	}
-	g.samples += len(s.T)
+	g.sampled = g.sampled || len(s.T) > 0
 	for i, t := range s.T {
 		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), load: profile.Null, valid: true}
 		if g.ctx.scaling != nil {
@@ -76,7 +78,7 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 		}
 		if g.prev.valid {
 			if cur.t <= g.prev.t {
-				return fmt.Errorf("%w: inputs overlap: GPU %s on node %s has two samples at or around %.3f s into the window", profile.ErrInvalid, g.uuid, g.node, cur.t)
+				return fmt.Errorf("%w: inputs overlap: GPU %s on node %s has two samples at or around %.3f s into the window", profile.ErrInvalid, g.uuid, g.ctx.node, cur.t)
 			}
 			g.close(g.prev, cur.t)
 		}
@@ -129,7 +131,7 @@ func (g *gpuAcc) close(s sample, next float64) {
 		g.bwSum += s.memBW * cov
 		g.bwW += cov
 	}
-	if g.ctx.scaling != nil && g.share > 0 && g.parent == "" {
+	if g.ctx.scaling != nil && g.share > 0 && g.parent() == "" {
 		g.ctx.demand.add(s.t, cov, s.load, g.ctx.scaling.Period.Seconds())
 	}
 	if !profile.IsNull(s.power) {
@@ -140,7 +142,7 @@ func (g *gpuAcc) close(s sample, next float64) {
 			g.energyInc += s.energy - g.lastEnergy
 		}
 		g.lastEnergy = s.energy
-		g.energyN++
+		g.energyN = min(g.energyN+1, 2)
 	}
 	idle := !profile.IsNull(s.util) && s.util < g.ctx.threshold
 	if !idle {
@@ -178,10 +180,18 @@ func (g *gpuAcc) energyJ() float64 {
 	return g.powerJ
 }
 
+// parent is a MIG device's parent GPU UUID, "" for a GPU.
+func (g *gpuAcc) parent() string {
+	if g.mig == nil {
+		return ""
+	}
+	return g.mig.ParentUUID
+}
+
 // physical is the UUID of the physical GPU: the parent of a MIG device.
 func (g *gpuAcc) physical() string {
-	if g.parent != "" {
-		return g.parent
+	if p := g.parent(); p != "" {
+		return p
 	}
 	return g.uuid
 }

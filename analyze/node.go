@@ -52,11 +52,39 @@ type nodeAcc struct {
 	name      string
 	labels    map[string]string
 	gpus      []*gpuAcc
+	byUUID    map[string]*gpuAcc // past indexFrom GPUs
 	workloads workloadSet
 	ctx       *gpuContext // shared by the node's GPUs
 	spark     *sparkline
 	topology  *hwtopo.Topology
 	demand    demandAcc
+}
+
+// gpu finds one of the node's GPUs by UUID: by a scan while the node has
+// few (a map per node would cost more than its GPUs), by an index past
+// indexFrom.
+func (n *nodeAcc) gpu(uuid string) *gpuAcc {
+	if n.byUUID != nil {
+		return n.byUUID[uuid]
+	}
+	for _, g := range n.gpus {
+		if g.uuid == uuid {
+			return g
+		}
+	}
+	return nil
+}
+
+func (n *nodeAcc) addGPU(g *gpuAcc) {
+	n.gpus = append(n.gpus, g)
+	if n.byUUID != nil {
+		n.byUUID[g.uuid] = g
+	} else if len(n.gpus) > indexFrom {
+		n.byUUID = make(map[string]*gpuAcc, len(n.gpus))
+		for _, o := range n.gpus {
+			n.byUUID[o.uuid] = o
+		}
+	}
 }
 
 func (n *nodeAcc) addWorkloads(ws []profile.Workload, labels *labelSets) {

@@ -227,7 +227,7 @@ func (a *analysis) scalingReport(pricer *pricing.Pricer) *Scaling {
 	for _, n := range a.order {
 		name, model, gpus := "", "", 0
 		for _, g := range n.gpus {
-			if g.parent == "" {
+			if g.parent() == "" {
 				gpus++
 				model = g.model
 			}
