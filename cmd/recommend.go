@@ -11,7 +11,6 @@ import (
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/pricing"
-	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 )
 
@@ -26,7 +25,7 @@ type RecommendOptions struct {
 	Plan    recommend.Options
 }
 
-func newRecommendCmd(f *Factory) *cobra.Command {
+func newRecommendCmd(f *Factory, runF func(*RecommendOptions) error) *cobra.Command {
 	o := &RecommendOptions{IO: f.IO}
 	var gpuPrices []string
 	c := &cobra.Command{
@@ -48,10 +47,8 @@ move. Every plan is replayed and checked before it is printed.`,
 			if o.Input == "" {
 				return usageErrorf("no input: give a profile with --input FILE (or - for stdin)")
 			}
-			switch o.Dialect {
-			case "kubectl", "slurm", "json":
-			default:
-				return usageErrorf("unknown --dialect %q (choose kubectl, slurm or json)", o.Dialect)
+			if _, err := recommend.For(o.Dialect); err != nil {
+				return &UsageError{Err: err}
 			}
 			cfg, err := f.Config()
 			if err != nil {
@@ -62,6 +59,9 @@ move. Every plan is replayed and checked before it is printed.`,
 				MaxMovesPerNode: cfg.Migration.MaxMovesPerNode}
 			if o.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(o)
 			}
 			return recommendRun(o)
 		},
@@ -86,24 +86,14 @@ func recommendRun(o *RecommendOptions) error {
 	if err != nil {
 		return err
 	}
-	pricer := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD)
-	b := recommend.NewClusterBuilder(pricer.Price, o.Config.Analyze.IdleThresholdPct)
-	if err := sources[0].Stream.Walk(b.Add); err != nil {
-		return err
-	}
-	if b.Samples() == 0 {
-		return fmt.Errorf("%w: no GPU samples in %s: nothing was observed, so there is nothing to plan", profile.ErrInvalid, o.Input)
-	}
-	plan, err := recommend.MakePlan(b.Cluster(), o.Plan)
+	price := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price
+	plan, err := recommend.PlanStream(sources[0].Stream, price, o.Config.Analyze.IdleThresholdPct, o.Plan)
 	if err != nil {
 		return err
 	}
-	write := recommend.Kubectl
-	switch o.Dialect {
-	case "slurm":
-		write = recommend.Slurm
-	case "json":
-		write = recommend.JSON
+	write, err := recommend.For(o.Dialect)
+	if err != nil {
+		return &UsageError{Err: err}
 	}
 	var buf bytes.Buffer
 	if err := write(&buf, plan); err != nil {

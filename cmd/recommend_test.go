@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -163,5 +164,27 @@ func TestTopologyChangesTargets(t *testing.T) {
 		if !strings.HasPrefix(v, "node-gpu-14 ") {
 			t.Fatalf("after node-gpu-06 lost NVLink, a pod still went to %s", v)
 		}
+	}
+}
+
+// TestRecommendOptionsFromFlags: flags, the environment and the config file
+// reach recommend's options through its runF hook, without running it.
+func TestRecommendOptionsFromFlags(t *testing.T) {
+	f, _ := testFactory(t, map[string]string{"SEEDANCE_MIGRATION_MAX_MOVES_PER_NODE": "2"})
+	root := NewRootCmd(f)
+	for _, c := range root.Commands() {
+		if c.Name() == "recommend" {
+			root.RemoveCommand(c)
+		}
+	}
+	var got *RecommendOptions
+	root.AddCommand(newRecommendCmd(f, func(o *RecommendOptions) error { got = o; return nil }))
+	root.SetArgs([]string{"recommend", "-i", "p.json", "--dialect", "slurm", "--allow-sharing", "--gpu-price", "H100=2.5"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.Input != "p.json" || got.Dialect != "slurm" || !got.Plan.AllowSharing || got.Plan.AllowModelChange ||
+		got.Plan.MaxMovesPerNode != 2 || got.Prices["H100"] != 2.5 {
+		t.Fatalf("options %+v", got)
 	}
 }

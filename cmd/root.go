@@ -95,8 +95,8 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 		newVersionCmd(f),
 		newConfigCmd(f),
 		newAnalyzeCmd(f, nil),
-		newTopoCmd(f),
-		newRecommendCmd(f),
+		newTopoCmd(f, nil),
+		newRecommendCmd(f, nil),
 	)
 	// Cobra's own `completion` command (bash, zsh, fish, powershell), added
 	// now rather than at Execute so that the CLI reference lists it.

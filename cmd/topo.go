@@ -23,7 +23,7 @@ type TopoOptions struct {
 	ProcRoot string
 }
 
-func newTopoCmd(f *Factory) *cobra.Command {
+func newTopoCmd(f *Factory, runF func(*TopoOptions) error) *cobra.Command {
 	o := &TopoOptions{IO: f.IO, NVML: f.NVML, HostRoot: "/", SysRoot: "/sys", ProcRoot: "/proc"}
 	c := &cobra.Command{
 		Use:   "topo",
@@ -41,6 +41,9 @@ host part and says so (exit 0).`,
 			case "table", "json", "matrix":
 			default:
 				return usageErrorf("unknown --format %q (choose table, json or matrix)", o.Format)
+			}
+			if runF != nil {
+				return runF(o)
 			}
 			return topoRun(o)
 		},

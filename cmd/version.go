@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/seedance/seedance/internal/nvapi"
+	"github.com/seedance/seedance/source/gpu"
 )
 
 // Set at build time with -ldflags "-X github.com/seedance/seedance/cmd.version=…".
@@ -73,20 +73,5 @@ func nvmlVersion(f *Factory) string {
 	if err != nil {
 		return "not in this build (built without cgo)"
 	}
-	if ret := lib.Init(); ret != nvapi.SUCCESS {
-		if ret == nvapi.ERROR_LIBRARY_NOT_FOUND {
-			return "not available (NVML library not found)"
-		}
-		return "not available (" + ret.Error() + ")"
-	}
-	defer lib.Shutdown()
-	v, ret := lib.SystemGetNVMLVersion()
-	if ret != nvapi.SUCCESS {
-		v = "unknown"
-	}
-	d, ret := lib.SystemGetDriverVersion()
-	if ret != nvapi.SUCCESS {
-		d = "unknown"
-	}
-	return fmt.Sprintf("%s (driver %s)", v, d)
+	return gpu.Versions(lib)
 }

@@ -48,6 +48,9 @@ type Stream struct {
 	names    map[string]bool // node names seen, each allowed once
 }
 
+// Name is the name the stream was opened with (for messages).
+func (s *Stream) Name() string { return s.name }
+
 // OpenStream starts reading a profile from r (gzip detected by magic bytes)
 // and reads its header. name is used in error messages.
 func OpenStream(r io.Reader, name string) (*Stream, error) {

@@ -14,6 +14,23 @@ var slurmJobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
 
 var q = shell.Quote
 
+// Dialects are the forms a plan is written in.
+var Dialects = []string{"kubectl", "slurm", "json"}
+
+// For returns the writer of a dialect: kubectl (a bash script), slurm or
+// json.
+func For(dialect string) (func(io.Writer, *Plan) error, error) {
+	switch dialect {
+	case "kubectl":
+		return Kubectl, nil
+	case "slurm":
+		return Slurm, nil
+	case "json":
+		return JSON, nil
+	}
+	return nil, fmt.Errorf("unknown --dialect %q (choose kubectl, slurm or json)", dialect)
+}
+
 // JSON writes the plan for automation (docs/plan-v1.schema.json).
 func JSON(w io.Writer, p *Plan) error {
 	enc := json.NewEncoder(w)

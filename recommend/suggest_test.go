@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -46,5 +47,30 @@ func TestAddToReportWithoutFleet(t *testing.T) {
 	}
 	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "no migration plan: ") || len(r.Suggestions) != 0 {
 		t.Fatalf("warnings %q suggestions %+v", r.Warnings, r.Suggestions)
+	}
+}
+
+func TestForDialects(t *testing.T) {
+	for _, d := range Dialects {
+		if w, err := For(d); err != nil || w == nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if _, err := For("ansible"); err == nil || !strings.Contains(err.Error(), `unknown --dialect "ansible"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestPlanStreamNothingObserved: a profile without one GPU sample is an
+// error, not an empty plan.
+func TestPlanStreamNothingObserved(t *testing.T) {
+	doc := `{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z","ended_at":"2026-01-05T09:01:00Z","interval_s":1,"complete":true,"nodes":[]}`
+	s, err := profile.OpenStream(strings.NewReader(doc), "empty.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = PlanStream(s, func(string) float64 { return 1 }, 15, Options{})
+	if !errors.Is(err, profile.ErrInvalid) || !strings.Contains(err.Error(), "no GPU samples in empty.json") {
+		t.Fatalf("err = %v", err)
 	}
 }
