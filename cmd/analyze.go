@@ -73,7 +73,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	}
 	fl := c.Flags()
 	fl.StringArrayVarP(&inputs, "input", "i", nil, "profile to read (repeatable); - reads stdin")
-	addSettingFlags(f.viper, fl, "analyze")
+	addSettingFlags(fl, "analyze")
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	fl.StringVar(&opts.Baseline, "baseline", "", "earlier JSON report: adds delta (current − baseline) for every summary field")
 	return c

@@ -87,24 +87,29 @@ func newViper() *viper.Viper {
 	return v
 }
 
-// bindFlag ties a flag to its config key, so that precedence (flag > env >
-// file > default) is viper's job and every flag has one key.
-func bindFlag(v *viper.Viper, fs *pflag.FlagSet, name, key string) {
-	f := fs.Lookup(name)
-	if f == nil {
-		panic("bindFlag: no flag " + name) // programming error
-	}
-	_ = fs.SetAnnotation(name, keyAnnotation, []string{key})
-	flagForKey[key] = name
-	if err := v.BindPFlag(key, f); err != nil {
-		panic(fmt.Sprintf("bind flag %s to %s: %v", name, key, err)) // programming error
-	}
+// bindFlags ties the running command's setting flags to their config keys,
+// so that precedence (flag > env > file > default) is viper's job. It binds
+// when the command runs, not when it is built: viper holds one flag per
+// key, and a key may have a flag on more than one command.
+func bindFlags(v *viper.Viper, fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if keys := f.Annotations[keyAnnotation]; len(keys) == 1 && err == nil {
+			err = v.BindPFlag(keys[0], f)
+		}
+	})
+	return err
 }
 
-// flagForKey names the flag bound to each config key (bindFlag).
-var flagForKey = map[string]string{}
-
-func flagOf(key string) string { return flagForKey[key] }
+// flagOf names the flag that sets key, "" when none does.
+func flagOf(key string) string {
+	for _, k := range configKeys {
+		if k.Key == key {
+			return k.Flag
+		}
+	}
+	return ""
+}
 
 // envName is the environment variable of a key.
 func envName(key string) string {

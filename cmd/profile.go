@@ -91,7 +91,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 		},
 	}
 	fl := c.Flags()
-	addSettingFlags(f.viper, fl, "profile")
+	addSettingFlags(fl, "profile")
 	fl.StringVar(&opts.Start, "start", "", "start of the range to read from Prometheus (RFC 3339)")
 	fl.StringVar(&opts.End, "end", "", "end of the range to read from Prometheus (RFC 3339; default now)")
 	fl.StringArrayVar(&opts.TopologyFiles, "topology-file", nil, "an nvidia-smi topo -m capture for nodes seedance sees only through Prometheus or scrapes: FILE for every node, NODE=FILE for one (repeatable)")

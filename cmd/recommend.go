@@ -70,7 +70,7 @@ move. Every plan is replayed and checked before it is printed.`,
 	fl.StringVarP(&o.Input, "input", "i", "", "profile to plan from; - reads stdin")
 	fl.StringVar(&o.Dialect, "dialect", "kubectl", "output: kubectl (a bash script), slurm or json")
 	fl.StringVarP(&o.Output, "output", "o", "-", "write the plan to this file (atomically); - is stdout")
-	addSettingFlags(f.viper, fl, "recommend")
+	addSettingFlags(fl, "recommend")
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	return c
 }

@@ -78,6 +78,9 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 		SilenceUsage:      true,
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
 			f.started = true
+			if err := bindFlags(f.viper, c.Flags()); err != nil {
+				return err
+			}
 			path, err := loadConfig(f.viper, configFlag, f.Getenv)
 			f.configFile = path
 			return err

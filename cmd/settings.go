@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/seedance/seedance/analyze"
 )
@@ -143,10 +142,9 @@ var configKeys = []configKey{
 	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings of the scrapes (like prometheus.http)", Map: true},
 }
 
-// addSettingFlags defines the flags of a command's settings and binds each
-// to its key, so that precedence (flag > env > file > default) is viper's
-// job.
-func addSettingFlags(v *viper.Viper, fs *pflag.FlagSet, cmd string) {
+// addSettingFlags defines the flags of a command's settings, each marked
+// with its key (bindFlags ties them when the command runs).
+func addSettingFlags(fs *pflag.FlagSet, cmd string) {
 	for _, k := range configKeys {
 		if k.Cmd != cmd || k.Flag == "" {
 			continue
@@ -177,7 +175,7 @@ func addSettingFlags(v *viper.Viper, fs *pflag.FlagSet, cmd string) {
 		default:
 			panic(fmt.Sprintf("setting %s: no flag for a %T", k.Key, d)) // programming error
 		}
-		bindFlag(v, fs, k.Flag, k.Key)
+		_ = fs.SetAnnotation(k.Flag, keyAnnotation, []string{k.Key}) // the flag was just defined
 	}
 }
 
