@@ -19,6 +19,7 @@ import (
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
+	"github.com/seedance/seedance/source"
 )
 
 // AnalyzeOptions are the inputs of `seedance analyze`.
@@ -29,10 +30,14 @@ type AnalyzeOptions struct {
 	Baseline string
 	// Prices from --gpu-price, over the config file's pricing.gpu_hour_usd.
 	Prices map[string]float64
+	// Source reads straight from a source (--source) instead of Inputs,
+	// with what seedance profile would be given.
+	Source *ProfileOptions
 }
 
 func newAnalyzeCmd(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: f.IO}
+	src := &ProfileOptions{IO: f.IO, NVML: f.NVML, Now: f.Now, Build: f.Build, viper: f.viper}
 	var inputs, gpuPrices []string
 	c := &cobra.Command{
 		Use:   "analyze [--input FILE ...] [FILE ...]",
@@ -42,6 +47,8 @@ detected) and report which GPUs and nodes sat idle, what that cost in money
 and energy, and what to do about it. The rules are in docs/analysis.md.
 
 Profiles of different nodes, or of consecutive time ranges, are merged.
+--source NAME analyzes straight from a source (nvml, prometheus, scrape or
+sim) with the settings of seedance profile, without a profile file.
 --gate evaluates expressions over the JSON report (expr-lang syntax) for CI,
 and --baseline adds the change from an earlier JSON report.
 
@@ -51,17 +58,25 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
   seedance analyze --input day1.json.gz --input day2.json.gz --report all --format json --output report.json
   seedance analyze profile.json --format markdown --baseline main-report.json \
       --gate 'summary.idle_ratio <= 0.2' --gate 'delta.avg_gpu_util_pct >= -5'
-  seedance analyze profile.json --format prom --output /var/lib/node_exporter/textfile/seedance.prom`,
+  seedance analyze profile.json --format prom --output /var/lib/node_exporter/textfile/seedance.prom
+  seedance analyze --source prometheus --prometheus-url http://prometheus:9090 --duration 24h --report all`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Inputs = append(append([]string(nil), inputs...), args...)
-			if len(opts.Inputs) == 0 {
-				return usageErrorf("no input: give a profile with --input FILE (or - for stdin)")
-			}
 			cfg, err := f.Config()
 			if err != nil {
 				return err
 			}
 			opts.Config = cfg
+			switch {
+			case cfg.Analyze.Source != "" && len(opts.Inputs) > 0:
+				return usageErrorf("--source reads from a source instead of profile files: give one or the other")
+			case cfg.Analyze.Source != "":
+				src.Config, src.Ctx = cfg, c.Context()
+				src.Config.Profile.Source = cfg.Analyze.Source
+				opts.Source = src
+			case len(opts.Inputs) == 0:
+				return usageErrorf("no input: give a profile with --input FILE (or - for stdin), or read a source with --source")
+			}
 			if opts.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
 				return err
 			}
@@ -74,6 +89,9 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	fl := c.Flags()
 	fl.StringArrayVarP(&inputs, "input", "i", nil, "profile to read (repeatable); - reads stdin")
 	addSettingFlags(fl, "analyze")
+	fl.StringVar(&src.Start, "start", "", "with --source prometheus: start of the range (RFC 3339)")
+	fl.StringVar(&src.End, "end", "", "with --source prometheus: end of the range (RFC 3339; default now)")
+	fl.StringArrayVar(&src.TopologyFiles, "topology-file", nil, "with --source: an nvidia-smi topo -m capture, FILE for every node or NODE=FILE (repeatable)")
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	fl.StringVar(&opts.Baseline, "baseline", "", "earlier JSON report: adds delta (current − baseline) for every summary field")
 	return c
@@ -125,7 +143,14 @@ func analyzeRun(o *AnalyzeOptions) error {
 			return err
 		}
 	}
-	sources, closeAll, err := openInputs(o.Inputs, o.IO.In)
+	var sources []analyze.Source
+	var closeAll func()
+	var interrupted error
+	if o.Source != nil {
+		sources, closeAll, interrupted, err = sourceInput(o.Source)
+	} else {
+		sources, closeAll, err = openInputs(o.Inputs, o.IO.In)
+	}
 	defer closeAll()
 	if err != nil {
 		return err
@@ -195,7 +220,46 @@ func analyzeRun(o *AnalyzeOptions) error {
 		}
 		return &ExitError{Code: ExitGateFailed, Err: fmt.Errorf("%d of %d gates failed", failed, len(r.Gates))}
 	}
-	return nil
+	return interrupted
+}
+
+// sourceInput runs the source of o, as seedance profile would, and hands
+// its profile to the analysis as a stream: the same reader and validator
+// as a profile file, so the numbers are those of profile then analyze.
+// interrupted is the exit status of a run stopped part-way (what was read
+// is analyzed, and the report says the input is incomplete).
+func sourceInput(o *ProfileOptions) (sources []analyze.Source, closeAll func(), interrupted, err error) {
+	closeAll = func() {}
+	pc := o.Config.Profile
+	if pc.Interval < MinInterval || pc.Duration < 0 {
+		return nil, closeAll, nil, usageErrorf("--interval must be at least %s and --duration not negative", MinInterval)
+	}
+	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
+		return nil, closeAll, nil, err
+	}
+	p, err := recordProfile(o)
+	if p == nil {
+		return nil, closeAll, nil, err
+	}
+	if err != nil {
+		return nil, closeAll, nil, err
+	}
+	if countSamples(p) == 0 {
+		return nil, closeAll, nil, fmt.Errorf("%w: the %s source collected no GPU sample, so there is nothing to analyze", source.ErrNothingObserved, p.Source)
+	}
+	attachTopologyFiles(o, p)
+	if !p.Complete && o.Ctx.Err() != nil {
+		interrupted = &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: analyzed the samples collected so far")}
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(profile.Encode(pw, p)) }()
+	closeAll = func() { pr.Close() } // unblocks the encoder if the analysis stopped early
+	name := "--source " + pc.Source
+	s, err := profile.OpenStream(pr, name)
+	if err != nil {
+		return nil, closeAll, nil, err
+	}
+	return []analyze.Source{{Name: name, Stream: s}}, closeAll, interrupted, nil
 }
 
 func readBaseline(path string, stdin io.Reader) (*analyze.Report, error) {

@@ -35,6 +35,7 @@ type Config struct {
 	NVML    gpu.Settings `mapstructure:"nvml"`
 	Sim     sim.Settings `mapstructure:"sim"`
 	Analyze struct {
+		Source           string        `mapstructure:"source"`
 		Report           string        `mapstructure:"report"`
 		Format           string        `mapstructure:"format"`
 		Output           string        `mapstructure:"output"`

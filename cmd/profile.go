@@ -119,16 +119,28 @@ func profileRun(o *ProfileOptions) error {
 	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
 		return err
 	}
-	reg, err := source.Lookup(pc.Source)
-	if err != nil {
+	p, err := recordProfile(o)
+	if p == nil {
 		return err
 	}
+	return finishProfile(o, p, err, len(o.Command) == 0)
+}
+
+// recordProfile opens the source the settings name and runs it: the profile
+// it made, or nil and why. Interrupted before anything was read, it returns
+// an exit status of 130.
+func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
+	pc := o.Config.Profile
+	reg, err := source.Lookup(pc.Source)
+	if err != nil {
+		return nil, err
+	}
 	if len(o.Command) > 0 && !reg.Wraps {
-		return usageErrorf("--source %s cannot profile a command: it does not see this node's processes (use nvml)", pc.Source)
+		return nil, usageErrorf("--source %s cannot profile a command: it does not see this node's processes (use nvml)", pc.Source)
 	}
 	env, err := o.sourceEnv()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !pc.Quiet && o.IO.IsStderrTTY() && reg.Name == profile.SourcePrometheus {
 		env.Progress = func(done, total int) { fmt.Fprintf(o.IO.ErrOut, "\r\033[Kqueries %d/%d", done, total) }
@@ -136,7 +148,7 @@ func profileRun(o *ProfileOptions) error {
 	}
 	src, err := reg.Open(env)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer src.Close()
 
@@ -167,12 +179,9 @@ func profileRun(o *ProfileOptions) error {
 	}
 	bar.done()
 	if errors.Is(err, source.ErrInterrupted) {
-		return &ExitError{Code: ExitInterrupted, Err: err}
+		return nil, &ExitError{Code: ExitInterrupted, Err: err}
 	}
-	if p == nil {
-		return err
-	}
-	return finishProfile(o, p, err, len(o.Command) == 0)
+	return p, err
 }
 
 // finishProfile writes the profile, prints the summary line and the notes,

@@ -23,9 +23,9 @@ type configKey struct {
 	// dur (a duration), []string or a map.
 	Default any
 	Help    string
-	// Cmd and Flag name the command and the flag that set the key (Short is
-	// its one-letter form); a key without a flag is set by the file or the
-	// environment only.
+	// Cmd names the commands (space-separated) whose flag Flag sets the key
+	// (Short is its one-letter form); a key without a flag is set by the
+	// file or the environment only.
 	Cmd, Flag, Short string
 	// Split makes a list flag take comma-separated values (--targets a,b);
 	// otherwise it repeats (--gate X --gate Y), for values with commas.
@@ -87,20 +87,21 @@ var (
 // here (or below a Map key) is an error.
 var configKeys = []configKey{
 	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: nvml, prometheus, scrape or sim"},
-	{Key: "profile.interval", Default: dur("1s"), Cmd: "profile", Flag: "interval", Help: "time between samples (at least 100ms)", Range: rng(0.1, day)},
-	{Key: "profile.duration", Default: dur("0s"), Cmd: "profile", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h); 0 runs until interrupted or CMD exits (300s for sim)", Range: rng(0, span)},
+	{Key: "profile.interval", Default: dur("1s"), Cmd: "profile analyze", Flag: "interval", Help: "time between samples (at least 100ms)", Range: rng(0.1, day)},
+	{Key: "profile.duration", Default: dur("0s"), Cmd: "profile analyze", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h); 0 runs until interrupted or CMD exits (300s for sim)", Range: rng(0, span)},
 	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed"},
 	{Key: "profile.checkpoint", Default: dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: rng(0, day)},
 	{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
-	{Key: "nvml.node_name", Default: "", Cmd: "profile", Flag: "node-name", Help: "node name to record (default: the host name)", DocDefault: "host name"},
+	{Key: "nvml.node_name", Default: "", Cmd: "profile analyze", Flag: "node-name", Help: "node name to record (default: the host name)", DocDefault: "host name"},
 	{Key: "nvml.proc_root", Default: "/proc", Help: "procfs mount, for process names and pod cgroups"},
 	{Key: "nvml.pods_dir", Default: "/var/log/pods", Help: "kubelet pod log directory, for pod names"},
 	{Key: "nvml.sys_root", Default: "/sys", Help: "sysfs mount, for each GPU's NUMA node"},
-	{Key: "sim.nodes", Default: 8, Cmd: "profile", Flag: "sim-nodes", Help: "number of simulated nodes (--source sim)", Range: rng(1, 10000)},
-	{Key: "sim.scenario", Default: "mixed", Cmd: "profile", Flag: "sim-scenario", Help: "simulated scenario: mixed, idle or busy"},
-	{Key: "sim.seed", Default: int64(1), Cmd: "profile", Flag: "sim-seed", Help: "seed of the simulation: the same seed gives the same profile byte for byte"},
-	{Key: "sim.realtime", Default: false, Cmd: "profile", Flag: "sim-realtime", Help: "sample the simulated cluster at wall-clock pace instead of at once"},
-	{Key: "sim.start", Default: "", Cmd: "profile", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
+	{Key: "sim.nodes", Default: 8, Cmd: "profile analyze", Flag: "sim-nodes", Help: "number of simulated nodes (--source sim)", Range: rng(1, 10000)},
+	{Key: "sim.scenario", Default: "mixed", Cmd: "profile analyze", Flag: "sim-scenario", Help: "simulated scenario: mixed, idle or busy"},
+	{Key: "sim.seed", Default: int64(1), Cmd: "profile analyze", Flag: "sim-seed", Help: "seed of the simulation: the same seed gives the same profile byte for byte"},
+	{Key: "sim.realtime", Default: false, Cmd: "profile analyze", Flag: "sim-realtime", Help: "sample the simulated cluster at wall-clock pace instead of at once"},
+	{Key: "sim.start", Default: "", Cmd: "profile analyze", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
+	{Key: "analyze.source", Default: "", Cmd: "analyze", Flag: "source", Help: "analyze straight from a source instead of profile files: nvml, prometheus, scrape or sim, with the settings of seedance profile"},
 	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: cost-savings, idle, utilization, scaling, migration or all"},
 	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: table, json, markdown, csv, prom or html"},
 	{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
@@ -128,16 +129,16 @@ var configKeys = []configKey{
 	{Key: "migration.allow_model_change", Default: false, Cmd: "recommend", Flag: "allow-model-change", Help: "let workloads move to another GPU model (docs/recommend.md)"},
 	{Key: "migration.allow_sharing", Default: false, Cmd: "recommend", Flag: "allow-sharing", Help: "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)"},
 	{Key: "migration.max_moves_per_node", Default: 0, Cmd: "recommend", Flag: "max-moves-per-node", Help: "evict at most this many workloads from one node (0: no limit)", Range: rng(0, 1e6)},
-	{Key: "prometheus.url", Default: "", Cmd: "profile", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
-	{Key: "prometheus.step", Default: dur("15s"), Cmd: "profile", Flag: "step", Help: "dcgm-exporter's scrape interval, the profile's interval_s (--source prometheus)", Range: rng(0.001, day)},
-	{Key: "prometheus.selector", Default: "", Cmd: "profile", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
-	{Key: "prometheus.chunk", Default: dur("2h"), Cmd: "profile", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: rng(1, 31*day)},
-	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: rng(1, 64)},
-	{Key: "prometheus.timeout", Default: dur("2m"), Cmd: "profile", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: rng(0.1, day)},
+	{Key: "prometheus.url", Default: "", Cmd: "profile analyze", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
+	{Key: "prometheus.step", Default: dur("15s"), Cmd: "profile analyze", Flag: "step", Help: "dcgm-exporter's scrape interval, the profile's interval_s (--source prometheus)", Range: rng(0.001, day)},
+	{Key: "prometheus.selector", Default: "", Cmd: "profile analyze", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
+	{Key: "prometheus.chunk", Default: dur("2h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: rng(1, 31*day)},
+	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile analyze", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: rng(1, 64)},
+	{Key: "prometheus.timeout", Default: dur("2m"), Cmd: "profile analyze", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: rng(0.1, day)},
 	{Key: "prometheus.retries", Default: 3, Help: "retries of a query after a network error, timeout, 429 or 5xx", Range: rng(0, 20)},
 	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings: prometheus/common HTTPClientConfig (basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
-	{Key: "scrape.targets", Default: []string{}, Cmd: "profile", Flag: "targets", Split: true, Help: "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)"},
-	{Key: "scrape.targets_file", Default: "", Cmd: "profile", Flag: "targets-file", Help: "file with one scrape target per line (--source scrape)"},
+	{Key: "scrape.targets", Default: []string{}, Cmd: "profile analyze", Flag: "targets", Split: true, Help: "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)"},
+	{Key: "scrape.targets_file", Default: "", Cmd: "profile analyze", Flag: "targets-file", Help: "file with one scrape target per line (--source scrape)"},
 	{Key: "scrape.timeout", Default: dur("10s"), Help: "timeout of one scrape (at most the interval)", Range: rng(0, 3600)},
 	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings of the scrapes (like prometheus.http)", Map: true},
 }
@@ -146,7 +147,7 @@ var configKeys = []configKey{
 // with its key (bindFlags ties them when the command runs).
 func addSettingFlags(fs *pflag.FlagSet, cmd string) {
 	for _, k := range configKeys {
-		if k.Cmd != cmd || k.Flag == "" {
+		if k.Flag == "" || !slices.Contains(strings.Fields(k.Cmd), cmd) {
 			continue
 		}
 		switch d := k.Default.(type) {

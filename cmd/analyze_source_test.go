@@ -1,0 +1,91 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/seedance/seedance/internal/dcgmtest"
+	"github.com/seedance/seedance/internal/promtest"
+	"github.com/seedance/seedance/profile"
+)
+
+// sameReport compares two JSON reports but for the inputs' names (a file's
+// path on one side, "--source NAME" on the other).
+func sameReport(t *testing.T, viaFile, direct string) {
+	t.Helper()
+	norm := func(s string) []byte {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatalf("%v: %.300s", err, s)
+		}
+		for _, in := range m["inputs"].([]any) {
+			in.(map[string]any)["name"] = "input"
+		}
+		b, _ := json.MarshalIndent(m, "", " ")
+		return b
+	}
+	a, b := norm(viaFile), norm(direct)
+	if !bytes.Equal(a, b) {
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		t.Fatalf("the reports differ at byte %d:\nprofile then analyze: …%s\nanalyze --source:     …%s", i, a[max(0, i-200):min(len(a), i+200)], b[max(0, i-200):min(len(b), i+200)])
+	}
+}
+
+// TestAnalyzeSourceSimEqualsProfileThenAnalyze: analyze --source sim is
+// profile --source sim followed by analyze, number for number.
+func TestAnalyzeSourceSimEqualsProfileThenAnalyze(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.json")
+	simArgs := []string{"--sim-nodes", "3", "--sim-seed", "4", "--duration", "120", "--interval", "5s"}
+	if r := run(t, nil, append([]string{"profile", "--source", "sim", "-o", path, "--quiet"}, simArgs...)...); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	viaFile := run(t, nil, "analyze", path, "--report", "all", "-f", "json")
+	direct := run(t, nil, append([]string{"analyze", "--source", "sim", "--report", "all", "-f", "json"}, simArgs...)...)
+	if viaFile.code != 0 || direct.code != 0 {
+		t.Fatalf("exit %d / %d: %s %s", viaFile.code, direct.code, viaFile.errOut, direct.errOut)
+	}
+	sameReport(t, viaFile.out, direct.out)
+	if r := run(t, nil, "analyze", path, "--source", "sim"); r.code != ExitUsage {
+		t.Fatalf("files and --source together: exit %d %s", r.code, r.errOut)
+	}
+}
+
+// TestAnalyzeSourcePrometheusEqualsProfileThenAnalyze: on the same real
+// Prometheus, analyze --source prometheus gives the report of profile
+// --source prometheus followed by analyze: the same idle intervals, idle
+// GPU-hours, verdicts, costs and energy (issue #13).
+func TestAnalyzeSourcePrometheusEqualsProfileThenAnalyze(t *testing.T) {
+	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "15m", "--sim-nodes", "3"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, om.Bytes())
+	promArgs := []string{"--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:15:00Z", "--step", "15s"}
+	path := filepath.Join(t.TempDir(), "cluster.json")
+	if r := run(t, nil, append([]string{"profile", "--source", "prometheus", "-o", path, "--quiet"}, promArgs...)...); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	viaFile := run(t, nil, "analyze", path, "--report", "all", "-f", "json", "--idle-window", "30s")
+	direct := run(t, nil, append([]string{"analyze", "--source", "prometheus", "--report", "all", "-f", "json", "--idle-window", "30s"}, promArgs...)...)
+	if viaFile.code != 0 || direct.code != 0 {
+		t.Fatalf("exit %d / %d: %s %s", viaFile.code, direct.code, viaFile.errOut, direct.errOut)
+	}
+	sameReport(t, viaFile.out, direct.out)
+	var rep struct {
+		Summary struct {
+			IdleGPUHours float64 `json:"idle_gpu_hours"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(direct.out), &rep); err != nil || rep.Summary.IdleGPUHours <= 0 {
+		t.Fatalf("a report with nothing idle proves little: %+v %v", rep.Summary, err)
+	}
+}
