@@ -89,3 +89,45 @@ func TestAnalyzeSourcePrometheusEqualsProfileThenAnalyze(t *testing.T) {
 		t.Fatalf("a report with nothing idle proves little: %+v %v", rep.Summary, err)
 	}
 }
+
+// TestVictoriaMetricsAgreesWithPrometheus: the same dcgm-exporter and
+// kube-state-metrics data in two real engines, Prometheus 2.x and
+// VictoriaMetrics, give the same report through the PromQL subset seedance
+// uses. The range starts between samples: at a range's left edge,
+// Prometheus 2.x includes a sample exactly on the edge and VictoriaMetrics
+// does not (docs/sources.md).
+func TestVictoriaMetricsAgreesWithPrometheus(t *testing.T) {
+	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "15m"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
+		t.Fatal(err)
+	}
+	reports := map[string]string{}
+	for name, srv := range map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())} {
+		r := run(t, nil, "analyze", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T08:59:50Z",
+			"--end", "2026-01-05T09:15:00Z", "--step", "15s", "--report", "all", "-f", "json", "--idle-window", "30s")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, r.code, r.errOut)
+		}
+		reports[name] = r.out
+	}
+	sameReport(t, reports["prometheus"], reports["victoria-metrics"])
+	var rep struct {
+		Nodes []struct {
+			Pending int `json:"pending_workloads"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(reports["victoria-metrics"]), &rep); err != nil {
+		t.Fatal(err)
+	}
+	pending := 0
+	for _, n := range rep.Nodes {
+		pending += n.Pending
+	}
+	if len(rep.Nodes) != 8 || pending == 0 {
+		t.Fatalf("%d nodes, %d pending workloads: the kube-state-metrics queries were not exercised", len(rep.Nodes), pending)
+	}
+}

@@ -1,10 +1,13 @@
-// Package promtest runs a real Prometheus server (Debian's prometheus
-// package) for tests: it installs the package when it is missing and the
-// tests run as root, backfills OpenMetrics data with promtool, serves it on
-// a free port on 127.0.0.1, and stops it when the test ends.
+// Package promtest runs real Prometheus-compatible engines for tests:
+// Debian's prometheus (backfilled with promtool) and victoria-metrics
+// (loaded through its import API), each on a free port on 127.0.0.1 and
+// stopped when the test ends. Tests never install them (.ci/run does):
+// without them a test fails under CI and is skipped elsewhere, saying how to
+// get them.
 package promtest
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"net"
@@ -12,34 +15,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
 
-// binaries returns the paths of prometheus and promtool. Tests never
-// install them (.ci/run does): without them a test fails under CI and is
-// skipped elsewhere, saying how to get them.
-func binaries(t testing.TB) (string, string) {
+// binary returns the path of an engine's program, or skips (fails under
+// CI) naming the Debian package that has it.
+func binary(t testing.TB, name, pkg string) string {
 	t.Helper()
-	find := func() (string, string, error) {
-		p, err := exec.LookPath("prometheus")
-		if err != nil {
-			return "", "", err
-		}
-		q, err := exec.LookPath("promtool")
-		return p, q, err
-	}
-	p, q, err := find()
+	p, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("prometheus is not installed (.ci/run installs it): %v", err)
+			t.Fatalf("%s is not installed (.ci/run installs it): %v", name, err)
 		}
-		t.Skipf("needs Prometheus 2.x and promtool on PATH (Debian: apt-get install prometheus; or run bash .ci/run): %v", err)
+		t.Skipf("needs %s on PATH (Debian: apt-get install %s; or run bash .ci/run): %v", name, pkg, err)
 	}
-	return p, q
+	return p
 }
 
-// Server is a running Prometheus.
+// Server is a running engine.
 type Server struct {
 	URL    string
 	cmd    *exec.Cmd
@@ -47,10 +43,11 @@ type Server struct {
 	exited chan struct{}
 }
 
-// Start backfills the OpenMetrics document into a fresh TSDB and serves it.
+// Start backfills the OpenMetrics document into a fresh Prometheus TSDB and
+// serves it.
 func Start(t testing.TB, openMetrics []byte) *Server {
 	t.Helper()
-	prom, promtool := binaries(t)
+	prom, promtool := binary(t, "prometheus", "prometheus"), binary(t, "promtool", "prometheus")
 	dir := t.TempDir()
 	om := filepath.Join(dir, "data.om")
 	if err := os.WriteFile(om, openMetrics, 0o644); err != nil {
@@ -66,10 +63,65 @@ func Start(t testing.TB, openMetrics []byte) *Server {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), log: &bytes.Buffer{}}
-	s.cmd = exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+tsdb,
-		"--storage.tsdb.retention.time=100y", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
-		"--log.level=warn")
+	return serve(t, "prometheus", "/-/ready", port, exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+tsdb,
+		"--storage.tsdb.retention.time=100y", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=warn"))
+}
+
+// StartVictoriaMetrics loads the OpenMetrics document into a fresh
+// single-node VictoriaMetrics (through /api/v1/import/prometheus, then a
+// flush so that it is searchable at once) and serves it: the same data as
+// Start, in a second engine.
+func StartVictoriaMetrics(t testing.TB, openMetrics []byte) *Server {
+	t.Helper()
+	vm := binary(t, "victoria-metrics", "victoria-metrics")
+	port := freePort(t)
+	s := serve(t, "victoria-metrics", "/health", port, exec.Command(vm, "-storageDataPath="+t.TempDir(),
+		fmt.Sprintf("-httpListenAddr=127.0.0.1:%d", port), "-retentionPeriod=100y", "-search.disableCache", "-loggerLevel=WARN"))
+	body, err := exposition(openMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(s.URL+"/api/v1/import/prometheus", "text/plain", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("victoria-metrics import: HTTP %d\n%s", resp.StatusCode, s.log)
+	}
+	if resp, err = http.Get(s.URL + "/internal/force_flush"); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return s
+}
+
+// exposition turns OpenMetrics (timestamps in seconds, # lines, # EOF)
+// into the Prometheus text format VictoriaMetrics imports (timestamps in
+// milliseconds): a sample line's last field is its timestamp.
+func exposition(om []byte) ([]byte, error) {
+	var out bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(om))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		ts, err := strconv.ParseFloat(line[i+1:], 64)
+		if i < 0 || err != nil {
+			return nil, fmt.Errorf("sample without a timestamp: %q", line)
+		}
+		fmt.Fprintf(&out, "%s %d\n", line[:i], int64(ts*1000+0.5))
+	}
+	return out.Bytes(), sc.Err()
+}
+
+// serve starts an engine and waits until ready answers 200.
+func serve(t testing.TB, name, ready string, port int, cmd *exec.Cmd) *Server {
+	t.Helper()
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, log: &bytes.Buffer{}}
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -82,10 +134,10 @@ func Start(t testing.TB, openMetrics []byte) *Server {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			t.Fatalf("prometheus exited:\n%s", s.log)
+			t.Fatalf("%s exited:\n%s", name, s.log)
 		default:
 		}
-		if resp, err := http.Get(s.URL + "/-/ready"); err == nil {
+		if resp, err := http.Get(s.URL + ready); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
 				return s
@@ -93,7 +145,7 @@ func Start(t testing.TB, openMetrics []byte) *Server {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("prometheus did not become ready:\n%s", s.log)
+	t.Fatalf("%s did not become ready:\n%s", name, s.log)
 	return nil
 }
 
