@@ -143,7 +143,10 @@ func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
 		return nil, err
 	}
 	if !pc.Quiet && o.IO.IsStderrTTY() && reg.Name == profile.SourcePrometheus {
-		env.Progress = func(done, total int) { fmt.Fprintf(o.IO.ErrOut, "\r\033[Kqueries %d/%d", done, total) }
+		started := time.Now()
+		env.Progress = func(p source.ReadProgress) {
+			fmt.Fprint(o.IO.ErrOut, "\r\033[K"+readProgressText(p, time.Since(started)))
+		}
 		defer fmt.Fprint(o.IO.ErrOut, "\r\033[K")
 	}
 	src, err := reg.Open(env)

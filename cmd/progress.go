@@ -63,3 +63,29 @@ func (b *progressBar) done() {
 		fmt.Fprint(b.w, "\r\033[K")
 	}
 }
+
+// readProgressText is the progress line of a read of history: "queries
+// 12/40 (30%), 64 GPUs, 1.2M samples, about 14s left".
+func readProgressText(p source.ReadProgress, elapsed time.Duration) string {
+	s := fmt.Sprintf("queries %d/%d", p.Done, p.Total)
+	if p.Total > 0 {
+		s += fmt.Sprintf(" (%d%%)", p.Done*100/p.Total)
+	}
+	s += fmt.Sprintf(", %d GPUs, %s samples", p.GPUs, count(p.Samples))
+	if p.Done > 0 && p.Done < p.Total {
+		left := time.Duration(float64(elapsed) / float64(p.Done) * float64(p.Total-p.Done))
+		s += ", about " + left.Round(time.Second).String() + " left"
+	}
+	return s
+}
+
+// count writes a number of samples compactly: 950, 12.3k, 1.2M.
+func count(n int) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

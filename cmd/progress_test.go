@@ -43,3 +43,13 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 		t.Fatalf("output when not a terminal: %q", errOut)
 	}
 }
+
+func TestReadProgressText(t *testing.T) {
+	got := readProgressText(source.ReadProgress{Done: 10, Total: 40, GPUs: 64, Samples: 1_234_567}, 5*time.Second)
+	if want := "queries 10/40 (25%), 64 GPUs, 1.2M samples, about 15s left"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := readProgressText(source.ReadProgress{Done: 40, Total: 40, GPUs: 8, Samples: 950}, time.Minute); got != "queries 40/40 (100%), 8 GPUs, 950 samples" {
+		t.Fatalf("done: %q", got)
+	}
+}

@@ -135,6 +135,7 @@ var configKeys = []configKey{
 	{Key: "prometheus.chunk", Default: dur("2h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: rng(1, 31*day)},
 	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile analyze", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: rng(1, 64)},
 	{Key: "prometheus.timeout", Default: dur("2m"), Cmd: "profile analyze", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: rng(0.1, day)},
+	{Key: "prometheus.max_samples", Default: 100_000_000, Help: "most samples one read holds (about 20 bytes of memory each); past it the read stops with a message saying how to narrow it", Range: rng(1000, 1e10)},
 	{Key: "prometheus.retries", Default: 3, Help: "retries of a query after a network error, timeout, 429 or 5xx", Range: rng(0, 20)},
 	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings: prometheus/common HTTPClientConfig (basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
 	{Key: "scrape.targets", Default: []string{}, Cmd: "profile analyze", Flag: "targets", Split: true, Help: "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)"},

@@ -34,7 +34,14 @@ type Env struct {
 	// Log takes warnings, one line each; Progress a reader's progress
 	// (nil when none is shown).
 	Log      func(line string)
-	Progress func(done, total int)
+	Progress func(ReadProgress)
+}
+
+// ReadProgress is how far a read of history has gone: queries done of the
+// total, and the GPUs and samples read so far.
+type ReadProgress struct {
+	Done, Total   int
+	GPUs, Samples int
 }
 
 // Profiler is an opened source.

@@ -176,6 +176,7 @@ type gpuBuild struct {
 type Builder struct {
 	gpus      map[GPUKey]*gpuBuild
 	exporters map[string]bool // namespace/pod of dcgm-exporter's own pods
+	samples   int
 }
 
 // NewBuilder returns an empty builder.
@@ -186,6 +187,9 @@ func NewBuilder() *Builder {
 // GPUs is how many GPUs the builder has samples of.
 func (b *Builder) GPUs() int { return len(b.gpus) }
 
+// Samples is how many samples (of every metric) the builder was given.
+func (b *Builder) Samples() int { return b.samples }
+
 // Pair is one raw sample.
 type Pair struct {
 	TMillis int64
@@ -195,6 +199,7 @@ type Pair struct {
 // Add merges one series of a metric into its GPU. Blank sentinels become
 // nulls; a column already filled by a better-ranked metric is kept.
 func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
+	b.samples += len(pairs)
 	g := b.gpus[id.Key]
 	if g == nil {
 		g = &gpuBuild{id: id, pods: map[string]Identity{}}

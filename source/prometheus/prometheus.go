@@ -34,9 +34,16 @@ type Options struct {
 	Retries     int
 	Backoff     time.Duration
 	Generator   profile.Generator
-	// OnProgress is called after each query with (done, total).
-	OnProgress func(done, total int)
+	// OnProgress is called after each query.
+	OnProgress func(source.ReadProgress)
+	// MaxSamples bounds the samples read (about 20 bytes of memory each);
+	// past it the read stops with ErrTooManySamples. 0: no bound.
+	MaxSamples int
 }
+
+// ErrTooManySamples stops a read that would hold more samples than
+// Options.MaxSamples: a setting to change, not a fault.
+var ErrTooManySamples = fmt.Errorf("%w: too many samples", source.ErrSettings)
 
 // ErrNoMetrics is returned when no dcgm-exporter series match.
 var ErrNoMetrics = fmt.Errorf("%w: no dcgm-exporter metrics match", source.ErrNothingObserved)
@@ -90,7 +97,7 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	progress := func() {
 		done++
 		if o.OnProgress != nil {
-			o.OnProgress(done, total)
+			o.OnProgress(source.ReadProgress{Done: done, Total: total, GPUs: b.GPUs(), Samples: b.Samples()})
 		}
 	}
 	// Chunk by chunk, every metric of a chunk: what is read so far always
@@ -110,11 +117,11 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 		ch := chunks[j.chunk]
 		q := fmt.Sprintf("%s[%dms]", withMatchers(names[j.metric], matchers), ch.End.Sub(ch.Start).Milliseconds())
 		return c.query(ctx, q, ch.End)
-	}, func(i int, res any) {
+	}, func(i int, res any) error {
 		chunkAnswers = append(chunkAnswers, res.(*promAnswer))
 		progress()
 		if len(chunkAnswers) < len(names) {
-			return
+			return nil
 		}
 		for m, ans := range chunkAnswers {
 			warnings = append(warnings, ans.Warnings...)
@@ -124,6 +131,11 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 		}
 		chunkAnswers = chunkAnswers[:0]
 		readUntil = chunks[jobs[i].chunk].End
+		if o.MaxSamples > 0 && b.Samples() > o.MaxSamples {
+			return fmt.Errorf("%w: more than %d samples (%d GPUs) by %s, before the end of the range: narrow it (--selector, a shorter range) or raise prometheus.max_samples (about 20 bytes of memory each)",
+				ErrTooManySamples, o.MaxSamples, b.GPUs(), readUntil.UTC().Format(time.RFC3339))
+		}
+		return nil
 	})
 	interrupted := err != nil && ctx.Err() != nil
 	switch {
@@ -216,7 +228,7 @@ func splitRange(start, end time.Time, chunk time.Duration) []timeRange {
 // runOrdered runs n jobs on up to workers goroutines and hands their results
 // to consume in job order, on one goroutine, so that results can be merged
 // without locks and few wait in memory. The first error stops everything.
-func runOrdered(ctx context.Context, n, workers int, run func(context.Context, int) (any, error), consume func(int, any)) error {
+func runOrdered(ctx context.Context, n, workers int, run func(context.Context, int) (any, error), consume func(int, any) error) error {
 	if workers < 1 {
 		workers = 1
 	}
@@ -272,7 +284,11 @@ func runOrdered(ctx context.Context, n, workers int, run func(context.Context, i
 				break
 			}
 			delete(waiting, want)
-			consume(want, res)
+			if err := consume(want, res); err != nil {
+				firstErr = err
+				cancel()
+				break
+			}
 			want++
 		}
 	}

@@ -227,6 +227,33 @@ func TestPrometheusGapsStayGaps(t *testing.T) {
 	}
 }
 
+// TestPrometheusMaxSamples: a read that would hold more samples than
+// MaxSamples stops with one line that says how to narrow it, instead of
+// exhausting memory; progress counts the GPUs and samples read.
+func TestPrometheusMaxSamples(t *testing.T) {
+	p := recordSim(t, 1, sim.ScenarioBusy, 1, 10*time.Minute)
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, p); err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, om.Bytes())
+	o := promOptions(srv.URL, p)
+	var last source.ReadProgress
+	o.OnProgress = func(rp source.ReadProgress) { last = rp }
+	if _, err := Read(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if last.Done != last.Total || last.GPUs != 8 || last.Samples == 0 {
+		t.Fatalf("last progress %+v", last)
+	}
+	o.MaxSamples = last.Samples / 2
+	_, err := Read(context.Background(), o)
+	if !errors.Is(err, ErrTooManySamples) || !errors.Is(err, source.ErrSettings) || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "raise prometheus.max_samples") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 // TestPrometheusPartialAnswer: a store that answers with warnings (Thanos
 // with partial_response) gives an incomplete profile that says why.
 func TestPrometheusPartialAnswer(t *testing.T) {

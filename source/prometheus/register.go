@@ -19,6 +19,7 @@ type Settings struct {
 	Concurrency int            `mapstructure:"concurrency"`
 	Timeout     time.Duration  `mapstructure:"timeout"`
 	Retries     int            `mapstructure:"retries"`
+	MaxSamples  int            `mapstructure:"max_samples"`
 	HTTP        map[string]any `mapstructure:"http"`
 }
 
@@ -71,5 +72,5 @@ func open(env source.Env) (source.Profiler, error) {
 	}
 	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Step: s.Step, Selector: s.Selector,
 		Chunk: s.Chunk, Concurrency: s.Concurrency, Timeout: s.Timeout, Retries: s.Retries, Backoff: time.Second,
-		OnProgress: env.Progress}}, nil
+		MaxSamples: s.MaxSamples, OnProgress: env.Progress}}, nil
 }
