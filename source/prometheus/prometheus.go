@@ -3,6 +3,7 @@ package prometheus
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/url"
 	"sort"
 	"strings"
@@ -110,26 +111,29 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 			jobs = append(jobs, job{m, ch})
 		}
 	}
+	// Each answer goes into the builder as soon as it is next in order, so
+	// that only the builder's columns stay in memory (holding a chunk's
+	// answers until the chunk was whole held every pair twice). What is
+	// complete is the prefix up to readUntil; an interrupted read is cut
+	// there.
 	readUntil := o.Start
-	var chunkAnswers []*promAnswer // the current chunk's, added when it is whole
+	answered := 0 // answers of the current chunk
 	err = runOrdered(ctx, len(jobs), o.Concurrency, func(ctx context.Context, i int) (any, error) {
 		j := jobs[i]
 		ch := chunks[j.chunk]
 		q := fmt.Sprintf("%s[%dms]", withMatchers(names[j.metric], matchers), ch.End.Sub(ch.Start).Milliseconds())
 		return c.query(ctx, q, ch.End)
 	}, func(i int, res any) error {
-		chunkAnswers = append(chunkAnswers, res.(*promAnswer))
+		ans := res.(*promAnswer)
+		warnings = append(warnings, ans.Warnings...)
+		for _, s := range ans.Series {
+			addSeries(b, names[jobs[i].metric], s, o.Start, o.End)
+		}
 		progress()
-		if len(chunkAnswers) < len(names) {
+		if answered++; answered < len(names) {
 			return nil
 		}
-		for m, ans := range chunkAnswers {
-			warnings = append(warnings, ans.Warnings...)
-			for _, s := range ans.Series {
-				addSeries(b, names[m], s, o.Start, o.End)
-			}
-		}
-		chunkAnswers = chunkAnswers[:0]
+		answered = 0
 		readUntil = chunks[jobs[i].chunk].End
 		if o.MaxSamples > 0 && b.Samples() > o.MaxSamples {
 			return fmt.Errorf("%w: more than %d samples (%d GPUs) by %s, before the end of the range: narrow it (--selector, a shorter range) or raise prometheus.max_samples (about 20 bytes of memory each)",
@@ -144,7 +148,7 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	case interrupted:
 		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
 			StartedAt: o.Start.UTC(), EndedAt: readUntil.UTC(), IntervalS: o.Step.Seconds()}
-		p.Nodes = b.Build(o.Start.UnixMilli())
+		p.Nodes = cutAfter(b.Build(o.Start.UnixMilli()), readUntil.Sub(o.Start).Seconds())
 		p.Notes = append(dedupe(warnings), fmt.Sprintf("interrupted: read %s to %s of the range asked (%s to %s); pending pods not read",
 			o.Start.UTC().Format(time.RFC3339), readUntil.UTC().Format(time.RFC3339), o.Start.UTC().Format(time.RFC3339), o.End.UTC().Format(time.RFC3339)))
 		return p, nil
@@ -170,6 +174,34 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 		p.Notes = append(p.Notes, dedupe(warnings)...)
 	}
 	return p, nil
+}
+
+// cutAfter drops every sample after endS (seconds from the start), the
+// metrics of a chunk read only in part, and the GPUs and nodes left with
+// none.
+func cutAfter(nodes []profile.Node, endS float64) []profile.Node {
+	out := nodes[:0]
+	for _, n := range nodes {
+		gpus := n.GPUs[:0]
+		for _, g := range n.GPUs {
+			s := &g.Series
+			k := sort.SearchFloat64s(s.T, math.Nextafter(endS, math.Inf(1)))
+			if k == 0 {
+				continue
+			}
+			s.T = s.T[:k]
+			for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+				if col := s.Col(m); *col != nil {
+					*col = (*col)[:k]
+				}
+			}
+			gpus = append(gpus, g)
+		}
+		if n.GPUs = gpus; len(gpus) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func orAll(sel string) string {

@@ -372,3 +372,23 @@ func recordSim(t testing.TB, nodes int, scenario string, seed int64, d time.Dura
 	}
 	return p
 }
+
+// TestCutAfter: an interrupted read keeps the samples up to the end of the
+// last whole chunk, on every column, and drops what is left with none.
+func TestCutAfter(t *testing.T) {
+	nodes := []profile.Node{
+		{Name: "a", GPUs: []profile.GPU{
+			{UUID: "GPU-1", Series: profile.Series{T: profile.Values{0, 15, 30, 45}, GPUUtilPct: profile.Values{1, 2, 3, 4}, PowerW: profile.Values{5, 6, 7, 8}}},
+			{UUID: "GPU-2", Series: profile.Series{T: profile.Values{60}, GPUUtilPct: profile.Values{9}}},
+		}},
+		{Name: "b", GPUs: []profile.GPU{{UUID: "GPU-3", Series: profile.Series{T: profile.Values{45}, GPUUtilPct: profile.Values{1}}}}},
+	}
+	got := cutAfter(nodes, 30)
+	if len(got) != 1 || len(got[0].GPUs) != 1 {
+		t.Fatalf("%+v", got)
+	}
+	s := got[0].GPUs[0].Series
+	if len(s.T) != 3 || s.T[2] != 30 || len(s.GPUUtilPct) != 3 || len(s.PowerW) != 3 || s.MemBWUtilPct != nil {
+		t.Fatalf("series %+v", s)
+	}
+}
