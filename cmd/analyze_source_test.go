@@ -55,10 +55,11 @@ func TestAnalyzeSourceSimEqualsProfileThenAnalyze(t *testing.T) {
 	}
 }
 
-// TestAnalyzeSourcePrometheusEqualsProfileThenAnalyze: on the same real
-// Prometheus, analyze --source prometheus gives the report of profile
-// --source prometheus followed by analyze: the same idle intervals, idle
-// GPU-hours, verdicts, costs and energy (issue #13).
+// TestAnalyzeSourcePrometheusEqualsProfileThenAnalyze: on each of two real
+// engines, Prometheus and VictoriaMetrics, holding the same data, analyze
+// --source prometheus gives the report of profile --source prometheus
+// followed by analyze: the same idle intervals, idle GPU-hours, verdicts,
+// costs and energy (issue #13).
 func TestAnalyzeSourcePrometheusEqualsProfileThenAnalyze(t *testing.T) {
 	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "15m", "--sim-nodes", "3"), nil)
 	if err != nil {
@@ -68,25 +69,28 @@ func TestAnalyzeSourcePrometheusEqualsProfileThenAnalyze(t *testing.T) {
 	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
 		t.Fatal(err)
 	}
-	srv := promtest.Start(t, om.Bytes())
-	promArgs := []string{"--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:15:00Z", "--step", "15s"}
-	path := filepath.Join(t.TempDir(), "cluster.json")
-	if r := run(t, nil, append([]string{"profile", "--source", "prometheus", "-o", path, "--quiet"}, promArgs...)...); r.code != 0 {
-		t.Fatal(r.errOut)
-	}
-	viaFile := run(t, nil, "analyze", path, "--report", "all", "-f", "json", "--idle-window", "30s")
-	direct := run(t, nil, append([]string{"analyze", "--source", "prometheus", "--report", "all", "-f", "json", "--idle-window", "30s"}, promArgs...)...)
-	if viaFile.code != 0 || direct.code != 0 {
-		t.Fatalf("exit %d / %d: %s %s", viaFile.code, direct.code, viaFile.errOut, direct.errOut)
-	}
-	sameReport(t, viaFile.out, direct.out)
-	var rep struct {
-		Summary struct {
-			IdleGPUHours float64 `json:"idle_gpu_hours"`
-		} `json:"summary"`
-	}
-	if err := json.Unmarshal([]byte(direct.out), &rep); err != nil || rep.Summary.IdleGPUHours <= 0 {
-		t.Fatalf("a report with nothing idle proves little: %+v %v", rep.Summary, err)
+	for engine, srv := range map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())} {
+		t.Run(engine, func(t *testing.T) {
+			promArgs := []string{"--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:15:00Z", "--step", "15s"}
+			path := filepath.Join(t.TempDir(), "cluster.json")
+			if r := run(t, nil, append([]string{"profile", "--source", "prometheus", "-o", path, "--quiet"}, promArgs...)...); r.code != 0 {
+				t.Fatal(r.errOut)
+			}
+			viaFile := run(t, nil, "analyze", path, "--report", "all", "-f", "json", "--idle-window", "30s")
+			direct := run(t, nil, append([]string{"analyze", "--source", "prometheus", "--report", "all", "-f", "json", "--idle-window", "30s"}, promArgs...)...)
+			if viaFile.code != 0 || direct.code != 0 {
+				t.Fatalf("exit %d / %d: %s %s", viaFile.code, direct.code, viaFile.errOut, direct.errOut)
+			}
+			sameReport(t, viaFile.out, direct.out)
+			var rep struct {
+				Summary struct {
+					IdleGPUHours float64 `json:"idle_gpu_hours"`
+				} `json:"summary"`
+			}
+			if err := json.Unmarshal([]byte(direct.out), &rep); err != nil || rep.Summary.IdleGPUHours <= 0 {
+				t.Fatalf("a report with nothing idle proves little: %+v %v", rep.Summary, err)
+			}
+		})
 	}
 }
 
