@@ -31,6 +31,8 @@ type Params struct {
 	// KeepFleet keeps in Report.Fleet what a migration planner needs of
 	// the nodes (recommend.FromReport).
 	KeepFleet bool
+	// Attribution, when set, adds who held the GPUs and their waste.
+	Attribution *AttributionParams
 }
 
 // DefaultParams are the documented defaults.
@@ -87,6 +89,9 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 	a := &analysis{periods: periods, p: p, windowS: windowS, nodes: map[string]*nodeAcc{}, perGPU: true}
 	if p.Scaling != nil {
 		a.weights = resolveWeights(p.Scaling.Weights, p.Scaling.PreferSMActive)
+	}
+	if p.Attribution != nil {
+		a.keep = workloadKeep{labels: p.Attribution.labels(), uuids: true}
 	}
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: start.UTC(), End: end.UTC(), DurationS: sig(windowS)}}
 	for _, s := range sources {
@@ -150,6 +155,7 @@ type analysis struct {
 	topologies hwtopo.Interner // one copy of each kind of node
 	labels     labelSets       // one copy of each set of workload labels
 	models     map[string]string
+	keep       workloadKeep // what attribution needs of workloads
 }
 
 // model returns one shared copy of a model name.
@@ -210,7 +216,7 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 		if it.End.Topology != nil {
 			n.topology = a.topologies.Intern(it.End.Topology)
 		}
-		n.addWorkloads(it.End.Workloads, &a.labels)
+		n.addWorkloads(it.End.Workloads, &a.labels, a.keep)
 		return nil
 	}
 	g := it.GPU
@@ -364,6 +370,9 @@ func (a *analysis) report(r *Report) {
 	}
 	if a.p.KeepFleet {
 		r.Fleet = a.fleet()
+	}
+	if a.p.Attribution != nil {
+		r.Attribution = a.attribution(pricer)
 	}
 	r.Timeline = a.timeline(r.Nodes)
 	if a.perGPU {

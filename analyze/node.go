@@ -87,9 +87,9 @@ func (n *nodeAcc) addGPU(g *gpuAcc) {
 	}
 }
 
-func (n *nodeAcc) addWorkloads(ws []profile.Workload, labels *labelSets) {
+func (n *nodeAcc) addWorkloads(ws []profile.Workload, labels *labelSets, keep workloadKeep) {
 	for _, w := range ws {
-		n.workloads.put(slimWorkload(w, labels)) // the latest input's state wins
+		n.workloads.put(slimWorkload(w, labels, keep)) // the latest input's state wins
 	}
 }
 
@@ -171,19 +171,29 @@ func (ls labelSets) intern(m map[string]string) map[string]string {
 	return m
 }
 
+// workloadKeep is what a node keeps of its workloads beyond workloadLabels:
+// for attribution, the labels that name teams and the GPU UUIDs (which
+// tell the MIG device a workload holds).
+type workloadKeep struct {
+	labels []string
+	uuids  bool
+}
+
 // workloadLabels are the labels analysis and planning read; a node keeps
 // no others, so that memory per node stays small in large clusters.
 var workloadLabels = []string{"namespace", "app", "gpu_milli", "seedance.io/pinned"}
 
 // slimWorkload keeps what analysis reads of a workload: not its GPU UUIDs,
 // and of its labels only workloadLabels.
-func slimWorkload(w profile.Workload, labels *labelSets) profile.Workload {
-	w.GPUUUIDs = nil
+func slimWorkload(w profile.Workload, labels *labelSets, keep workloadKeep) profile.Workload {
+	if !keep.uuids {
+		w.GPUUUIDs = nil
+	}
 	if len(w.Labels) == 0 {
 		return w
 	}
 	kept := map[string]string{}
-	for _, k := range workloadLabels {
+	for _, k := range append(workloadLabels, keep.labels...) {
 		if v, ok := w.Labels[k]; ok {
 			kept[k] = v
 		}

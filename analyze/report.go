@@ -18,6 +18,7 @@ type Report struct {
 	Summary       Summary            `json:"summary"`
 	Timeline      Timeline           `json:"timeline"`
 	Scaling       *Scaling           `json:"scaling,omitempty"`
+	Attribution   *Attribution       `json:"attribution,omitempty"`
 	Delta         map[string]float64 `json:"delta,omitempty"`
 	Nodes         []NodeReport       `json:"nodes"`
 	Suggestions   []Suggestion       `json:"suggestions"`

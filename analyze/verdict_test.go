@@ -223,7 +223,7 @@ func TestWorkloadSet(t *testing.T) {
 	var labels labelSets
 	for i := 0; i < 40; i++ {
 		s.put(slimWorkload(profile.Workload{ID: fmt.Sprintf("ml/p-%02d", 39-i), State: profile.StatePending,
-			GPUUUIDs: []string{"GPU-x"}, Labels: map[string]string{"namespace": "ml", "pod-template-hash": "abc"}}, &labels))
+			GPUUUIDs: []string{"GPU-x"}, Labels: map[string]string{"namespace": "ml", "pod-template-hash": "abc"}}, &labels, workloadKeep{}))
 	}
 	s.put(profile.Workload{ID: "ml/p-07", State: profile.StateRunning})
 	if len(s.list) != 40 || s.index == nil {

@@ -172,6 +172,12 @@ func analyzeRun(o *AnalyzeOptions) error {
 		params.Scaling.HPATolerance, params.Scaling.HPAStabilization = hpa.HPATolerance, hpa.HPAStabilization
 	}
 	params.KeepFleet = ac.Report == "migration" || ac.Report == "all"
+	if ac.Report == "attribution" || ac.Report == "all" {
+		if err := analyze.CheckGroupBy(ac.GroupBy); err != nil {
+			return &UsageError{Err: err}
+		}
+		params.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy}
+	}
 	r, err := analyze.Analyze(sources, params)
 	if err != nil {
 		return err

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/seedance/seedance/internal/dcgmtest"
 	"github.com/seedance/seedance/internal/promtest"
+	"github.com/seedance/seedance/internal/schematest"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -133,5 +135,32 @@ func TestVictoriaMetricsAgreesWithPrometheus(t *testing.T) {
 	}
 	if len(rep.Nodes) != 8 || pending == 0 {
 		t.Fatalf("%d nodes, %d pending workloads: the kube-state-metrics queries were not exercised", len(rep.Nodes), pending)
+	}
+}
+
+// TestAttributionReport: --report attribution writes a schema-valid
+// section that gates can read; a --group-by that names no grouping is a
+// usage error.
+func TestAttributionReport(t *testing.T) {
+	path := simProfile(t, "--duration", "120", "--sim-nodes", "2")
+	r := run(t, nil, "analyze", path, "--report", "attribution", "--group-by", "namespace", "--group-by", "controller", "-f", "json",
+		"--gate", "attribution.total.idle_held_gpu_hours == summary.idle_gpu_hours")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	schematest.Validate(t, "report-v1.schema.json", []byte(r.out))
+	var rep struct {
+		Attribution struct {
+			GroupBy []string `json:"group_by"`
+			Groups  []struct {
+				Key []string `json:"key"`
+			} `json:"groups"`
+		} `json:"attribution"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil || len(rep.Attribution.Groups) == 0 || len(rep.Attribution.Groups[0].Key) != 2 {
+		t.Fatalf("%v: %+v", err, rep.Attribution)
+	}
+	if r := run(t, nil, "analyze", path, "--report", "attribution", "--group-by", "user"); r.code != ExitUsage || !strings.Contains(r.errOut, `invalid --group-by "user"`) {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 }

@@ -45,6 +45,7 @@ type Config struct {
 		IdleNodeShare    float64       `mapstructure:"idle_node_share"`
 		Dialect          string        `mapstructure:"dialect"`
 		Gates            []string      `mapstructure:"gates"`
+		GroupBy          []string      `mapstructure:"group_by"`
 	} `mapstructure:"analyze"`
 	Scaling struct {
 		Period         time.Duration      `mapstructure:"period"`

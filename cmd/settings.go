@@ -102,7 +102,8 @@ var configKeys = []configKey{
 	{Key: "sim.realtime", Default: false, Cmd: "profile analyze", Flag: "sim-realtime", Help: "sample the simulated cluster at wall-clock pace instead of at once"},
 	{Key: "sim.start", Default: "", Cmd: "profile analyze", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
 	{Key: "analyze.source", Default: "", Cmd: "analyze", Flag: "source", Help: "analyze straight from a source instead of profile files: nvml, prometheus, scrape or sim, with the settings of seedance profile"},
-	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: cost-savings, idle, utilization, scaling, migration or all"},
+	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: cost-savings, idle, utilization, scaling, migration, attribution or all"},
+	{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller or team=LABEL (repeatable)"},
 	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: table, json, markdown, csv, prom or html"},
 	{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
 	{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: rng(0, 100)},
@@ -170,9 +171,9 @@ func addSettingFlags(fs *pflag.FlagSet, cmd string) {
 			durationFlag(fs, k.Flag, def, k.Help)
 		case []string:
 			if k.Split {
-				fs.StringSliceP(k.Flag, k.Short, nil, k.Help)
+				fs.StringSliceP(k.Flag, k.Short, d, k.Help)
 			} else {
-				fs.StringArrayP(k.Flag, k.Short, nil, k.Help)
+				fs.StringArrayP(k.Flag, k.Short, d, k.Help)
 			}
 		default:
 			panic(fmt.Sprintf("setting %s: no flag for a %T", k.Key, d)) // programming error
@@ -199,7 +200,12 @@ func (k configKey) docDefault() string {
 		if d == "" {
 			return ""
 		}
-	case []string, map[string]any:
+	case []string:
+		if len(d) == 0 {
+			return ""
+		}
+		return "`" + strings.Join(d, ", ") + "`"
+	case map[string]any:
 		return ""
 	case map[string]float64:
 		parts := make([]string, 0, len(d))

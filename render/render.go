@@ -23,7 +23,7 @@ type Options struct {
 
 // Reports and formats.
 var (
-	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "all"}
+	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "attribution", "all"}
 	Formats = []string{"table", "json", "markdown", "csv", "prom", "html"}
 )
 
@@ -71,7 +71,7 @@ func (o Options) has(section string) bool {
 	case "all":
 		return true
 	case "":
-		return section != "scaling" && section != "migration"
+		return section != "scaling" && section != "migration" && section != "attribution"
 	case "cost-savings":
 		return section == "nodes" || section == "suggestions"
 	case "idle":
@@ -82,6 +82,8 @@ func (o Options) has(section string) bool {
 		return section == "scaling"
 	case "migration":
 		return section == "migration" || section == "suggestions"
+	case "attribution":
+		return section == "attribution"
 	}
 	return false
 }

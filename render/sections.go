@@ -48,3 +48,42 @@ func migrationText(ew *errWriter, r *Result) {
 		ew.printf("     pending work that fits nowhere else: %s\n", strings.Join(p.Unplaced, ", "))
 	}
 }
+
+// attributionTable writes who held the GPU time, by waste: one row per
+// group, then the time nobody held and the total.
+func attributionTable(w io.Writer, ew *errWriter, r *Result) error {
+	a := r.Attribution
+	if a == nil {
+		return nil
+	}
+	ew.printf("\nAttribution by %s (docs/analysis.md, Attribution)\n", strings.Join(a.GroupBy, ", then "))
+	head := append(upper(a.GroupBy), "WORKLOADS", "HELD GPU-H", "USED GPU-H", "EFFICIENCY", "IDLE-HELD GPU-H", "WASTE")
+	t := table.New(w, head...)
+	row := func(key []string, workloads string, f analyze.AttributionFigures) {
+		eff := "n/a"
+		if f.Efficiency != nil {
+			eff = fmt.Sprintf("%.0f%%", 100**f.Efficiency)
+		}
+		t.Row(append(key, workloads, fmt.Sprintf("%.2f", f.HeldGPUHours), fmt.Sprintf("%.2f", f.UsedGPUHours), eff,
+			fmt.Sprintf("%.2f", f.IdleHeldGPUHours), money(f.WasteCostUSD))...)
+	}
+	for _, g := range a.Groups {
+		row(append([]string(nil), g.Key...), fmt.Sprint(g.Workloads), g.AttributionFigures)
+	}
+	blank := func(first string) []string {
+		k := make([]string, len(a.GroupBy))
+		k[0] = first
+		return k
+	}
+	row(blank("(held by no workload)"), "-", a.Unallocated)
+	row(blank("total"), "-", a.Total)
+	return t.Flush()
+}
+
+func upper(levels []string) []string {
+	out := make([]string, len(levels))
+	for i, l := range levels {
+		out[i] = strings.ToUpper(l)
+	}
+	return out
+}

@@ -77,6 +77,11 @@ func Table(w io.Writer, r *Result, o Options) error {
 	if o.has("migration") {
 		migrationText(ew, r)
 	}
+	if o.has("attribution") {
+		if err := attributionTable(w, ew, r); err != nil {
+			return err
+		}
+	}
 	gatesText(ew, r)
 	return ew.err
 }

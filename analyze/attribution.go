@@ -1,0 +1,222 @@
+package analyze
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+)
+
+// AttributionParams choose how the GPU time is grouped: by "namespace",
+// "workload", "controller" or "team=LABEL" (a workload label), one level
+// each, outermost first (docs/analysis.md, Attribution).
+type AttributionParams struct {
+	GroupBy []string
+}
+
+// ErrGroupBy marks a --group-by that names no grouping.
+var ErrGroupBy = fmt.Errorf("invalid --group-by")
+
+// CheckGroupBy validates the levels of a grouping.
+func CheckGroupBy(levels []string) error {
+	if len(levels) == 0 {
+		return fmt.Errorf("%w: give at least one of namespace, workload, controller or team=LABEL", ErrGroupBy)
+	}
+	for _, l := range levels {
+		switch {
+		case l == "namespace", l == "workload", l == "controller":
+		case strings.HasPrefix(l, "team=") && len(l) > len("team="):
+		default:
+			return fmt.Errorf("%w %q: choose namespace, workload, controller or team=LABEL (a pod label, e.g. team=team)", ErrGroupBy, l)
+		}
+	}
+	return nil
+}
+
+// labels are the workload labels the grouping reads.
+func (p *AttributionParams) labels() []string {
+	var out []string
+	for _, l := range p.GroupBy {
+		if label, ok := strings.CutPrefix(l, "team="); ok {
+			out = append(out, label)
+		}
+	}
+	return out
+}
+
+// Attribution is the report's attribution section: who held the GPU time,
+// how much of it they used, and the idle time they held.
+type Attribution struct {
+	GroupBy []string           `json:"group_by"`
+	Groups  []AttributionGroup `json:"groups"`
+	// Unallocated is the GPU time no workload held.
+	Unallocated AttributionFigures `json:"unallocated"`
+	// Total is the groups and the unallocated time together: its idle GPU-hours
+	// are the summary's.
+	Total AttributionFigures `json:"total"`
+}
+
+// AttributionGroup is one group's figures; Key holds one value per level.
+type AttributionGroup struct {
+	Key       []string `json:"key"`
+	Workloads int      `json:"workloads"`
+	AttributionFigures
+}
+
+// AttributionFigures are the GPU-hours held (for Unallocated: held by no
+// workload), used (held × utilization), held while idle (the share of the
+// GPU's counted idle runs) and what that idle time cost.
+type AttributionFigures struct {
+	HeldGPUHours     float64  `json:"held_gpu_hours"`
+	UsedGPUHours     float64  `json:"used_gpu_hours"`
+	IdleHeldGPUHours float64  `json:"idle_held_gpu_hours"`
+	WasteCostUSD     float64  `json:"waste_cost_usd"`
+	Efficiency       *float64 `json:"efficiency"` // used ÷ held; null when nothing was held
+}
+
+// figures accumulates unrounded AttributionFigures.
+type figures struct{ held, used, idle, cost float64 }
+
+func (f *figures) add(g *gpuAcc, w, price float64) {
+	f.held += g.observedS * g.share * w / 3600
+	f.used += g.utilSum / 100 * g.share * w / 3600
+	f.idle += g.idleS * g.share * w / 3600
+	f.cost += g.idleS / 3600 * price * w
+}
+
+func (f figures) report() AttributionFigures {
+	out := AttributionFigures{HeldGPUHours: sig(f.held), UsedGPUHours: sig(f.used), IdleHeldGPUHours: sig(f.idle), WasteCostUSD: sig(f.cost)}
+	if f.held > 0 {
+		e := sig(f.used / f.held)
+		out.Efficiency = &e
+	}
+	return out
+}
+
+// attribution splits every GPU's time among the running workloads that
+// held it: equally, or by their gpu_milli labels when all have one (what
+// they leave is unallocated). A workload holds a GPU by its index, a MIG
+// device by its UUID; without tenure in the profile, for the whole window.
+func (a *analysis) attribution(pricer *pricing.Pricer) *Attribution {
+	levels := a.p.Attribution.GroupBy
+	type group struct {
+		key       []string
+		f         figures
+		workloads map[string]bool
+	}
+	groups := map[string]*group{}
+	var unalloc, total figures
+	for _, n := range a.order {
+		for _, g := range n.gpus {
+			if g.share == 0 {
+				continue
+			}
+			price := pricer.Price(g.model) * g.share
+			holders, weights := holdersOf(n, g)
+			left := 1.0
+			for i, w := range holders {
+				key := make([]string, len(levels))
+				for l, level := range levels {
+					key[l] = groupKey(w, level)
+				}
+				id := strings.Join(key, "\x00")
+				gr := groups[id]
+				if gr == nil {
+					gr = &group{key: key, workloads: map[string]bool{}}
+					groups[id] = gr
+				}
+				gr.workloads[w.ID] = true
+				gr.f.add(g, weights[i], price)
+				left -= weights[i]
+			}
+			if left > 1e-9 {
+				unalloc.add(g, left, price)
+			}
+			total.add(g, 1, price)
+		}
+	}
+	out := &Attribution{GroupBy: append([]string(nil), levels...), Groups: []AttributionGroup{}, Unallocated: unalloc.report(), Total: total.report()}
+	for _, gr := range groups {
+		out.Groups = append(out.Groups, AttributionGroup{Key: gr.key, Workloads: len(gr.workloads), AttributionFigures: gr.f.report()})
+	}
+	sort.Slice(out.Groups, func(i, j int) bool {
+		a, b := out.Groups[i], out.Groups[j]
+		if a.WasteCostUSD != b.WasteCostUSD {
+			return a.WasteCostUSD > b.WasteCostUSD
+		}
+		return slices.Compare(a.Key, b.Key) < 0
+	})
+	return out
+}
+
+// holdersOf lists the running workloads holding g and each one's share of
+// it.
+func holdersOf(n *nodeAcc, g *gpuAcc) ([]profile.Workload, []float64) {
+	var holders []profile.Workload
+	for _, w := range n.workloads.list {
+		if w.State == profile.StatePending {
+			continue
+		}
+		if g.mig != nil && slices.Contains(w.GPUUUIDs, g.uuid) || g.mig == nil && slices.Contains(w.GPUs, int(g.index)) {
+			holders = append(holders, w)
+		}
+	}
+	weights := make([]float64, len(holders))
+	milli, sum := true, 0.0
+	for i, w := range holders {
+		m, err := strconv.Atoi(w.Labels["gpu_milli"])
+		if err != nil || m < 1 || m > 1000 {
+			milli = false
+			break
+		}
+		weights[i] = float64(m) / 1000
+		sum += weights[i]
+	}
+	for i := range weights {
+		switch {
+		case !milli:
+			weights[i] = 1 / float64(len(holders))
+		case sum > 1:
+			weights[i] /= sum
+		}
+	}
+	return holders, weights
+}
+
+// controllerSuffix is what Kubernetes adds to a controller's name to name
+// its pods: a ReplicaSet's hash and a random suffix (Deployments), a random
+// suffix (Jobs, DaemonSets), an ordinal (StatefulSets).
+var controllerSuffix = regexp.MustCompile(`(-[0-9a-f]{5,10}-[a-z0-9]{5}|-[a-z0-9]{5}|-[0-9]+)$`)
+
+// groupKey is a workload's value at one level of the grouping.
+func groupKey(w profile.Workload, level string) string {
+	ns := w.Labels["namespace"]
+	switch level {
+	case "namespace":
+		if ns == "" {
+			return "(none)"
+		}
+		return ns
+	case "workload":
+		return w.ID
+	case "controller":
+		name := w.Name
+		if w.Kind == profile.KindPod {
+			name = controllerSuffix.ReplaceAllString(name, "")
+		}
+		if ns != "" {
+			return ns + "/" + name
+		}
+		return name
+	}
+	label, _ := strings.CutPrefix(level, "team=")
+	if v := w.Labels[label]; v != "" {
+		return v
+	}
+	return "(none)"
+}

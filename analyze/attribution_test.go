@@ -1,0 +1,108 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// attributionNode: three GPUs for 120 s at 10 s. GPU0 idle, held by a
+// (namespace a, team x) and b (namespace b); GPU1 at 50 %, held by c
+// (namespace a, team x); GPU2 idle and held by nobody.
+func attributionNode(milli string) nodeSpec {
+	ts := []float64{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110}
+	label := func(ns, team string) map[string]string {
+		l := map[string]string{"namespace": ns, "team": team}
+		if milli != "" {
+			l["gpu_milli"] = milli
+		}
+		return l
+	}
+	return nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "GPU-0", model: "TestGPU", t: ts, util: fill(0, 12)},
+		{uuid: "GPU-1", model: "TestGPU", t: ts, util: fill(50, 12)},
+		{uuid: "GPU-2", model: "TestGPU", t: ts, util: fill(0, 12)},
+	}, workloads: []profile.Workload{
+		{ID: "a/train-7d9f8b6c4-abcde", Name: "train-7d9f8b6c4-abcde", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Labels: label("a", "x")},
+		{ID: "b/eval-0", Name: "eval-0", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Labels: label("b", "")},
+		{ID: "a/infer-xyz12", Name: "infer-xyz12", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{1}, Labels: map[string]string{"namespace": "a", "team": "x"}},
+		{ID: "a/queued", Name: "queued", Kind: profile.KindPod, State: profile.StatePending, GPUCount: 1, Labels: label("a", "x")},
+	}}
+}
+
+func attributionReport(t *testing.T, milli string, groupBy ...string) *Report {
+	t.Helper()
+	p := DefaultParams()
+	p.DefaultGPUHourUSD = 2
+	p.Attribution = &AttributionParams{GroupBy: groupBy}
+	return mustAnalyze(t, p, mkProfile(t, t0, 120, 10, attributionNode(milli)))
+}
+
+// TestAttributionHandComputed: the figures of docs/analysis.md
+// (Attribution) worked by hand, and groups plus unallocated time adding up
+// to the cluster's idle GPU-hours.
+func TestAttributionHandComputed(t *testing.T) {
+	r := attributionReport(t, "", "namespace")
+	at := r.Attribution
+	if at == nil || len(at.Groups) != 2 {
+		t.Fatalf("%+v", at)
+	}
+	h := 120.0 / 3600 // one GPU for the whole window, in hours
+	// a: half of GPU0 (train) and all of GPU1 (infer); b: half of GPU0.
+	a, b := at.Groups[0], at.Groups[1]
+	if a.Key[0] != "a" || b.Key[0] != "b" || a.Workloads != 2 || b.Workloads != 1 {
+		t.Fatalf("groups %+v", at.Groups)
+	}
+	near(t, "a held", a.HeldGPUHours, 1.5*h)
+	near(t, "a used", a.UsedGPUHours, 0.5*h)
+	near(t, "a idle", a.IdleHeldGPUHours, 0.5*h)
+	near(t, "a waste", a.WasteCostUSD, 0.5*h*2)
+	nearPtr(t, "a efficiency", a.Efficiency, 1.0/3)
+	near(t, "b held", b.HeldGPUHours, 0.5*h)
+	nearPtr(t, "b efficiency", b.Efficiency, 0)
+	near(t, "unallocated held", at.Unallocated.HeldGPUHours, h)
+	near(t, "unallocated idle", at.Unallocated.IdleHeldGPUHours, h)
+	near(t, "unallocated waste", at.Unallocated.WasteCostUSD, 2*h)
+	near(t, "total idle = summary", at.Total.IdleHeldGPUHours, r.Summary.IdleGPUHours)
+	near(t, "groups + unallocated = total", a.IdleHeldGPUHours+b.IdleHeldGPUHours+at.Unallocated.IdleHeldGPUHours, r.Summary.IdleGPUHours)
+	near(t, "total waste = summary", at.Total.WasteCostUSD, r.Summary.IdleCostUSD)
+}
+
+// TestAttributionGPUMilli: holders with gpu_milli take their share; what
+// they leave is unallocated.
+func TestAttributionGPUMilli(t *testing.T) {
+	r := attributionReport(t, "250", "workload")
+	h := 120.0 / 3600
+	got := map[string]AttributionGroup{}
+	for _, g := range r.Attribution.Groups {
+		got[g.Key[0]] = g
+	}
+	near(t, "train held", got["a/train-7d9f8b6c4-abcde"].HeldGPUHours, 0.25*h)
+	near(t, "eval held", got["b/eval-0"].HeldGPUHours, 0.25*h)
+	near(t, "infer held", got["a/infer-xyz12"].HeldGPUHours, h) // no gpu_milli: the whole GPU
+	near(t, "unallocated", r.Attribution.Unallocated.IdleHeldGPUHours, 1.5*h)
+	if _, ok := got["a/queued"]; ok {
+		t.Error("a pending workload holds no GPU")
+	}
+}
+
+// TestAttributionLevels: two levels, controllers and team labels.
+func TestAttributionLevels(t *testing.T) {
+	r := attributionReport(t, "", "team=team", "controller")
+	var keys [][]string
+	for _, g := range r.Attribution.Groups {
+		keys = append(keys, g.Key)
+	}
+	want := [][]string{{"(none)", "b/eval"}, {"x", "a/train"}, {"x", "a/infer"}}
+	if len(keys) != 3 {
+		t.Fatalf("keys %v", keys)
+	}
+	for i := range want {
+		if keys[i][0] != want[i][0] || keys[i][1] != want[i][1] {
+			t.Fatalf("keys %v, want %v (by waste, then key)", keys, want)
+		}
+	}
+	if err := CheckGroupBy([]string{"namespace", "team="}); err == nil {
+		t.Error("team= without a label accepted")
+	}
+}
