@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/seedance/seedance/analyze"
 )
 
 // cell guards against spreadsheet formula injection: a value starting with
@@ -38,9 +40,13 @@ func deltaNum(d map[string]float64, k string) string {
 
 // CSV writes one row per node, then a "(total)" row with the cluster's
 // figures and, with a baseline, a "(delta vs baseline)" row. The names in
-// parentheses cannot be node names.
-func CSV(w io.Writer, r *Result, _ Options) error {
+// parentheses cannot be node names. The attribution report writes one row
+// per group instead (attributionCSV).
+func CSV(w io.Writer, r *Result, o Options) error {
 	cw := csv.NewWriter(w)
+	if o.Report == "attribution" && r.Attribution != nil {
+		return attributionCSV(cw, r.Attribution)
+	}
 	cw.Write([]string{"node", "gpus", "models", "verdict", "avg_gpu_util_pct", "idle_share", "gpu_hours", "idle_gpu_hours",
 		"idle_cost_usd", "energy_kwh", "price_usd_per_hour", "pending_workloads", "idle_intervals"})
 	for _, n := range r.Nodes {
@@ -59,6 +65,34 @@ func CSV(w io.Writer, r *Result, _ Options) error {
 		d := r.Delta
 		cw.Write([]string{"(delta vs baseline)", deltaNum(d, "gpus"), "", "", deltaNum(d, "avg_gpu_util_pct"), deltaNum(d, "idle_ratio"), deltaNum(d, "gpu_hours"),
 			deltaNum(d, "idle_gpu_hours"), deltaNum(d, "idle_cost_usd"), deltaNum(d, "energy_kwh"), "", "", ""})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// attributionCSV writes one row per group (a column per level), then the
+// time held by no workload and the total, named in parentheses in the first
+// column.
+func attributionCSV(cw *csv.Writer, a *analyze.Attribution) error {
+	head := append(append([]string(nil), a.GroupBy...), "workloads", "held_gpu_hours", "used_gpu_hours", "efficiency", "idle_held_gpu_hours", "waste_cost_usd")
+	cw.Write(head)
+	row := func(key []string, workloads string, f analyze.AttributionFigures) {
+		cells := make([]string, 0, len(head))
+		for _, k := range key {
+			cells = append(cells, cell(k))
+		}
+		cw.Write(append(cells, workloads, num(f.HeldGPUHours), num(f.UsedGPUHours), optNum(f.Efficiency), num(f.IdleHeldGPUHours), num(f.WasteCostUSD)))
+	}
+	for _, g := range a.Groups {
+		row(g.Key, strconv.Itoa(g.Workloads), g.AttributionFigures)
+	}
+	for _, extra := range []struct {
+		name string
+		f    analyze.AttributionFigures
+	}{{"(held by no workload)", a.Unallocated}, {"(total)", a.Total}} {
+		key := make([]string, len(a.GroupBy))
+		key[0] = extra.name
+		row(key, "", extra.f)
 	}
 	cw.Flush()
 	return cw.Error()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/seedance/seedance/analyze"
 )
 
 // mdEscape makes a name safe inside Markdown text and table cells: no
@@ -84,6 +86,27 @@ func Markdown(w io.Writer, r *Result, o Options) error {
 	if r.Migration != nil && o.has("migration") {
 		ew.printf("\n**Migration plan**: %d move(s) release %d node(s), saving %s/h.\n", len(r.Migration.Moves), len(r.Migration.ReleasedNodes), money(r.Migration.SavingsUSDPerHour))
 	}
+	if a := r.Attribution; a != nil && o.has("attribution") {
+		ew.printf("\n**Attribution** by %s\n\n| %s | Workloads | Held GPU-h | Used GPU-h | Efficiency | Idle-held GPU-h | Waste |\n|%s---:|---:|---:|---:|---:|---:|\n",
+			mdEscape.Replace(strings.Join(a.GroupBy, ", then ")), strings.Join(mdCells(a.GroupBy), " | "), strings.Repeat("---|", len(a.GroupBy)))
+		mdRow := func(key []string, workloads string, f analyze.AttributionFigures) {
+			ew.printf("| %s | %s | %.2f | %.2f | %s | %.2f | %s |\n", strings.Join(mdCells(key), " | "), workloads, f.HeldGPUHours, f.UsedGPUHours,
+				share(f.Efficiency), f.IdleHeldGPUHours, money(f.WasteCostUSD))
+		}
+		top := a.Groups
+		if len(top) > 10 {
+			top = top[:10]
+		}
+		for _, g := range top {
+			mdRow(g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures)
+		}
+		rest := make([]string, len(a.GroupBy))
+		rest[0] = "(held by no workload)"
+		mdRow(rest, "", a.Unallocated)
+		if len(a.Groups) > len(top) {
+			ew.printf("\n%d more groups in the full report.\n", len(a.Groups)-len(top))
+		}
+	}
 	if r.Scaling != nil && o.has("scaling") {
 		ew.printf("\n| Pool | GPUs | Static GPU-h | WMA GPU-h | WMA saves | HPA GPU-h |\n|---|---:|---:|---:|---:|---:|\n")
 		for _, p := range r.Scaling.Pools {
@@ -111,4 +134,13 @@ func Markdown(w io.Writer, r *Result, o Options) error {
 		ew.printf("\n> %s\n", mdEscape.Replace(wmsg))
 	}
 	return ew.err
+}
+
+// mdCells escapes each cell of a Markdown table row.
+func mdCells(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = mdEscape.Replace(c)
+	}
+	return out
 }

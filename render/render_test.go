@@ -183,3 +183,28 @@ func TestMoneyAndSparkline(t *testing.T) {
 		t.Errorf("sparkline %q", got)
 	}
 }
+
+// TestAttributionSections: the attribution section in table, Markdown and
+// CSV, with hostile group names kept inert.
+func TestAttributionSections(t *testing.T) {
+	eff := 0.25
+	f := analyze.AttributionFigures{HeldGPUHours: 2, UsedGPUHours: 0.5, IdleHeldGPUHours: 1, WasteCostUSD: 3.5, Efficiency: &eff}
+	r := &Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Attribution: &analyze.Attribution{
+		GroupBy:     []string{"team=team"},
+		Groups:      []analyze.AttributionGroup{{Key: []string{"=cmd|<b>x</b>\x1b[31m"}, Workloads: 2, AttributionFigures: f}},
+		Unallocated: f, Total: f,
+	}}}
+	o := Options{Report: "attribution"}
+	table := string(render(t, "table", r, o))
+	if !strings.Contains(table, "Attribution by team=team") || strings.Contains(table, "\x1b") || !strings.Contains(table, "$3.50") || !strings.Contains(table, "25%") {
+		t.Errorf("table:\n%s", table)
+	}
+	md := string(render(t, "markdown", r, o))
+	if strings.Contains(md, "<b>") || !strings.Contains(md, `=cmd\|&lt;b&gt;`) {
+		t.Errorf("markdown:\n%s", md)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, o))).ReadAll()
+	if err != nil || len(rows) != 4 || rows[0][0] != "team=team" || !strings.HasPrefix(rows[1][0], "'=cmd") || rows[2][0] != "(held by no workload)" || rows[3][6] != "3.5" {
+		t.Fatalf("csv %q %v", rows, err)
+	}
+}
