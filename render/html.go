@@ -101,6 +101,12 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <p>{{len .Migration.Moves}} move(s) release {{len .Migration.ReleasedNodes}} node(s){{range .Migration.ReleasedNodes}} <code>{{.}}</code>{{end}}: saves {{.MigrationSaves}} per hour.</p>
 <ol>{{range .Migration.Moves}}<li><code>{{.Workload}}</code> → <code>{{.To}}</code> GPUs {{.GPUs}}: {{.Reason}}</li>
 {{end}}</ol>
+{{end}}{{if .Attribution}}<h2>Who held the idle GPUs</h2>
+<p class="note">GPU time by {{.AttributionBy}}: held, used (held × utilization), and the idle time held, priced. See docs/analysis.md, Attribution.</p>
+{{.AttributionChart}}
+<table class="sortable" id="attribution"><thead><tr>{{range .Attribution.GroupBy}}<th>{{.}}</th>{{end}}<th>Workloads</th><th>Held GPU-h</th><th>Used GPU-h</th><th>Efficiency</th><th>Idle-held GPU-h</th><th>Waste</th></tr></thead><tbody>
+{{range .AttributionRows}}<tr>{{range .Key}}<td>{{.}}</td>{{end}}<td class="n">{{.Workloads}}</td><td class="n">{{printf "%.2f" .F.HeldGPUHours}}</td><td class="n">{{printf "%.2f" .F.UsedGPUHours}}</td><td class="n">{{.Efficiency}}</td><td class="n" data-sort="{{.F.IdleHeldGPUHours}}">{{printf "%.2f" .F.IdleHeldGPUHours}}</td><td class="n" data-sort="{{.F.WasteCostUSD}}">{{.Waste}}</td></tr>
+{{end}}</tbody></table>
 {{end}}<h2>Suggestions</h2>
 {{if .Suggestions}}<ol class="sugg">{{range .Suggestions}}<li data-kind="{{.Kind}}">{{.Text}}{{if .Command}}<pre><code>{{.Command}}</code> <button class="copy" hidden>copy</button></pre>{{end}}</li>
 {{end}}</ol>{{else}}<p>None: no node was idle for the whole idle window.</p>{{end}}
@@ -198,6 +204,27 @@ func HTML(w io.Writer, r *Result, _ Options) error {
 			pools = append(pools, poolView{p, money(p.WMA.SavingUSD), template.HTML(capacityChart(fmt.Sprintf("chart-scaling-%d", i), r, p))})
 		}
 		d["Scaling"] = pools
+	}
+	if a := r.Attribution; a != nil {
+		type attrRow struct {
+			Key               []string
+			Workloads         string
+			F                 analyze.AttributionFigures
+			Efficiency, Waste string
+		}
+		var rows []attrRow
+		var top []barItem
+		for _, g := range a.Groups {
+			rows = append(rows, attrRow{g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures, share(g.Efficiency), money(g.WasteCostUSD)})
+			if g.WasteCostUSD > 0 && len(top) < 10 {
+				top = append(top, barItem{strings.Join(g.Key, " / "), g.WasteCostUSD})
+			}
+		}
+		unalloc := make([]string, len(a.GroupBy))
+		unalloc[0] = "(held by no workload)"
+		rows = append(rows, attrRow{unalloc, "", a.Unallocated, share(a.Unallocated.Efficiency), money(a.Unallocated.WasteCostUSD)})
+		d["Attribution"], d["AttributionRows"], d["AttributionBy"] = a, rows, strings.Join(a.GroupBy, ", then ")
+		d["AttributionChart"] = template.HTML(bars("chart-attribution", "idle cost held, by "+strings.Join(a.GroupBy, ", "), top))
 	}
 	if r.Migration != nil {
 		d["Migration"] = r.Migration

@@ -59,8 +59,9 @@ func TestHTMLStructureGolden(t *testing.T) {
 	golden.Check(t, "testdata/report-sim.html.structure", []byte(svgStructure(t, page)))
 	all := render(t, "html", simReportWith(t, analyze.DialectKubectl, true), Options{Report: "all"})
 	golden.Check(t, "testdata/report-sim-all.html.structure", []byte(svgStructure(t, all)))
-	if !bytes.Contains(all, []byte(`<table id="scaling">`)) || !bytes.Contains(all, []byte("<h2>Migration plan</h2>")) {
-		t.Fatal("the scaling and migration sections are missing")
+	if !bytes.Contains(all, []byte(`<table id="scaling">`)) || !bytes.Contains(all, []byte("<h2>Migration plan</h2>")) ||
+		!bytes.Contains(all, []byte(`<table class="sortable" id="attribution">`)) {
+		t.Fatal("the scaling, migration or attribution sections are missing")
 	}
 	for _, bad := range []string{"http://", "https://", "//cdn", "@import", "url("} {
 		if i := bytes.Index(page, []byte(bad)); i >= 0 && !bytes.Contains(page[max(0, i-60):i], []byte("xmlns")) {
@@ -165,5 +166,24 @@ func TestHTMLHostileNames(t *testing.T) {
 	}
 	if !strings.Contains(dom, "&lt;script&gt;document.title='pwned'&lt;/script&gt;") {
 		t.Fatal("the hostile name is not shown as text")
+	}
+}
+
+// TestHTMLAttributionInBrowser: the attribution section, its table and its
+// chart of the top wasters, as a real browser builds the page.
+func TestHTMLAttributionInBrowser(t *testing.T) {
+	r := simReportWith(t, analyze.DialectKubectl, true)
+	path := writePage(t, r)
+	dom := browsertest.New(t).DumpDOM(t, path)
+	if !strings.Contains(dom, `id="chart-attribution"`) || !strings.Contains(dom, "Who held the idle GPUs") {
+		t.Fatal("no attribution chart in the page")
+	}
+	i := strings.Index(dom, `id="attribution"`)
+	j := strings.Index(dom[i:], "</table>")
+	if i < 0 || j < 0 {
+		t.Fatal("no attribution table")
+	}
+	if rows := strings.Count(dom[i:i+j], "<tr>"); rows != len(r.Attribution.Groups)+2 { // header, groups, held by no workload
+		t.Fatalf("%d rows for %d groups", rows, len(r.Attribution.Groups))
 	}
 }

@@ -1,11 +1,15 @@
 package render
 
 import (
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seedance/seedance/analyze"
@@ -118,6 +122,9 @@ func Prom(w io.Writer, r *Result, _ Options) error {
 		}
 	}
 	p.gauge("node_verdict", "1 for the node's verdict (idle, stalled, underused, busy, unknown), 0 for the others.", vs...)
+	if a := r.Attribution; a != nil {
+		attributionGauges(p, a)
+	}
 	var gs []*dto.Metric
 	for _, g := range r.Gates {
 		v := 0.0
@@ -134,4 +141,47 @@ func Prom(w io.Writer, r *Result, _ Options) error {
 		}
 	}
 	return nil
+}
+
+// attributionGauges writes one series per attribution group, labelled by
+// its levels (namespace, workload, controller, or the team label's name),
+// for a "waste by team" panel; the time held by no workload has every
+// level label empty.
+func attributionGauges(p *promWriter, a *analyze.Attribution) {
+	names := make([]string, len(a.GroupBy))
+	for i, l := range a.GroupBy {
+		names[i] = strings.TrimPrefix(l, "team=")
+		if !model.LegacyValidation.IsValidLabelName(names[i]) || slices.Contains(names[:i], names[i]) {
+			names[i] = fmt.Sprintf("level%d", i+1)
+		}
+	}
+	type row struct {
+		key []string
+		f   analyze.AttributionFigures
+	}
+	rows := []row{{make([]string, len(names)), a.Unallocated}}
+	for _, g := range a.Groups {
+		rows = append(rows, row{g.Key, g.AttributionFigures})
+	}
+	gauge := func(name, help string, get func(analyze.AttributionFigures) *float64) {
+		var ms []*dto.Metric
+		for _, r := range rows {
+			v := get(r.f)
+			if v == nil {
+				continue
+			}
+			labels := make([]string, 0, 2*len(names))
+			for i, n := range names {
+				labels = append(labels, n, r.key[i])
+			}
+			ms = append(ms, val(*v, labels...))
+		}
+		p.gauge(name, help, ms...)
+	}
+	sec := func(h float64) *float64 { v := h * 3600; return &v }
+	gauge("attribution_held_gpu_seconds", "GPU-seconds the group's workloads held (all levels empty: held by no workload).", func(f analyze.AttributionFigures) *float64 { return sec(f.HeldGPUHours) })
+	gauge("attribution_used_gpu_seconds", "Held GPU-seconds times utilization.", func(f analyze.AttributionFigures) *float64 { return sec(f.UsedGPUHours) })
+	gauge("attribution_idle_held_gpu_seconds", "The group's share of its GPUs' counted idle runs, in GPU-seconds.", func(f analyze.AttributionFigures) *float64 { return sec(f.IdleHeldGPUHours) })
+	gauge("attribution_waste_usd", "Cost of the idle GPU time the group held, in US dollars.", func(f analyze.AttributionFigures) *float64 { v := f.WasteCostUSD; return &v })
+	gauge("attribution_efficiency_ratio", "Used over held GPU-seconds, 0 to 1; absent when nothing was held.", func(f analyze.AttributionFigures) *float64 { return f.Efficiency })
 }

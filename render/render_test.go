@@ -53,6 +53,7 @@ func simReportWith(t *testing.T, dialect string, all bool) *Result {
 		sp := analyze.DefaultScaling()
 		params.Scaling = &sp
 		params.KeepFleet = true
+		params.Attribution = &analyze.AttributionParams{GroupBy: []string{"namespace", "controller"}}
 	}
 	r, err := analyze.Analyze([]analyze.Source{{Name: "sim.json", Stream: s}}, params)
 	if err != nil {
@@ -202,6 +203,12 @@ func TestAttributionSections(t *testing.T) {
 	md := string(render(t, "markdown", r, o))
 	if strings.Contains(md, "<b>") || !strings.Contains(md, `=cmd\|&lt;b&gt;`) {
 		t.Errorf("markdown:\n%s", md)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(render(t, "prom", r, o)))
+	waste := fams["seedance_attribution_waste_usd"]
+	if err != nil || waste == nil || len(waste.Metric) != 2 || waste.Metric[1].Label[0].GetName() != "team" || waste.Metric[1].Label[0].GetValue() != "=cmd|<b>x</b>\x1b[31m" {
+		t.Fatalf("prom: %v %v", err, waste)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, o))).ReadAll()
 	if err != nil || len(rows) != 4 || rows[0][0] != "team=team" || !strings.HasPrefix(rows[1][0], "'=cmd") || rows[2][0] != "(held by no workload)" || rows[3][6] != "3.5" {
