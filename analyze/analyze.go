@@ -373,6 +373,7 @@ func (a *analysis) report(r *Report) {
 	}
 	if a.p.Attribution != nil {
 		r.Attribution = a.attribution(pricer)
+		r.Suggestions = append(r.Suggestions, holderSuggestions(a.holdings(pricer), a.p.Attribution.Rules)...)
 	}
 	r.Timeline = a.timeline(r.Nodes)
 	if a.perGPU {

@@ -17,6 +17,9 @@ import (
 // each, outermost first (docs/analysis.md, Attribution).
 type AttributionParams struct {
 	GroupBy []string
+	// Rules name the workloads that hold GPUs they do not use; each firing
+	// is a suggestion.
+	Rules HolderRules
 }
 
 // ErrGroupBy marks a --group-by that names no grouping.

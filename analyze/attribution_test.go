@@ -106,3 +106,52 @@ func TestAttributionLevels(t *testing.T) {
 		t.Error("team= without a label accepted")
 	}
 }
+
+// TestHolderRules: each rule fires on the workload it describes and on no
+// other; a rule at 0 is off.
+func TestHolderRules(t *testing.T) {
+	ts := steps(0, 7200/60) // two hours at 60 s
+	for i := range ts {
+		ts[i] *= 60
+	}
+	n := len(ts)
+	const gb80 = 80 << 30
+	node := nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "GPU-0", model: "TestGPU", t: ts, util: fill(1, n), memTotal: gb80},  // notebook: idle
+		{uuid: "GPU-1", model: "TestGPU", t: ts, util: fill(90, n), memTotal: gb80}, // train: the busy one
+		{uuid: "GPU-2", model: "TestGPU", t: ts, util: fill(2, n), memTotal: gb80},  // train: idle
+		{uuid: "GPU-3", model: "TestGPU", t: ts, util: fill(60, n), memTotal: gb80}, // infer: busy, small
+	}, workloads: []profile.Workload{
+		{ID: "ml/notebook-0", Name: "notebook-0", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, GPUMemoryBytes: 40 << 30, Labels: map[string]string{"namespace": "ml"}},
+		{ID: "ml/train-0", Name: "train-0", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{1, 2}, GPUMemoryBytes: 100 << 30, Labels: map[string]string{"namespace": "ml"}},
+		{ID: "ml/infer-0", Name: "infer-0", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{3}, GPUMemoryBytes: 4 << 30, Labels: map[string]string{"namespace": "ml"}},
+	}}
+	doc := mkProfile(t, t0, 7200, 60, node)
+	params := DefaultParams()
+	params.Attribution = &AttributionParams{GroupBy: []string{"workload"}, Rules: DefaultHolderRules()}
+	r := mustAnalyze(t, params, doc)
+	got := map[string][]string{}
+	for _, s := range r.Suggestions {
+		switch s.Kind {
+		case SuggestIdleHolder, SuggestSmallMemory, SuggestImbalanced:
+			got[s.Kind] = append(got[s.Kind], s.Text)
+		}
+	}
+	want := map[string]string{
+		SuggestIdleHolder:  "ml/notebook-0 holds 1 GPU on n at 1.0% mean utilization over 2h00m: release them, or stop it while it waits; its share costs $1.00/h",
+		SuggestSmallMemory: "ml/infer-0 uses 4 GiB of the 80 GiB of memory on its 1 GPU (5%): a MIG slice or a shared GPU would hold it",
+		SuggestImbalanced:  "ml/train-0 keeps 1 of its 2 GPUs busy (GPU 1 at 90%) while the others stay under 5%: check its data loader and parallelism, or give it 1 GPU",
+	}
+	for kind, text := range want {
+		if len(got[kind]) != 1 || got[kind][0] != text {
+			t.Errorf("%s:\n got %q\nwant %q", kind, got[kind], text)
+		}
+	}
+	params.Attribution.Rules = HolderRules{}
+	r = mustAnalyze(t, params, doc)
+	for _, s := range r.Suggestions {
+		if s.Kind == SuggestIdleHolder || s.Kind == SuggestSmallMemory || s.Kind == SuggestImbalanced {
+			t.Errorf("rules off, yet %s", s.Text)
+		}
+	}
+}

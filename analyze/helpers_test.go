@@ -23,6 +23,7 @@ type gpuSpec struct {
 	energy      []float64
 	membw       []float64
 	mig         *profile.MIG
+	memTotal    uint64
 }
 
 // steps returns 0, 1, …, n−1 plus start.
@@ -68,7 +69,7 @@ func mkProfile(t testing.TB, start time.Time, durS, interval float64, nodes ...n
 			if model == "" {
 				model = "NVIDIA H100 80GB HBM3"
 			}
-			pg := profile.GPU{Index: i, UUID: g.uuid, Model: model, MIG: g.mig}
+			pg := profile.GPU{Index: i, UUID: g.uuid, Model: model, MIG: g.mig, MemoryTotalBytes: g.memTotal}
 			pg.Series.T = g.t
 			pg.Series.GPUUtilPct = g.util
 			pg.Series.PowerW = g.power

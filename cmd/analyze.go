@@ -176,7 +176,9 @@ func analyzeRun(o *AnalyzeOptions) error {
 		if err := analyze.CheckGroupBy(ac.GroupBy); err != nil {
 			return &UsageError{Err: err}
 		}
-		params.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy}
+		rc := o.Config.Attribution
+		params.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy, Rules: analyze.HolderRules{
+			IdleUtilPct: rc.IdleHolderUtilPct, IdleHours: rc.IdleHolderHours, SmallMemoryPct: rc.SmallMemoryPct, ImbalanceIdlePct: rc.ImbalanceIdlePct}}
 	}
 	r, err := analyze.Analyze(sources, params)
 	if err != nil {

@@ -47,6 +47,12 @@ type Config struct {
 		Gates            []string      `mapstructure:"gates"`
 		GroupBy          []string      `mapstructure:"group_by"`
 	} `mapstructure:"analyze"`
+	Attribution struct {
+		IdleHolderUtilPct float64 `mapstructure:"idle_holder_util_pct"`
+		IdleHolderHours   float64 `mapstructure:"idle_holder_hours"`
+		SmallMemoryPct    float64 `mapstructure:"small_memory_pct"`
+		ImbalanceIdlePct  float64 `mapstructure:"imbalance_idle_pct"`
+	} `mapstructure:"attribution"`
 	Scaling struct {
 		Period         time.Duration      `mapstructure:"period"`
 		Weights        map[string]float64 `mapstructure:"weights"`

@@ -81,6 +81,7 @@ func init() {
 var (
 	analysisDefaults = analyze.DefaultParams()
 	scalingDefaults  = analyze.DefaultScaling()
+	holderDefaults   = analyze.DefaultHolderRules()
 )
 
 // configKeys is every setting seedance knows. A config file key that is not
@@ -112,6 +113,10 @@ var configKeys = []configKey{
 	{Key: "analyze.idle_node_share", Default: analysisDefaults.IdleNodeShare, Cmd: "analyze", Flag: "idle-node-share", Help: "a node is idle when idle for at least this share (0–1) of its observed time", Range: rng(0.001, 1)},
 	{Key: "analyze.dialect", Default: analysisDefaults.Dialect, Cmd: "analyze", Flag: "dialect", Help: "commands in suggestions: kubectl, slurm or none"},
 	{Key: "analyze.gates", Default: []string{}, Cmd: "analyze", Flag: "gate", Help: "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3"},
+	{Key: "attribution.idle_holder_util_pct", Default: holderDefaults.IdleUtilPct, Help: "holder rule: a workload holding GPUs below this mean utilization… (0 turns the rule off)", Range: rng(0, 100)},
+	{Key: "attribution.idle_holder_hours", Default: holderDefaults.IdleHours, Help: "…for at least this many hours", Range: rng(0, 24*400)},
+	{Key: "attribution.small_memory_pct", Default: holderDefaults.SmallMemoryPct, Help: "holder rule: a workload using less than this share of its GPUs' memory (0: off)", Range: rng(0, 100)},
+	{Key: "attribution.imbalance_idle_pct", Default: holderDefaults.ImbalanceIdlePct, Help: "holder rule: a multi-GPU workload with one GPU busy and the others below this (0: off)", Range: rng(0, 50)},
 	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring (docs/pricing.md); flag entries override file entries; not settable by environment",
 		DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: rng(0, 1e6)},
 	{Key: "pricing.default_gpu_hour_usd", Default: analysisDefaults.DefaultGPUHourUSD, Cmd: "analyze", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: rng(0, 1e6)},

@@ -1,0 +1,141 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+)
+
+// HolderRules are the rules that name workloads holding GPUs they do not
+// use, as Job Defense Shield does for Slurm (docs/analysis.md, Holder
+// rules). A rule with a zero threshold is off.
+type HolderRules struct {
+	// IdleUtilPct and IdleHours: a workload holding GPUs at a mean
+	// utilization below IdleUtilPct for at least IdleHours.
+	IdleUtilPct, IdleHours float64
+	// SmallMemoryPct: a workload using less than this share of its GPUs'
+	// memory (a MIG slice would do).
+	SmallMemoryPct float64
+	// ImbalanceIdlePct: a multi-GPU workload whose GPUs all sit below this
+	// but one, which is busy (at least 50 %).
+	ImbalanceIdlePct float64
+}
+
+// DefaultHolderRules are the documented defaults.
+func DefaultHolderRules() HolderRules {
+	return HolderRules{IdleUtilPct: 5, IdleHours: 1, SmallMemoryPct: 10, ImbalanceIdlePct: 5}
+}
+
+// Suggestion kinds of the holder rules.
+const (
+	SuggestIdleHolder  = "idle-holder"
+	SuggestSmallMemory = "small-memory"
+	SuggestImbalanced  = "imbalanced"
+)
+
+// imbalanceBusyPct is how busy the one working GPU of an imbalanced
+// workload is at least.
+const imbalanceBusyPct = 50
+
+// holding is what one workload holds on one node.
+type holding struct {
+	node          string
+	w             profile.Workload
+	gpus          []*gpuAcc
+	weights       []float64
+	held, used    float64 // GPU-seconds, weighted
+	idle, pricePH float64 // idle GPU-seconds held; USD per hour of its shares
+	observedS     float64 // the longest any of its GPUs was observed
+	memTotal      uint64  // of its GPUs
+}
+
+// holdings gathers, per running workload, the GPUs it holds and its shares.
+func (a *analysis) holdings(pricer *pricing.Pricer) []*holding {
+	var out []*holding
+	for _, n := range a.order {
+		byID := map[string]*holding{}
+		for _, g := range n.gpus {
+			if g.share == 0 {
+				continue
+			}
+			holders, weights := holdersOf(n, g)
+			for i, w := range holders {
+				h := byID[w.ID]
+				if h == nil {
+					h = &holding{node: n.name, w: w}
+					byID[w.ID] = h
+					out = append(out, h)
+				}
+				h.gpus = append(h.gpus, g)
+				h.weights = append(h.weights, weights[i])
+				h.held += g.observedS * g.share * weights[i]
+				h.used += g.utilSum / 100 * g.share * weights[i]
+				h.idle += g.idleS * g.share * weights[i]
+				h.pricePH += pricer.Price(g.model) * g.share * weights[i]
+				h.observedS = math.Max(h.observedS, g.observedS)
+				h.memTotal += g.memTotal
+			}
+		}
+	}
+	return out
+}
+
+// holderSuggestions applies the rules to every workload that holds GPUs.
+func holderSuggestions(hs []*holding, rules HolderRules) []Suggestion {
+	var out []Suggestion
+	for _, h := range hs {
+		who := h.w.ID
+		if len(h.gpus) == 0 || h.held <= 0 {
+			continue
+		}
+		meanUtil := 100 * h.used / h.held
+		gpus := fmt.Sprintf("%d GPU", len(h.gpus))
+		if len(h.gpus) > 1 {
+			gpus += "s"
+		}
+		held := FormatDuration(time.Duration(h.observedS * float64(time.Second)))
+		if rules.IdleUtilPct > 0 && meanUtil < rules.IdleUtilPct && h.observedS >= rules.IdleHours*3600 {
+			out = append(out, Suggestion{Kind: SuggestIdleHolder, Node: h.node, SavingsUSDPerHour: round(h.pricePH, 4),
+				Text: fmt.Sprintf("%s holds %s on %s at %.1f%% mean utilization over %s: release them, or stop it while it waits; its share costs $%.2f/h",
+					who, gpus, h.node, meanUtil, held, h.pricePH)})
+		}
+		if mem := h.w.GPUMemoryBytes; rules.SmallMemoryPct > 0 && mem > 0 && h.memTotal > 0 && float64(mem) < rules.SmallMemoryPct/100*float64(h.memTotal) {
+			out = append(out, Suggestion{Kind: SuggestSmallMemory, Node: h.node,
+				Text: fmt.Sprintf("%s uses %s of the %s of memory on its %s (%.0f%%): a MIG slice or a shared GPU would hold it",
+					who, gib(mem), gib(h.memTotal), gpus, 100*float64(mem)/float64(h.memTotal))})
+		}
+		if rules.ImbalanceIdlePct > 0 && len(h.gpus) > 1 {
+			if busy, ok := oneBusy(h.gpus, rules.ImbalanceIdlePct); ok {
+				out = append(out, Suggestion{Kind: SuggestImbalanced, Node: h.node,
+					Text: fmt.Sprintf("%s keeps 1 of its %d GPUs busy (GPU %d at %.0f%%) while the others stay under %.0f%%: check its data loader and parallelism, or give it 1 GPU",
+						who, len(h.gpus), busy.index, busy.utilSum/busy.utilW, rules.ImbalanceIdlePct)})
+			}
+		}
+	}
+	return out
+}
+
+// oneBusy finds the one busy GPU among otherwise idle ones.
+func oneBusy(gpus []*gpuAcc, idlePct float64) (*gpuAcc, bool) {
+	var busy *gpuAcc
+	for _, g := range gpus {
+		if g.utilW <= 0 {
+			return nil, false
+		}
+		switch mean := g.utilSum / g.utilW; {
+		case mean >= imbalanceBusyPct && busy == nil:
+			busy = g
+		case mean >= idlePct:
+			return nil, false
+		}
+	}
+	return busy, busy != nil
+}
+
+func gib(b uint64) string {
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", float64(b)/(1<<30)), "0"), ".") + " GiB"
+}
