@@ -164,3 +164,41 @@ func TestAttributionReport(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 }
+
+// TestAttributionByTeamFromPrometheus: the team of each pod comes from
+// kube-state-metrics' kube_pod_labels in a real Prometheus, and attribution
+// groups the GPU time by it.
+func TestAttributionByTeamFromPrometheus(t *testing.T) {
+	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "15m"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetricsLayout(&om, sim, dcgmtest.LayoutKubePrometheus); err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, om.Bytes())
+	r := run(t, nil, "analyze", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z",
+		"--end", "2026-01-05T09:15:00Z", "--step", "15s", "--report", "attribution", "--group-by", "team=team", "-f", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	var rep struct {
+		Attribution struct {
+			Groups []struct {
+				Key       []string `json:"key"`
+				Workloads int      `json:"workloads"`
+			} `json:"groups"`
+		} `json:"attribution"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	teams := map[string]bool{}
+	for _, g := range rep.Attribution.Groups {
+		teams[g.Key[0]] = true
+	}
+	if !teams["research"] || !teams["serving"] || teams["(none)"] {
+		t.Fatalf("teams %v: every pod should have its kube_pod_labels team", teams)
+	}
+}

@@ -6,11 +6,12 @@ package dcgmtest
 import (
 	"bufio"
 	"fmt"
-	"github.com/seedance/seedance/source/dcgm"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/seedance/seedance/source/dcgm"
 
 	"github.com/seedance/seedance/profile"
 )
@@ -81,6 +82,7 @@ func WriteOpenMetricsLayout(w io.Writer, p *profile.Profile, layout string) erro
 		}
 	}
 	writeKubeState(bw, p, start)
+	writePodLabels(bw, p, start)
 	fmt.Fprintln(bw, "# EOF")
 	return bw.Flush()
 }
@@ -108,6 +110,36 @@ func dcgmLabels(n *profile.Node, g *profile.GPU, layout string) string {
 		}
 	}
 	return b.String()
+}
+
+// Team is the team label the fixture's kube_pod_labels give a pod, from
+// its name: training, serving, or the platform team for the rest.
+func Team(pod string) string {
+	switch {
+	case strings.Contains(pod, "train"):
+		return "research"
+	case strings.Contains(pod, "infer"):
+		return "serving"
+	}
+	return "platform"
+}
+
+// writePodLabels writes kube_pod_labels for every pod, running or
+// pending, with a label_team (Team) as kube-state-metrics exports labels.
+// (At the start and in the middle of the profile: an engine whose range
+// selectors leave out their left edge still sees one.)
+func writePodLabels(bw *bufio.Writer, p *profile.Profile, start float64) {
+	fmt.Fprintf(bw, "# TYPE kube_pod_labels gauge\n")
+	mid := start + p.EndedAt.Sub(p.StartedAt).Seconds()/2
+	for _, n := range p.Nodes {
+		for _, w := range n.Workloads {
+			if w.Kind == profile.KindPod {
+				for _, t := range []float64{start, mid} {
+					fmt.Fprintf(bw, "kube_pod_labels{namespace=%q,pod=%q,label_team=%q} 1 %.3f\n", w.Labels["namespace"], w.Name, Team(w.Name), t)
+				}
+			}
+		}
+	}
 }
 
 // writeKubeState writes the kube-state-metrics series of pending pods.

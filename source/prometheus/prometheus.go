@@ -93,7 +93,7 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	b := dcgm.NewBuilder()
 	var warnings []string
 	names := dcgmQueryNames()
-	total := len(names)*len(chunks) + 3
+	total := len(names)*len(chunks) + 4
 	done := 0
 	progress := func() {
 		done++
@@ -168,12 +168,60 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 		// pending pods, which is said, not fatal.
 		notes = append(notes, "pending pods unknown: "+err.Error())
 	}
+	if err := addPodLabels(ctx, c, p, matchers, o.Start, o.End, progress); err != nil {
+		notes = append(notes, "pod labels unknown: "+err.Error())
+	}
 	p.Notes = append(p.Notes, notes...)
 	if len(warnings) > 0 {
 		p.Complete = false
 		p.Notes = append(p.Notes, dedupe(warnings)...)
 	}
 	return p, nil
+}
+
+// addPodLabels gives the profile's pods the labels kube-state-metrics
+// exports for them (kube_pod_labels: label_team="ml-research" becomes the
+// workload label team), the last seen in the range, so that attribution can
+// group by team. A label the workload has already keeps its value; names
+// and values past a Kubernetes label's length are left out.
+func addPodLabels(ctx context.Context, c *promClient, p *profile.Profile, matchers string, start, end time.Time, progress func()) error {
+	q := fmt.Sprintf("last_over_time(kube_pod_labels{%s}[%dms])", matchers, end.Sub(start).Milliseconds())
+	ans, err := c.query(ctx, q, end)
+	progress()
+	if err != nil {
+		return err
+	}
+	labels := map[string]map[string]string{}
+	for _, s := range ans.Series {
+		k := s.Labels["namespace"] + "/" + s.Labels["pod"]
+		for name, v := range s.Labels {
+			key, ok := strings.CutPrefix(name, "label_")
+			if !ok || key == "" || len(key) > profile.MaxNameBytes || len(v) > profile.MaxNameBytes {
+				continue
+			}
+			if labels[k] == nil {
+				labels[k] = map[string]string{}
+			}
+			labels[k][key] = v
+		}
+	}
+	for ni := range p.Nodes {
+		for wi := range p.Nodes[ni].Workloads {
+			w := &p.Nodes[ni].Workloads[wi]
+			if w.Kind != profile.KindPod {
+				continue
+			}
+			for key, v := range labels[w.ID] {
+				if _, set := w.Labels[key]; !set {
+					if w.Labels == nil {
+						w.Labels = map[string]string{}
+					}
+					w.Labels[key] = v
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // cutAfter drops every sample after endS (seconds from the start), the

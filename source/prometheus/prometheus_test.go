@@ -80,6 +80,12 @@ func roundTrip(t *testing.T, layout string) {
 		if a, b := workloadIDs(wn.Workloads), workloadIDs(gn.Workloads); a != b {
 			t.Errorf("%s workloads:\n got %s\nwant %s", wn.Name, b, a)
 		}
+		for _, w := range gn.Workloads {
+			// kube_pod_labels' label_team, for attribution by team.
+			if w.Kind == profile.KindPod && w.Labels["team"] != dcgmtest.Team(w.Name) {
+				t.Errorf("%s: team %q, want %q (from kube_pod_labels)", w.ID, w.Labels["team"], dcgmtest.Team(w.Name))
+			}
+		}
 	}
 	if !got.Complete || got.Source != profile.SourcePrometheus || got.IntervalS != 15 {
 		t.Errorf("header %+v", got)
