@@ -43,7 +43,7 @@ func CheckGroupBy(levels []string) error {
 
 // labels are the workload labels the grouping reads.
 func (p *AttributionParams) labels() []string {
-	var out []string
+	out := []string{profile.ControllerLabel}
 	for _, l := range p.GroupBy {
 		if label, ok := strings.CutPrefix(l, "team="); ok {
 			out = append(out, label)
@@ -208,9 +208,12 @@ func groupKey(w profile.Workload, level string) string {
 	case "workload":
 		return w.ID
 	case "controller":
-		name := w.Name
-		if w.Kind == profile.KindPod {
-			name = controllerSuffix.ReplaceAllString(name, "")
+		name := w.Labels[profile.ControllerLabel]
+		if name == "" {
+			name = w.Name
+			if w.Kind == profile.KindPod {
+				name = controllerSuffix.ReplaceAllString(name, "")
+			}
 		}
 		if ns != "" {
 			return ns + "/" + name

@@ -179,7 +179,7 @@ func TestAttributionByTeamFromPrometheus(t *testing.T) {
 	}
 	srv := promtest.Start(t, om.Bytes())
 	r := run(t, nil, "analyze", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z",
-		"--end", "2026-01-05T09:15:00Z", "--step", "15s", "--report", "attribution", "--group-by", "team=team", "-f", "json")
+		"--end", "2026-01-05T09:15:00Z", "--step", "15s", "--report", "attribution", "--group-by", "team=team", "--group-by", "controller", "-f", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -194,11 +194,16 @@ func TestAttributionByTeamFromPrometheus(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	teams := map[string]bool{}
+	teams, controllers := map[string]bool{}, map[string]int{}
 	for _, g := range rep.Attribution.Groups {
 		teams[g.Key[0]] = true
+		controllers[g.Key[1]] = g.Workloads
 	}
 	if !teams["research"] || !teams["serving"] || teams["(none)"] {
 		t.Fatalf("teams %v: every pod should have its kube_pod_labels team", teams)
+	}
+	// kube_pod_owner: the ReplicaSets of one Deployment are one controller.
+	if controllers["ml/Deployment/llama-7b-infer"] < 2 {
+		t.Fatalf("controllers %v", controllers)
 	}
 }

@@ -79,6 +79,11 @@ type SampleError struct {
 	Error string  `json:"error"`
 }
 
+// ControllerLabel is the workload label a source sets to the controller
+// that owns a pod, as "Deployment/llama-7b-infer" (kube-state-metrics'
+// kube_pod_owner).
+const ControllerLabel = "seedance.io/controller"
+
 // Workload is a pod, process or batch job that uses (or waits for) GPUs.
 type Workload struct {
 	ID             string   `json:"id"`

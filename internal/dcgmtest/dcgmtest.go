@@ -140,6 +140,19 @@ func writePodLabels(bw *bufio.Writer, p *profile.Profile, start float64) {
 			}
 		}
 	}
+	// kube_pod_owner: a Deployment's pod ("app-<hash>-<suffix>") is owned
+	// by its ReplicaSet ("app-<hash>").
+	fmt.Fprintf(bw, "# TYPE kube_pod_owner gauge\n")
+	for _, n := range p.Nodes {
+		for _, w := range n.Workloads {
+			if i := strings.LastIndexByte(w.Name, '-'); w.Kind == profile.KindPod && i > 0 {
+				for _, t := range []float64{start, mid} {
+					fmt.Fprintf(bw, "kube_pod_owner{namespace=%q,pod=%q,owner_kind=\"ReplicaSet\",owner_name=%q,owner_is_controller=\"true\"} 1 %.3f\n",
+						w.Labels["namespace"], w.Name, w.Name[:i], t)
+				}
+			}
+		}
+	}
 }
 
 // writeKubeState writes the kube-state-metrics series of pending pods.

@@ -93,7 +93,7 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	b := dcgm.NewBuilder()
 	var warnings []string
 	names := dcgmQueryNames()
-	total := len(names)*len(chunks) + 4
+	total := len(names)*len(chunks) + 5
 	done := 0
 	progress := func() {
 		done++
@@ -191,7 +191,17 @@ func addPodLabels(ctx context.Context, c *promClient, p *profile.Profile, matche
 	if err != nil {
 		return err
 	}
+	owners, err := c.query(ctx, strings.Replace(q, "kube_pod_labels", "kube_pod_owner", 1), end)
+	progress()
+	if err != nil {
+		return err
+	}
 	labels := map[string]map[string]string{}
+	for _, s := range owners.Series {
+		if c := controllerOf(s.Labels["owner_kind"], s.Labels["owner_name"]); c != "" && len(c) <= profile.MaxNameBytes {
+			labels[s.Labels["namespace"]+"/"+s.Labels["pod"]] = map[string]string{profile.ControllerLabel: c}
+		}
+	}
 	for _, s := range ans.Series {
 		k := s.Labels["namespace"] + "/" + s.Labels["pod"]
 		for name, v := range s.Labels {
@@ -222,6 +232,21 @@ func addPodLabels(ctx context.Context, c *promClient, p *profile.Profile, matche
 		}
 	}
 	return nil
+}
+
+// controllerOf names the controller that owns a pod, from
+// kube_pod_owner: a ReplicaSet's Deployment (its name without the
+// pod-template hash), else the owner itself ("StatefulSet/db").
+func controllerOf(kind, name string) string {
+	switch {
+	case kind == "" || name == "" || kind == "<none>":
+		return ""
+	case kind == "ReplicaSet":
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			return "Deployment/" + name[:i]
+		}
+	}
+	return kind + "/" + name
 }
 
 // cutAfter drops every sample after endS (seconds from the start), the

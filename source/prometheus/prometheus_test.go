@@ -85,6 +85,9 @@ func roundTrip(t *testing.T, layout string) {
 			if w.Kind == profile.KindPod && w.Labels["team"] != dcgmtest.Team(w.Name) {
 				t.Errorf("%s: team %q, want %q (from kube_pod_labels)", w.ID, w.Labels["team"], dcgmtest.Team(w.Name))
 			}
+			if c := w.Labels[profile.ControllerLabel]; w.Kind == profile.KindPod && !strings.HasPrefix(c, "Deployment/") {
+				t.Errorf("%s: controller %q (from kube_pod_owner)", w.ID, c)
+			}
 		}
 	}
 	if !got.Complete || got.Source != profile.SourcePrometheus || got.IntervalS != 15 {
@@ -396,5 +399,19 @@ func TestCutAfter(t *testing.T) {
 	s := got[0].GPUs[0].Series
 	if len(s.T) != 3 || s.T[2] != 30 || len(s.GPUUtilPct) != 3 || len(s.PowerW) != 3 || s.MemBWUtilPct != nil {
 		t.Fatalf("series %+v", s)
+	}
+}
+
+func TestControllerOf(t *testing.T) {
+	for _, c := range [][3]string{
+		{"ReplicaSet", "llama-7b-infer-7d9f8b6c4", "Deployment/llama-7b-infer"},
+		{"StatefulSet", "db", "StatefulSet/db"},
+		{"Job", "train-42", "Job/train-42"},
+		{"<none>", "x", ""},
+		{"", "", ""},
+	} {
+		if got := controllerOf(c[0], c[1]); got != c[2] {
+			t.Errorf("controllerOf(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
 	}
 }
