@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"runtime"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/seedance/seedance/profile"
-	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"
 )
 
@@ -24,12 +22,7 @@ func BenchmarkLiveHeapPerNode(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("SEEDANCE_BENCH_NODES")); err == nil && v > 0 {
 		nodes = v
 	}
-	clk := sim.NewClock(sim.DefaultStart)
-	src, err := sim.Open(sim.Options{Nodes: nodes, Scenario: sim.ScenarioMixed, Seed: 1, Clock: clk, Start: sim.DefaultStart})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := source.Record(context.Background(), src, source.RecordOptions{Interval: time.Second, Duration: 30 * time.Second, Clock: clk})
+	p, err := sim.Record(sim.Options{Nodes: nodes, Scenario: sim.ScenarioMixed, Seed: 1}, time.Second, 30*time.Second, profile.Generator{})
 	if err != nil {
 		b.Fatal(err)
 	}

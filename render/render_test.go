@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"strings"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
-	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"
 )
 
@@ -29,13 +27,7 @@ func simReport(t *testing.T, dialect string) *Result {
 // simReportWith adds the scaling and migration sections when all is set.
 func simReportWith(t *testing.T, dialect string, all bool) *Result {
 	t.Helper()
-	clk := sim.NewClock(sim.DefaultStart)
-	sim, err := sim.Open(sim.Options{Nodes: 8, Scenario: sim.ScenarioMixed, Seed: 1, Clock: clk, Start: sim.DefaultStart})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
-	p, err := source.Record(context.Background(), sim, source.RecordOptions{Interval: time.Second, Duration: 300 * time.Second, Clock: clk})
+	p, err := sim.Record(sim.Options{Nodes: 8, Scenario: sim.ScenarioMixed, Seed: 1}, time.Second, 300*time.Second, profile.Generator{})
 	if err != nil {
 		t.Fatal(err)
 	}
