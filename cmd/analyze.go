@@ -191,7 +191,8 @@ func analyzeRun(o *AnalyzeOptions) error {
 	if params.KeepFleet {
 		m := o.Config.Migration
 		res.Migration = recommend.AddToReport(r, pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price,
-			recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode})
+			recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
+				MoveJobs: ac.Dialect == analyze.DialectSlurm})
 	}
 	var gateErr error
 	r.Gates, gateErr = analyze.Gates(res, ac.Gates)

@@ -56,7 +56,7 @@ move. Every plan is replayed and checked before it is printed.`,
 			}
 			o.Config = cfg
 			o.Plan = recommend.Options{AllowModelChange: cfg.Migration.AllowModelChange, AllowSharing: cfg.Migration.AllowSharing,
-				MaxMovesPerNode: cfg.Migration.MaxMovesPerNode}
+				MaxMovesPerNode: cfg.Migration.MaxMovesPerNode, MoveJobs: o.Dialect == "slurm"}
 			if o.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
 				return err
 			}

@@ -97,7 +97,8 @@ func (b *ClusterBuilder) addNode(pn *profile.Node) {
 	for _, w := range pn.Workloads {
 		cw := &Workload{ID: w.ID, Name: w.Name, Namespace: w.Labels["namespace"], Kind: w.Kind, Node: pn.Name,
 			Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: MilliPerGPU,
-			Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.State != profile.StatePending)}
+			Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.Kind != profile.KindJob && w.State != profile.StatePending),
+			Job:    w.Kind == profile.KindJob && w.State != profile.StatePending}
 		if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < MilliPerGPU {
 			cw.Milli = m
 		}

@@ -39,5 +39,6 @@ type Workload struct {
 	Count                     int    // GPUs it needs
 	Milli                     int    // share of each GPU, 1000 for whole GPUs
 	MemPerGPU                 uint64 // bytes on each GPU
-	Pinned                    bool   // seedance.io/pinned=true: never moves
+	Pinned                    bool   // seedance.io/pinned=true, or not a pod or job: never moves
+	Job                       bool   // a running batch job: moves only with Options.MoveJobs
 }

@@ -16,6 +16,9 @@ type Options struct {
 	AllowSharing bool
 	// MaxMovesPerNode bounds the evictions from one node (0: no bound).
 	MaxMovesPerNode int
+	// MoveJobs lets running batch jobs move (the Slurm dialect requeues
+	// them); otherwise MakePlan pins them.
+	MoveJobs bool
 	// Scan bounds how many candidate nodes of one free-GPU count are
 	// compared for bandwidth (0: 64); it keeps planning fast on 10,000 nodes.
 	Scan int
@@ -70,6 +73,9 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 	}
 	var pending []*Workload
 	for _, w := range c.Workloads {
+		if w.Job && !o.MoveJobs {
+			w.Pinned = true
+		}
 		if w.Pending {
 			pending = append(pending, w)
 		} else if s := p.byName[w.Node]; s != nil {

@@ -203,3 +203,46 @@ func TestVerifyCatchesOverbooking(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestRunningJobsMoveOnlyWhenAllowed: a running batch job (a Slurm job)
+// pins its node unless Options.MoveJobs (the Slurm dialect, which requeues
+// it); a job pinned by label never moves.
+func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
+	job := func(id, node string, gpus ...int) *Workload {
+		w := pod(id, node, gpus...)
+		w.ID, w.Name, w.Namespace, w.Kind, w.Job = id, id, "", "job", true
+		return w
+	}
+	cluster := func() *Cluster {
+		return build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, job("4242", "a", 0), pod("big", "b", 0, 1, 2, 3))
+	}
+	plan, err := MakePlan(cluster(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range plan.Moves {
+		if m.Workload == "4242" {
+			t.Fatalf("a running job moved without MoveJobs: %+v", plan)
+		}
+	}
+	if strings.Contains(strings.Join(plan.ReleasedNodes, ","), "a") {
+		t.Fatalf("the job's node was released without MoveJobs: %+v", plan)
+	}
+	plan, err = MakePlan(cluster(), Options{MoveJobs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Moves) != 1 || plan.Moves[0].Workload != "4242" || plan.Moves[0].To != "b" || strings.Join(plan.ReleasedNodes, ",") != "a" {
+		t.Fatalf("with MoveJobs: %+v", plan)
+	}
+	c := cluster()
+	c.Workloads[0].Pinned = true // seedance.io/pinned=true
+	if plan, err = MakePlan(c, Options{MoveJobs: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range plan.Moves {
+		if m.Workload == "4242" {
+			t.Fatalf("a pinned job moved: %+v", plan)
+		}
+	}
+}

@@ -178,28 +178,49 @@ func slurmMoveValid(m Move) bool {
 	return slurmJobID.MatchString(m.Name) && shell.ValidNodeName(shell.Slurm, m.To) && (m.From == nil || shell.ValidNodeName(shell.Slurm, *m.From))
 }
 
+// slurmPrelude adds requeueable, which stops the script before a running
+// job is touched when Slurm would not requeue it (Requeue=0 in scontrol
+// show job: the job asked not to be, or the cluster's JobRequeue is 0).
+const slurmPrelude = dryRunPrelude + `# requeueable JOB: stop unless Slurm would requeue the running job.
+requeueable() {
+  if [[ "$EXECUTE" != 1 ]]; then printf '+ (check that job %s can be requeued: Requeue=1)\n' "$1"; return; fi
+  if ! scontrol show job "$1" | grep -q 'Requeue=1'; then
+    echo "job $1 cannot be requeued (Requeue=0): not moved, and no node is drained" >&2
+    return 1
+  fi
+}
+`
+
 // Slurm writes the plan as a reviewable bash script of scontrol lines, dry
-// run unless run with --execute, as the kubectl one: moved jobs are pinned
-// to their target and requeued; released nodes are set to DRAIN, which stops
-// new jobs from starting there while the jobs running there finish. A node
-// with a skipped move is not drained.
+// run unless run with --execute, as the kubectl one. A pending job is
+// pinned to its target. A running job is moved only when Slurm would
+// requeue it, in the order a controller accepts: requeuehold (it ends and
+// waits, held, so that it cannot start elsewhere), update ReqNodeList,
+// release. Every step is checked (set -e): a failed one stops the script
+// before any drain. Released nodes are set to DRAIN, which stops new jobs
+// from starting there while the jobs running there finish. A node with a
+// skipped move is not drained.
 func Slurm(w io.Writer, p *Plan) error {
 	var b strings.Builder
 	s := planScript(p, slurmMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Slurm, n) })
 	header(&b, p, s, "Slurm")
-	b.WriteString(dryRunPrelude)
+	b.WriteString(slurmPrelude)
 	for i, m := range p.Moves {
 		fmt.Fprintf(&b, "\n# %s\n", oneLine(fmt.Sprintf("%d. %s → %s: %s", i+1, m.Workload, m.To, m.Reason)))
 		if why, bad := s.skip[i]; bad {
 			b.WriteString("# skipped: " + oneLine(why) + "\n")
 			continue
 		}
-		fmt.Fprintf(&b, "run scontrol update JobId=%s ReqNodeList=%s\n", q(m.Name), q(m.To))
-		if m.From != nil {
-			// requeue ends the running job and queues it again, now bound
-			// to its target.
-			fmt.Fprintf(&b, "run scontrol requeue %s\n", q(m.Name))
+		if m.From == nil {
+			fmt.Fprintf(&b, "run scontrol update JobId=%s ReqNodeList=%s\n", q(m.Name), q(m.To))
+			continue
 		}
+		// A running job's node list cannot be changed: it is requeued
+		// held first, bound to its target, then released.
+		fmt.Fprintf(&b, "requeueable %s\n", q(m.Name))
+		fmt.Fprintf(&b, "run scontrol requeuehold %s\n", q(m.Name))
+		fmt.Fprintf(&b, "run scontrol update JobId=%s ReqNodeList=%s\n", q(m.Name), q(m.To))
+		fmt.Fprintf(&b, "run scontrol release %s\n", q(m.Name))
 	}
 	for _, n := range p.ReleasedNodes {
 		fmt.Fprintf(&b, "\n# %s\n", oneLine("release "+n+": DRAIN stops new jobs from starting on it; jobs running there finish first"))

@@ -33,13 +33,25 @@ func hostilePlan() *Plan {
 // scontrol that log their arguments, and returns the log.
 func runScript(t *testing.T, script string, args ...string) string {
 	t.Helper()
+	out, err := runScriptEnv(t, nil, script, args...)
+	if err != nil {
+		t.Fatalf("script failed: %v\n%s", err, out)
+	}
+	return out
+}
+
+// runScriptEnv runs a plan against fake kubectl and scontrol that log their
+// arguments; scontrol show job answers Requeue=$REQUEUE (1 unless env sets
+// it).
+func runScriptEnv(t *testing.T, env []string, script string, args ...string) (string, error) {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	fake := "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\" >> \"$LOG\"; done; echo >> \"$LOG\"\n" +
-		"case \"$*\" in *ownerReferences*) echo ReplicaSet;; esac\n"
+		"case \"$*\" in *ownerReferences*) echo ReplicaSet;; \"show job \"*) echo \"JobId=$3 Requeue=${REQUEUE:-1}\";; esac\n"
 	for _, name := range []string{"kubectl", "scontrol"} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(fake), 0o755); err != nil {
 			t.Fatal(err)
@@ -54,16 +66,13 @@ func runScript(t *testing.T, script string, args ...string) string {
 	}
 	cmd := exec.Command("bash", append([]string{path}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log")}
+	cmd.Env = append([]string{"PATH=" + bin + ":/usr/bin:/bin", "LOG=" + filepath.Join(dir, "log")}, env...)
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("script failed: %v\n%s", err, out)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+	if _, serr := os.Stat(filepath.Join(dir, "PWNED")); serr == nil {
 		t.Fatal("a name ran a command")
 	}
 	log, _ := os.ReadFile(filepath.Join(dir, "log"))
-	return string(out) + "\nLOG:\n" + string(log)
+	return string(out) + "\nLOG:\n" + string(log), err
 }
 
 func TestKubectlScriptIsSafe(t *testing.T) {
@@ -121,10 +130,23 @@ func TestSlurmScriptIsSafe(t *testing.T) {
 		t.Fatalf("the dry run called scontrol, or printed nothing:\n%s", dry)
 	}
 	out := runScript(t, script, "--execute")
-	for _, want := range []string{"[update][JobId=4242][ReqNodeList=gpu12]", "[requeue][4242]", "[update][NodeName=node-a][State=DRAIN][Reason=seedance: release (migration plan)]"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("scontrol was not called with %s:\n%s", want, out)
+	// A running job: checked, requeued held, bound to its target, released;
+	// then, after every move, the drains.
+	order := []string{"[show][job][4242]", "[requeuehold][4242]", "[update][JobId=4242][ReqNodeList=gpu12]", "[release][4242]",
+		"[update][NodeName=node-a][State=DRAIN][Reason=seedance: release (migration plan)]"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(out[at:], want)
+		if i < 0 {
+			t.Fatalf("scontrol was not called with %s after the calls before it:\n%s", want, out)
 		}
+		at += i
+	}
+	// Slurm would not requeue it: the script stops before the job is
+	// touched, and drains nothing.
+	out, err := runScriptEnv(t, []string{"REQUEUE=0"}, script, "--execute")
+	if err == nil || !strings.Contains(out, "cannot be requeued (Requeue=0)") || strings.Contains(out, "[requeuehold]") || strings.Contains(out, "State=DRAIN]") {
+		t.Fatalf("a job Slurm would not requeue was moved, or a node drained (err %v):\n%s", err, out)
 	}
 }
 
