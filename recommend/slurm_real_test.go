@@ -1,0 +1,81 @@
+package recommend
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/internal/slurmtest"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestSlurmPlanOnRealController: real jobs on a real slurmctld, a profile
+// whose workloads are those jobs, the plan written in the Slurm dialect and
+// run with --execute: the running job is requeued held, bound to its target
+// and released; the pending one is bound to its target; the freed node is
+// drained after the moves (issue #18).
+func TestSlurmPlanOnRealController(t *testing.T) {
+	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
+	running := c.Submit(t, "--requeue", "--gres=gpu:2", "-w", "node-gpu-01")
+	pending := c.Submit(t, "--gres=gpu:1", "-w", "node-gpu-03") // no slurmd there: it waits
+	c.WaitFor(t, func() bool { return c.Job(t, running, "JobState") == "RUNNING" }, "job "+running+" running")
+
+	// node-gpu-01 holds the running job on 2 GPUs; node-gpu-02 is fuller
+	// (5 GPUs of a pinned job); the pending 1-GPU job waits on node-gpu-03.
+	// The plan: the pending job to node-gpu-02 (the fullest that takes
+	// it), the running job after it, node-gpu-01 (and the empty
+	// node-gpu-03) released.
+	gpus := func(busy float64) []profile.GPU {
+		var out []profile.GPU
+		for i := 0; i < 8; i++ {
+			out = append(out, profile.GPU{Index: i, UUID: "GPU-" + string(rune('a'+i)), Model: "NVIDIA H100 80GB HBM3", MemoryTotalBytes: 80 << 30,
+				Series: profile.Series{T: profile.Values{0}, GPUUtilPct: profile.Values{busy}}})
+		}
+		return out
+	}
+	p := &profile.Profile{Nodes: []profile.Node{
+		{Name: "node-gpu-01", GPUs: gpus(0), Workloads: []profile.Workload{
+			{ID: running, Name: running, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1}}}},
+		{Name: "node-gpu-02", GPUs: gpus(0), Workloads: []profile.Workload{
+			{ID: "other", Name: "other", Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1, 2, 3, 4}, Labels: map[string]string{PinnedLabel: "true"}}}},
+		{Name: "node-gpu-03", GPUs: gpus(0), Workloads: []profile.Workload{
+			{ID: pending, Name: pending, Kind: profile.KindJob, State: profile.StatePending, GPUCount: 1}}},
+	}}
+	plan, err := MakePlan(FromProfile(p, func(string) float64 { return 4 }, 15), Options{MoveJobs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan.ReleasedNodes, ","), "node-gpu-01") || len(plan.Moves) != 2 {
+		t.Fatalf("plan %+v", plan)
+	}
+	var script bytes.Buffer
+	if err := Slurm(&script, plan); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "plan.sh")
+	if err := os.WriteFile(path, script.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", path, "--execute")
+	cmd.Env = c.Env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the plan failed on the controller: %v\n%s\n%s", err, out, script.String())
+	}
+	for _, j := range []string{running, pending} {
+		if got := c.Job(t, j, "ReqNodeList"); got != "node-gpu-02" {
+			t.Errorf("job %s: ReqNodeList=%s, want node-gpu-02", j, got)
+		}
+	}
+	if st := c.Job(t, running, "JobState"); st != "PENDING" {
+		t.Errorf("the moved job is %s, want PENDING (requeued and released, bound to a node with no slurmd)", st)
+	}
+	if reason := c.Job(t, running, "Reason"); strings.Contains(reason, "Held") {
+		t.Errorf("the moved job is still held: %s", reason)
+	}
+	if st := c.Node(t, "node-gpu-01", "State"); !strings.Contains(st, "DRAIN") {
+		t.Errorf("node-gpu-01 is %s, want drained", st)
+	}
+}
