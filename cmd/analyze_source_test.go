@@ -10,6 +10,7 @@ import (
 	"github.com/seedance/seedance/internal/dcgmtest"
 	"github.com/seedance/seedance/internal/promtest"
 	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/internal/slurmtest"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -205,5 +206,43 @@ func TestAttributionByTeamFromPrometheus(t *testing.T) {
 	// kube_pod_owner: the ReplicaSets of one Deployment are one controller.
 	if controllers["ml/Deployment/llama-7b-infer"] < 2 {
 		t.Fatalf("controllers %v", controllers)
+	}
+}
+
+// TestSlurmPendingJobMakesANodeStalled: on a real Slurm controller, a
+// pending GPU job waiting for node-gpu-02 makes that idle node stalled, not
+// idle, in a profile taken with --slurm (issue #18).
+func TestSlurmPendingJobMakesANodeStalled(t *testing.T) {
+	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
+	job := c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-02", "-A", "research") // no slurmd there: it waits
+	for _, e := range c.Env {
+		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
+			t.Setenv(k, v)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "p.json")
+	if r := run(t, nil, "profile", "--source", "sim", "--sim-scenario", "idle", "--sim-nodes", "3", "--duration", "120", "--slurm", "-o", path, "--quiet"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	r := run(t, nil, "analyze", path, "-f", "json")
+	var rep struct {
+		Nodes []struct {
+			Name    string `json:"name"`
+			Verdict string `json:"verdict"`
+			Pending int    `json:"pending_workloads"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, r.errOut)
+	}
+	verdicts := map[string]string{}
+	for _, n := range rep.Nodes {
+		verdicts[n.Name] = n.Verdict
+		if n.Name == "node-gpu-02" && n.Pending != 1 {
+			t.Errorf("node-gpu-02: %d pending workloads, want job %s", n.Pending, job)
+		}
+	}
+	if verdicts["node-gpu-02"] != "stalled" || verdicts["node-gpu-03"] != "idle" {
+		t.Fatalf("verdicts %v: node-gpu-02 should be stalled behind job %s, node-gpu-03 idle", verdicts, job)
 	}
 }

@@ -72,8 +72,11 @@ type Config struct {
 		MaxMovesPerNode  int  `mapstructure:"max_moves_per_node"`
 	} `mapstructure:"migration"`
 	Prometheus prometheus.Settings `mapstructure:"prometheus"`
-	Scrape     scrape.Settings     `mapstructure:"scrape"`
-	Pricing    struct {
+	Slurm      struct {
+		Pending bool `mapstructure:"pending"`
+	} `mapstructure:"slurm"`
+	Scrape  scrape.Settings `mapstructure:"scrape"`
+	Pricing struct {
 		GPUHourUSD        map[string]float64 `mapstructure:"gpu_hour_usd"`
 		DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`
 		EnergyUSDPerKWh   float64            `mapstructure:"energy_usd_per_kwh"`

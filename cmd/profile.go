@@ -20,6 +20,7 @@ import (
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/gpu"
+	"github.com/seedance/seedance/source/slurm"
 )
 
 // MinInterval is the shortest sampling interval: NVML's utilization counters
@@ -183,6 +184,15 @@ func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
 	bar.done()
 	if errors.Is(err, source.ErrInterrupted) {
 		return nil, &ExitError{Code: ExitInterrupted, Err: err}
+	}
+	if p != nil && o.Config.Slurm.Pending {
+		// Without Slurm's pending jobs a node they wait for would look
+		// idle and be released: the run keeps its samples and says so.
+		notes, serr := slurm.AddPending(context.Background(), p, slurm.RunSqueue)
+		if serr != nil {
+			notes = []string{"Slurm's pending jobs unknown (a node they wait for may look idle): " + oneLine(serr.Error())}
+		}
+		p.Notes = append(p.Notes, notes...)
 	}
 	return p, err
 }

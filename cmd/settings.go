@@ -135,6 +135,7 @@ var configKeys = []configKey{
 	{Key: "migration.allow_model_change", Default: false, Cmd: "recommend", Flag: "allow-model-change", Help: "let workloads move to another GPU model (docs/recommend.md)"},
 	{Key: "migration.allow_sharing", Default: false, Cmd: "recommend", Flag: "allow-sharing", Help: "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)"},
 	{Key: "migration.max_moves_per_node", Default: 0, Cmd: "recommend", Flag: "max-moves-per-node", Help: "evict at most this many workloads from one node (0: no limit)", Range: rng(0, 1e6)},
+	{Key: "slurm.pending", Default: false, Cmd: "profile analyze", Flag: "slurm", Help: "add the pending GPU jobs squeue lists, on the node each waits for (run where squeue works: a Slurm node or login node)"},
 	{Key: "prometheus.url", Default: "", Cmd: "profile analyze", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
 	{Key: "prometheus.step", Default: dur("15s"), Cmd: "profile analyze", Flag: "step", Help: "dcgm-exporter's scrape interval, the profile's interval_s (--source prometheus)", Range: rng(0.001, day)},
 	{Key: "prometheus.selector", Default: "", Cmd: "profile analyze", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
