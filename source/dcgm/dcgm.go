@@ -2,7 +2,9 @@ package dcgm
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,6 +86,9 @@ type Identity struct {
 	Index                     int
 	Model, PCIBusID, MIGProf  string
 	Namespace, Pod, Container string
+	// HPCJob is the HPC (Slurm) job dcgm-exporter maps the GPU to
+	// (--hpc-job-mapping-dir: the hpc_job label).
+	HPCJob string
 	// Exporter is "namespace/pod" of dcgm-exporter's own pod when the
 	// series shows it (kube-prometheus renames the workload's labels to
 	// exported_* and puts the exporter's in pod/namespace/container).
@@ -123,6 +128,9 @@ func ParseLabels(get func(string) string) (Identity, bool) {
 	id.PCIBusID = normalizeBusID(firstLabel(get, "pci_bus_id", "DCGM_FI_DEV_PCI_BUSID"))
 	id.Key.GI = firstLabel(get, "GPU_I_ID")
 	id.MIGProf = firstLabel(get, "GPU_I_PROFILE")
+	if j := get("hpc_job"); len(j) <= profile.MaxWorkloadIDBytes {
+		id.HPCJob = j
+	}
 	if ep := get("exported_pod"); ep != "" {
 		// kube-prometheus layout: the target's pod/namespace/container
 		// labels (dcgm-exporter's own pod) pushed the workload's, which
@@ -170,6 +178,7 @@ type gpuBuild struct {
 	rank  [profile.NumMetrics]int // rank of the metric that filled each column; -1 none
 	fbMiB float64                 // last FB_USED + FB_FREE, for the memory size
 	pods  map[string]Identity
+	jobs  map[string]bool // HPC jobs seen on it
 }
 
 // Builder gathers samples of many GPUs into profile nodes.
@@ -210,6 +219,12 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 	}
 	if id.Model != "" {
 		g.id.Model = id.Model
+	}
+	if id.HPCJob != "" {
+		if g.jobs == nil {
+			g.jobs = map[string]bool{}
+		}
+		g.jobs[id.HPCJob] = true
 	}
 	if id.Pod != "" {
 		g.pods[id.Namespace+"/"+id.Pod] = id
@@ -375,6 +390,9 @@ func (b *Builder) Build(startMillis int64) []profile.Node {
 				mergePod(n, p, g)
 			}
 		}
+		for _, j := range slices.Sorted(maps.Keys(g.jobs)) {
+			mergeJob(n, j, g)
+		}
 	}
 	sort.Strings(names)
 	out := make([]profile.Node, 0, len(names))
@@ -424,6 +442,20 @@ func mergePod(n *profile.Node, p Identity, g *gpuBuild) {
 		w.GPUUUIDs = []string{migUUID(g.id)}
 	}
 	n.Workloads = append(n.Workloads, w)
+}
+
+// mergeJob adds g to the HPC job's workload on n: a running Slurm job,
+// named as squeue and scontrol name it.
+func mergeJob(n *profile.Node, job string, g *gpuBuild) {
+	for i := range n.Workloads {
+		if w := &n.Workloads[i]; w.ID == job && w.Kind == profile.KindJob {
+			source.AddSorted(&w.GPUs, g.id.Index)
+			w.GPUCount = len(w.GPUs)
+			return
+		}
+	}
+	n.Workloads = append(n.Workloads, profile.Workload{ID: job, Name: job, Kind: profile.KindJob, State: profile.StateRunning,
+		GPUs: []int{g.id.Index}, GPUCount: 1})
 }
 
 // migUUID names a MIG device that dcgm-exporter labels with its parent's

@@ -29,3 +29,24 @@ func TestPairsOutOfOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHPCJob: dcgm-exporter's hpc_job label (its HPC job mapping) makes the
+// GPUs' Slurm job a running workload of kind job, one per job.
+func TestHPCJob(t *testing.T) {
+	labels := func(gpu, job string) func(string) string {
+		m := map[string]string{"Hostname": "n", "gpu": gpu, "UUID": "GPU-" + gpu, "hpc_job": job}
+		return func(k string) string { return m[k] }
+	}
+	b := NewBuilder()
+	for _, g := range [][2]string{{"0", "4242"}, {"1", "4242"}, {"2", "77"}, {"3", ""}} {
+		id, ok := ParseLabels(labels(g[0], g[1]))
+		if !ok || id.HPCJob != g[1] {
+			t.Fatalf("labels %v: %+v", g, id)
+		}
+		b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{1000, 50}})
+	}
+	ws := b.Build(0)[0].Workloads
+	if len(ws) != 2 || ws[0].ID != "4242" || fmt.Sprint(ws[0].GPUs) != "[0 1]" || ws[0].Kind != profile.KindJob || ws[1].ID != "77" || fmt.Sprint(ws[1].GPUs) != "[2]" {
+		t.Fatalf("workloads %+v", ws)
+	}
+}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +22,10 @@ type ProcInfo struct {
 	Namespace string
 	Pod       string
 	Container string // container ID
+	// SlurmJob, SlurmUser and SlurmAccount are the Slurm job the process
+	// runs in (SLURM_JOB_ID, SLURM_JOB_USER, SLURM_JOB_ACCOUNT in its
+	// environment), for a process that is not in a pod.
+	SlurmJob, SlurmUser, SlurmAccount string
 	// CPUsAllowed is the process's Cpus_allowed_list.
 	CPUsAllowed string
 }
@@ -32,6 +37,8 @@ func (p ProcInfo) WorkloadID(pid int) string {
 		return p.Namespace + "/" + p.Pod
 	case p.PodUID != "":
 		return "pod/" + p.PodUID
+	case p.SlurmJob != "":
+		return p.SlurmJob // as squeue and scontrol name it
 	}
 	return "process/" + strconv.Itoa(pid)
 }
@@ -51,6 +58,14 @@ func (p ProcInfo) Workload(pid int) *profile.Workload {
 		}
 		if p.Container != "" {
 			w.Labels["container_id"] = p.Container
+		}
+	case p.SlurmJob != "":
+		w.Kind, w.Name = profile.KindJob, p.SlurmJob
+		w.Labels = map[string]string{}
+		for k, v := range map[string]string{"user": p.SlurmUser, "account": p.SlurmAccount} {
+			if v != "" {
+				w.Labels[k] = v
+			}
 		}
 	default:
 		w.Kind, w.Name = profile.KindProcess, p.Name
@@ -97,9 +112,43 @@ func (p *ProcFS) Resolve(pid int) ProcInfo {
 	}
 	if info.PodUID != "" {
 		info.Namespace, info.Pod = p.podName(info.PodUID)
+	} else {
+		info.SlurmJob, info.SlurmUser, info.SlurmAccount = slurmJob(filepath.Join(dir, "environ"))
 	}
 	_, info.CPUsAllowed = hwtopo.ProcessCPUs(p.ProcRoot, pid)
 	return info
+}
+
+// slurmJob reads the Slurm job of a process from its environment (a
+// process of a batch job inherits SLURM_JOB_ID). The read is bounded: an
+// environment is at most a few hundred KiB.
+func slurmJob(environ string) (job, user, account string) {
+	f, err := os.Open(environ)
+	if err != nil {
+		return "", "", "" // gone, or another user's without privileges
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		k, v, _ := strings.Cut(string(kv), "=")
+		if len(v) > profile.MaxNameBytes {
+			continue
+		}
+		switch k {
+		case "SLURM_JOB_ID":
+			if _, err := strconv.ParseUint(v, 10, 64); err == nil {
+				job = v
+			}
+		case "SLURM_JOB_USER":
+			user = v
+		case "SLURM_JOB_ACCOUNT":
+			account = v
+		}
+	}
+	if job == "" {
+		return "", "", ""
+	}
+	return job, user, account
 }
 
 // ParseCgroup finds the Kubernetes pod UID and container ID in the contents

@@ -76,3 +76,30 @@ func TestProcFSResolvesPods(t *testing.T) {
 		t.Fatalf("exited process = %+v", got)
 	}
 }
+
+// TestProcFSResolvesSlurmJobs: a process outside any pod whose environment
+// names a Slurm job is that job's workload, as squeue and scontrol name it.
+func TestProcFSResolvesSlurmJobs(t *testing.T) {
+	proc := t.TempDir()
+	for pid, env := range map[string]string{
+		"500": "PATH=/usr/bin\x00SLURM_JOB_ID=4242\x00SLURM_JOB_USER=alice\x00SLURM_JOB_ACCOUNT=research\x00",
+		"501": "SLURM_JOB_ID=$(reboot)\x00", // not a job id
+	} {
+		if err := os.MkdirAll(filepath.Join(proc, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, body := range map[string]string{"comm": "python3\n", "cgroup": "0::/system.slice/slurmstepd.scope/job_4242\n", "environ": env} {
+			if err := os.WriteFile(filepath.Join(proc, pid, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r := &ProcFS{ProcRoot: proc}
+	w := r.Resolve(500).Workload(500)
+	if w.ID != "4242" || w.Name != "4242" || w.Kind != profile.KindJob || w.Labels["user"] != "alice" || w.Labels["account"] != "research" {
+		t.Fatalf("workload %+v", w)
+	}
+	if w := r.Resolve(501).Workload(501); w.ID != "process/501" || w.Kind != profile.KindProcess {
+		t.Fatalf("a bad SLURM_JOB_ID made a job: %+v", w)
+	}
+}
