@@ -1,22 +1,23 @@
-package recommend
+package cmd
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seedance/seedance/internal/slurmtest"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/recommend"
 )
 
 // TestSlurmPlanOnRealController: real jobs on a real slurmctld, a profile
-// whose workloads are those jobs, the plan written in the Slurm dialect and
-// run with --execute: the running job is requeued held, bound to its target
-// and released; the pending one is bound to its target; the freed node is
-// drained after the moves (issue #18).
+// whose workloads are those jobs, seedance recommend --dialect slurm, and
+// the script run with --execute: the running job is requeued held, bound
+// to its target and released; the pending one is bound to its target; the
+// freed node is drained after the moves (issue #18).
 func TestSlurmPlanOnRealController(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
 	running := c.Submit(t, "--requeue", "--gres=gpu:2", "-w", "node-gpu-01")
@@ -40,29 +41,26 @@ func TestSlurmPlanOnRealController(t *testing.T) {
 		{Name: "node-gpu-01", GPUs: gpus(0), Workloads: []profile.Workload{
 			{ID: running, Name: running, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1}}}},
 		{Name: "node-gpu-02", GPUs: gpus(0), Workloads: []profile.Workload{
-			{ID: "other", Name: "other", Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1, 2, 3, 4}, Labels: map[string]string{PinnedLabel: "true"}}}},
+			{ID: "other", Name: "other", Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1, 2, 3, 4}, Labels: map[string]string{recommend.PinnedLabel: "true"}}}},
 		{Name: "node-gpu-03", GPUs: gpus(0), Workloads: []profile.Workload{
 			{ID: pending, Name: pending, Kind: profile.KindJob, State: profile.StatePending, GPUCount: 1}}},
 	}}
-	plan, err := MakePlan(FromProfile(p, func(string) float64 { return 4 }, 15), Options{MoveJobs: true})
-	if err != nil {
+	p.SchemaVersion, p.IntervalS, p.Complete = profile.SchemaVersion, 60, true
+	p.StartedAt = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	p.EndedAt = p.StartedAt.Add(time.Minute)
+	dir := t.TempDir()
+	in, path := filepath.Join(dir, "p.json"), filepath.Join(dir, "plan.sh")
+	if err := profile.WriteFile(in, p); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(plan.ReleasedNodes, ","), "node-gpu-01") || len(plan.Moves) != 2 {
-		t.Fatalf("plan %+v", plan)
+	if r := run(t, nil, "recommend", "--input", in, "--dialect", "slurm", "--output", path); r.code != 0 || !strings.Contains(r.errOut, "plan: 2 move(s)") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
-	var script bytes.Buffer
-	if err := Slurm(&script, plan); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "plan.sh")
-	if err := os.WriteFile(path, script.Bytes(), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	script, _ := os.ReadFile(path)
 	cmd := exec.Command("bash", path, "--execute")
 	cmd.Env = c.Env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the plan failed on the controller: %v\n%s\n%s", err, out, script.String())
+		t.Fatalf("the plan failed on the controller: %v\n%s\n%s", err, out, script)
 	}
 	for _, j := range []string{running, pending} {
 		if got := c.Job(t, j, "ReqNodeList"); got != "node-gpu-02" {
