@@ -88,7 +88,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	}
 	fl := c.Flags()
 	fl.StringArrayVarP(&inputs, "input", "i", nil, "profile to read (repeatable); - reads stdin")
-	addSettingFlags(fl, "analyze")
+	addSettingFlags(c, "analyze")
 	fl.StringVar(&src.Start, "start", "", "with --source prometheus: start of the range (RFC 3339)")
 	fl.StringVar(&src.End, "end", "", "with --source prometheus: end of the range (RFC 3339; default now)")
 	fl.StringArrayVar(&src.TopologyFiles, "topology-file", nil, "with --source: an nvidia-smi topo -m capture, FILE for every node or NODE=FILE (repeatable)")
@@ -133,6 +133,9 @@ func analyzeRun(o *AnalyzeOptions) error {
 	}
 	if !(ac.IdleNodeShare > 0 && ac.IdleNodeShare <= 1) {
 		return usageErrorf("--idle-node-share must be in (0, 1], e.g. 0.5 for half the observed time")
+	}
+	if err := checkOutputName("--output", ac.Output); err != nil {
+		return err
 	}
 	if err := fsutil.CheckOutput(ac.Output, append([]string{o.Baseline}, o.Inputs...)...); err != nil {
 		return usageErrorf("--output: %v", err)

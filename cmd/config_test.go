@@ -260,3 +260,26 @@ func TestSourceHelpNamesTheRegistry(t *testing.T) {
 	}
 	t.Fatal("no profile.source setting")
 }
+
+// TestCLIHabits: --version, flag values that complete, and -o FORMAT
+// caught as the --format it meant.
+func TestCLIHabits(t *testing.T) {
+	if r := run(t, nil, "--version"); r.code != 0 || !strings.HasPrefix(r.out, "seedance ") {
+		t.Fatalf("--version: exit %d %q", r.code, r.out)
+	}
+	r := run(t, nil, "__complete", "analyze", "--format", "")
+	for _, want := range []string{"json", "html", "prom"} {
+		if !strings.Contains(r.out, want+"\n") {
+			t.Errorf("--format completes to %q, missing %s", r.out, want)
+		}
+	}
+	if r := run(t, nil, "__complete", "profile", "--source", ""); !strings.Contains(r.out, "prometheus\n") || !strings.Contains(r.out, "sim\n") {
+		t.Errorf("--source completes to %q", r.out)
+	}
+	for _, args := range [][]string{{"analyze", "--source", "sim", "-o", "json"}, {"profile", "--source", "sim", "-o", "yaml"}, {"recommend", "-i", "x.json", "-o", "json"}} {
+		r := run(t, nil, args...)
+		if r.code != ExitUsage || !strings.Contains(r.errOut, "did you mean --format") {
+			t.Errorf("%v: exit %d %q", args, r.code, r.errOut)
+		}
+	}
+}

@@ -92,7 +92,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 		},
 	}
 	fl := c.Flags()
-	addSettingFlags(fl, "profile")
+	addSettingFlags(c, "profile")
 	fl.StringVar(&opts.Start, "start", "", "start of the range to read from Prometheus (RFC 3339)")
 	fl.StringVar(&opts.End, "end", "", "end of the range to read from Prometheus (RFC 3339; default now)")
 	fl.StringArrayVar(&opts.TopologyFiles, "topology-file", nil, "an nvidia-smi topo -m capture for nodes seedance sees only through Prometheus or scrapes: FILE for every node, NODE=FILE for one (repeatable)")
@@ -113,6 +113,9 @@ func profileRun(o *ProfileOptions) error {
 	}
 	// Before any sampling, and before a wrapped command runs: a run that
 	// cannot write its profile at the end must not start.
+	if err := checkOutputName("--output", pc.Output); err != nil {
+		return err
+	}
 	if err := fsutil.CheckOutput(pc.Output); err != nil {
 		return usageErrorf("--output: %v", err)
 	}

@@ -70,12 +70,16 @@ move. Every plan is replayed and checked before it is printed.`,
 	fl.StringVarP(&o.Input, "input", "i", "", "profile to plan from; - reads stdin")
 	fl.StringVar(&o.Dialect, "dialect", "kubectl", "output: kubectl (a bash script), slurm or json")
 	fl.StringVarP(&o.Output, "output", "o", "-", "write the plan to this file (atomically); - is stdout")
-	addSettingFlags(fl, "recommend")
+	addSettingFlags(c, "recommend")
+	completeValues(c, "dialect", recommend.Dialects)
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	return c
 }
 
 func recommendRun(o *RecommendOptions) error {
+	if err := checkOutputName("--output", o.Output); err != nil {
+		return err
+	}
 	if err := fsutil.CheckOutput(o.Output, o.Input); err != nil {
 		return usageErrorf("--output: %v", err)
 	}

@@ -86,6 +86,8 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 			return err
 		},
 	}
+	root.Version = f.Build.Version
+	root.SetVersionTemplate("seedance {{.Version}}\n")
 	root.PersistentFlags().StringVar(&configFlag, "config", "", "config file (default $SEEDANCE_CONFIG, $XDG_CONFIG_HOME/seedance/config.yaml, /etc/seedance/config.yaml)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}

@@ -8,9 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/render"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/sim"
 )
 
 // configKey is one setting, defined once. Its config file key, its
@@ -152,11 +155,16 @@ var configKeys = []configKey{
 }
 
 // addSettingFlags defines the flags of a command's settings, each marked
-// with its key (bindFlags ties them when the command runs).
-func addSettingFlags(fs *pflag.FlagSet, cmd string) {
+// with its key (bindFlags ties them when the command runs) and completing
+// to its values where they are a fixed set.
+func addSettingFlags(c *cobra.Command, cmd string) {
+	fs := c.Flags()
 	for _, k := range configKeys {
 		if k.Flag == "" || !slices.Contains(strings.Fields(k.Cmd), cmd) {
 			continue
+		}
+		if vals := flagValues(k.Key); vals != nil {
+			defer completeValues(c, k.Flag, vals) // once the flag exists
 		}
 		switch d := k.Default.(type) {
 		case string:
@@ -265,4 +273,51 @@ func settingsDoc() string {
 		}
 	}
 	return b.String()
+}
+
+// flagValues are the values a setting's flag takes, for completion; nil
+// where they are open.
+func flagValues(key string) []string {
+	switch key {
+	case "profile.source", "analyze.source":
+		return source.Names()
+	case "sim.scenario":
+		return []string{sim.ScenarioMixed, sim.ScenarioIdle, sim.ScenarioBusy}
+	case "analyze.report":
+		return render.Reports
+	case "analyze.format":
+		return render.Formats
+	case "analyze.dialect":
+		return []string{analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone}
+	case "analyze.group_by":
+		return []string{"namespace", "workload", "controller", "team="}
+	}
+	return nil
+}
+
+// completeValues makes a flag complete to a fixed set of values (a value
+// ending in "=" waits for the rest, as team=LABEL).
+func completeValues(c *cobra.Command, flag string, vals []string) {
+	_ = c.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		d := cobra.ShellCompDirectiveNoFileComp
+		for _, v := range vals {
+			if strings.HasSuffix(v, "=") {
+				d |= cobra.ShellCompDirectiveNoSpace
+			}
+		}
+		return vals, d
+	}) // the flag was just defined
+}
+
+// formatNames are the format names that, given to --output, are more
+// likely a mistaken --format than a file name.
+var formatNames = []string{"json", "yaml", "yml", "table", "csv", "markdown", "md", "html", "prom", "kubectl", "slurm"}
+
+// checkOutputName refuses an output file named like a format: -o json
+// meant --format json, as kubectl users write it.
+func checkOutputName(flag, path string) error {
+	if slices.Contains(formatNames, path) {
+		return usageErrorf("%s %s would write a file named %q: did you mean --format %s? (write ./%s to mean the file)", flag, path, path, path, path)
+	}
+	return nil
 }

@@ -49,6 +49,7 @@ host part and says so (exit 0).`,
 		},
 	}
 	c.Flags().StringVarP(&o.Format, "format", "f", "table", "output: table, json or matrix (as nvidia-smi topo -m)")
+	completeValues(c, "format", []string{"table", "json", "matrix"})
 	return c
 }
 
@@ -84,7 +85,7 @@ func topoRunWithHost(o *TopoOptions, host *hwtopo.Host, warnings ...string) erro
 		if rep.Topology == nil {
 			return usageErrorf("no GPU found (%s): there is no matrix to print", rep.NoGPU)
 		}
-		return hwtopo.WriteMatrix(o.IO.Out, rep.Topology, o.IO.IsStdoutTTY())
+		return hwtopo.WriteMatrix(o.IO.Out, rep.Topology, o.IO.ColorEnabled())
 	}
-	return hwtopo.WriteTable(o.IO.Out, rep, o.IO.IsStdoutTTY())
+	return hwtopo.WriteTable(o.IO.Out, rep, o.IO.ColorEnabled())
 }

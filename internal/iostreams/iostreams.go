@@ -17,19 +17,24 @@ type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 
-	stdoutTTY bool
-	stderrTTY bool
-	noColor   bool
+	stdoutTTY  bool
+	stderrTTY  bool
+	noColor    bool
+	forceColor bool
 }
 
-// System returns the process's own streams.
+// System returns the process's own streams. NO_COLOR (any value, per
+// no-color.org) turns colour and underlining off; CLICOLOR_FORCE (not 0)
+// turns them on where standard output is not a terminal.
 func System() *IOStreams {
 	_, noColor := os.LookupEnv("NO_COLOR")
+	force := os.Getenv("CLICOLOR_FORCE")
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
-		stderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
-		noColor:   noColor,
+		stdoutTTY:  term.IsTerminal(int(os.Stdout.Fd())),
+		stderrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
+		noColor:    noColor,
+		forceColor: force != "" && force != "0",
 	}
 }
 
@@ -48,5 +53,9 @@ func (s *IOStreams) IsStderrTTY() bool { return s.stderrTTY }
 // SetTTY marks the streams as terminals (for tests).
 func (s *IOStreams) SetTTY(stdout, stderr bool) { s.stdoutTTY, s.stderrTTY = stdout, stderr }
 
-// ColorEnabled reports whether colour may be written to standard output.
-func (s *IOStreams) ColorEnabled() bool { return s.stdoutTTY && !s.noColor }
+// ColorEnabled reports whether colour (and underlining) may be written to
+// standard output.
+func (s *IOStreams) ColorEnabled() bool { return !s.noColor && (s.stdoutTTY || s.forceColor) }
+
+// SetColor sets what NO_COLOR and CLICOLOR_FORCE would (for tests).
+func (s *IOStreams) SetColor(noColor, force bool) { s.noColor, s.forceColor = noColor, force }
