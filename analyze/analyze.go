@@ -372,8 +372,9 @@ func (a *analysis) report(r *Report) {
 		r.Fleet = a.fleet()
 	}
 	if a.p.Attribution != nil {
-		r.Attribution = a.attribution(pricer)
-		r.Suggestions = append(r.Suggestions, holderSuggestions(a.holdings(pricer), a.p.Attribution.Rules)...)
+		hs, unalloc, total := a.holdings(pricer)
+		r.Attribution = attribution(hs, unalloc, total, a.p.Attribution.GroupBy)
+		r.Suggestions = append(r.Suggestions, holderSuggestions(hs, a.p.Attribution.Rules)...)
 	}
 	r.Timeline = a.timeline(r.Nodes)
 	if a.perGPU {

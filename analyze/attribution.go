@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -101,47 +100,30 @@ func (f figures) report() AttributionFigures {
 	return out
 }
 
-// attribution splits every GPU's time among the running workloads that
-// held it: equally, or by their gpu_milli labels when all have one (what
-// they leave is unallocated). A workload holds a GPU by its index, a MIG
-// device by its UUID; without tenure in the profile, for the whole window.
-func (a *analysis) attribution(pricer *pricing.Pricer) *Attribution {
-	levels := a.p.Attribution.GroupBy
+// attribution groups the workloads' holdings by the levels.
+func attribution(hs []*holding, unalloc, total figures, levels []string) *Attribution {
 	type group struct {
 		key       []string
 		f         figures
 		workloads map[string]bool
 	}
 	groups := map[string]*group{}
-	var unalloc, total figures
-	for _, n := range a.order {
-		for _, g := range n.gpus {
-			if g.share == 0 {
-				continue
-			}
-			price := pricer.Price(g.model) * g.share
-			holders, weights := holdersOf(n, g)
-			left := 1.0
-			for i, w := range holders {
-				key := make([]string, len(levels))
-				for l, level := range levels {
-					key[l] = groupKey(w, level)
-				}
-				id := strings.Join(key, "\x00")
-				gr := groups[id]
-				if gr == nil {
-					gr = &group{key: key, workloads: map[string]bool{}}
-					groups[id] = gr
-				}
-				gr.workloads[w.ID] = true
-				gr.f.add(g, weights[i], price)
-				left -= weights[i]
-			}
-			if left > 1e-9 {
-				unalloc.add(g, left, price)
-			}
-			total.add(g, 1, price)
+	for _, h := range hs {
+		key := make([]string, len(levels))
+		for l, level := range levels {
+			key[l] = groupKey(h.w, level)
 		}
+		id := strings.Join(key, "\x00")
+		gr := groups[id]
+		if gr == nil {
+			gr = &group{key: key, workloads: map[string]bool{}}
+			groups[id] = gr
+		}
+		gr.workloads[h.w.ID] = true
+		gr.f.held += h.f.held
+		gr.f.used += h.f.used
+		gr.f.idle += h.f.idle
+		gr.f.cost += h.f.cost
 	}
 	out := &Attribution{GroupBy: append([]string(nil), levels...), Groups: []AttributionGroup{}, Unallocated: unalloc.report(), Total: total.report()}
 	for _, gr := range groups {
@@ -158,7 +140,9 @@ func (a *analysis) attribution(pricer *pricing.Pricer) *Attribution {
 }
 
 // holdersOf lists the running workloads holding g and each one's share of
-// it.
+// it: a workload holds a GPU by its index, a MIG device by its UUID; the
+// shares are equal, or by gpu_milli when every holder has one (what they
+// leave is held by no workload).
 func holdersOf(n *nodeAcc, g *gpuAcc) ([]profile.Workload, []float64) {
 	var holders []profile.Workload
 	for _, w := range n.workloads.list {

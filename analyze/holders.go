@@ -41,47 +41,53 @@ const (
 // workload is at least.
 const imbalanceBusyPct = 50
 
-// holding is what one workload holds on one node.
+// holding is what one workload holds on one node: its GPUs, its share of
+// each, and the attribution figures of those shares.
 type holding struct {
-	node          string
-	w             profile.Workload
-	gpus          []*gpuAcc
-	weights       []float64
-	held, used    float64 // GPU-seconds, weighted
-	idle, pricePH float64 // idle GPU-seconds held; USD per hour of its shares
-	observedS     float64 // the longest any of its GPUs was observed
-	memTotal      uint64  // of its GPUs
+	node      string
+	w         profile.Workload
+	gpus      []*gpuAcc
+	f         figures
+	pricePH   float64 // USD per hour of its shares
+	observedS float64 // the longest any of its GPUs was observed
+	memTotal  uint64  // of its GPUs
 }
 
-// holdings gathers, per running workload, the GPUs it holds and its shares.
-func (a *analysis) holdings(pricer *pricing.Pricer) []*holding {
-	var out []*holding
+// holdings splits every GPU's time among the running workloads that hold
+// it (holdersOf), in one pass: per workload, and what nobody held, and the
+// total. A profile does not yet say when a workload held its GPUs, so a
+// holder holds them for the whole window.
+func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, total figures) {
 	for _, n := range a.order {
 		byID := map[string]*holding{}
 		for _, g := range n.gpus {
 			if g.share == 0 {
 				continue
 			}
+			price := pricer.Price(g.model) * g.share
 			holders, weights := holdersOf(n, g)
+			left := 1.0
 			for i, w := range holders {
 				h := byID[w.ID]
 				if h == nil {
 					h = &holding{node: n.name, w: w}
 					byID[w.ID] = h
-					out = append(out, h)
+					hs = append(hs, h)
 				}
 				h.gpus = append(h.gpus, g)
-				h.weights = append(h.weights, weights[i])
-				h.held += g.observedS * g.share * weights[i]
-				h.used += g.utilSum / 100 * g.share * weights[i]
-				h.idle += g.idleS * g.share * weights[i]
-				h.pricePH += pricer.Price(g.model) * g.share * weights[i]
+				h.f.add(g, weights[i], price)
+				h.pricePH += price * weights[i]
 				h.observedS = math.Max(h.observedS, g.observedS)
 				h.memTotal += g.memTotal
+				left -= weights[i]
 			}
+			if left > 1e-9 {
+				unalloc.add(g, left, price)
+			}
+			total.add(g, 1, price)
 		}
 	}
-	return out
+	return hs, unalloc, total
 }
 
 // holderSuggestions applies the rules to every workload that holds GPUs.
@@ -89,10 +95,10 @@ func holderSuggestions(hs []*holding, rules HolderRules) []Suggestion {
 	var out []Suggestion
 	for _, h := range hs {
 		who := h.w.ID
-		if len(h.gpus) == 0 || h.held <= 0 {
+		if len(h.gpus) == 0 || h.f.held <= 0 {
 			continue
 		}
-		meanUtil := 100 * h.used / h.held
+		meanUtil := 100 * h.f.used / h.f.held
 		gpus := fmt.Sprintf("%d GPU", len(h.gpus))
 		if len(h.gpus) > 1 {
 			gpus += "s"

@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/testnet"
 )
 
 // binary returns the path of an engine's program, or skips (fails under
@@ -62,7 +63,7 @@ func Start(t testing.TB, openMetrics []byte) *Server {
 	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	return serve(t, "prometheus", "/-/ready", port, exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+tsdb,
 		"--storage.tsdb.retention.time=100y", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=warn"))
 }
@@ -74,7 +75,7 @@ func Start(t testing.TB, openMetrics []byte) *Server {
 func StartVictoriaMetrics(t testing.TB, openMetrics []byte) *Server {
 	t.Helper()
 	vm := binary(t, "victoria-metrics", "victoria-metrics")
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	s := serve(t, "victoria-metrics", "/health", port, exec.Command(vm, "-storageDataPath="+t.TempDir(),
 		fmt.Sprintf("-httpListenAddr=127.0.0.1:%d", port), "-retentionPeriod=100y", "-search.disableCache", "-loggerLevel=WARN"))
 	body, err := exposition(openMetrics)
@@ -154,13 +155,4 @@ func (s *Server) stop() {
 		_ = s.cmd.Process.Kill() // it may have exited already
 		<-s.exited
 	}
-}
-
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

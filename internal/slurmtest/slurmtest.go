@@ -11,13 +11,14 @@ package slurmtest
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/testnet"
 )
 
 // Cluster is a running Slurm cluster.
@@ -68,7 +69,7 @@ func Start(t testing.TB, nodes ...string) *Cluster {
 	if err := os.WriteFile(filepath.Join(dir, "munge.key"), key, 0o400); err != nil {
 		t.Fatal(err)
 	}
-	ctld, slurmd, unused := freePort(t), freePort(t), freePort(t)
+	ctld, slurmd, unused := testnet.FreePort(t), testnet.FreePort(t), testnet.FreePort(t)
 	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte(conf(dir, ctld, slurmd, unused, nodes)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +223,4 @@ func (c *Cluster) stop() {
 		_ = p.Process.Kill() // it may have exited already
 		_ = p.Wait()         // killed: its status says nothing
 	}
-}
-
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
