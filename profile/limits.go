@@ -76,8 +76,9 @@ func validateHeader(p *Profile) error {
 	return nil
 }
 
-// validateNode checks a node's own fields (not its GPUs' series).
-func validateNode(n *Node) error {
+// validateNode checks a node's own fields (not its GPUs' series); spanS
+// is the profile's length in seconds.
+func validateNode(n *Node, spanS float64) error {
 	if len(n.Name) > MaxNameBytes {
 		return fmt.Errorf("node name of %d bytes is longer than %d", len(n.Name), MaxNameBytes)
 	}
@@ -105,6 +106,9 @@ func validateNode(n *Node) error {
 			if err := hwtopo.CheckCPUList(w.CPUsAllowed); err != nil {
 				return fmt.Errorf("workload %q: cpus_allowed: %v", short(w.ID), err)
 			}
+		}
+		if err := checkTenure(w.Intervals, spanS); err != nil {
+			return fmt.Errorf("workload %q: intervals: %v", short(w.ID), err)
 		}
 	}
 	if n.Topology != nil {
@@ -182,4 +186,28 @@ func short(s string) string {
 		return s
 	}
 	return s[:64] + "…"
+}
+
+// tenureSlack is how far past ended_at a tenure may end: times are written
+// to the millisecond.
+const tenureSlack = 0.001
+
+// checkTenure checks a workload's intervals: finite, each non-empty, inside
+// the profile, ascending and apart. An empty list is refused: the whole
+// profile is written as no list.
+func checkTenure(ivs []Tenure, spanS float64) error {
+	if ivs != nil && len(ivs) == 0 {
+		return fmt.Errorf("an empty list; leave it out when the workload held its GPUs for the whole profile")
+	}
+	prev := 0.0
+	for i, iv := range ivs {
+		if !(iv.StartS >= prev && iv.EndS > iv.StartS && iv.EndS <= spanS+tenureSlack) {
+			if i > 0 && iv.StartS < prev {
+				return fmt.Errorf("[%d] starts at %v s, before the end of the one before it (%v s): intervals are ascending and apart", i, iv.StartS, prev)
+			}
+			return fmt.Errorf("[%d] [%v, %v) is not an interval inside the profile's 0–%v s", i, iv.StartS, iv.EndS, spanS)
+		}
+		prev = iv.EndS
+	}
+	return nil
 }

@@ -325,7 +325,11 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 	if err := checkNodeName(n.Name, ni, s.names); err != nil {
 		return invalidGPU{err.Error()}
 	}
-	if err := validateNode(&n); err != nil {
+	span := math.Inf(1) // buffered before the header: Validate checks the tenure
+	if s.atNodes {
+		span = s.Header.EndedAt.Sub(s.Header.StartedAt).Seconds()
+	}
+	if err := validateNode(&n, span); err != nil {
 		return invalidGPU{fmt.Sprintf("node %q: %v", short(n.Name), err)}
 	}
 	for gi := range pending {

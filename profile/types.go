@@ -99,6 +99,16 @@ type Workload struct {
 	// (/proc/PID/status Cpus_allowed_list), to check NUMA placement.
 	CPUsAllowed string            `json:"cpus_allowed,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
+	// Intervals say when the workload held its GPUs, in seconds from
+	// started_at, ascending and apart; nil means the whole profile
+	// (docs/profile-format.md, Workload tenure).
+	Intervals []Tenure `json:"intervals,omitempty"`
+}
+
+// Tenure is one interval [StartS, EndS) in which a workload held its GPUs.
+type Tenure struct {
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
 }
 
 // Workload kinds and states.

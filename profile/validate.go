@@ -70,7 +70,7 @@ func Validate(p *Profile) error {
 		if err := checkNodeName(n.Name, ni, names); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		if err := validateNode(n); err != nil {
+		if err := validateNode(n, p.EndedAt.Sub(p.StartedAt).Seconds()); err != nil {
 			return fmt.Errorf("%w: node %q: %v", ErrInvalid, short(n.Name), err)
 		}
 		uuids := map[string]bool{}

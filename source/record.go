@@ -104,7 +104,7 @@ func Record(ctx context.Context, src Source, o RecordOptions) (*profile.Profile,
 		samples++
 		AppendRows(p, t, rows, lastErr)
 		for ni := range wls {
-			merged[ni].add(wls[ni])
+			merged[ni].add(wls[ni], t, p.IntervalS)
 		}
 		if o.Job != nil && len(merged) > 0 {
 			o.Job.observe(wls)
@@ -150,7 +150,7 @@ func finish(p *profile.Profile, merged []*workloadSet, o RecordOptions, lastT fl
 	}
 	p.EndedAt = end
 	for ni := range p.Nodes {
-		p.Nodes[ni].Workloads = merged[ni].list()
+		p.Nodes[ni].Workloads = merged[ni].list(p.EndedAt.Sub(p.StartedAt).Seconds())
 	}
 	if o.Job != nil && len(p.Nodes) > 0 {
 		w := o.Job.Workload()
@@ -212,15 +212,21 @@ func meanUtil(rows [][]Row) float64 {
 }
 
 // workloadSet merges the workloads seen over a run: GPUs and pids are
-// unions, memory is the peak, state is the latest seen.
+// unions, memory is the peak, state is the latest seen, and the samples
+// that saw each one are its tenure.
 type workloadSet struct {
-	byID map[string]*profile.Workload
+	byID   map[string]*profile.Workload
+	tenure map[string][]profile.Tenure
 }
 
-func newWorkloadSet() *workloadSet { return &workloadSet{byID: map[string]*profile.Workload{}} }
+func newWorkloadSet() *workloadSet {
+	return &workloadSet{byID: map[string]*profile.Workload{}, tenure: map[string][]profile.Tenure{}}
+}
 
-func (s *workloadSet) add(ws []profile.Workload) {
+// add merges the workloads seen by the sample at t.
+func (s *workloadSet) add(ws []profile.Workload, t, interval float64) {
 	for _, w := range ws {
+		s.tenure[w.ID] = profile.AddTenure(s.tenure[w.ID], t, interval)
 		cur, ok := s.byID[w.ID]
 		if !ok {
 			c := w
@@ -252,13 +258,16 @@ func (s *workloadSet) add(ws []profile.Workload) {
 	}
 }
 
-func (s *workloadSet) list() []profile.Workload {
+// list returns the workloads by id, each with its intervals in a profile
+// of spanS seconds.
+func (s *workloadSet) list(spanS float64) []profile.Workload {
 	out := make([]profile.Workload, 0, len(s.byID))
-	for _, w := range s.byID {
+	for id, w := range s.byID {
 		c := *w
 		if len(c.GPUs) > c.GPUCount {
 			c.GPUCount = len(c.GPUs)
 		}
+		c.Intervals, _ = profile.FinishTenure(s.tenure[id], 0, 1, spanS)
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

@@ -177,8 +177,15 @@ type gpuBuild struct {
 	cols  [profile.NumMetrics]profile.Values
 	rank  [profile.NumMetrics]int // rank of the metric that filled each column; -1 none
 	fbMiB float64                 // last FB_USED + FB_FREE, for the memory size
-	pods  map[string]Identity
-	jobs  map[string]bool // HPC jobs seen on it
+	pods  map[string]*seen        // by namespace/pod
+	jobs  map[string]*seen        // HPC jobs seen on it
+}
+
+// seen is a workload on a GPU and the samples that named it, as tenure in
+// milliseconds since the epoch.
+type seen struct {
+	id     Identity
+	tenure []profile.Tenure
 }
 
 // Builder gathers samples of many GPUs into profile nodes.
@@ -186,11 +193,29 @@ type Builder struct {
 	gpus      map[GPUKey]*gpuBuild
 	exporters map[string]bool // namespace/pod of dcgm-exporter's own pods
 	samples   int
+	interval  float64 // ms; 0: no tenure
 }
 
-// NewBuilder returns an empty builder.
-func NewBuilder() *Builder {
-	return &Builder{gpus: map[GPUKey]*gpuBuild{}, exporters: map[string]bool{}}
+// NewBuilder returns an empty builder for samples intervalMillis apart
+// (the scrape interval), which give the workloads their tenure; 0 leaves
+// it out.
+func NewBuilder(intervalMillis int64) *Builder {
+	return &Builder{gpus: map[GPUKey]*gpuBuild{}, exporters: map[string]bool{}, interval: float64(intervalMillis)}
+}
+
+// see records that the series of pairs named a workload on the GPU.
+func (b *Builder) see(m map[string]*seen, key string, id Identity, pairs []Pair) {
+	w := m[key]
+	if w == nil {
+		w = &seen{id: id}
+		m[key] = w
+	}
+	if b.interval <= 0 {
+		return
+	}
+	for _, p := range pairs {
+		w.tenure = profile.AddTenure(w.tenure, float64(p.TMillis), b.interval)
+	}
 }
 
 // GPUs is how many GPUs the builder has samples of.
@@ -211,7 +236,7 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 	b.samples += len(pairs)
 	g := b.gpus[id.Key]
 	if g == nil {
-		g = &gpuBuild{id: id, pods: map[string]Identity{}}
+		g = &gpuBuild{id: id, pods: map[string]*seen{}, jobs: map[string]*seen{}}
 		for i := range g.rank {
 			g.rank[i] = -1
 		}
@@ -221,13 +246,10 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 		g.id.Model = id.Model
 	}
 	if id.HPCJob != "" {
-		if g.jobs == nil {
-			g.jobs = map[string]bool{}
-		}
-		g.jobs[id.HPCJob] = true
+		b.see(g.jobs, id.HPCJob, id, pairs)
 	}
 	if id.Pod != "" {
-		g.pods[id.Namespace+"/"+id.Pod] = id
+		b.see(g.pods, id.Namespace+"/"+id.Pod, id, pairs)
 	}
 	if id.Exporter != "" {
 		b.exporters[id.Exporter] = true
@@ -373,8 +395,9 @@ func (g *gpuBuild) extend() {
 }
 
 // Build returns the nodes, sorted by name, their GPUs by index and MIG id,
-// with t relative to start.
-func (b *Builder) Build(startMillis int64) []profile.Node {
+// with t relative to start, and their workloads with their tenure in
+// [start, end].
+func (b *Builder) Build(startMillis, endMillis int64) []profile.Node {
 	byNode := map[string]*profile.Node{}
 	var names []string
 	for _, g := range b.gpus {
@@ -385,14 +408,17 @@ func (b *Builder) Build(startMillis int64) []profile.Node {
 			names = append(names, g.id.Key.Node)
 		}
 		n.GPUs = append(n.GPUs, g.gpu(startMillis))
-		for _, p := range sortedPods(g.pods) {
-			if !b.exporters[p.Namespace+"/"+p.Pod] {
+		for _, key := range slices.Sorted(maps.Keys(g.pods)) {
+			if p := g.pods[key]; !b.exporters[key] {
 				mergePod(n, p, g)
 			}
 		}
 		for _, j := range slices.Sorted(maps.Keys(g.jobs)) {
-			mergeJob(n, j, g)
+			mergeJob(n, j, g.jobs[j], g)
 		}
+	}
+	for _, n := range byNode {
+		b.finishTenure(n, startMillis, endMillis)
 	}
 	sort.Strings(names)
 	out := make([]profile.Node, 0, len(names))
@@ -411,30 +437,38 @@ func (b *Builder) Build(startMillis int64) []profile.Node {
 	return out
 }
 
-func sortedPods(m map[string]Identity) []Identity {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// finishTenure turns the workloads' tenure, which Build gathered in
+// milliseconds from every GPU, into the profile's: seconds from start,
+// none when it is the whole range. A workload seen only outside the range
+// is dropped.
+func (b *Builder) finishTenure(n *profile.Node, startMillis, endMillis int64) {
+	if b.interval <= 0 {
+		return
 	}
-	sort.Strings(keys)
-	out := make([]Identity, len(keys))
-	for i, k := range keys {
-		out[i] = m[k]
+	ws := n.Workloads[:0]
+	for _, w := range n.Workloads {
+		ivs, ok := profile.FinishTenure(profile.JoinTenure(w.Intervals, 0), float64(startMillis), 1e-3, float64(endMillis-startMillis)/1e3)
+		if ok {
+			w.Intervals = ivs
+			ws = append(ws, w)
+		}
 	}
-	return out
+	n.Workloads = ws
 }
 
-func mergePod(n *profile.Node, p Identity, g *gpuBuild) {
+func mergePod(n *profile.Node, s *seen, g *gpuBuild) {
+	p := s.id
 	id := p.Namespace + "/" + p.Pod
 	for i := range n.Workloads {
 		if w := &n.Workloads[i]; w.ID == id {
 			source.AddSorted(&w.GPUs, g.id.Index)
 			w.GPUCount = len(w.GPUs)
+			w.Intervals = append(w.Intervals, s.tenure...)
 			return
 		}
 	}
 	w := profile.Workload{ID: id, Name: p.Pod, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{g.id.Index}, GPUCount: 1,
-		Labels: map[string]string{"namespace": p.Namespace}}
+		Labels: map[string]string{"namespace": p.Namespace}, Intervals: append([]profile.Tenure(nil), s.tenure...)}
 	if p.Container != "" {
 		w.Labels["container"] = p.Container
 	}
@@ -446,16 +480,17 @@ func mergePod(n *profile.Node, p Identity, g *gpuBuild) {
 
 // mergeJob adds g to the HPC job's workload on n: a running Slurm job,
 // named as squeue and scontrol name it.
-func mergeJob(n *profile.Node, job string, g *gpuBuild) {
+func mergeJob(n *profile.Node, job string, s *seen, g *gpuBuild) {
 	for i := range n.Workloads {
 		if w := &n.Workloads[i]; w.ID == job && w.Kind == profile.KindJob {
 			source.AddSorted(&w.GPUs, g.id.Index)
 			w.GPUCount = len(w.GPUs)
+			w.Intervals = append(w.Intervals, s.tenure...)
 			return
 		}
 	}
 	n.Workloads = append(n.Workloads, profile.Workload{ID: job, Name: job, Kind: profile.KindJob, State: profile.StateRunning,
-		GPUs: []int{g.id.Index}, GPUCount: 1})
+		GPUs: []int{g.id.Index}, GPUCount: 1, Intervals: append([]profile.Tenure(nil), s.tenure...)})
 }
 
 // migUUID names a MIG device that dcgm-exporter labels with its parent's

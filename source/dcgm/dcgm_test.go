@@ -11,12 +11,12 @@ import (
 // TestPairsOutOfOrder: samples that run backwards or repeat a timestamp
 // (a misbehaving Prometheus) give an ascending time axis, no panic.
 func TestPairsOutOfOrder(t *testing.T) {
-	b := NewBuilder()
+	b := NewBuilder(0)
 	id := Identity{Key: GPUKey{Node: "n", UUID: "GPU-1"}}
 	b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{3000, 3}, {1000, 1}, {2000, 2}, {2000, 22}})
 	b.Add(id, "DCGM_FI_DEV_POWER_USAGE", []Pair{{2000, 200}, {500, 50}})
 	b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{4000, 4}, {3500, 35}})
-	g := b.Build(0)[0].GPUs[0]
+	g := b.Build(0, 5000)[0].GPUs[0]
 	if got := fmt.Sprint(g.Series.T); got != "[0.5 1 2 3 3.5 4]" {
 		t.Fatalf("t = %s", got)
 	}
@@ -37,7 +37,7 @@ func TestHPCJob(t *testing.T) {
 		m := map[string]string{"Hostname": "n", "gpu": gpu, "UUID": "GPU-" + gpu, "hpc_job": job}
 		return func(k string) string { return m[k] }
 	}
-	b := NewBuilder()
+	b := NewBuilder(0)
 	for _, g := range [][2]string{{"0", "4242"}, {"1", "4242"}, {"2", "77"}, {"3", ""}} {
 		id, ok := ParseLabels(labels(g[0], g[1]))
 		if !ok || id.HPCJob != g[1] {
@@ -45,8 +45,51 @@ func TestHPCJob(t *testing.T) {
 		}
 		b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{1000, 50}})
 	}
-	ws := b.Build(0)[0].Workloads
+	ws := b.Build(0, 5000)[0].Workloads
 	if len(ws) != 2 || ws[0].ID != "4242" || fmt.Sprint(ws[0].GPUs) != "[0 1]" || ws[0].Kind != profile.KindJob || ws[1].ID != "77" || fmt.Sprint(ws[1].GPUs) != "[2]" {
 		t.Fatalf("workloads %+v", ws)
+	}
+}
+
+// TestTenure: the samples whose labels name a workload give it its
+// intervals (ms here, seconds in the profile): a pod that starts mid-range,
+// one that leaves and comes back after a gap, a job seen on two GPUs, and
+// one seen at every sample, which has none (the whole range).
+func TestTenure(t *testing.T) {
+	b := NewBuilder(10_000)
+	pod := func(gpu, pod, job string) Identity {
+		m := map[string]string{"Hostname": "n", "gpu": gpu, "UUID": "GPU-" + gpu, "namespace": "ml", "pod": pod, "container": "main", "hpc_job": job}
+		id, ok := ParseLabels(func(k string) string { return m[k] })
+		if !ok {
+			t.Fatal(m)
+		}
+		return id
+	}
+	at := func(ts ...int64) []Pair {
+		var out []Pair
+		for _, t := range ts {
+			out = append(out, Pair{t, 50})
+		}
+		return out
+	}
+	// GPU 0: nothing until 30 s, then late-0 from 30 s to the end (60 s).
+	b.Add(pod("0", "", ""), "DCGM_FI_DEV_GPU_UTIL", at(0, 10_000, 20_000))
+	b.Add(pod("0", "late-0", ""), "DCGM_FI_DEV_GPU_UTIL", at(30_000, 40_000, 50_000))
+	b.Add(pod("0", "late-0", ""), "DCGM_FI_DEV_POWER_USAGE", at(30_000, 40_000, 50_000)) // the same samples again
+	// GPU 1: back-0 at 0–10 s, away 20 s and 30 s (a 30 s gap, more than
+	// 2 × 10 s), back at 40 s; the samples come out of order.
+	b.Add(pod("1", "back-0", ""), "DCGM_FI_DEV_GPU_UTIL", at(40_000, 0, 10_000, 50_000))
+	// GPUs 2 and 3: job 7 on GPU 2 for 0–20 s, on GPU 3 for 20–40 s.
+	b.Add(pod("2", "", "7"), "DCGM_FI_DEV_GPU_UTIL", at(0, 10_000))
+	b.Add(pod("3", "", "7"), "DCGM_FI_DEV_GPU_UTIL", at(20_000, 30_000))
+	// GPU 4: always-0 at every sample.
+	b.Add(pod("4", "always-0", ""), "DCGM_FI_DEV_GPU_UTIL", at(0, 10_000, 20_000, 30_000, 40_000, 50_000))
+	got := map[string]string{}
+	for _, w := range b.Build(0, 60_000)[0].Workloads {
+		got[w.ID] = fmt.Sprint(w.Intervals)
+	}
+	want := map[string]string{"ml/late-0": "[{30 60}]", "ml/back-0": "[{0 20} {40 60}]", "7": "[{0 40}]", "ml/always-0": "[]"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("tenure %v, want %v", got, want)
 	}
 }

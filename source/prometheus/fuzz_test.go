@@ -21,13 +21,13 @@ func FuzzPromAnswer(f *testing.F) {
 		if err != nil {
 			return
 		}
-		b := dcgm.NewBuilder()
+		b := dcgm.NewBuilder(15000)
 		start, end := time.Unix(1767571200, 0), time.Unix(1767574800, 0)
 		for _, s := range a.Series {
 			addSeries(b, "DCGM_FI_DEV_GPU_UTIL", s, start, end)
 			addSeries(b, "DCGM_FI_DEV_POWER_USAGE", s, start, end)
 		}
-		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: start, EndedAt: end, IntervalS: 15, Nodes: b.Build(start.UnixMilli())}
+		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: start, EndedAt: end, IntervalS: 15, Nodes: b.Build(start.UnixMilli(), end.UnixMilli())}
 		var out bytes.Buffer
 		if err := profile.Encode(&out, p); err != nil {
 			t.Fatal(err)

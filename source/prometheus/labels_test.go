@@ -21,7 +21,7 @@ func TestKubePrometheusLayoutRealCapture(t *testing.T) {
 	if len(files) != 4 {
 		t.Fatalf("want 4 captures in %s, found %d", realdata, len(files))
 	}
-	b := dcgm.NewBuilder()
+	b := dcgm.NewBuilder(0)
 	var ts int64
 	for _, f := range files {
 		fh, err := os.Open(f)
@@ -38,7 +38,7 @@ func TestKubePrometheusLayoutRealCapture(t *testing.T) {
 			addSeries(b, s.Labels["__name__"], s, time.UnixMilli(ts-1000), time.UnixMilli(ts+1000))
 		}
 	}
-	nodes := b.Build(ts)
+	nodes := b.Build(ts, ts)
 	if len(nodes) != 1 || len(nodes[0].GPUs) != 8 {
 		t.Fatalf("%d nodes", len(nodes))
 	}
@@ -64,7 +64,7 @@ func TestKubePrometheusLayoutRealCapture(t *testing.T) {
 // is still known from the series where it pushed a workload to exported_*,
 // and then it is no workload on any GPU, including GPUs that run nothing.
 func TestExporterPodNeverAWorkload(t *testing.T) {
-	b := dcgm.NewBuilder()
+	b := dcgm.NewBuilder(0)
 	series := []map[string]string{
 		{"UUID": "GPU-0", "gpu": "0", "Hostname": "n1", "namespace": "monitoring", "pod": "gpu-agent-7f9c2", "container": "agent",
 			"exported_namespace": "ml", "exported_pod": "train-0", "exported_container": "main"},
@@ -80,7 +80,7 @@ func TestExporterPodNeverAWorkload(t *testing.T) {
 		b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []dcgm.Pair{{TMillis: 1000, V: 50}})
 	}
 	var ids []string
-	for _, w := range b.Build(0)[0].Workloads {
+	for _, w := range b.Build(0, 2000)[0].Workloads {
 		ids = append(ids, w.ID)
 	}
 	if got := strings.Join(ids, " "); got != "ml/infer-1 ml/train-0" {

@@ -90,7 +90,7 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	}
 	c := &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}
 	chunks := splitRange(o.Start, o.End, o.Chunk)
-	b := dcgm.NewBuilder()
+	b := dcgm.NewBuilder(o.Step.Milliseconds())
 	var warnings []string
 	names := dcgmQueryNames()
 	total := len(names)*len(chunks) + 5
@@ -148,7 +148,7 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	case interrupted:
 		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
 			StartedAt: o.Start.UTC(), EndedAt: readUntil.UTC(), IntervalS: o.Step.Seconds()}
-		p.Nodes = cutAfter(b.Build(o.Start.UnixMilli()), readUntil.Sub(o.Start).Seconds())
+		p.Nodes = cutAfter(b.Build(o.Start.UnixMilli(), readUntil.UnixMilli()), readUntil.Sub(o.Start).Seconds())
 		p.Notes = append(dedupe(warnings), fmt.Sprintf("interrupted: read %s to %s of the range asked (%s to %s); pending pods not read",
 			o.Start.UTC().Format(time.RFC3339), readUntil.UTC().Format(time.RFC3339), o.Start.UTC().Format(time.RFC3339), o.End.UTC().Format(time.RFC3339)))
 		return p, nil
@@ -161,7 +161,7 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	}
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
 		StartedAt: o.Start.UTC(), EndedAt: o.End.UTC(), IntervalS: o.Step.Seconds(), Complete: true}
-	p.Nodes = b.Build(o.Start.UnixMilli())
+	p.Nodes = b.Build(o.Start.UnixMilli(), o.End.UnixMilli())
 	notes, err := addPendingPods(ctx, c, p, matchers, o.Start, o.End, progress)
 	if err != nil {
 		// kube-state-metrics is an enrichment: without it there are no

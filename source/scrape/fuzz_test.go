@@ -25,11 +25,11 @@ func FuzzExposition(f *testing.F) {
 			}
 			return
 		}
-		b := dcgm.NewBuilder()
+		b := dcgm.NewBuilder(15000)
 		AddFamilies(b, fams, "host", time.Unix(1767571200, 0))
 		AddFamilies(b, fams, "host", time.Unix(1767571215, 0))
 		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: time.Unix(1767571200, 0), EndedAt: time.Unix(1767571230, 0), IntervalS: 15}
-		p.Nodes = b.Build(p.StartedAt.UnixMilli())
+		p.Nodes = b.Build(p.StartedAt.UnixMilli(), p.EndedAt.UnixMilli())
 		var out bytes.Buffer
 		if err := profile.Encode(&out, p); err != nil {
 			t.Fatalf("a parsed scrape does not encode: %v", err)

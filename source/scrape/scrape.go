@@ -89,7 +89,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 	if ro.Clock == nil {
 		ro.Clock = source.RealClock{}
 	}
-	b := dcgm.NewBuilder()
+	b := dcgm.NewBuilder(ro.Interval.Milliseconds())
 	var firstErr string
 	start := ro.Clock.Now().UTC()
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: ro.Generator, Source: profile.SourceScrape, StartedAt: start, IntervalS: ro.Interval.Seconds()}
@@ -162,7 +162,7 @@ func finishScrape(p *profile.Profile, b *dcgm.Builder, targets []*scrapeTarget, 
 	if last.IsZero() {
 		p.EndedAt = p.StartedAt
 	}
-	p.Nodes = b.Build(p.StartedAt.UnixMilli())
+	p.Nodes = b.Build(p.StartedAt.UnixMilli(), p.EndedAt.UnixMilli())
 	p.Notes = nil
 	for _, t := range targets {
 		if t.failed > 0 {
