@@ -32,7 +32,7 @@ func TestFinishTenure(t *testing.T) {
 		ok   bool
 	}{
 		{[]Tenure{{1000, 31000}}, "[{0 30}]", true},
-		{[]Tenure{{1000, 61000}}, "[]", true},           // the whole 60 s: nil
+		{[]Tenure{{1000, 61000}}, "[]", true}, // the whole 60 s: nil
 		{[]Tenure{{-9000, 11000}, {41000, 99000}}, "[{0 10} {40 60}]", true},
 		{[]Tenure{{70000, 80000}}, "[]", false},
 	} {
