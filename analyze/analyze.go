@@ -103,8 +103,8 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 		for _, n := range h.Notes {
 			r.Warnings = append(r.Warnings, s.Name+": "+n)
 		}
-		offset := h.StartedAt.Sub(start).Seconds()
-		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, offset, h.IntervalS) }); err != nil {
+		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
+		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, in) }); err != nil {
 			return nil, err
 		}
 	}
@@ -185,12 +185,17 @@ func (a *analysis) keepPerGPU(g *gpuAcc) {
 		a.perGPU = false
 		for _, n := range a.order {
 			for _, other := range n.gpus {
-				other.own = nil
+				if other.ext != nil {
+					other.ext.own = nil
+				}
 			}
 		}
 	}
+	if a.perGPU || a.p.Attribution != nil {
+		g.ext = &gpuExtra{tracking: a.p.Attribution != nil}
+	}
 	if a.perGPU {
-		g.own = newSparkline(a.windowS, a.p.SparklineBuckets)
+		g.ext.own = newSparkline(a.windowS, a.p.SparklineBuckets)
 	}
 }
 
@@ -207,9 +212,20 @@ func (a *analysis) node(name string) *nodeAcc {
 	return n
 }
 
-func (a *analysis) item(it profile.Item, offset, interval float64) error {
+// input is where one input lies in the window: its start (seconds from
+// the window's), its sample interval and length, and whether it is the
+// only one.
+type input struct {
+	offset, interval, spanS float64
+	only                    bool
+}
+
+func (a *analysis) item(it profile.Item, in input) error {
 	n := a.node(it.Node)
 	if it.End != nil {
+		if a.p.Attribution != nil {
+			a.endTenure(n, it.End.Workloads, in)
+		}
 		if v, ok := it.End.Labels[a.poolBy()]; ok {
 			n.labels = map[string]string{a.poolBy(): v} // the only node label analysis reads
 		}
@@ -237,7 +253,7 @@ func (a *analysis) item(it profile.Item, offset, interval float64) error {
 	if acc.model == "" {
 		acc.model = g.Model
 	}
-	return acc.add(&g.Series, offset, interval)
+	return acc.add(&g.Series, in.offset, in.interval)
 }
 
 // report finishes every GPU and node and fills r.
@@ -381,7 +397,7 @@ func (a *analysis) report(r *Report) {
 		for i := range r.Nodes {
 			for _, g := range a.nodes[r.Nodes[i].Name].gpus {
 				if g.share > 0 {
-					r.Nodes[i].GPUTimelines = append(r.Nodes[i].GPUTimelines, g.own.values())
+					r.Nodes[i].GPUTimelines = append(r.Nodes[i].GPUTimelines, g.ext.own.values())
 				}
 			}
 		}
@@ -418,7 +434,7 @@ func (a *analysis) timeline(nodes []NodeReport) Timeline {
 			}
 			for _, g := range n.gpus {
 				if g.share > 0 {
-					add(g.own, b)
+					add(g.ext.own, b)
 				}
 			}
 		}

@@ -84,11 +84,13 @@ type AttributionFigures struct {
 // figures accumulates unrounded AttributionFigures.
 type figures struct{ held, used, idle, cost float64 }
 
-func (f *figures) add(g *gpuAcc, w, price float64) {
-	f.held += g.observedS * g.share * w / 3600
-	f.used += g.utilSum / 100 * g.share * w / 3600
-	f.idle += g.idleS * g.share * w / 3600
-	f.cost += g.idleS / 3600 * price * w
+// add counts the weight w of a stretch t of a GPU whose share of a
+// physical GPU is share and which costs price per hour.
+func (f *figures) add(t gpuTime, share, w, price float64) {
+	f.held += t.observedS * share * w / 3600
+	f.used += t.utilSum / 100 * share * w / 3600
+	f.idle += t.idleS * share * w / 3600
+	f.cost += t.idleS / 3600 * price * w
 }
 
 func (f figures) report() AttributionFigures {
@@ -139,11 +141,9 @@ func attribution(hs []*holding, unalloc, total figures, levels []string) *Attrib
 	return out
 }
 
-// holdersOf lists the running workloads holding g and each one's share of
-// it: a workload holds a GPU by its index, a MIG device by its UUID; the
-// shares are equal, or by gpu_milli when every holder has one (what they
-// leave is held by no workload).
-func holdersOf(n *nodeAcc, g *gpuAcc) ([]profile.Workload, []float64) {
+// holdersOf lists the running workloads holding g: a workload holds a GPU
+// by its index, a MIG device by its UUID.
+func holdersOf(n *nodeAcc, g *gpuAcc) []profile.Workload {
 	var holders []profile.Workload
 	for _, w := range n.workloads.list {
 		if w.State == profile.StatePending {
@@ -153,6 +153,13 @@ func holdersOf(n *nodeAcc, g *gpuAcc) ([]profile.Workload, []float64) {
 			holders = append(holders, w)
 		}
 	}
+	return holders
+}
+
+// holderWeights is each holder's share of a GPU they hold together: equal,
+// or by gpu_milli when every holder has one (what they leave is held by no
+// workload).
+func holderWeights(holders []profile.Workload) []float64 {
 	weights := make([]float64, len(holders))
 	milli, sum := true, 0.0
 	for i, w := range holders {
@@ -172,7 +179,7 @@ func holdersOf(n *nodeAcc, g *gpuAcc) ([]profile.Workload, []float64) {
 			weights[i] /= sum
 		}
 	}
-	return holders, weights
+	return weights
 }
 
 // controllerSuffix is what Kubernetes adds to a controller's name to name

@@ -48,7 +48,7 @@ type gpuAcc struct {
 	runStart, runEnd float64
 	runs             []Interval // counted idle runs
 	idleS            float64
-	own              *sparkline // this GPU's, in small clusters (analysis.perGPU)
+	ext              *gpuExtra // its own timeline, its utilization track; nil when neither
 	ctx              *gpuContext
 }
 
@@ -123,8 +123,13 @@ func (g *gpuAcc) close(s sample, next float64) {
 		g.utilSum += s.util * cov
 		g.utilW += cov
 		g.ctx.spark.add(s.t, s.util, cov)
-		if g.own != nil {
-			g.own.add(s.t, s.util, cov)
+		if x := g.ext; x != nil {
+			if x.own != nil {
+				x.own.add(s.t, s.util, cov)
+			}
+			if x.tracking {
+				x.addTrack(s.t, end, s.util)
+			}
 		}
 	}
 	if !profile.IsNull(s.memBW) {

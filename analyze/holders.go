@@ -3,9 +3,11 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/shell"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
@@ -37,6 +39,9 @@ const (
 	SuggestImbalanced  = "imbalanced"
 )
 
+// slurmJobID is a Slurm job id, of a job or an array task.
+var slurmJobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
+
 // imbalanceBusyPct is how busy the one working GPU of an imbalanced
 // workload is at least.
 const imbalanceBusyPct = 50
@@ -55,8 +60,8 @@ type holding struct {
 
 // holdings splits every GPU's time among the running workloads that hold
 // it (holdersOf), in one pass: per workload, and what nobody held, and the
-// total. A profile does not yet say when a workload held its GPUs, so a
-// holder holds them for the whole window.
+// total. Where holders came and went (their tenure), the GPU's time is cut
+// into pieces in which the same ones held it (splits).
 func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, total figures) {
 	for _, n := range a.order {
 		byID := map[string]*holding{}
@@ -65,29 +70,53 @@ func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, tot
 				continue
 			}
 			price := pricer.Price(g.model) * g.share
-			holders, weights := holdersOf(n, g)
-			left := 1.0
+			holders := holdersOf(n, g)
+			tenure := make([][]Interval, len(holders))
 			for i, w := range holders {
-				h := byID[w.ID]
-				if h == nil {
-					h = &holding{node: n.name, w: w}
-					byID[w.ID] = h
-					hs = append(hs, h)
+				tenure[i] = n.partial(w.ID, a.windowS)
+			}
+			heldS := make([]float64, len(holders))
+			meanW := make([]float64, len(holders)) // time-weighted, for the price of a share
+			for _, sp := range splits(g, holders, tenure, a.windowS) {
+				left := 1.0
+				for i, w := range sp.weights {
+					if w == 0 {
+						continue
+					}
+					hw := holderOf(byID, &hs, n.name, holders[i])
+					hw.f.add(sp.t, g.share, w, price)
+					heldS[i] += sp.t.observedS
+					meanW[i] += w * sp.t.observedS
+					left -= w
 				}
+				if left > 1e-9 {
+					unalloc.add(sp.t, g.share, left, price)
+				}
+			}
+			for i, w := range holders {
+				h := holderOf(byID, &hs, n.name, w)
 				h.gpus = append(h.gpus, g)
-				h.f.add(g, weights[i], price)
-				h.pricePH += price * weights[i]
-				h.observedS = math.Max(h.observedS, g.observedS)
+				if heldS[i] > 0 {
+					h.pricePH += price * meanW[i] / heldS[i]
+				}
+				h.observedS = math.Max(h.observedS, heldS[i])
 				h.memTotal += g.memTotal
-				left -= weights[i]
 			}
-			if left > 1e-9 {
-				unalloc.add(g, left, price)
-			}
-			total.add(g, 1, price)
+			total.add(g.whole(), g.share, 1, price)
 		}
 	}
 	return hs, unalloc, total
+}
+
+// holderOf finds or adds the holding of w on a node.
+func holderOf(byID map[string]*holding, hs *[]*holding, node string, w profile.Workload) *holding {
+	h := byID[w.ID]
+	if h == nil {
+		h = &holding{node: node, w: w}
+		byID[w.ID] = h
+		*hs = append(*hs, h)
+	}
+	return h
 }
 
 // holderSuggestions applies the rules to every workload that holds GPUs.
@@ -105,9 +134,14 @@ func holderSuggestions(hs []*holding, rules HolderRules) []Suggestion {
 		}
 		held := FormatDuration(time.Duration(h.observedS * float64(time.Second)))
 		if rules.IdleUtilPct > 0 && meanUtil < rules.IdleUtilPct && h.observedS >= rules.IdleHours*3600 {
-			out = append(out, Suggestion{Kind: SuggestIdleHolder, Node: h.node, SavingsUSDPerHour: round(h.pricePH, 4),
+			s := Suggestion{Kind: SuggestIdleHolder, Node: h.node, SavingsUSDPerHour: round(h.pricePH, 4),
 				Text: fmt.Sprintf("%s holds %s on %s at %.1f%% mean utilization over %s: release them, or stop it while it waits; its share costs $%.2f/h",
-					who, gpus, h.node, meanUtil, held, h.pricePH)})
+					who, gpus, h.node, meanUtil, held, h.pricePH)}
+			if h.w.Kind == profile.KindJob && slurmJobID.MatchString(h.w.ID) && h.f.idle >= h.f.held*(1-1e-9) {
+				s.Text += "; its GPUs sat idle for all of it"
+				s.Command = "scancel " + shell.Quote(h.w.ID)
+			}
+			out = append(out, s)
 		}
 		if mem := h.w.GPUMemoryBytes; rules.SmallMemoryPct > 0 && mem > 0 && h.memTotal > 0 && float64(mem) < rules.SmallMemoryPct/100*float64(h.memTotal) {
 			out = append(out, Suggestion{Kind: SuggestSmallMemory, Node: h.node,

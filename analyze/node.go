@@ -58,6 +58,9 @@ type nodeAcc struct {
 	spark     *sparkline
 	topology  *hwtopo.Topology
 	demand    demandAcc
+	// tenure is when each workload held its GPUs, for attribution: seconds
+	// from the window's start, sorted and disjoint.
+	tenure map[string][]Interval
 }
 
 // gpu finds one of the node's GPUs by UUID: by a scan while the node has

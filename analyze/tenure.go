@@ -1,0 +1,167 @@
+package analyze
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// gpuExtra is what some GPUs keep beyond their packed figures: a timeline
+// of their own (small clusters, analysis.perGPU) and, for attribution, the
+// utilization track that splits their time among workloads that held them
+// for part of the window.
+type gpuExtra struct {
+	own      *sparkline
+	track    []utilPiece
+	tracking bool
+}
+
+// utilPiece is a stretch [start, end) of a GPU's covered time at one
+// utilization; adjacent samples of the same value share one piece.
+type utilPiece struct{ start, end, util float64 }
+
+// addTrack records a closed sample's coverage and utilization.
+func (x *gpuExtra) addTrack(start, end, util float64) {
+	if k := len(x.track); k > 0 && x.track[k-1].util == util && math.Abs(x.track[k-1].end-start) <= eps {
+		x.track[k-1].end = end
+		return
+	}
+	x.track = append(x.track, utilPiece{start, end, util})
+}
+
+// utilIntegral is Σ utilization × seconds of the track inside [lo, hi).
+func (x *gpuExtra) utilIntegral(lo, hi float64) float64 {
+	if x == nil {
+		return 0
+	}
+	i := sort.Search(len(x.track), func(i int) bool { return x.track[i].end > lo })
+	sum := 0.0
+	for ; i < len(x.track) && x.track[i].start < hi; i++ {
+		p := x.track[i]
+		if d := math.Min(hi, p.end) - math.Max(lo, p.start); d > 0 {
+			sum += p.util * d
+		}
+	}
+	return sum
+}
+
+// overlap is how much of [lo, hi) the sorted, disjoint intervals cover.
+func overlap(ivs []Interval, lo, hi float64) float64 {
+	i := sort.Search(len(ivs), func(i int) bool { return ivs[i].EndS > lo })
+	sum := 0.0
+	for ; i < len(ivs) && ivs[i].StartS < hi; i++ {
+		sum += math.Max(0, math.Min(hi, ivs[i].EndS)-math.Max(lo, ivs[i].StartS))
+	}
+	return sum
+}
+
+// gpuTime is a stretch of a GPU's time: seconds covered by samples,
+// utilization × seconds, seconds inside counted idle runs.
+type gpuTime struct{ observedS, utilSum, idleS float64 }
+
+// whole is the GPU's time over the whole window.
+func (g *gpuAcc) whole() gpuTime { return gpuTime{g.observedS, g.utilSum, g.idleS} }
+
+// within is the GPU's time inside [lo, hi), from its coverage, runs and
+// utilization track.
+func (g *gpuAcc) within(lo, hi float64) gpuTime {
+	return gpuTime{overlap(g.cover, lo, hi), g.ext.utilIntegral(lo, hi), overlap(g.runs, lo, hi)}
+}
+
+// addTenure records when the workloads of one input held their GPUs, in
+// seconds from the window's start: their intervals shifted by the input's
+// offset, or the input's whole span when they have none.
+func (n *nodeAcc) addTenure(ws []profile.Workload, offset, spanS float64) {
+	if n.tenure == nil {
+		n.tenure = map[string][]Interval{}
+	}
+	for _, w := range ws {
+		ivs := n.tenure[w.ID]
+		if w.Intervals == nil {
+			ivs = append(ivs, Interval{offset, offset + spanS})
+		}
+		for _, iv := range w.Intervals {
+			ivs = append(ivs, Interval{offset + iv.StartS, offset + iv.EndS})
+		}
+		n.tenure[w.ID] = union(ivs)
+	}
+}
+
+// endTenure records the tenure of an input's workloads on n. When the
+// input is the only one and every workload held its GPUs for all of it,
+// the node's GPUs need no utilization track: it is dropped, so that
+// attribution costs memory only where workloads came and went.
+func (a *analysis) endTenure(n *nodeAcc, ws []profile.Workload, in input) {
+	n.addTenure(ws, in.offset, in.spanS)
+	if !in.only {
+		return
+	}
+	for _, w := range ws {
+		if w.State != profile.StatePending && n.partial(w.ID, a.windowS) != nil {
+			return
+		}
+	}
+	for _, g := range n.gpus {
+		if g.ext != nil {
+			g.ext.tracking, g.ext.track = false, nil
+		}
+	}
+}
+
+// partial is a workload's tenure when it is not the whole window, nil when
+// it is.
+func (n *nodeAcc) partial(id string, windowS float64) []Interval {
+	ivs := n.tenure[id]
+	if len(ivs) == 0 || len(ivs) == 1 && ivs[0].StartS <= eps && ivs[0].EndS >= windowS-eps {
+		return nil
+	}
+	return ivs
+}
+
+// split is a stretch of a GPU's time and the share each of its holders
+// (by index into the holders) had of it.
+type split struct {
+	t       gpuTime
+	weights []float64 // by holder; 0 for one that did not hold it then
+}
+
+// splits cuts a GPU's time where a holder came or went, so that in each
+// piece the same workloads held it and split it by the usual rule
+// (holderWeights). With every holder there for the whole window it is one
+// piece: the GPU's totals.
+func splits(g *gpuAcc, holders []profile.Workload, tenure [][]Interval, windowS float64) []split {
+	cuts := []float64{0, windowS}
+	for _, ivs := range tenure {
+		for _, iv := range ivs {
+			cuts = append(cuts, iv.StartS, iv.EndS)
+		}
+	}
+	if len(cuts) == 2 {
+		return []split{{g.whole(), holderWeights(holders)}}
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	var out []split
+	for i := 1; i < len(cuts); i++ {
+		lo, hi := cuts[i-1], cuts[i]
+		if lo < 0 || hi > windowS || hi <= lo {
+			continue
+		}
+		var present []profile.Workload
+		var at []int
+		for h, ivs := range tenure {
+			if ivs == nil || overlap(ivs, lo, hi) > 0 {
+				present = append(present, holders[h])
+				at = append(at, h)
+			}
+		}
+		w := make([]float64, len(holders))
+		for k, pw := range holderWeights(present) {
+			w[at[k]] = pw
+		}
+		out = append(out, split{g.within(lo, hi), w})
+	}
+	return out
+}
