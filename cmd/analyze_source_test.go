@@ -204,7 +204,7 @@ func TestAttributionByTeamFromPrometheus(t *testing.T) {
 		t.Fatalf("teams %v: every pod should have its kube_pod_labels team", teams)
 	}
 	// kube_pod_owner: the ReplicaSets of one Deployment are one controller.
-	if controllers["ml/Deployment/llama-7b-infer"] < 2 {
+	if controllers["inference/Deployment/llama-7b-infer"] < 2 {
 		t.Fatalf("controllers %v", controllers)
 	}
 }

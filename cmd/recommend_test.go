@@ -53,7 +53,7 @@ func TestRecommendOnSimulatedCluster(t *testing.T) {
 	}
 	fi, _ := os.Stat(out)
 	b, _ := os.ReadFile(out)
-	if fi.Mode().Perm()&0o100 == 0 || !strings.HasPrefix(string(b), "#!/usr/bin/env bash") || !strings.Contains(string(b), "evict ml ") {
+	if fi.Mode().Perm()&0o100 == 0 || !strings.HasPrefix(string(b), "#!/usr/bin/env bash") || !strings.Contains(string(b), "evict inference ") {
 		t.Fatalf("mode %v script %.300s", fi.Mode(), b)
 	}
 	for _, args := range [][]string{{"recommend"}, {"recommend", "--input", p, "--dialect", "ansible"}, {"recommend", "--input", "/nope.json"}} {

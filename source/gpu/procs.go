@@ -28,6 +28,9 @@ type ProcInfo struct {
 	SlurmJob, SlurmUser, SlurmAccount string
 	// CPUsAllowed is the process's Cpus_allowed_list.
 	CPUsAllowed string
+	// Labels are the pod's own labels, when the resolver knows them (the
+	// simulator's team); a node's processes do not say them.
+	Labels map[string]string
 }
 
 // WorkloadID is the id of the workload the process belongs to.
@@ -58,6 +61,9 @@ func (p ProcInfo) Workload(pid int) *profile.Workload {
 		}
 		if p.Container != "" {
 			w.Labels["container_id"] = p.Container
+		}
+		for k, v := range p.Labels {
+			w.Labels[k] = v
 		}
 	case p.SlurmJob != "":
 		w.Kind, w.Name = profile.KindJob, p.SlurmJob

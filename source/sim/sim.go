@@ -228,13 +228,29 @@ func simPodInfo(seed uint64, node, pod int, app string) gpu.ProcInfo {
 	rs := fmt.Sprintf("%06x", splitmix(h)&0xfffffff)
 	u := splitmix(h ^ 0xabc)
 	v := splitmix(u)
+	ns, team := simOwner(app)
 	return gpu.ProcInfo{
 		Name:      "python3",
 		PodUID:    fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(u>>32), uint16(u>>16), uint16(u)&0xfff, uint16(v>>48)&0xfff, v&0xffffffffffff),
-		Namespace: "ml",
+		Namespace: ns,
 		Pod:       app + "-" + rs[:6] + "-" + string(suffix),
 		Container: fmt.Sprintf("%016x", splitmix(v)),
+		Labels:    map[string]string{"team": team},
 	}
+}
+
+// simOwner is the namespace and team of a simulated app, so that every
+// attribution view (--group-by namespace, team=team) has several groups.
+func simOwner(app string) (namespace, team string) {
+	switch {
+	case strings.HasSuffix(app, "-train"):
+		return "training", "research"
+	case strings.HasSuffix(app, "-infer"):
+		return "inference", "serving"
+	case strings.HasPrefix(app, "jupyter-"):
+		return "notebooks", "research"
+	}
+	return "eval", "platform"
 }
 
 // simProcs resolves the simulated pods' process ids.

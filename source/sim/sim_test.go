@@ -122,7 +122,7 @@ func TestSimMixedScenario(t *testing.T) {
 	}
 	// Realistic workload names, and Hopper GPUs report SM activity via GPM.
 	w := byName["node-gpu-02"].Workloads[0]
-	if !strings.HasPrefix(w.ID, "ml/llama-7b-infer-") || w.Kind != profile.KindPod || len(w.GPUs) != 1 {
+	if !strings.HasPrefix(w.ID, "inference/llama-7b-infer-") || w.Kind != profile.KindPod || len(w.GPUs) != 1 {
 		t.Errorf("workload = %+v", w)
 	}
 	// The real DGX interconnect: NV18 on H100, NV12 on A100, NUMA halves.
