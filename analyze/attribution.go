@@ -12,7 +12,8 @@ import (
 )
 
 // AttributionParams choose how the GPU time is grouped: by "namespace",
-// "workload", "controller" or "team=LABEL" (a workload label), one level
+// "workload", "controller", "user", "account" or "team=LABEL" (a workload
+// label), one level
 // each, outermost first (docs/analysis.md, Attribution).
 type AttributionParams struct {
 	GroupBy []string
@@ -27,14 +28,14 @@ var ErrGroupBy = fmt.Errorf("invalid --group-by")
 // CheckGroupBy validates the levels of a grouping.
 func CheckGroupBy(levels []string) error {
 	if len(levels) == 0 {
-		return fmt.Errorf("%w: give at least one of namespace, workload, controller or team=LABEL", ErrGroupBy)
+		return fmt.Errorf("%w: give at least one of namespace, workload, controller, user, account or team=LABEL", ErrGroupBy)
 	}
 	for _, l := range levels {
 		switch {
-		case l == "namespace", l == "workload", l == "controller":
+		case l == "namespace", l == "workload", l == "controller", l == "user", l == "account":
 		case strings.HasPrefix(l, "team=") && len(l) > len("team="):
 		default:
-			return fmt.Errorf("%w %q: choose namespace, workload, controller or team=LABEL (a pod label, e.g. team=team)", ErrGroupBy, l)
+			return fmt.Errorf("%w %q: choose namespace, workload, controller, user, account or team=LABEL (a pod label, e.g. team=team)", ErrGroupBy, l)
 		}
 	}
 	return nil
@@ -46,6 +47,9 @@ func (p *AttributionParams) labels() []string {
 	for _, l := range p.GroupBy {
 		if label, ok := strings.CutPrefix(l, "team="); ok {
 			out = append(out, label)
+		}
+		if l == "user" || l == "account" {
+			out = append(out, l)
 		}
 	}
 	return out
@@ -211,6 +215,8 @@ func groupKey(w profile.Workload, level string) string {
 		}
 		return name
 	}
+	// user and account are the labels a Slurm job has (--slurm, or its
+	// processes' environment); team=LABEL is any label.
 	label, _ := strings.CutPrefix(level, "team=")
 	if v := w.Labels[label]; v != "" {
 		return v

@@ -125,3 +125,34 @@ func TestIdleHolderScancel(t *testing.T) {
 		t.Fatalf("commands %q, want %q", cmds, want)
 	}
 }
+
+// TestAttributionUserAccount: Slurm jobs grouped by account, then user
+// (their labels), on 120 s of idle GPUs at $2/h; a job without them is
+// "(none)".
+func TestAttributionUserAccount(t *testing.T) {
+	job := func(id string, gpu int, user, account string) profile.Workload {
+		l := map[string]string{}
+		if user != "" {
+			l["user"], l["account"] = user, account
+		}
+		return profile.Workload{ID: id, Name: id, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{gpu}, Labels: l}
+	}
+	ts := every10(12)
+	node := nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "GPU-0", model: "TestGPU", t: ts, util: fill(0, 12)},
+		{uuid: "GPU-1", model: "TestGPU", t: ts, util: fill(0, 12)},
+		{uuid: "GPU-2", model: "TestGPU", t: ts, util: fill(0, 12)},
+	}, workloads: []profile.Workload{job("10", 0, "alice", "vision"), job("11", 1, "bob", "vision"), job("12", 2, "", "")}}
+	p := DefaultParams()
+	p.DefaultGPUHourUSD = 2
+	p.Attribution = &AttributionParams{GroupBy: []string{"account", "user"}}
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, node))
+	var got []string
+	for _, g := range r.Attribution.Groups {
+		got = append(got, fmt.Sprintf("%s/%s:%.4f", g.Key[0], g.Key[1], g.WasteCostUSD))
+	}
+	// Each held one idle GPU for 120 s: 120 ÷ 3600 × $2 = $0.0667; ties by key.
+	if want := "[(none)/(none):0.0667 vision/alice:0.0667 vision/bob:0.0667]"; fmt.Sprint(got) != want {
+		t.Fatalf("groups %v, want %s", got, want)
+	}
+}

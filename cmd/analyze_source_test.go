@@ -161,7 +161,7 @@ func TestAttributionReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &rep); err != nil || len(rep.Attribution.Groups) == 0 || len(rep.Attribution.Groups[0].Key) != 2 {
 		t.Fatalf("%v: %+v", err, rep.Attribution)
 	}
-	if r := run(t, nil, "analyze", path, "--report", "attribution", "--group-by", "user"); r.code != ExitUsage || !strings.Contains(r.errOut, `invalid --group-by "user"`) {
+	if r := run(t, nil, "analyze", path, "--report", "attribution", "--group-by", "owner"); r.code != ExitUsage || !strings.Contains(r.errOut, `invalid --group-by "owner"`) {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 }

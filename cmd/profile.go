@@ -196,6 +196,12 @@ func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
 			notes = []string{"Slurm's pending jobs unknown (a node they wait for may look idle): " + oneLine(serr.Error())}
 		}
 		p.Notes = append(p.Notes, notes...)
+		// The owners of the running jobs, for attribution by user and account.
+		notes, serr = slurm.AddOwners(context.Background(), p, slurm.RunSqueue, slurm.RunSacct)
+		if serr != nil {
+			notes = []string{"the user and account of Slurm's running jobs unknown: " + oneLine(serr.Error())}
+		}
+		p.Notes = append(p.Notes, notes...)
 	}
 	return p, err
 }

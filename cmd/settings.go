@@ -107,7 +107,7 @@ var configKeys = []configKey{
 	{Key: "sim.start", Default: "", Cmd: "profile analyze", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
 	{Key: "analyze.source", Default: "", Cmd: "analyze", Flag: "source", Help: "analyze straight from a source instead of profile files: nvml, prometheus, scrape or sim, with the settings of seedance profile"},
 	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: cost-savings, idle, utilization, scaling, migration, attribution or all"},
-	{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller or team=LABEL (repeatable)"},
+	{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable)"},
 	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: table, json, markdown, csv, prom or html"},
 	{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
 	{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: rng(0, 100)},
@@ -138,7 +138,7 @@ var configKeys = []configKey{
 	{Key: "migration.allow_model_change", Default: false, Cmd: "recommend", Flag: "allow-model-change", Help: "let workloads move to another GPU model (docs/recommend.md)"},
 	{Key: "migration.allow_sharing", Default: false, Cmd: "recommend", Flag: "allow-sharing", Help: "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)"},
 	{Key: "migration.max_moves_per_node", Default: 0, Cmd: "recommend", Flag: "max-moves-per-node", Help: "evict at most this many workloads from one node (0: no limit)", Range: rng(0, 1e6)},
-	{Key: "slurm.pending", Default: false, Cmd: "profile analyze", Flag: "slurm", Help: "add the pending GPU jobs squeue lists, on the node each waits for (run where squeue works: a Slurm node or login node)"},
+	{Key: "slurm.pending", Default: false, Cmd: "profile analyze", Flag: "slurm", Help: "add the pending GPU jobs squeue lists, on the node each waits for, and the user and account of running jobs (squeue, then sacct; run where squeue works: a Slurm node or login node)"},
 	{Key: "prometheus.url", Default: "", Cmd: "profile analyze", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
 	{Key: "prometheus.step", Default: dur("15s"), Cmd: "profile analyze", Flag: "step", Help: "dcgm-exporter's scrape interval, the profile's interval_s (--source prometheus)", Range: rng(0.001, day)},
 	{Key: "prometheus.selector", Default: "", Cmd: "profile analyze", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
@@ -290,7 +290,7 @@ func flagValues(key string) []string {
 	case "analyze.dialect":
 		return []string{analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone}
 	case "analyze.group_by":
-		return []string{"namespace", "workload", "controller", "team="}
+		return []string{"namespace", "workload", "controller", "user", "account", "team="}
 	}
 	return nil
 }

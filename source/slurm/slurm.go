@@ -1,16 +1,20 @@
 // Package slurm reads what a Slurm cluster knows of GPU work into a
 // profile: the pending jobs that ask for GPUs, on the node each one waits
 // for, so that the idle rule's "no pending work" holds on Slurm as it does
-// with kube-state-metrics (docs/sources.md, Slurm).
+// with kube-state-metrics; and the user and account of the running jobs,
+// for attribution (docs/sources.md, Slurm).
 package slurm
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,8 +79,8 @@ func AddPending(ctx context.Context, p *profile.Profile, squeue Squeue) ([]strin
 			continue
 		}
 		labels := map[string]string{}
-		for k, v := range map[string]string{"user": user, "account": account} {
-			if v != "" && v != "(null)" && len(v) <= profile.MaxNameBytes {
+		for k, v := range map[string]string{"user": clean(user), "account": clean(account)} {
+			if v != "" {
 				labels[k] = v
 			}
 		}
@@ -90,4 +94,130 @@ func AddPending(ctx context.Context, p *profile.Profile, squeue Squeue) ([]strin
 		return nil, nil
 	}
 	return []string{fmt.Sprintf("%d pending GPU job(s) wait for no one node of this profile: %s", len(loose), strings.Join(loose, ", "))}, nil
+}
+
+// Sacct runs sacct with the arguments and returns its output.
+type Sacct func(ctx context.Context, args ...string) ([]byte, error)
+
+// RunSacct runs the sacct on PATH, against the cluster its environment
+// names (SLURM_CONF).
+func RunSacct(ctx context.Context, args ...string) ([]byte, error) {
+	out, err := exec.CommandContext(ctx, "sacct", args...).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return nil, fmt.Errorf("sacct: %v: %s", err, strings.TrimSpace(string(ee.Stderr)))
+	}
+	return out, err
+}
+
+// jobID is a Slurm job id as dcgm-exporter's hpc_job label and
+// SLURM_JOB_ID give it: a job, or an array task as "1234_5".
+var jobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
+
+// sacctBatch bounds the ids of one sacct command line.
+const sacctBatch = 200
+
+// owner is a job's user and account.
+type owner struct{ user, account string }
+
+// AddOwners gives the running Slurm jobs of the profile (kind job) that
+// lack them the labels user and account: from squeue, which knows the
+// jobs slurmctld still holds, then from sacct (Slurm's accounting) for the
+// ones it has forgotten. The jobs neither knows are said in a note.
+func AddOwners(ctx context.Context, p *profile.Profile, squeue Squeue, sacct Sacct) ([]string, error) {
+	var want []*profile.Workload
+	for ni := range p.Nodes {
+		for wi := range p.Nodes[ni].Workloads {
+			w := &p.Nodes[ni].Workloads[wi]
+			if w.Kind == profile.KindJob && w.State != profile.StatePending && jobID.MatchString(w.ID) && (w.Labels["user"] == "" || w.Labels["account"] == "") {
+				want = append(want, w)
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	out, err := squeue(ctx, "--noheader", "--states=all", "--format=%A|%i|%u|%a")
+	if err != nil {
+		return nil, err
+	}
+	owners := map[string]owner{}
+	readOwners(out, owners)
+	var missing []string
+	for _, w := range want {
+		if _, ok := owners[w.ID]; !ok && !slices.Contains(missing, w.ID) {
+			missing = append(missing, w.ID)
+		}
+	}
+	var sacctErr error
+	for i := 0; i < len(missing) && sacctErr == nil; i += sacctBatch {
+		ids := missing[i:min(len(missing), i+sacctBatch)]
+		var out []byte
+		out, sacctErr = sacct(ctx, "--noheader", "--parsable2", "--allocations", "--format=JobIDRaw,JobID,User,Account", "--jobs="+strings.Join(ids, ","))
+		readOwners(out, owners)
+	}
+	var unknown []string
+	for _, w := range want {
+		o, ok := owners[w.ID]
+		if !ok {
+			if !slices.Contains(unknown, w.ID) {
+				unknown = append(unknown, w.ID)
+			}
+			continue
+		}
+		labels := maps.Clone(w.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range map[string]string{"user": o.user, "account": o.account} {
+			if labels[k] == "" && v != "" {
+				labels[k] = v
+			}
+		}
+		w.Labels = labels
+	}
+	if len(unknown) == 0 {
+		return nil, nil
+	}
+	why := "squeue no longer lists them"
+	if sacctErr != nil {
+		why += "; " + oneLine(sacctErr.Error())
+	} else {
+		why += " and sacct does not know them"
+	}
+	return []string{fmt.Sprintf("the user and account of %d Slurm job(s) are unknown (%s): %s", len(unknown), why, strings.Join(unknown, ", "))}, nil
+}
+
+// readOwners reads lines "ID|ID2|user|account" (squeue's %A|%i or sacct's
+// JobIDRaw|JobID first) into owners, under both ids.
+func readOwners(out []byte, owners map[string]owner) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "|")
+		if len(f) != 4 {
+			continue
+		}
+		o := owner{clean(f[2]), clean(f[3])}
+		for _, id := range f[:2] {
+			if id = strings.TrimSpace(id); jobID.MatchString(id) {
+				owners[id] = o
+			}
+		}
+	}
+}
+
+// clean is a user or account as a label: empty for Slurm's "(null)" and
+// for what is too long to be one.
+func clean(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "(null)" || len(v) > profile.MaxNameBytes {
+		return ""
+	}
+	return v
+}
+
+// oneLine keeps the first line of a message.
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return first
 }
