@@ -3,6 +3,8 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,12 +170,16 @@ func TestAttributionReport(t *testing.T) {
 
 // TestAttributionByTeamFromPrometheus: the team of each pod comes from
 // kube-state-metrics' kube_pod_labels in a real Prometheus, and attribution
-// groups the GPU time by it.
+// groups the GPU time by it. The series whose exported_pod names a pod
+// give it its tenure: a pod that held its GPU for the second half of the
+// range only gets that interval, and half the GPU-hours of its siblings.
 func TestAttributionByTeamFromPrometheus(t *testing.T) {
 	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "15m"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	late := &sim.Nodes[1].Workloads[0] // a llama-7b-infer pod on node-gpu-02
+	late.Intervals = []profile.Tenure{{StartS: 450, EndS: 900}}
 	var om bytes.Buffer
 	if err := dcgmtest.WriteOpenMetricsLayout(&om, sim, dcgmtest.LayoutKubePrometheus); err != nil {
 		t.Fatal(err)
@@ -187,8 +193,9 @@ func TestAttributionByTeamFromPrometheus(t *testing.T) {
 	var rep struct {
 		Attribution struct {
 			Groups []struct {
-				Key       []string `json:"key"`
-				Workloads int      `json:"workloads"`
+				Key          []string `json:"key"`
+				Workloads    int      `json:"workloads"`
+				HeldGPUHours float64  `json:"held_gpu_hours"`
 			} `json:"groups"`
 		} `json:"attribution"`
 	}
@@ -206,6 +213,42 @@ func TestAttributionByTeamFromPrometheus(t *testing.T) {
 	// kube_pod_owner: the ReplicaSets of one Deployment are one controller.
 	if controllers["inference/Deployment/llama-7b-infer"] < 2 {
 		t.Fatalf("controllers %v", controllers)
+	}
+
+	// The profile: the late pod's tenure, and the namespace's labels.
+	path := filepath.Join(t.TempDir(), "p.json")
+	if r := run(t, nil, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z",
+		"--end", "2026-01-05T09:15:00Z", "--step", "15s", "-o", path, "--quiet"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	got, err := profile.ReadFile(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range got.Nodes[1].Workloads {
+		want := "[]"
+		if w.ID == late.ID {
+			want = "[{450 900}]"
+		}
+		if fmt.Sprint(w.Intervals) != want || w.Labels["cost_center"] != dcgmtest.CostCenter(w.Labels["namespace"]) {
+			t.Errorf("%s: intervals %v (want %s), labels %v", w.ID, w.Intervals, want, w.Labels)
+		}
+	}
+	r = run(t, nil, "analyze", path, "--report", "attribution", "--group-by", "team=cost_center", "--group-by", "workload", "-f", "json")
+	rep.Attribution.Groups = nil
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]float64{}
+	for _, g := range rep.Attribution.Groups {
+		if g.Key[0] != dcgmtest.CostCenter("inference") && g.Key[0] != dcgmtest.CostCenter("training") && g.Key[0] != dcgmtest.CostCenter("eval") && g.Key[0] != dcgmtest.CostCenter("notebooks") {
+			t.Errorf("group %v: every pod's namespace has a cost_center", g.Key)
+		}
+		held[g.Key[1]] = g.HeldGPUHours
+	}
+	sibling := sim.Nodes[1].Workloads[1].ID
+	if h, s := held[late.ID], held[sibling]; s == 0 || math.Abs(h-s/2) > 1e-3 {
+		t.Fatalf("held GPU-hours: %s %v, %s %v: want half", late.ID, h, sibling, s)
 	}
 }
 

@@ -70,12 +70,11 @@ func WriteOpenMetricsLayout(w io.Writer, p *profile.Profile, layout string) erro
 				if col == nil {
 					continue
 				}
-				labels := dcgmLabels(&n, g, layout)
 				for i, v := range col {
 					if profile.IsNull(v) {
 						continue
 					}
-					fmt.Fprintf(bw, "%s{%s} %s %s\n", name, labels, strconv.FormatFloat(v/scale, 'g', -1, 64),
+					fmt.Fprintf(bw, "%s{%s} %s %s\n", name, dcgmLabels(&n, g, layout, g.Series.T[i]), strconv.FormatFloat(v/scale, 'g', -1, 64),
 						strconv.FormatFloat(start+g.Series.T[i], 'f', 3, 64))
 				}
 			}
@@ -87,7 +86,9 @@ func WriteOpenMetricsLayout(w io.Writer, p *profile.Profile, layout string) erro
 	return bw.Flush()
 }
 
-func dcgmLabels(n *profile.Node, g *profile.GPU, layout string) string {
+// dcgmLabels are the labels of a GPU's series at t: the GPU's, and the pod
+// that held it then (its intervals, or always when it has none).
+func dcgmLabels(n *profile.Node, g *profile.GPU, layout string, t float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `gpu="%d",UUID=%q,pci_bus_id=%q,device="nvidia%d",modelName=%q,Hostname=%q`,
 		g.Index, g.UUID, "0000"+g.PCIBusID, g.Index, g.Model, n.Name)
@@ -99,7 +100,7 @@ func dcgmLabels(n *profile.Node, g *profile.GPU, layout string) string {
 		prefix = "exported_"
 	}
 	for _, w := range n.Workloads {
-		if w.Kind != profile.KindPod || w.State != profile.StateRunning {
+		if w.Kind != profile.KindPod || w.State != profile.StateRunning || !held(w.Intervals, t) {
 			continue
 		}
 		for _, i := range w.GPUs {
@@ -111,6 +112,20 @@ func dcgmLabels(n *profile.Node, g *profile.GPU, layout string) string {
 	}
 	return b.String()
 }
+
+// held says whether intervals (none: always) hold t.
+func held(ivs []profile.Tenure, t float64) bool {
+	for _, iv := range ivs {
+		if iv.StartS <= t && t < iv.EndS {
+			return true
+		}
+	}
+	return ivs == nil
+}
+
+// CostCenter is the cost_center label the fixture's kube_namespace_labels
+// give a namespace.
+func CostCenter(namespace string) string { return "cc-" + namespace }
 
 // Team is the team label the fixture's kube_pod_labels give a pod, from
 // its name: training, serving, or the platform team for the rest.
@@ -136,6 +151,19 @@ func writePodLabels(bw *bufio.Writer, p *profile.Profile, start float64) {
 			if w.Kind == profile.KindPod {
 				for _, t := range []float64{start, mid} {
 					fmt.Fprintf(bw, "kube_pod_labels{namespace=%q,pod=%q,label_team=%q} 1 %.3f\n", w.Labels["namespace"], w.Name, Team(w.Name), t)
+				}
+			}
+		}
+	}
+	// kube_namespace_labels, with a label_cost_center (CostCenter).
+	fmt.Fprintf(bw, "# TYPE kube_namespace_labels gauge\n")
+	seen := map[string]bool{}
+	for _, n := range p.Nodes {
+		for _, w := range n.Workloads {
+			if ns := w.Labels["namespace"]; w.Kind == profile.KindPod && !seen[ns] {
+				seen[ns] = true
+				for _, t := range []float64{start, mid} {
+					fmt.Fprintf(bw, "kube_namespace_labels{namespace=%q,label_cost_center=%q} 1 %.3f\n", ns, CostCenter(ns), t)
 				}
 			}
 		}

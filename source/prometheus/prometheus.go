@@ -93,7 +93,7 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	b := dcgm.NewBuilder(o.Step.Milliseconds())
 	var warnings []string
 	names := dcgmQueryNames()
-	total := len(names)*len(chunks) + 5
+	total := len(names)*len(chunks) + 6
 	done := 0
 	progress := func() {
 		done++
@@ -196,6 +196,11 @@ func addPodLabels(ctx context.Context, c *promClient, p *profile.Profile, matche
 	if err != nil {
 		return err
 	}
+	nsAns, err := c.query(ctx, strings.Replace(q, "kube_pod_labels", "kube_namespace_labels", 1), end)
+	progress()
+	if err != nil {
+		return err
+	}
 	labels := map[string]map[string]string{}
 	for _, s := range owners.Series {
 		if c := controllerOf(s.Labels["owner_kind"], s.Labels["owner_name"]); c != "" && len(c) <= profile.MaxNameBytes {
@@ -203,17 +208,12 @@ func addPodLabels(ctx context.Context, c *promClient, p *profile.Profile, matche
 		}
 	}
 	for _, s := range ans.Series {
-		k := s.Labels["namespace"] + "/" + s.Labels["pod"]
-		for name, v := range s.Labels {
-			key, ok := strings.CutPrefix(name, "label_")
-			if !ok || key == "" || len(key) > profile.MaxNameBytes || len(v) > profile.MaxNameBytes {
-				continue
-			}
-			if labels[k] == nil {
-				labels[k] = map[string]string{}
-			}
-			labels[k][key] = v
-		}
+		addLabels(labels, s.Labels["namespace"]+"/"+s.Labels["pod"], s.Labels)
+	}
+	// A namespace's labels go to its pods that lack a label of that name.
+	nsLabels := map[string]map[string]string{}
+	for _, s := range nsAns.Series {
+		addLabels(nsLabels, s.Labels["namespace"], s.Labels)
 	}
 	for ni := range p.Nodes {
 		for wi := range p.Nodes[ni].Workloads {
@@ -221,17 +221,33 @@ func addPodLabels(ctx context.Context, c *promClient, p *profile.Profile, matche
 			if w.Kind != profile.KindPod {
 				continue
 			}
-			for key, v := range labels[w.ID] {
-				if _, set := w.Labels[key]; !set {
-					if w.Labels == nil {
-						w.Labels = map[string]string{}
+			for _, from := range []map[string]string{labels[w.ID], nsLabels[w.Labels["namespace"]]} {
+				for key, v := range from {
+					if _, set := w.Labels[key]; !set {
+						if w.Labels == nil {
+							w.Labels = map[string]string{}
+						}
+						w.Labels[key] = v
 					}
-					w.Labels[key] = v
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// addLabels adds a kube-state-metrics series' label_* labels to to[k].
+func addLabels(to map[string]map[string]string, k string, series map[string]string) {
+	for name, v := range series {
+		key, ok := strings.CutPrefix(name, "label_")
+		if !ok || key == "" || len(key) > profile.MaxNameBytes || len(v) > profile.MaxNameBytes {
+			continue
+		}
+		if to[k] == nil {
+			to[k] = map[string]string{}
+		}
+		to[k][key] = v
+	}
 }
 
 // controllerOf names the controller that owns a pod, from
