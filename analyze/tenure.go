@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/seedance/seedance/profile"
@@ -130,38 +129,62 @@ type split struct {
 // splits cuts a GPU's time where a holder came or went, so that in each
 // piece the same workloads held it and split it by the usual rule
 // (holderWeights). With every holder there for the whole window it is one
-// piece: the GPU's totals.
+// piece: the GPU's totals. A sweep over the holders' interval edges keeps
+// the work at the number of edges times the holders present.
 func splits(g *gpuAcc, holders []profile.Workload, tenure [][]Interval, windowS float64) []split {
-	cuts := []float64{0, windowS}
-	for _, ivs := range tenure {
+	type edge struct {
+		t      float64
+		holder int
+		in     bool
+	}
+	var edges []edge
+	present := make([]bool, len(holders))
+	for h, ivs := range tenure {
+		present[h] = ivs == nil
 		for _, iv := range ivs {
-			cuts = append(cuts, iv.StartS, iv.EndS)
+			edges = append(edges, edge{iv.StartS, h, true}, edge{iv.EndS, h, false})
 		}
 	}
-	if len(cuts) == 2 {
+	if len(edges) == 0 {
 		return []split{{g.whole(), holderWeights(holders)}}
 	}
-	slices.Sort(cuts)
-	cuts = slices.Compact(cuts)
+	sort.Slice(edges, func(i, j int) bool { return edges[i].t < edges[j].t })
 	var out []split
-	for i := 1; i < len(cuts); i++ {
-		lo, hi := cuts[i-1], cuts[i]
-		if lo < 0 || hi > windowS || hi <= lo {
-			continue
+	lo := 0.0
+	for i := 0; i <= len(edges); {
+		hi := windowS
+		if i < len(edges) {
+			hi = math.Min(windowS, edges[i].t)
 		}
-		var present []profile.Workload
-		var at []int
-		for h, ivs := range tenure {
-			if ivs == nil || overlap(ivs, lo, hi) > 0 {
-				present = append(present, holders[h])
-				at = append(at, h)
-			}
+		if hi > lo {
+			out = append(out, split{g.within(lo, hi), presentWeights(holders, present)})
+			lo = hi
 		}
-		w := make([]float64, len(holders))
-		for k, pw := range holderWeights(present) {
-			w[at[k]] = pw
+		if i == len(edges) {
+			break
 		}
-		out = append(out, split{g.within(lo, hi), w})
+		// Apply every edge at this time.
+		for t := edges[i].t; i < len(edges) && edges[i].t == t; i++ {
+			present[edges[i].holder] = edges[i].in
+		}
+	}
+	return out
+}
+
+// presentWeights is holderWeights over the holders present, 0 for the
+// others.
+func presentWeights(holders []profile.Workload, present []bool) []float64 {
+	var ws []profile.Workload
+	var at []int
+	for h, ok := range present {
+		if ok {
+			ws = append(ws, holders[h])
+			at = append(at, h)
+		}
+	}
+	out := make([]float64, len(holders))
+	for k, w := range holderWeights(ws) {
+		out[at[k]] = w
 	}
 	return out
 }

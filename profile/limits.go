@@ -32,6 +32,10 @@ const (
 	MaxGPUsPerNode = 1024
 	// MaxWorkloadsPerNode bounds a node's workloads (pods, processes).
 	MaxWorkloadsPerNode = 100_000
+	// MaxIntervalsPerWorkload bounds a workload's tenure: a change of
+	// holder every two minutes for a month. Attribution's work on a GPU grows
+	// with its holders' intervals.
+	MaxIntervalsPerWorkload = 20_000
 	// MaxSamplesPerGPU is the longest series: 46 days at one sample a
 	// second.
 	MaxSamplesPerGPU = 4_000_000
@@ -198,6 +202,9 @@ const tenureSlack = 0.001
 func checkTenure(ivs []Tenure, spanS float64) error {
 	if ivs != nil && len(ivs) == 0 {
 		return fmt.Errorf("an empty list; leave it out when the workload held its GPUs for the whole profile")
+	}
+	if len(ivs) > MaxIntervalsPerWorkload {
+		return fmt.Errorf("%d intervals, more than %d", len(ivs), MaxIntervalsPerWorkload)
 	}
 	prev := 0.0
 	for i, iv := range ivs {

@@ -44,8 +44,9 @@ func JoinTenure(ivs []Tenure, gap float64) []Tenure {
 
 // FinishTenure shifts ivs by −origin, scales them by scale (1e-3 turns
 // milliseconds into seconds), clips them to [0, spanS] and returns nil
-// when they cover the whole of it: what a profile's intervals hold. ok is
-// false when nothing of them is inside the span.
+// when they cover the whole of it: what a profile's intervals hold, at
+// most MaxIntervalsPerWorkload of them. ok is false when nothing of them
+// is inside the span.
 func FinishTenure(ivs []Tenure, origin, scale, spanS float64) (out []Tenure, ok bool) {
 	for _, iv := range ivs {
 		s := max(0, (iv.StartS-origin)*scale)
@@ -56,6 +57,11 @@ func FinishTenure(ivs []Tenure, origin, scale, spanS float64) (out []Tenure, ok 
 	}
 	if len(out) == 0 {
 		return nil, false
+	}
+	// Past the readers' limit, the intervals closest together are joined
+	// (a workload that came and went every few samples for a month).
+	for gap := spanS / MaxIntervalsPerWorkload; len(out) > MaxIntervalsPerWorkload; gap *= 2 {
+		out = JoinTenure(out, gap)
 	}
 	if len(out) == 1 && out[0].StartS <= tenureSlack && out[0].EndS >= spanS-tenureSlack {
 		return nil, true

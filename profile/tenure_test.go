@@ -70,3 +70,37 @@ func TestTenureRead(t *testing.T) {
 		}
 	}
 }
+
+// TestFinishTenureLimit: a workload seen at every other sample of a long
+// run is written within the readers' limit, covering every sample seen.
+func TestFinishTenureLimit(t *testing.T) {
+	var ivs []Tenure
+	n := 3 * MaxIntervalsPerWorkload
+	for i := 0; i < n; i++ {
+		ivs = AddTenure(ivs, float64(4*i), 1) // 4 s apart: > 2 × 1 s, each its own
+	}
+	if len(ivs) != n {
+		t.Fatalf("%d intervals", len(ivs))
+	}
+	out, ok := FinishTenure(ivs, 0, 1, float64(4*n))
+	if !ok || len(out) > MaxIntervalsPerWorkload || len(out) == 0 {
+		t.Fatalf("%d intervals", len(out))
+	}
+	if err := checkTenure(out, float64(4*n)); err != nil {
+		t.Fatal(err)
+	}
+	for _, iv := range ivs[:100] {
+		if overlapsNone(out, iv) {
+			t.Fatalf("%v is not covered", iv)
+		}
+	}
+}
+
+func overlapsNone(ivs []Tenure, iv Tenure) bool {
+	for _, o := range ivs {
+		if o.StartS <= iv.StartS && iv.EndS <= o.EndS {
+			return false
+		}
+	}
+	return true
+}

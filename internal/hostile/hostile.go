@@ -94,6 +94,8 @@ func Cases() []Case {
 		{"tiny-interval.json", replace(`"interval_s":60`, `"interval_s":1e-300`), false},
 		{"huge-gpu-index.json", replace(`"index":1,"uuid":"GPU-a1"`, `"index":2147483648,"uuid":"GPU-a1"`), false},
 		{"huge-workload-gpu.json", replace(`"gpus":[0],"gpu_count":1`, `"gpus":[999999999],"gpu_count":1`), false},
+		{"intervals-backwards.json", replace(`"gpus":[0],"gpu_count":1`, `"gpus":[0],"gpu_count":1,"intervals":[{"start_s":120,"end_s":180},{"start_s":0,"end_s":60}]`), false},
+		{"intervals-outside.json", replace(`"gpus":[0],"gpu_count":1`, `"gpus":[0],"gpu_count":1,"intervals":[{"start_s":0,"end_s":1e308}]`), false},
 		{"no-samples.json", replace(`"nodes":[`, `"nodes":[],"x":[`), false},
 		{"gzip-truncated.json.gz", gz(Base())[:100], false},
 		{"gzip-not-gzip.json.gz", append([]byte{0x1f, 0x8b}, []byte("not gzip at all")...), false},
