@@ -34,6 +34,32 @@ func asMap(doc any) (m map[string]any, hasDelta bool, err error) {
 	return m, hasDelta, nil
 }
 
+// indexGroups gives gates attribution.group, the groups by key (their
+// levels' values joined by "|"), so that a gate names a team:
+// attribution.group['research'].efficiency >= 0.5. A group that is not in
+// the report makes the gate invalid, not passed.
+func indexGroups(env map[string]any) {
+	at, ok := env["attribution"].(map[string]any)
+	if !ok {
+		return
+	}
+	groups, _ := at["groups"].([]any)
+	index := make(map[string]any, len(groups))
+	for _, g := range groups {
+		gm, ok := g.(map[string]any)
+		if !ok {
+			continue
+		}
+		keys, _ := gm["key"].([]any)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i], _ = k.(string)
+		}
+		index[strings.Join(parts, "|")] = gm
+	}
+	at["group"] = index
+}
+
 // EvalGates evaluates each gate over the report's JSON and records the
 // results in r.Gates. See Gates.
 func EvalGates(r *Report, gates []string) error {
@@ -55,6 +81,7 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	indexGroups(env)
 	var results []GateResult
 	failed := false
 	for _, g := range gates {
