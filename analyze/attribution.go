@@ -43,7 +43,7 @@ func CheckGroupBy(levels []string) error {
 
 // labels are the workload labels the grouping reads.
 func (p *AttributionParams) labels() []string {
-	out := []string{profile.ControllerLabel}
+	out := []string{profile.ControllerLabel, "team", "user", "account"} // and the owners the holder rules name
 	for _, l := range p.GroupBy {
 		if label, ok := strings.CutPrefix(l, "team="); ok {
 			out = append(out, label)

@@ -123,7 +123,7 @@ func holderOf(byID map[string]*holding, hs *[]*holding, node string, w profile.W
 func holderSuggestions(hs []*holding, rules HolderRules) []Suggestion {
 	var out []Suggestion
 	for _, h := range hs {
-		who := h.w.ID
+		who := h.w.ID + owners(h.w.Labels)
 		if len(h.gpus) == 0 || h.f.held <= 0 {
 			continue
 		}
@@ -174,6 +174,21 @@ func oneBusy(gpus []*gpuAcc, idlePct float64) (*gpuAcc, bool) {
 		}
 	}
 	return busy, busy != nil
+}
+
+// owners names who answers for a workload, from its team, user and
+// account labels: " (team research)", "" when it has none.
+func owners(labels map[string]string) string {
+	var parts []string
+	for _, k := range []string{"team", "user", "account"} {
+		if v := labels[k]; v != "" {
+			parts = append(parts, k+" "+v)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func gib(b uint64) string {

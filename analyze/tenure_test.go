@@ -112,13 +112,17 @@ func TestIdleHolderScancel(t *testing.T) {
 		{uuid: "GPU-1", model: "TestGPU", t: ts, util: burst},
 		{uuid: "GPU-2", model: "TestGPU", t: ts, util: fill(0, 720)},
 	}, workloads: []profile.Workload{job("4242", 0), job("77", 1), job("4242;reboot", 2)}}
+	node.workloads[0].Labels = map[string]string{"user": "alice", "account": "vision"}
 	p := DefaultParams()
 	p.Attribution = &AttributionParams{GroupBy: []string{"workload"}, Rules: DefaultHolderRules()}
 	r := mustAnalyze(t, p, mkProfile(t, t0, 7200, 10, node))
 	cmds := map[string]string{}
 	for _, s := range r.Suggestions {
+		if s.Kind == SuggestIdleHolder && strings.HasPrefix(s.Text, "4242 ") && !strings.HasPrefix(s.Text, "4242 (user alice, account vision) holds 1 GPU") {
+			t.Errorf("the owner is not named: %s", s.Text)
+		}
 		if s.Kind == SuggestIdleHolder {
-			cmds[s.Text[:strings.Index(s.Text, " holds")]] = s.Command
+			cmds[s.Text[:strings.Index(s.Text, " ")]] = s.Command
 		}
 	}
 	want := map[string]string{"4242": "scancel 4242", "77": "", "4242;reboot": ""}
