@@ -32,10 +32,16 @@ type Squeue func(ctx context.Context, args ...string) ([]byte, error)
 // RunSqueue runs the squeue on PATH, against the cluster its environment
 // names (SLURM_CONF).
 func RunSqueue(ctx context.Context, args ...string) ([]byte, error) {
-	out, err := exec.CommandContext(ctx, "squeue", args...).Output()
+	return runSlurm(ctx, "squeue", args...)
+}
+
+// runSlurm runs one of Slurm's client commands; its error carries what the
+// command said on stderr.
+func runSlurm(ctx context.Context, name string, args ...string) ([]byte, error) {
+	out, err := exec.CommandContext(ctx, name, args...).Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return nil, fmt.Errorf("squeue: %v: %s", err, strings.TrimSpace(string(ee.Stderr)))
+		return nil, fmt.Errorf("%s: %v: %s", name, err, strings.TrimSpace(string(ee.Stderr)))
 	}
 	return out, err
 }
@@ -102,12 +108,7 @@ type Sacct func(ctx context.Context, args ...string) ([]byte, error)
 // RunSacct runs the sacct on PATH, against the cluster its environment
 // names (SLURM_CONF).
 func RunSacct(ctx context.Context, args ...string) ([]byte, error) {
-	out, err := exec.CommandContext(ctx, "sacct", args...).Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return nil, fmt.Errorf("sacct: %v: %s", err, strings.TrimSpace(string(ee.Stderr)))
-	}
-	return out, err
+	return runSlurm(ctx, "sacct", args...)
 }
 
 // jobID is a Slurm job id as dcgm-exporter's hpc_job label and
