@@ -249,12 +249,33 @@ func sourceInput(o *ProfileOptions) (sources []analyze.Source, closeAll func(), 
 	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
 		return nil, closeAll, nil, err
 	}
-	p, err := recordProfile(o)
+	p, sp, err := recordProfile(o, "")
 	if p == nil {
 		return nil, closeAll, nil, err
 	}
 	if err != nil {
 		return nil, closeAll, nil, err
+	}
+	name := "--source " + pc.Source
+	if sp != nil {
+		// The source's nodes, spilled batch by batch, are read back
+		// through the same reader as a profile file.
+		closeAll = func() { sp.Close() }
+		if sp.samples == 0 {
+			return nil, closeAll, nil, fmt.Errorf("%w: the %s source collected no GPU sample, so there is nothing to analyze", source.ErrNothingObserved, p.Source)
+		}
+		if !p.Complete && o.Ctx.Err() != nil {
+			interrupted = &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: analyzed the samples collected so far")}
+		}
+		r, err := sp.Reader(p)
+		if err != nil {
+			return nil, closeAll, nil, err
+		}
+		s, err := profile.OpenStream(r, name)
+		if err != nil {
+			return nil, closeAll, nil, err
+		}
+		return []analyze.Source{{Name: name, Stream: s}}, closeAll, interrupted, nil
 	}
 	if countSamples(p) == 0 {
 		return nil, closeAll, nil, fmt.Errorf("%w: the %s source collected no GPU sample, so there is nothing to analyze", source.ErrNothingObserved, p.Source)
@@ -266,7 +287,6 @@ func sourceInput(o *ProfileOptions) (sources []analyze.Source, closeAll func(), 
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(profile.Encode(pw, p)) }()
 	closeAll = func() { pr.Close() } // unblocks the encoder if the analysis stopped early
-	name := "--source " + pc.Source
 	s, err := profile.OpenStream(pr, name)
 	if err != nil {
 		return nil, closeAll, nil, err

@@ -349,6 +349,12 @@ func BenchmarkRSS10000Nodes(b *testing.B) {
 	}
 }
 
+// discoveryAnswer is a Prometheus answer to the query that finds the nodes
+// (last_over_time of a metric): one GPU on node.
+func discoveryAnswer(node string) string {
+	return `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"UUID":"GPU-1","gpu":"0","Hostname":"` + node + `"},"value":[1767607200,"1"]}]}}`
+}
+
 // TestInterruptPrometheus: SIGINT while reading Prometheus keeps the chunks
 // read so far, with "complete": false, and exits 130.
 func TestInterruptPrometheus(t *testing.T) {
@@ -360,6 +366,14 @@ func TestInterruptPrometheus(t *testing.T) {
 		}
 		q, at := r.Form.Get("query"), r.Form.Get("time")
 		ts, _ := strconv.ParseFloat(at, 64)
+		if strings.HasPrefix(q, "last_over_time(DCGM_FI_DEV_GPU_UTIL") { // finding the nodes
+			fmt.Fprint(w, discoveryAnswer("n1"))
+			return
+		}
+		if !strings.HasPrefix(q, "DCGM_FI") { // kube-state-metrics, the other metrics' discovery: none
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+			return
+		}
 		if ts > float64(start.Add(2*time.Minute).Unix()) {
 			<-r.Context().Done() // the third chunk on: never answers
 			return
@@ -383,7 +397,7 @@ func TestInterruptPrometheus(t *testing.T) {
 	if p.Complete || !p.EndedAt.Equal(start.Add(2*time.Minute)) || len(p.Nodes) != 1 || p.Nodes[0].GPUs[0].Series.Len() != 4 {
 		t.Fatalf("complete %v, ended %v, %d nodes", p.Complete, p.EndedAt, len(p.Nodes))
 	}
-	if len(p.Notes) == 0 || !strings.Contains(p.Notes[len(p.Notes)-1], "interrupted: read 2026-01-05T09:50:00Z to 2026-01-05T09:52:00Z") {
+	if len(p.Notes) == 0 || !strings.Contains(p.Notes[len(p.Notes)-1], "interrupted: read 0 of 1 nodes whole; n1 up to 2026-01-05T09:52:00Z of the range asked (2026-01-05T09:50:00Z to 2026-01-05T10:00:00Z)") {
 		t.Fatalf("notes %q", p.Notes)
 	}
 }
@@ -425,7 +439,7 @@ func TestMisbehavingPrometheus(t *testing.T) {
 		"no-status": func(w http.ResponseWriter, r *http.Request, ts float64) { _, _ = w.Write([]byte(`{}`)) },
 	}
 	want := map[string]string{
-		"deep": "nesting deeper than 64 levels", "endless": "more than one per 100 ms of the range asked", "giant-string": "a string longer than 64 KiB",
+		"deep": "nesting deeper than 64 levels", "endless": "more than the query can return", "giant-string": "a string longer than 64 KiB",
 		"slow": "DCGM_FI_", "no-status": "not a Prometheus API answer",
 	}
 	for name, answer := range modes {
@@ -435,6 +449,10 @@ func TestMisbehavingPrometheus(t *testing.T) {
 					t.Fatal(err)
 				}
 				ts, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
+				if strings.HasPrefix(r.Form.Get("query"), "last_over_time(DCGM_FI_DEV_GPU_UTIL") && name == "backwards" {
+					fmt.Fprint(w, discoveryAnswer("n1"))
+					return
+				}
 				if !strings.HasPrefix(r.Form.Get("query"), "DCGM_FI_DEV_GPU_UTIL") && name == "backwards" {
 					fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[]}}`)
 					return

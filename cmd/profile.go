@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -123,9 +124,17 @@ func profileRun(o *ProfileOptions) error {
 	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
 		return err
 	}
-	p, err := recordProfile(o)
+	spillDir := "" // next to the output: its file system holds the profile anyway
+	if pc.Output != "-" {
+		spillDir = filepath.Dir(pc.Output)
+	}
+	p, sp, err := recordProfile(o, spillDir)
 	if p == nil {
 		return err
+	}
+	if sp != nil {
+		defer sp.Close()
+		return finishSpilled(o, p, sp)
 	}
 	return finishProfile(o, p, err, len(o.Command) == 0)
 }
@@ -133,18 +142,23 @@ func profileRun(o *ProfileOptions) error {
 // recordProfile opens the source the settings name and runs it: the profile
 // it made, or nil and why. Interrupted before anything was read, it returns
 // an exit status of 130.
-func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
+//
+// A source that reads a cluster's history node batch by node batch
+// (source.NodeStreamer) spills its nodes into a temporary file in
+// spillDir: then the profile is only the header, and the spill holds the
+// nodes.
+func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spilled, error) {
 	pc := o.Config.Profile
 	reg, err := source.Lookup(pc.Source)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(o.Command) > 0 && !reg.Wraps {
-		return nil, usageErrorf("--source %s cannot profile a command: it does not see this node's processes (use nvml)", pc.Source)
+		return nil, nil, usageErrorf("--source %s cannot profile a command: it does not see this node's processes (use nvml)", pc.Source)
 	}
 	env, err := o.sourceEnv()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !pc.Quiet && o.IO.IsStderrTTY() && reg.Name == profile.SourcePrometheus {
 		started := time.Now()
@@ -155,7 +169,7 @@ func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
 	}
 	src, err := reg.Open(env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer src.Close()
 
@@ -178,6 +192,9 @@ func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
 		ro.OnSample = bar.update
 	}
 
+	if s, ok := o.streamable(src); ok {
+		return spillRun(o, s, ro, spillDir)
+	}
 	var p *profile.Profile
 	if len(o.Command) > 0 {
 		p, err = recordCommand(o, src, ro)
@@ -186,7 +203,7 @@ func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
 	}
 	bar.done()
 	if errors.Is(err, source.ErrInterrupted) {
-		return nil, &ExitError{Code: ExitInterrupted, Err: err}
+		return nil, nil, &ExitError{Code: ExitInterrupted, Err: err}
 	}
 	if p != nil && o.Config.Slurm.Pending {
 		// Without Slurm's pending jobs a node they wait for would look
@@ -203,7 +220,7 @@ func recordProfile(o *ProfileOptions) (*profile.Profile, error) {
 		}
 		p.Notes = append(p.Notes, notes...)
 	}
-	return p, err
+	return p, nil, err
 }
 
 // finishProfile writes the profile, prints the summary line and the notes,
@@ -289,40 +306,48 @@ func countSamples(p *profile.Profile) int {
 	return n
 }
 
-func countGPUs(nodes []profile.Node) int {
-	n := 0
-	for _, node := range nodes {
-		n += len(node.GPUs)
-	}
-	return n
-}
 
 // summaryLine is the one line printed after a run, e.g.
 // "wrote profile.json: 2 nodes, 16 GPUs, 300 samples, mean GPU util 41%".
 func summaryLine(path string, p *profile.Profile) string {
-	samples, sum, n := 0, 0.0, 0
-	for _, node := range p.Nodes {
+	var t tally
+	t.add(p.Nodes)
+	return t.line(path, p.Complete)
+}
+
+// tally counts what a run wrote, node by node: nodes, GPUs, the longest
+// series and the utilization readings.
+type tally struct {
+	nodes, gpus, samples, utilN int
+	utilSum                     float64
+}
+
+func (t *tally) add(nodes []profile.Node) {
+	t.nodes += len(nodes)
+	for _, node := range nodes {
+		t.gpus += len(node.GPUs)
 		for _, g := range node.GPUs {
-			if l := g.Series.Len(); l > samples {
-				samples = l
-			}
+			t.samples = max(t.samples, g.Series.Len())
 			for _, v := range g.Series.GPUUtilPct {
 				if !profile.IsNull(v) {
-					sum += v
-					n++
+					t.utilSum += v
+					t.utilN++
 				}
 			}
 		}
 	}
+}
+
+func (t *tally) line(path string, complete bool) string {
 	if path == "-" {
 		path = "stdout"
 	}
 	util := "n/a"
-	if n > 0 {
-		util = fmt.Sprintf("%.0f%%", sum/float64(n))
+	if t.utilN > 0 {
+		util = fmt.Sprintf("%.0f%%", t.utilSum/float64(t.utilN))
 	}
-	s := fmt.Sprintf("wrote %s: %d nodes, %d GPUs, %d samples, mean GPU util %s", path, len(p.Nodes), countGPUs(p.Nodes), samples, util)
-	if !p.Complete {
+	s := fmt.Sprintf("wrote %s: %d nodes, %d GPUs, %d samples, mean GPU util %s", path, t.nodes, t.gpus, t.samples, util)
+	if !complete {
 		s += " (incomplete)"
 	}
 	return s

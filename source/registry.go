@@ -44,6 +44,15 @@ type ReadProgress struct {
 	GPUs, Samples int
 }
 
+// NodeStreamer is a Profiler that can hand over its nodes a few at a
+// time instead of holding the whole profile (a read of a cluster's
+// history): ProfileNodes calls emit with whole nodes and returns the
+// profile's header, without nodes, once it knows whether the read was
+// complete.
+type NodeStreamer interface {
+	ProfileNodes(ctx context.Context, ro RecordOptions, emit func([]profile.Node) error) (*profile.Profile, error)
+}
+
 // Profiler is an opened source.
 type Profiler interface {
 	// Profile samples, or reads, until ro.Duration has passed, ctx is done

@@ -104,11 +104,26 @@ func firstLabel(get func(string) string, names ...string) string {
 	return ""
 }
 
+// nodeLabels are the labels that name a GPU's node, the first one set
+// winning: dcgm-exporter's Hostname, or what a relabeling put there.
+var nodeLabels = []string{"Hostname", "hostname", "node", "kubernetes_node", "instance"}
+
+// NodeLabel is the name of the label that names a series' node, "" when
+// none does.
+func NodeLabel(get func(string) string) string {
+	for _, n := range nodeLabels {
+		if get(n) != "" {
+			return n
+		}
+	}
+	return ""
+}
+
 // ParseLabels extracts the identity from a series' labels; ok is false
 // when the series names no GPU.
 func ParseLabels(get func(string) string) (Identity, bool) {
 	var id Identity
-	id.Key.Node = firstLabel(get, "Hostname", "hostname", "node", "kubernetes_node", "instance")
+	id.Key.Node = firstLabel(get, nodeLabels...)
 	id.Key.UUID = firstLabel(get, "UUID", "uuid")
 	gpu := firstLabel(get, "gpu")
 	if id.Key.UUID == "" && gpu == "" || id.Key.Node == "" {

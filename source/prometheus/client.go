@@ -198,11 +198,12 @@ var rangeSelector = regexp.MustCompile(`\[(\d+)ms\]$`)
 
 // maxSamplesFor bounds the samples of one series in the answer to a query
 // by its range: one per 100 ms (no exporter is scraped faster), so that a
-// server cannot send endless series. 0 (no bound) for instant queries.
+// server cannot send endless series; one for a query whose answer is an
+// instant vector.
 func maxSamplesFor(q string) int {
 	m := rangeSelector.FindStringSubmatch(q)
 	if m == nil {
-		return 0
+		return 1
 	}
 	ms, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil || ms/100 > math.MaxInt32 {
@@ -255,7 +256,7 @@ func parsePromSeries(sc *jsonscan.Scanner, maxPerSeries int) (promSeries, error)
 		case "values":
 			return sc.Array(func(int) error {
 				if maxPerSeries > 0 && len(s.Pairs) == maxPerSeries {
-					return sc.Errorf("a series with more than %d samples, more than one per 100 ms of the range asked", maxPerSeries)
+					return sc.Errorf("a series with more than %d samples, more than the query can return (one per 100 ms of its range)", maxPerSeries)
 				}
 				p, err := parsePromPair(sc)
 				s.Pairs = append(s.Pairs, p)

@@ -37,9 +37,13 @@ type Options struct {
 	Generator   profile.Generator
 	// OnProgress is called after each query.
 	OnProgress func(source.ReadProgress)
-	// MaxSamples bounds the samples read (about 20 bytes of memory each);
-	// past it the read stops with ErrTooManySamples. 0: no bound.
+	// MaxSamples bounds the samples one batch of nodes holds (about 20
+	// bytes of memory each); past it the read stops with ErrTooManySamples.
+	// 0: no bound.
 	MaxSamples int
+	// BatchSamples is the sample values one batch of nodes is sized to;
+	// 0: DefaultBatchSamples.
+	BatchSamples int
 }
 
 // ErrTooManySamples stops a read that would hold more samples than
@@ -68,11 +72,32 @@ func withMatchers(metric, matchers string) string {
 	return metric + "{" + matchers + "}"
 }
 
-// Read reads the dcgm-exporter metrics of [Start, End] from
-// Prometheus into a profile. It reads raw samples with their own timestamps
-// through range-vector selectors, in chunks, so that a missed scrape stays a
-// gap instead of being filled by Prometheus's 5-minute lookback.
+// Read reads the dcgm-exporter metrics of [Start, End] from Prometheus into
+// a profile in memory. See ReadNodes.
 func Read(ctx context.Context, o Options) (*profile.Profile, error) {
+	var nodes []profile.Node
+	p, err := ReadNodes(ctx, o, func(ns []profile.Node) error {
+		nodes = append(nodes, ns...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.Nodes = nodes
+	return p, nil
+}
+
+// ReadNodes reads the dcgm-exporter metrics of [Start, End] from
+// Prometheus. It reads raw samples with their own timestamps through
+// range-vector selectors, in chunks, so that a missed scrape stays a gap
+// instead of being filled by Prometheus's 5-minute lookback. A first pass
+// (last_over_time of every metric) finds the nodes; they are then read in
+// batches of whole nodes of at most BatchSamples sample values, and each
+// batch's nodes go to emit, by name, before the next batch is read: memory
+// holds one batch, whatever the range or the number of nodes. It returns
+// the profile's header (no nodes): whether the read was complete, and its
+// notes.
+func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) (*profile.Profile, error) {
 	base, err := url.Parse(o.URL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("%w: --prometheus-url must be an http(s) URL, e.g. http://prometheus:9090", source.ErrSettings)
@@ -88,166 +113,70 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", profile.ErrInvalid, err)
 	}
-	c := &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}
-	chunks := splitRange(o.Start, o.End, o.Chunk)
-	b := dcgm.NewBuilder(o.Step.Milliseconds())
-	var warnings []string
-	names := dcgmQueryNames()
-	total := len(names)*len(chunks) + 6
-	done := 0
-	progress := func() {
-		done++
-		if o.OnProgress != nil {
-			o.OnProgress(source.ReadProgress{Done: done, Total: total, GPUs: b.GPUs(), Samples: b.Samples()})
-		}
+	if o.BatchSamples <= 0 {
+		o.BatchSamples = DefaultBatchSamples
 	}
-	// Chunk by chunk, every metric of a chunk: what is read so far always
-	// covers [o.Start, readUntil), so an interrupted read keeps a whole
-	// prefix of the range.
-	type job struct{ metric, chunk int }
-	var jobs []job
-	for ch := range chunks {
-		for m := range names {
-			jobs = append(jobs, job{m, ch})
-		}
-	}
-	// Each answer goes into the builder as soon as it is next in order, so
-	// that only the builder's columns stay in memory (holding a chunk's
-	// answers until the chunk was whole held every pair twice). What is
-	// complete is the prefix up to readUntil; an interrupted read is cut
-	// there.
-	readUntil := o.Start
-	answered := 0 // answers of the current chunk
-	err = runOrdered(ctx, len(jobs), o.Concurrency, func(ctx context.Context, i int) (any, error) {
-		j := jobs[i]
-		ch := chunks[j.chunk]
-		q := fmt.Sprintf("%s[%dms]", withMatchers(names[j.metric], matchers), ch.End.Sub(ch.Start).Milliseconds())
-		return c.query(ctx, q, ch.End)
-	}, func(i int, res any) error {
-		ans := res.(*promAnswer)
-		warnings = append(warnings, ans.Warnings...)
-		for _, s := range ans.Series {
-			addSeries(b, names[jobs[i].metric], s, o.Start, o.End)
-		}
-		progress()
-		if answered++; answered < len(names) {
-			return nil
-		}
-		answered = 0
-		readUntil = chunks[jobs[i].chunk].End
-		if o.MaxSamples > 0 && b.Samples() > o.MaxSamples {
-			return fmt.Errorf("%w: more than %d samples (%d GPUs) by %s, before the end of the range: narrow it (--selector, a shorter range) or raise prometheus.max_samples (about 20 bytes of memory each)",
-				ErrTooManySamples, o.MaxSamples, b.GPUs(), readUntil.UTC().Format(time.RFC3339))
-		}
-		return nil
-	})
-	interrupted := err != nil && ctx.Err() != nil
+	r := &reading{c: &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}, o: o, names: dcgmQueryNames(),
+		matchers: matchers, chunks: splitRange(o.Start, o.End, o.Chunk)}
+	r.total = len(r.names) + kubeQueries
+	d, warnings, err := discover(ctx, r.c, r.names, o, matchers, func() { r.tick(nil) })
+	r.warnings = warnings
 	switch {
-	case interrupted && b.GPUs() == 0:
+	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("%w before any chunk of the range was read: %v", source.ErrInterrupted, ctx.Err())
-	case interrupted:
-		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
-			StartedAt: o.Start.UTC(), EndedAt: readUntil.UTC(), IntervalS: o.Step.Seconds()}
-		p.Nodes = cutAfter(b.Build(o.Start.UnixMilli(), readUntil.UnixMilli()), readUntil.Sub(o.Start).Seconds())
-		p.Notes = append(dedupe(warnings), fmt.Sprintf("interrupted: read %s to %s of the range asked (%s to %s); pending pods not read",
-			o.Start.UTC().Format(time.RFC3339), readUntil.UTC().Format(time.RFC3339), o.Start.UTC().Format(time.RFC3339), o.End.UTC().Format(time.RFC3339)))
-		return p, nil
 	case err != nil:
 		return nil, err
-	}
-	if b.GPUs() == 0 {
+	case len(d.nodes) == 0:
 		return nil, fmt.Errorf("%w %s between %s and %s: is dcgm-exporter scraped by this Prometheus, and does the selector match its labels?",
 			ErrNoMetrics, orAll(o.Selector), o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
 	}
+	batches := d.batches(samplesPerGPU(o, len(r.names)), o.BatchSamples)
+	r.total += len(batches) * len(r.names) * len(r.chunks)
+	k := readKube(ctx, r.c, matchers, o.Start, o.End, func() { r.tick(nil) })
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
 		StartedAt: o.Start.UTC(), EndedAt: o.End.UTC(), IntervalS: o.Step.Seconds(), Complete: true}
-	p.Nodes = b.Build(o.Start.UnixMilli(), o.End.UnixMilli())
-	notes, err := addPendingPods(ctx, c, p, matchers, o.Start, o.End, progress)
-	if err != nil {
-		// kube-state-metrics is an enrichment: without it there are no
-		// pending pods, which is said, not fatal.
-		notes = append(notes, "pending pods unknown: "+err.Error())
-	}
-	if err := addPodLabels(ctx, c, p, matchers, o.Start, o.End, progress); err != nil {
-		notes = append(notes, "pod labels unknown: "+err.Error())
-	}
-	p.Notes = append(p.Notes, notes...)
-	if len(warnings) > 0 {
-		p.Complete = false
-		p.Notes = append(p.Notes, dedupe(warnings)...)
-	}
-	return p, nil
-}
-
-// addPodLabels gives the profile's pods the labels kube-state-metrics
-// exports for them (kube_pod_labels: label_team="ml-research" becomes the
-// workload label team), the last seen in the range, so that attribution can
-// group by team. A label the workload has already keeps its value; names
-// and values past a Kubernetes label's length are left out.
-func addPodLabels(ctx context.Context, c *promClient, p *profile.Profile, matchers string, start, end time.Time, progress func()) error {
-	q := fmt.Sprintf("last_over_time(kube_pod_labels{%s}[%dms])", matchers, end.Sub(start).Milliseconds())
-	ans, err := c.query(ctx, q, end)
-	progress()
-	if err != nil {
-		return err
-	}
-	owners, err := c.query(ctx, strings.Replace(q, "kube_pod_labels", "kube_pod_owner", 1), end)
-	progress()
-	if err != nil {
-		return err
-	}
-	nsAns, err := c.query(ctx, strings.Replace(q, "kube_pod_labels", "kube_namespace_labels", 1), end)
-	progress()
-	if err != nil {
-		return err
-	}
-	labels := map[string]map[string]string{}
-	for _, s := range owners.Series {
-		if c := controllerOf(s.Labels["owner_kind"], s.Labels["owner_name"]); c != "" && len(c) <= profile.MaxNameBytes {
-			labels[s.Labels["namespace"]+"/"+s.Labels["pod"]] = map[string]string{profile.ControllerLabel: c}
+	emitted := 0
+	for bi, bt := range batches {
+		nodes, readUntil, err := r.readBatch(ctx, bt)
+		interrupted := err != nil && ctx.Err() != nil
+		if err != nil && !interrupted {
+			return nil, err
 		}
-	}
-	for _, s := range ans.Series {
-		addLabels(labels, s.Labels["namespace"]+"/"+s.Labels["pod"], s.Labels)
-	}
-	// A namespace's labels go to its pods that lack a label of that name.
-	nsLabels := map[string]map[string]string{}
-	for _, s := range nsAns.Series {
-		addLabels(nsLabels, s.Labels["namespace"], s.Labels)
-	}
-	for ni := range p.Nodes {
-		for wi := range p.Nodes[ni].Workloads {
-			w := &p.Nodes[ni].Workloads[wi]
-			if w.Kind != profile.KindPod {
-				continue
-			}
-			for _, from := range []map[string]string{labels[w.ID], nsLabels[w.Labels["namespace"]]} {
-				for key, v := range from {
-					if _, set := w.Labels[key]; !set {
-						if w.Labels == nil {
-							w.Labels = map[string]string{}
-						}
-						w.Labels[key] = v
-					}
-				}
-			}
+		if interrupted {
+			nodes = cutAfter(nodes, readUntil.Sub(o.Start).Seconds())
 		}
-	}
-	return nil
-}
-
-// addLabels adds a kube-state-metrics series' label_* labels to to[k].
-func addLabels(to map[string]map[string]string, k string, series map[string]string) {
-	for name, v := range series {
-		key, ok := strings.CutPrefix(name, "label_")
-		if !ok || key == "" || len(key) > profile.MaxNameBytes || len(v) > profile.MaxNameBytes {
+		k.apply(nodes, d.running)
+		if len(nodes) > 0 {
+			if err := emit(nodes); err != nil {
+				return nil, err
+			}
+			emitted += len(nodes)
+		}
+		if !interrupted {
 			continue
 		}
-		if to[k] == nil {
-			to[k] = map[string]string{}
+		if emitted == 0 {
+			return nil, fmt.Errorf("%w before any chunk of the range was read: %v", source.ErrInterrupted, ctx.Err())
 		}
-		to[k][key] = v
+		p.Complete = false
+		if bi == 0 {
+			p.EndedAt = readUntil.UTC() // nothing was read past it
+		}
+		p.Notes = append(dedupe(r.warnings), fmt.Sprintf("interrupted: read %d of %d nodes whole; %s up to %s of the range asked (%s to %s); pending pods not read",
+			emitted-len(nodes), len(d.nodes), strings.Join(bt.nodes, ", "), readUntil.UTC().Format(time.RFC3339),
+			o.Start.UTC().Format(time.RFC3339), o.End.UTC().Format(time.RFC3339)))
+		return p, nil
 	}
+	if emitted == 0 {
+		return nil, fmt.Errorf("%w %s between %s and %s: is dcgm-exporter scraped by this Prometheus, and does the selector match its labels?",
+			ErrNoMetrics, orAll(o.Selector), o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
+	}
+	p.Notes = append(p.Notes, k.notes(d)...)
+	if len(r.warnings) > 0 {
+		p.Complete = false
+		p.Notes = append(p.Notes, dedupe(r.warnings)...)
+	}
+	return p, nil
 }
 
 // controllerOf names the controller that owns a pod, from
@@ -414,86 +343,6 @@ func runOrdered(ctx context.Context, n, workers int, run func(context.Context, i
 		}
 	}
 	return firstErr
-}
-
-// addPendingPods reads pods that were Pending in the window and request
-// GPUs from kube-state-metrics, and adds them to their nodes. Pods not yet
-// scheduled on any node are listed in a note.
-func addPendingPods(ctx context.Context, c *promClient, p *profile.Profile, matchers string, start, end time.Time, progress func()) ([]string, error) {
-	w := fmt.Sprintf("%dms", end.Sub(start).Milliseconds())
-	sel := func(metric, extra string) string {
-		m := extra
-		if matchers != "" {
-			m = strings.TrimSuffix(matchers+","+extra, ",")
-		}
-		return fmt.Sprintf("%s{%s}[%s]", metric, m, w)
-	}
-	queries := []string{
-		fmt.Sprintf("max by (namespace, pod) (max_over_time(%s)) == 1", sel("kube_pod_status_phase", `phase="Pending"`)),
-		fmt.Sprintf("sum by (namespace, pod) (max_over_time(%s))", sel("kube_pod_container_resource_requests", `resource=~"nvidia_com_gpu|nvidia_com_gpu_shared"`)),
-		fmt.Sprintf("max by (namespace, pod, node) (max_over_time(%s))", sel("kube_pod_info", "")),
-	}
-	var vecs [3][]promSeries
-	for i, q := range queries {
-		ans, err := c.query(ctx, q, end)
-		progress()
-		if err != nil {
-			return nil, err
-		}
-		vecs[i] = ans.Series
-	}
-	key := func(s promSeries) string { return s.Labels["namespace"] + "/" + s.Labels["pod"] }
-	value := func(s promSeries) float64 {
-		if len(s.Pairs) == 0 {
-			return 0
-		}
-		return s.Pairs[len(s.Pairs)-1].V
-	}
-	gpus := map[string]float64{}
-	for _, s := range vecs[1] {
-		gpus[key(s)] = value(s)
-	}
-	nodeOf := map[string]string{}
-	for _, s := range vecs[2] {
-		if n := s.Labels["node"]; n != "" {
-			nodeOf[key(s)] = n
-		}
-	}
-	byName := map[string]*profile.Node{}
-	for i := range p.Nodes {
-		byName[p.Nodes[i].Name] = &p.Nodes[i]
-	}
-	var unscheduled []string
-	for _, s := range vecs[0] {
-		k := key(s)
-		if gpus[k] <= 0 || running(p, k) {
-			continue
-		}
-		n := byName[nodeOf[k]]
-		if n == nil {
-			unscheduled = append(unscheduled, k)
-			continue
-		}
-		n.Workloads = append(n.Workloads, profile.Workload{ID: k, Name: s.Labels["pod"], Kind: profile.KindPod, State: profile.StatePending,
-			GPUCount: int(gpus[k] + 0.5), Labels: map[string]string{"namespace": s.Labels["namespace"]}})
-		sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
-	}
-	if len(unscheduled) == 0 {
-		return nil, nil
-	}
-	sort.Strings(unscheduled)
-	return []string{fmt.Sprintf("%d pending GPU pod(s) not scheduled on any node: %s", len(unscheduled), strings.Join(unscheduled, ", "))}, nil
-}
-
-func running(p *profile.Profile, id string) bool {
-	for _, n := range p.Nodes {
-		for _, w := range n.Workloads {
-			if w.ID == id && w.State == profile.StateRunning {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func dedupe(s []string) []string {

@@ -355,8 +355,10 @@ func TestRetryAfterHonoured(t *testing.T) {
 // passes the answer bound, with a hint (its memory is bounded by that size).
 func TestEndlessAnswer(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x"},"values":[`))
-		chunk := []byte(strings.Repeat(`[1767571200,"1"],`, 4096))
+		// Endless series of one sample each: past the answer bound, not a
+		// series' own.
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[`))
+		chunk := []byte(strings.Repeat(`{"metric":{"__name__":"x"},"values":[[1767571200,"1"]]},`, 4096))
 		for i := 0; i < 1<<20 && r.Context().Err() == nil; i++ {
 			if _, err := w.Write(chunk); err != nil {
 				return
@@ -413,5 +415,51 @@ func TestControllerOf(t *testing.T) {
 		if got := controllerOf(c[0], c[1]); got != c[2] {
 			t.Errorf("controllerOf(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+// TestBatchesReadTheSameProfile: nodes read one batch at a time (a batch
+// budget of one node) give the profile one batch of all of them gives,
+// byte for byte, handed over as whole nodes in name order.
+func TestBatchesReadTheSameProfile(t *testing.T) {
+	p := recordSim(t, 3, sim.ScenarioMixed, 1, 2*time.Minute)
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetricsLayout(&om, p, dcgmtest.LayoutKubePrometheus); err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, om.Bytes())
+	o := promOptions(srv.URL, p)
+	whole, err := Read(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.BatchSamples = 1 // every node its own batch
+	var batches [][]string
+	var nodes []profile.Node
+	streamed, err := ReadNodes(context.Background(), o, func(ns []profile.Node) error {
+		var names []string
+		for _, n := range ns {
+			names = append(names, n.Name)
+		}
+		batches = append(batches, names)
+		nodes = append(nodes, ns...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(batches) != "[[node-gpu-01] [node-gpu-02] [node-gpu-03]]" || len(streamed.Nodes) != 0 {
+		t.Fatalf("batches %v, header %+v", batches, streamed)
+	}
+	streamed.Nodes = nodes
+	var a, b bytes.Buffer
+	if err := profile.Encode(&a, whole); err != nil {
+		t.Fatal(err)
+	}
+	if err := profile.Encode(&b, streamed); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("the profile read in batches differs from the one read at once")
 	}
 }

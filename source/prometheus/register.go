@@ -12,15 +12,16 @@ import (
 // Settings are the prometheus section of seedance's configuration (its
 // HTTP client settings are read through source.Env.HTTP).
 type Settings struct {
-	URL         string         `mapstructure:"url"`
-	Step        time.Duration  `mapstructure:"step"`
-	Selector    string         `mapstructure:"selector"`
-	Chunk       time.Duration  `mapstructure:"chunk"`
-	Concurrency int            `mapstructure:"concurrency"`
-	Timeout     time.Duration  `mapstructure:"timeout"`
-	Retries     int            `mapstructure:"retries"`
-	MaxSamples  int            `mapstructure:"max_samples"`
-	HTTP        map[string]any `mapstructure:"http"`
+	URL          string         `mapstructure:"url"`
+	Step         time.Duration  `mapstructure:"step"`
+	Selector     string         `mapstructure:"selector"`
+	Chunk        time.Duration  `mapstructure:"chunk"`
+	Concurrency  int            `mapstructure:"concurrency"`
+	Timeout      time.Duration  `mapstructure:"timeout"`
+	Retries      int            `mapstructure:"retries"`
+	MaxSamples   int            `mapstructure:"max_samples"`
+	BatchSamples int            `mapstructure:"batch_samples"`
+	HTTP         map[string]any `mapstructure:"http"`
 }
 
 func init() {
@@ -34,6 +35,14 @@ func (r reader) Profile(ctx context.Context, ro source.RecordOptions) (*profile.
 	o := r.o
 	o.Generator = ro.Generator
 	return Read(ctx, o)
+}
+
+// ProfileNodes implements source.NodeStreamer: one batch of nodes at a
+// time.
+func (r reader) ProfileNodes(ctx context.Context, ro source.RecordOptions, emit func([]profile.Node) error) (*profile.Profile, error) {
+	o := r.o
+	o.Generator = ro.Generator
+	return ReadNodes(ctx, o, emit)
 }
 
 func (reader) Close() error { return nil }
@@ -72,5 +81,5 @@ func open(env source.Env) (source.Profiler, error) {
 	}
 	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Step: s.Step, Selector: s.Selector,
 		Chunk: s.Chunk, Concurrency: s.Concurrency, Timeout: s.Timeout, Retries: s.Retries, Backoff: time.Second,
-		MaxSamples: s.MaxSamples, OnProgress: env.Progress}}, nil
+		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, OnProgress: env.Progress}}, nil
 }

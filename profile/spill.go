@@ -1,0 +1,62 @@
+package profile
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Spill keeps encoded nodes in a temporary file until the profile's header
+// is known: a source that reads a cluster node by node learns whether its
+// read was complete, and what to note, only at the end. Memory stays at one
+// node; the file holds the rest.
+type Spill struct {
+	f   *os.File
+	enc *Encoder
+}
+
+// NewSpill creates the spill file in dir ("" for the system's temporary
+// directory).
+func NewSpill(dir string) (*Spill, error) {
+	f, err := os.CreateTemp(dir, ".seedance-spill-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	return &Spill{f: f, enc: &Encoder{w: bufio.NewWriterSize(f, 1<<16)}}, nil
+}
+
+// Node encodes one node into the spill.
+func (s *Spill) Node(n *Node) error {
+	s.enc.Node(n)
+	if s.enc.err != nil {
+		return fmt.Errorf("spill: %w", s.enc.err)
+	}
+	return nil
+}
+
+// Reader returns the whole document: p's header (its Nodes are ignored),
+// the spilled nodes, the end; the bytes Encode writes for the same profile.
+// It is valid until Close.
+func (s *Spill) Reader(p *Profile) (io.Reader, error) {
+	if err := s.enc.w.Flush(); err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	var head bytes.Buffer
+	e := NewEncoder(&head, p)
+	if err := e.w.Flush(); err != nil || e.err != nil {
+		return nil, fmt.Errorf("encode profile: %v", e.err)
+	}
+	return io.MultiReader(&head, s.f, strings.NewReader("]}\n")), nil
+}
+
+// Close removes the spill file.
+func (s *Spill) Close() error {
+	s.f.Close()
+	return os.Remove(s.f.Name())
+}

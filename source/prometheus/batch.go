@@ -1,0 +1,203 @@
+package prometheus
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/dcgm"
+)
+
+// DefaultBatchSamples is how many sample values one batch of nodes holds
+// at most (about 20 bytes of memory each): the working set of a read,
+// whatever the range and the cluster's size.
+const DefaultBatchSamples = 2_500_000
+
+// discovery is what a first pass over the range says of the cluster: its
+// nodes, with the label that names each and its GPUs, and the pods that
+// ran on them.
+type discovery struct {
+	nodes   map[string]*foundNode
+	running map[string]bool // namespace/pod
+}
+
+type foundNode struct {
+	label string // the series' label that names the node (Hostname…)
+	gpus  map[dcgm.GPUKey]bool
+}
+
+// discover lists the series of every metric read, with one value each
+// (last_over_time over the range), and keeps their labels.
+func discover(ctx context.Context, c *promClient, names []string, o Options, matchers string, tick func()) (*discovery, []string, error) {
+	d := &discovery{nodes: map[string]*foundNode{}, running: map[string]bool{}}
+	var warnings []string
+	err := runOrdered(ctx, len(names), o.Concurrency, func(ctx context.Context, i int) (any, error) {
+		q := fmt.Sprintf("last_over_time(%s[%dms])", withMatchers(names[i], matchers), o.End.Sub(o.Start).Milliseconds())
+		return c.query(ctx, q, o.End)
+	}, func(_ int, res any) error {
+		ans := res.(*promAnswer)
+		warnings = append(warnings, ans.Warnings...)
+		for _, s := range ans.Series {
+			get := func(k string) string { return s.Labels[k] }
+			id, ok := dcgm.ParseLabels(get)
+			if !ok {
+				continue
+			}
+			n := d.nodes[id.Key.Node]
+			if n == nil {
+				n = &foundNode{label: dcgm.NodeLabel(get), gpus: map[dcgm.GPUKey]bool{}}
+				d.nodes[id.Key.Node] = n
+			}
+			n.gpus[id.Key] = true
+			if id.Pod != "" {
+				d.running[id.Namespace+"/"+id.Pod] = true
+			}
+		}
+		tick()
+		return nil
+	})
+	return d, warnings, err
+}
+
+// batch is whole nodes read together, selected by one matcher.
+type batch struct {
+	nodes   []string
+	matcher string // Hostname=~"node-a|node-b"
+}
+
+// batches groups the nodes, by name, into batches of at most budget sample
+// values (one node at least), each of nodes named by the same label.
+func (d *discovery) batches(perGPU, budget int) []batch {
+	byLabel := map[string][]string{}
+	for name, n := range d.nodes {
+		byLabel[n.label] = append(byLabel[n.label], name)
+	}
+	labels := make([]string, 0, len(byLabel))
+	for l := range byLabel {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	var out []batch
+	for _, label := range labels {
+		names := byLabel[label]
+		sort.Strings(names)
+		var cur []string
+		size := 0
+		flush := func() {
+			if len(cur) > 0 {
+				out = append(out, batch{nodes: cur, matcher: nodeMatcher(label, cur)})
+				cur, size = nil, 0
+			}
+		}
+		for _, name := range names {
+			s := len(d.nodes[name].gpus) * perGPU
+			if len(cur) > 0 && size+s > budget {
+				flush()
+			}
+			cur = append(cur, name)
+			size += s
+		}
+		flush()
+	}
+	return out
+}
+
+// nodeMatcher selects the series of the named nodes.
+func nodeMatcher(label string, nodes []string) string {
+	quoted := make([]string, len(nodes))
+	for i, n := range nodes {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return fmt.Sprintf("%s=~%q", label, strings.Join(quoted, "|"))
+}
+
+// samplesPerGPU estimates the sample values of one GPU over the range:
+// every metric at every step.
+func samplesPerGPU(o Options, metrics int) int {
+	steps := math.Ceil(o.End.Sub(o.Start).Seconds() / o.Step.Seconds())
+	return int(math.Min(steps*float64(metrics), math.MaxInt32))
+}
+
+// reading is the state of one Read across its batches.
+type reading struct {
+	c        *promClient
+	o        Options
+	names    []string
+	matchers string
+	chunks   []timeRange
+	warnings []string
+	done     int // queries
+	total    int
+	gpus     int // read so far, of batches before the current one
+	samples  int
+}
+
+func (r *reading) tick(b *dcgm.Builder) {
+	r.done++
+	if r.o.OnProgress != nil {
+		p := source.ReadProgress{Done: r.done, Total: r.total, GPUs: r.gpus, Samples: r.samples}
+		if b != nil {
+			p.GPUs += b.GPUs()
+			p.Samples += b.Samples()
+		}
+		r.o.OnProgress(p)
+	}
+}
+
+// readBatch reads every metric of one batch's nodes, chunk by chunk, and
+// builds its nodes. Each answer goes into the builder as soon as it is next
+// in order, so that only the builder's columns stay in memory. On an error
+// it returns what was read, whole up to readUntil.
+func (r *reading) readBatch(ctx context.Context, bt batch) (nodes []profile.Node, readUntil time.Time, err error) {
+	o := r.o
+	b := dcgm.NewBuilder(o.Step.Milliseconds())
+	matchers := bt.matcher
+	if r.matchers != "" {
+		matchers = r.matchers + "," + bt.matcher
+	}
+	type job struct{ metric, chunk int }
+	var jobs []job
+	for ch := range r.chunks {
+		for m := range r.names {
+			jobs = append(jobs, job{m, ch})
+		}
+	}
+	readUntil = o.Start
+	answered := 0 // answers of the current chunk
+	err = runOrdered(ctx, len(jobs), o.Concurrency, func(ctx context.Context, i int) (any, error) {
+		j := jobs[i]
+		ch := r.chunks[j.chunk]
+		q := fmt.Sprintf("%s[%dms]", withMatchers(r.names[j.metric], matchers), ch.End.Sub(ch.Start).Milliseconds())
+		return r.c.query(ctx, q, ch.End)
+	}, func(i int, res any) error {
+		ans := res.(*promAnswer)
+		r.warnings = append(r.warnings, ans.Warnings...)
+		for _, s := range ans.Series {
+			addSeries(b, r.names[jobs[i].metric], s, o.Start, o.End)
+		}
+		r.tick(b)
+		if answered++; answered < len(r.names) {
+			return nil
+		}
+		answered = 0
+		readUntil = r.chunks[jobs[i].chunk].End
+		if o.MaxSamples > 0 && b.Samples() > o.MaxSamples {
+			return fmt.Errorf("%w: more than %d samples (%d GPUs of %d nodes read together) by %s, before the end of the range: narrow it (--selector, a shorter range), lower prometheus.batch_samples, or raise prometheus.max_samples (about 20 bytes of memory each)",
+				ErrTooManySamples, o.MaxSamples, b.GPUs(), len(bt.nodes), readUntil.UTC().Format(time.RFC3339))
+		}
+		return nil
+	})
+	r.gpus += b.GPUs()
+	r.samples += b.Samples()
+	end := o.End
+	if err != nil {
+		end = readUntil
+	}
+	return b.Build(o.Start.UnixMilli(), end.UnixMilli()), readUntil, err
+}
