@@ -289,3 +289,98 @@ func TestSlurmPendingJobMakesANodeStalled(t *testing.T) {
 		t.Fatalf("verdicts %v: node-gpu-02 should be stalled behind job %s, node-gpu-03 idle", verdicts, job)
 	}
 }
+
+// pushdownFigures are the figures pushdown must give exactly as the raw
+// read does (issue #13): idle intervals, idle GPU-hours, verdicts, costs,
+// energy, utilization.
+type pushdownFigures struct {
+	Summary struct {
+		ObservedGPUHours float64  `json:"observed_gpu_hours"`
+		AvgGPUUtilPct    *float64 `json:"avg_gpu_util_pct"`
+		IdleGPUHours     float64  `json:"idle_gpu_hours"`
+		IdleCostUSD      float64  `json:"idle_cost_usd"`
+		EnergyKWh        float64  `json:"energy_kwh"`
+		EnergyCostUSD    float64  `json:"energy_cost_usd"`
+		IdleNodes        int      `json:"idle_nodes"`
+	} `json:"summary"`
+	Nodes []struct {
+		Name          string           `json:"name"`
+		Verdict       string           `json:"verdict"`
+		AvgGPUUtilPct *float64         `json:"avg_gpu_util_pct"`
+		ObservedS     float64          `json:"observed_s"`
+		IdleGPUHours  float64          `json:"idle_gpu_hours"`
+		IdleCostUSD   float64          `json:"idle_cost_usd"`
+		EnergyKWh     float64          `json:"energy_kwh"`
+		IdleIntervals []map[string]any `json:"idle_intervals"`
+	} `json:"nodes"`
+	Warnings []string `json:"warnings"`
+}
+
+// TestPushdownEqualsRaw: on Prometheus and on VictoriaMetrics, analyze
+// --source prometheus --pushdown gives the raw read's idle intervals, idle
+// GPU-hours, verdicts, costs, energy and utilization, number for number,
+// over data with an energy counter reset, a GPU's two-minute gap, a GPU
+// without an energy counter and chunk edges, for at least 10× fewer
+// samples.
+func TestPushdownEqualsRaw(t *testing.T) {
+	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "15m", "--sim-nodes", "3"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := sim.Nodes[1].GPUs
+	for i := 30; i < len(gpus[0].Series.EnergyJ); i++ { // a driver reload: the counter starts again
+		gpus[0].Series.EnergyJ[i] = float64(i-30) * 1000
+	}
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ { // the exporter down for two minutes
+		if col := *gpus[1].Series.Col(m); col != nil {
+			for i := 20; i < 28; i++ {
+				col[i] = profile.Null
+			}
+		}
+	}
+	gpus[2].Series.EnergyJ = nil // power only: pushdown reads power raw
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
+		t.Fatal(err)
+	}
+	for engine, srv := range map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())} {
+		t.Run(engine, func(t *testing.T) {
+			args := []string{"analyze", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:15:00Z",
+				"--step", "15s", "--prometheus-chunk", "5m", "-f", "json", "--idle-window", "30s"}
+			raw, push := run(t, nil, args...), run(t, nil, append(args, "--pushdown")...)
+			if raw.code != 0 || push.code != 0 {
+				t.Fatalf("exit %d / %d: %s %s", raw.code, push.code, raw.errOut, push.errOut)
+			}
+			var a, b pushdownFigures
+			if err := json.Unmarshal([]byte(raw.out), &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(push.out), &b); err != nil {
+				t.Fatal(err)
+			}
+			note := ""
+			for _, w := range b.Warnings {
+				if strings.Contains(w, "pushdown: read") {
+					note = w
+				}
+			}
+			b.Warnings, a.Warnings = nil, nil
+			ja, _ := json.Marshal(a)
+			jb, _ := json.Marshal(b)
+			if !bytes.Equal(ja, jb) {
+				t.Fatalf("pushdown differs from the raw read:\nraw:      %s\npushdown: %s", ja, jb)
+			}
+			if a.Summary.IdleGPUHours <= 0 || a.Summary.EnergyKWh <= 0 {
+				t.Fatalf("nothing idle or no energy proves little: %+v", a.Summary)
+			}
+			var rawN, aggN, allN int
+			if _, err := fmt.Sscanf(note[strings.Index(note, "pushdown: read"):], "pushdown: read %d raw samples and %d aggregates where every metric raw is about %d samples", &rawN, &aggN, &allN); err != nil {
+				t.Fatalf("note %q: %v", note, err)
+			}
+			if allN < 8*(rawN+aggN) {
+				t.Fatalf("pushdown read %d samples and %d aggregates of about %d: not 8× fewer", rawN, aggN, allN)
+			}
+			t.Logf("%s: %d raw samples + %d aggregates in place of about %d (%.1f×)", engine, rawN, aggN, allN, float64(allN)/float64(rawN+aggN))
+		})
+	}
+}

@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,7 +235,105 @@ func BenchmarkAnalyzeRSS(b *testing.B) {
 // hour at a 15 s step (all 13 metrics), from a real Prometheus with the
 // binary, and reports the wall time and seedance's own CPU share.
 func BenchmarkPrometheus1000Nodes(b *testing.B) {
-	p := synth.Profile(1000, 8, 240, 15)
+	srv := backfilled(b, synth.Profile(1000, 8, 240, 15))
+	promArgs := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", synth.Start.Format(time.RFC3339),
+		"--end", synth.Start.Add(time.Hour).Format(time.RFC3339), "--step", "15s"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		measureRun(b, "profile", append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, promArgs...)...)
+		comparePushdown(b, srv.URL, "", promArgs)
+	}
+}
+
+// comparePushdown runs analyze --source prometheus raw and with
+// --pushdown, checks that their idle time, costs and energy are the same,
+// and sets them beside the PromQL-only approximation (samples under the
+// threshold × step, ignoring the idle window and gaps).
+func comparePushdown(b *testing.B, url, suffix string, promArgs []string) {
+	var figs [2]pushdownFigures
+	for i, extra := range [][]string{nil, {"--pushdown"}} {
+		out := filepath.Join(b.TempDir(), "report.json")
+		name := "analyze" + suffix
+		if extra != nil {
+			name = "pushdown" + suffix
+		}
+		measureRun(b, name, append(append([]string{"analyze", "--format", "json", "--output", out}, promArgs...), extra...)...)
+		data, err := os.ReadFile(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &figs[i]); err != nil {
+			b.Fatal(err)
+		}
+		for _, w := range figs[i].Warnings {
+			if strings.Contains(w, "pushdown: read") {
+				b.Log(w)
+			}
+		}
+		figs[i].Warnings = nil
+	}
+	ja, _ := json.Marshal(figs[0])
+	jb, _ := json.Marshal(figs[1])
+	if !bytes.Equal(ja, jb) {
+		b.Errorf("pushdown differs from the raw read:\nraw:      %.500s\npushdown: %.500s", ja, jb)
+	}
+	// The PromQL-only answer.
+	var start, end, step string
+	for i := 0; i+1 < len(promArgs); i++ {
+		switch promArgs[i] {
+		case "--start":
+			start = promArgs[i+1]
+		case "--end":
+			end = promArgs[i+1]
+		case "--step":
+			step = promArgs[i+1]
+		}
+	}
+	t0, _ := time.Parse(time.RFC3339, start)
+	t1, _ := time.Parse(time.RFC3339, end)
+	st, _ := time.ParseDuration(step)
+	q := fmt.Sprintf("sum(count_over_time((DCGM_FI_DEV_GPU_UTIL < 15)[%ds:%ds])) * %d / 3600", int(t1.Sub(t0).Seconds()), int(st.Seconds()), int(st.Seconds()))
+	began := time.Now()
+	resp, err := http.PostForm(url+"/api/v1/query", neturl.Values{"query": {q}, "time": {strconv.FormatInt(t1.Unix(), 10)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ans struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&ans)
+	resp.Body.Close()
+	if err != nil || len(ans.Data.Result) != 1 {
+		b.Fatalf("PromQL-only %s: %v %+v", q, err, ans)
+	}
+	approx, _ := strconv.ParseFloat(ans.Data.Result[0].Value[1].(string), 64)
+	b.ReportMetric(time.Since(began).Seconds(), "promql"+suffix+"-wall-s")
+	b.ReportMetric(approx, "promql"+suffix+"-idle-gpu-h")
+	b.ReportMetric(figs[0].Summary.IdleGPUHours, "exact"+suffix+"-idle-gpu-h")
+}
+
+// BenchmarkPrometheusRangeFlat reads 1 h, 6 h and 24 h of the same
+// 100-node × 8-GPU cluster (60 s step) from one real Prometheus: seedance's
+// peak RSS should not grow with the range (issue #13, item 3).
+func BenchmarkPrometheusRangeFlat(b *testing.B) {
+	srv := backfilled(b, synth.Profile(100, 8, 1440, 60))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, h := range []int{1, 6, 24} {
+			args := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", synth.Start.Format(time.RFC3339),
+				"--end", synth.Start.Add(time.Duration(h) * time.Hour).Format(time.RFC3339), "--step", "60s"}
+			measureRun(b, fmt.Sprintf("profile-%dh", h), append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, args...)...)
+			comparePushdown(b, srv.URL, fmt.Sprintf("-%dh", h), args)
+		}
+	}
+}
+
+// backfilled starts a real Prometheus holding p as dcgm-exporter metrics.
+func backfilled(b *testing.B, p *profile.Profile) *promtest.Server {
 	f, err := os.CreateTemp(b.TempDir(), "om")
 	if err != nil {
 		b.Fatal(err)
@@ -246,34 +347,29 @@ func BenchmarkPrometheus1000Nodes(b *testing.B) {
 	genStart := time.Now()
 	srv := promtest.Start(b, om)
 	b.Logf("backfill and start: %v for %d MB of OpenMetrics", time.Since(genStart), len(om)>>20)
-	promArgs := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", synth.Start.Format(time.RFC3339),
-		"--end", synth.Start.Add(time.Hour).Format(time.RFC3339), "--step", "15s"}
-	// measure runs seedance and reports its wall time, CPU share and peak
-	// RSS. The child's ru_maxrss would include this test process's memory
-	// up to exec (vfork shares it), so peak RSS is taken by GNU time, a
-	// small process in between.
-	measure := func(name string, args ...string) {
-		rss := filepath.Join(b.TempDir(), "rss")
-		start := time.Now()
-		c := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rss, binary}, args...)...)
-		c.Env = []string{"HOME=" + b.TempDir()}
-		if o, err := c.CombinedOutput(); err != nil {
-			b.Fatalf("%v: %s", err, o)
-		}
-		wall := time.Since(start)
-		ru := c.ProcessState.SysUsage().(*syscall.Rusage)
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()) // time's children: seedance
-		b.ReportMetric(wall.Seconds(), name+"-wall-s")
-		b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), name+"-cpu-%")
-		if kb, err := os.ReadFile(rss); err == nil {
-			v, _ := strconv.Atoi(strings.TrimSpace(string(kb)))
-			b.ReportMetric(float64(v)/1024, name+"-maxrss-MiB")
-		}
+	return srv
+}
+
+// measureRun runs seedance and reports its wall time, CPU share and peak
+// RSS. The child's ru_maxrss would include this test process's memory up
+// to exec (vfork shares it), so peak RSS is taken by GNU time, a small
+// process in between.
+func measureRun(b *testing.B, name string, args ...string) {
+	rss := filepath.Join(b.TempDir(), "rss")
+	start := time.Now()
+	c := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rss, binary}, args...)...)
+	c.Env = []string{"HOME=" + b.TempDir(), "TMPDIR=" + b.TempDir()}
+	if o, err := c.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, o)
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		measure("profile", append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, promArgs...)...)
-		measure("analyze", append([]string{"analyze", "--format", "json", "--output", filepath.Join(b.TempDir(), "report.json")}, promArgs...)...)
+	wall := time.Since(start)
+	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()) // time's children: seedance
+	b.ReportMetric(wall.Seconds(), name+"-wall-s")
+	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), name+"-cpu-%")
+	if kb, err := os.ReadFile(rss); err == nil {
+		v, _ := strconv.Atoi(strings.TrimSpace(string(kb)))
+		b.ReportMetric(float64(v)/1024, name+"-maxrss-MiB")
 	}
 }
 

@@ -540,3 +540,18 @@ func (g *gpuBuild) gpu(startMillis int64) profile.GPU {
 	}
 	return out
 }
+
+// TimeBounds is the first and last sample time of a GPU in [lo, hi), in
+// milliseconds since the epoch; ok is false when it has none there.
+func (b *Builder) TimeBounds(key GPUKey, lo, hi int64) (first, last int64, ok bool) {
+	g := b.gpus[key]
+	if g == nil {
+		return 0, 0, false
+	}
+	i := sort.Search(len(g.t), func(i int) bool { return g.t[i] >= lo })
+	j := sort.Search(len(g.t), func(i int) bool { return g.t[i] >= hi })
+	if i >= j {
+		return 0, 0, false
+	}
+	return g.t[i], g.t[j-1], true
+}

@@ -28,8 +28,9 @@ type discovery struct {
 }
 
 type foundNode struct {
-	label string // the series' label that names the node (Hostname…)
-	gpus  map[dcgm.GPUKey]bool
+	label     string // the series' label that names the node (Hostname…)
+	uuidLabel string // the one that names its GPUs (UUID, uuid), "" when none does
+	gpus  map[dcgm.GPUKey]uint32 // the metrics (bits by index in the names read) each has
 }
 
 // discover lists the series of every metric read, with one value each
@@ -40,7 +41,7 @@ func discover(ctx context.Context, c *promClient, names []string, o Options, mat
 	err := runOrdered(ctx, len(names), o.Concurrency, func(ctx context.Context, i int) (any, error) {
 		q := fmt.Sprintf("last_over_time(%s[%dms])", withMatchers(names[i], matchers), o.End.Sub(o.Start).Milliseconds())
 		return c.query(ctx, q, o.End)
-	}, func(_ int, res any) error {
+	}, func(i int, res any) error {
 		ans := res.(*promAnswer)
 		warnings = append(warnings, ans.Warnings...)
 		for _, s := range ans.Series {
@@ -51,10 +52,15 @@ func discover(ctx context.Context, c *promClient, names []string, o Options, mat
 			}
 			n := d.nodes[id.Key.Node]
 			if n == nil {
-				n = &foundNode{label: dcgm.NodeLabel(get), gpus: map[dcgm.GPUKey]bool{}}
+				n = &foundNode{label: dcgm.NodeLabel(get), gpus: map[dcgm.GPUKey]uint32{}}
 				d.nodes[id.Key.Node] = n
 			}
-			n.gpus[id.Key] = true
+			for _, l := range []string{"UUID", "uuid"} {
+				if get(l) != "" && n.uuidLabel == "" {
+					n.uuidLabel = l
+				}
+			}
+			n.gpus[id.Key] |= 1 << i
 			if id.Pod != "" {
 				d.running[id.Namespace+"/"+id.Pod] = true
 			}
@@ -67,8 +73,10 @@ func discover(ctx context.Context, c *promClient, names []string, o Options, mat
 
 // batch is whole nodes read together, selected by one matcher.
 type batch struct {
-	nodes   []string
-	matcher string // Hostname=~"node-a|node-b"
+	nodes     []string
+	matcher   string // Hostname=~"node-a|node-b"
+	gpus      map[dcgm.GPUKey]uint32
+	uuidLabel string // the label that names every GPU of the batch, "" when not one
 }
 
 // batches groups the nodes, by name, into batches of at most budget sample
@@ -91,7 +99,16 @@ func (d *discovery) batches(perGPU, budget int) []batch {
 		size := 0
 		flush := func() {
 			if len(cur) > 0 {
-				out = append(out, batch{nodes: cur, matcher: nodeMatcher(label, cur)})
+				bt := batch{nodes: cur, matcher: nodeMatcher(label, cur), gpus: map[dcgm.GPUKey]uint32{}, uuidLabel: d.nodes[cur[0]].uuidLabel}
+				for _, name := range cur {
+					for k, m := range d.nodes[name].gpus {
+						bt.gpus[k] = m
+					}
+					if d.nodes[name].uuidLabel != bt.uuidLabel {
+						bt.uuidLabel = ""
+					}
+				}
+				out = append(out, bt)
 				cur, size = nil, 0
 			}
 		}
@@ -118,8 +135,11 @@ func nodeMatcher(label string, nodes []string) string {
 }
 
 // samplesPerGPU estimates the sample values of one GPU over the range:
-// every metric at every step.
+// every metric at every step (with pushdown, at most three metrics).
 func samplesPerGPU(o Options, metrics int) int {
+	if o.Pushdown {
+		metrics = min(metrics, 3)
+	}
 	steps := math.Ceil(o.End.Sub(o.Start).Seconds() / o.Step.Seconds())
 	return int(math.Min(steps*float64(metrics), math.MaxInt32))
 }
@@ -136,6 +156,9 @@ type reading struct {
 	total    int
 	gpus     int // read so far, of batches before the current one
 	samples  int
+	// aggregates counts the values pushdown read in place of raw samples,
+	// fromAggregates the readings it made of them (counted in samples).
+	aggregates, fromAggregates int
 }
 
 func (r *reading) tick(b *dcgm.Builder) {
@@ -161,10 +184,20 @@ func (r *reading) readBatch(ctx context.Context, bt batch) (nodes []profile.Node
 	if r.matchers != "" {
 		matchers = r.matchers + "," + bt.matcher
 	}
+	names, energy := r.names, false
+	var only map[string]string // a metric's extra matcher
+	if o.Pushdown {
+		names, only, energy = r.pushdownNames(bt)
+		r.total += (len(names) - len(r.names)) * len(r.chunks)
+		if energy {
+			r.total += 3 * len(r.chunks)
+		}
+	}
+	prevEnergy := map[dcgm.GPUKey]float64{}
 	type job struct{ metric, chunk int }
 	var jobs []job
 	for ch := range r.chunks {
-		for m := range r.names {
+		for m := range names {
 			jobs = append(jobs, job{m, ch})
 		}
 	}
@@ -173,19 +206,28 @@ func (r *reading) readBatch(ctx context.Context, bt batch) (nodes []profile.Node
 	err = runOrdered(ctx, len(jobs), o.Concurrency, func(ctx context.Context, i int) (any, error) {
 		j := jobs[i]
 		ch := r.chunks[j.chunk]
-		q := fmt.Sprintf("%s[%dms]", withMatchers(r.names[j.metric], matchers), ch.End.Sub(ch.Start).Milliseconds())
+		m := matchers
+		if extra := only[names[j.metric]]; extra != "" {
+			m += "," + extra
+		}
+		q := fmt.Sprintf("%s[%dms]", withMatchers(names[j.metric], m), ch.End.Sub(ch.Start).Milliseconds())
 		return r.c.query(ctx, q, ch.End)
 	}, func(i int, res any) error {
 		ans := res.(*promAnswer)
 		r.warnings = append(r.warnings, ans.Warnings...)
 		for _, s := range ans.Series {
-			addSeries(b, r.names[jobs[i].metric], s, o.Start, o.End)
+			addSeries(b, names[jobs[i].metric], s, o.Start, o.End)
 		}
 		r.tick(b)
-		if answered++; answered < len(r.names) {
+		if answered++; answered < len(names) {
 			return nil
 		}
 		answered = 0
+		if energy {
+			if err := r.energyChunk(ctx, b, matchers, r.chunks[jobs[i].chunk], prevEnergy); err != nil {
+				return err
+			}
+		}
 		readUntil = r.chunks[jobs[i].chunk].End
 		if o.MaxSamples > 0 && b.Samples() > o.MaxSamples {
 			return fmt.Errorf("%w: more than %d samples (%d GPUs of %d nodes read together) by %s, before the end of the range: narrow it (--selector, a shorter range), lower prometheus.batch_samples, or raise prometheus.max_samples (about 20 bytes of memory each)",

@@ -44,6 +44,9 @@ type Options struct {
 	// BatchSamples is the sample values one batch of nodes is sized to;
 	// 0: DefaultBatchSamples.
 	BatchSamples int
+	// Pushdown reads utilization raw and the energy counter as exact
+	// aggregates, and no other metric (docs/sources.md, Pushdown).
+	Pushdown bool
 }
 
 // ErrTooManySamples stops a read that would hold more samples than
@@ -172,6 +175,10 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 			ErrNoMetrics, orAll(o.Selector), o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
 	}
 	p.Notes = append(p.Notes, k.notes(d)...)
+	if o.Pushdown {
+		p.Notes = append(p.Notes, fmt.Sprintf("pushdown: read %d raw samples and %d aggregates where every metric raw is about %d samples; memory bandwidth, SM activity, PCIe, NVLink, memory, clocks and temperature were not read",
+			r.samples-r.fromAggregates, r.aggregates, d.rawSamples(r, samplesPerGPU(Options{Start: o.Start, End: o.End, Step: o.Step}, 1))))
+	}
 	if len(r.warnings) > 0 {
 		p.Complete = false
 		p.Notes = append(p.Notes, dedupe(r.warnings)...)

@@ -21,6 +21,7 @@ type Settings struct {
 	Retries      int            `mapstructure:"retries"`
 	MaxSamples   int            `mapstructure:"max_samples"`
 	BatchSamples int            `mapstructure:"batch_samples"`
+	Pushdown     bool           `mapstructure:"pushdown"`
 	HTTP         map[string]any `mapstructure:"http"`
 }
 
@@ -81,5 +82,5 @@ func open(env source.Env) (source.Profiler, error) {
 	}
 	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Step: s.Step, Selector: s.Selector,
 		Chunk: s.Chunk, Concurrency: s.Concurrency, Timeout: s.Timeout, Retries: s.Retries, Backoff: time.Second,
-		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, OnProgress: env.Progress}}, nil
+		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, Pushdown: s.Pushdown, OnProgress: env.Progress}}, nil
 }
