@@ -306,7 +306,6 @@ func countSamples(p *profile.Profile) int {
 	return n
 }
 
-
 // summaryLine is the one line printed after a run, e.g.
 // "wrote profile.json: 2 nodes, 16 GPUs, 300 samples, mean GPU util 41%".
 func summaryLine(path string, p *profile.Profile) string {

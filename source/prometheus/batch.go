@@ -28,9 +28,9 @@ type discovery struct {
 }
 
 type foundNode struct {
-	label     string // the series' label that names the node (Hostname…)
-	uuidLabel string // the one that names its GPUs (UUID, uuid), "" when none does
-	gpus  map[dcgm.GPUKey]uint32 // the metrics (bits by index in the names read) each has
+	label     string                 // the series' label that names the node (Hostname…)
+	uuidLabel string                 // the one that names its GPUs (UUID, uuid), "" when none does
+	gpus      map[dcgm.GPUKey]uint32 // the metrics (bits by index in the names read) each has
 }
 
 // discover lists the series of every metric read, with one value each
