@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -48,24 +49,10 @@ type Server struct {
 // serves it.
 func Start(t testing.TB, openMetrics []byte) *Server {
 	t.Helper()
-	prom, promtool := binary(t, "prometheus", "prometheus"), binary(t, "promtool", "prometheus")
-	dir := t.TempDir()
-	om := filepath.Join(dir, "data.om")
-	if err := os.WriteFile(om, openMetrics, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tsdb := filepath.Join(dir, "tsdb")
-	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, tsdb).CombinedOutput(); err != nil {
-		t.Fatalf("promtool backfill: %v\n%s", err, out)
-	}
-	os.Remove(om)
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	port := testnet.FreePort(t)
-	return serve(t, "prometheus", "/-/ready", port, exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+tsdb,
-		"--storage.tsdb.retention.time=100y", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=warn"))
+	return StartSlices(t, 1, func(_ int, w io.Writer) error {
+		_, err := w.Write(openMetrics)
+		return err
+	})
 }
 
 // StartVictoriaMetrics loads the OpenMetrics document into a fresh
@@ -155,4 +142,41 @@ func (s *Server) stop() {
 		_ = s.cmd.Process.Kill() // it may have exited already
 		<-s.exited
 	}
+}
+
+// StartSlices starts a real Prometheus holding what write writes, slice by
+// slice: each slice's OpenMetrics is backfilled and deleted before the
+// next is written, so a range too large for the disk as one text file
+// (a day of a thousand nodes) still fits.
+func StartSlices(t testing.TB, slices int, write func(i int, w io.Writer) error) *Server {
+	t.Helper()
+	prom, promtool := binary(t, "prometheus", "prometheus"), binary(t, "promtool", "prometheus")
+	dir := t.TempDir()
+	tsdb := filepath.Join(dir, "tsdb")
+	for i := 0; i < slices; i++ {
+		om := filepath.Join(dir, fmt.Sprintf("slice-%d.om", i))
+		f, err := os.Create(om)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := write(i, bw); err != nil {
+			t.Fatal(err)
+		}
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, tsdb).CombinedOutput(); err != nil {
+			t.Fatalf("promtool backfill of slice %d: %v\n%s", i, err, out)
+		}
+		os.Remove(om)
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := testnet.FreePort(t)
+	return serve(t, "prometheus", "/-/ready", port, exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+tsdb,
+		"--storage.tsdb.retention.time=100y", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=warn"))
 }

@@ -46,8 +46,16 @@ func WriteInterval(w io.Writer, nodes, gpus, samples int, interval float64) erro
 // Profile returns a profile of nodes × gpus × samples at interval seconds,
 // in memory.
 func Profile(nodes, gpus, samples int, interval float64) *profile.Profile {
+	return Slice(nodes, gpus, 0, samples, interval)
+}
+
+// Slice returns samples first to first+samples−1 of the profile Profile
+// would make with more samples: consecutive slices continue each other's
+// patterns and counters, so a long range can be written a slice at a time.
+func Slice(nodes, gpus, first, samples int, interval float64) *profile.Profile {
+	start := Start.Add(time.Duration(float64(first) * interval * float64(time.Second)))
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: profile.Generator{Name: "synth"}, Source: "synth",
-		StartedAt: Start, EndedAt: Start.Add(time.Duration(float64(samples) * interval * float64(time.Second))), IntervalS: interval, Complete: true}
+		StartedAt: start, EndedAt: start.Add(time.Duration(float64(samples) * interval * float64(time.Second))), IntervalS: interval, Complete: true}
 	t := make(profile.Values, samples)
 	for i := range t {
 		t[i] = float64(i) * interval
@@ -55,7 +63,7 @@ func Profile(nodes, gpus, samples int, interval float64) *profile.Profile {
 	for n := 0; n < nodes; n++ {
 		node := profile.Node{Name: nodeName(n)}
 		for g := 0; g < gpus; g++ {
-			node.GPUs = append(node.GPUs, gpu(n, g, t))
+			node.GPUs = append(node.GPUs, gpuFrom(n, g, first, t))
 		}
 		p.Nodes = append(p.Nodes, node)
 	}
@@ -97,35 +105,42 @@ func nodeName(n int) string {
 }
 
 // gpu makes one GPU's series: a third of the nodes idle half the time.
-func gpu(n, g int, t profile.Values) profile.GPU {
+func gpu(n, g int, t profile.Values) profile.GPU { return gpuFrom(n, g, 0, t) }
+
+// gpuFrom makes one GPU's series from sample first on.
+func gpuFrom(n, g, first int, t profile.Values) profile.GPU {
 	k := len(t)
 	cols := [profile.NumMetrics]profile.Values{}
 	for m := range cols {
 		cols[m] = make(profile.Values, k)
 	}
 	h := uint64(n*131 + g*7 + 1)
-	for i := 0; i < k; i++ {
+	for i := 0; i < first; i++ {
+		h = h*6364136223846793005 + 1442695040888963407
+	}
+	for j := 0; j < k; j++ {
+		i := first + j
 		h = h*6364136223846793005 + 1442695040888963407
 		r := float64(h>>40) / (1 << 24)
 		util := math.Round(60 + 40*r)
 		if n%3 == 0 && (i/600)%2 == 0 {
 			util = math.Round(3 * r)
 		}
-		cols[profile.GPUUtilPct][i] = util
-		cols[profile.MemBWUtilPct][i] = math.Round(util * 0.4)
-		cols[profile.SMActivePct][i] = math.Round(util*8) / 10
-		cols[profile.MemUsedBytes][i] = 40 << 30
-		cols[profile.PCIeTxBytesPerS][i] = math.Round(util * 3e7)
-		cols[profile.PCIeRxBytesPerS][i] = math.Round(util * 5e7)
-		cols[profile.NVLinkTxBytesPerS][i] = math.Round(util * 2e9)
-		cols[profile.NVLinkRxBytesPerS][i] = math.Round(util * 2e9)
-		cols[profile.PowerW][i] = math.Round((69+6*util)*1000) / 1000
-		cols[profile.EnergyJ][i] = 1e7 + float64(i)*400
-		cols[profile.SMClockMHz][i] = 1980
-		cols[profile.TempC][i] = math.Round(35 + 0.3*util)
-		cols[profile.ClockEventReasons][i] = 0
+		cols[profile.GPUUtilPct][j] = util
+		cols[profile.MemBWUtilPct][j] = math.Round(util * 0.4)
+		cols[profile.SMActivePct][j] = math.Round(util*8) / 10
+		cols[profile.MemUsedBytes][j] = 40 << 30
+		cols[profile.PCIeTxBytesPerS][j] = math.Round(util * 3e7)
+		cols[profile.PCIeRxBytesPerS][j] = math.Round(util * 5e7)
+		cols[profile.NVLinkTxBytesPerS][j] = math.Round(util * 2e9)
+		cols[profile.NVLinkRxBytesPerS][j] = math.Round(util * 2e9)
+		cols[profile.PowerW][j] = math.Round((69+6*util)*1000) / 1000
+		cols[profile.EnergyJ][j] = 1e7 + float64(i)*400
+		cols[profile.SMClockMHz][j] = 1980
+		cols[profile.TempC][j] = math.Round(35 + 0.3*util)
+		cols[profile.ClockEventReasons][j] = 0
 		if i%997 == 5 {
-			cols[profile.GPUUtilPct][i] = profile.Null
+			cols[profile.GPUUtilPct][j] = profile.Null
 		}
 	}
 	out := profile.GPU{Index: g, UUID: "GPU-" + nodeName(n) + "-" + string(rune('0'+g)), Model: "NVIDIA H100 80GB HBM3", MemoryTotalBytes: 80 << 30}

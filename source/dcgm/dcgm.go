@@ -555,3 +555,27 @@ func (b *Builder) TimeBounds(key GPUKey, lo, hi int64) (first, last int64, ok bo
 	}
 	return g.t[i], g.t[j-1], true
 }
+
+// Rows is how many samples a GPU has in [lo, hi) (milliseconds since the
+// epoch): the times any metric was read at.
+func (b *Builder) Rows(key GPUKey, lo, hi int64) int {
+	if g := b.gpus[key]; g != nil {
+		return sort.Search(len(g.t), func(i int) bool { return g.t[i] >= hi }) - sort.Search(len(g.t), func(i int) bool { return g.t[i] >= lo })
+	}
+	return 0
+}
+
+// AddTimes puts sample times on a GPU's time axis, with every metric null
+// there unless it has a value: the times a metric that is not read was
+// read at, which are samples of the GPU all the same.
+func (b *Builder) AddTimes(key GPUKey, times []int64) {
+	g := b.gpus[key]
+	if g == nil || len(times) == 0 {
+		return
+	}
+	pairs := make([]Pair, len(times))
+	for i, t := range times {
+		pairs[i] = Pair{TMillis: t}
+	}
+	g.merge(ordered(pairs))
+}

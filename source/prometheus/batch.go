@@ -173,6 +173,39 @@ func (r *reading) tick(b *dcgm.Builder) {
 	}
 }
 
+// chunkQuery is one query of every chunk: a raw read of a metric (fn ""),
+// or, with pushdown, an aggregate of one over the chunk; extra narrows it
+// (a matcher on some GPUs' UUIDs).
+type chunkQuery struct {
+	metric, fn, extra string
+}
+
+// promQL is the query over one chunk and the time to run it at. A raw read
+// is the chunk's range selector at its end; an aggregate covers [start,
+// end) exactly, at end − 1 ms, so that no sample is in two chunks'.
+func (q chunkQuery) promQL(matchers string, ch timeRange) (string, time.Time) {
+	if q.extra != "" {
+		if matchers != "" {
+			matchers += ","
+		}
+		matchers += q.extra
+	}
+	if q.fn == "" {
+		return fmt.Sprintf("%s[%dms]", withMatchers(q.metric, matchers), ch.End.Sub(ch.Start).Milliseconds()), ch.End
+	}
+	at := ch.End.Add(-time.Millisecond)
+	return fmt.Sprintf("%s(%s[%dms])", q.fn, withMatchers(q.metric, matchers), at.Sub(ch.Start).Milliseconds()), at
+}
+
+// rawPlan reads the metrics raw.
+func (r *reading) rawPlan(names []string, extra map[string]string) []chunkQuery {
+	out := make([]chunkQuery, len(names))
+	for i, n := range names {
+		out[i] = chunkQuery{metric: n, extra: extra[n]}
+	}
+	return out
+}
+
 // readBatch reads every metric of one batch's nodes, chunk by chunk, and
 // builds its nodes. Each answer goes into the builder as soon as it is next
 // in order, so that only the builder's columns stay in memory. On an error
@@ -184,47 +217,45 @@ func (r *reading) readBatch(ctx context.Context, bt batch) (nodes []profile.Node
 	if r.matchers != "" {
 		matchers = r.matchers + "," + bt.matcher
 	}
-	names, energy := r.names, false
-	var only map[string]string // a metric's extra matcher
+	plan := r.rawPlan(r.names, nil)
+	var pd *pushdown
 	if o.Pushdown {
-		names, only, energy = r.pushdownNames(bt)
-		r.total += (len(names) - len(r.names)) * len(r.chunks)
-		if energy {
-			r.total += 3 * len(r.chunks)
-		}
+		pd = r.newPushdown(bt)
+		plan = pd.plan
+		r.total += (len(plan) - len(r.names)) * len(r.chunks)
 	}
-	prevEnergy := map[dcgm.GPUKey]float64{}
-	type job struct{ metric, chunk int }
+	type job struct{ query, chunk int }
 	var jobs []job
 	for ch := range r.chunks {
-		for m := range names {
-			jobs = append(jobs, job{m, ch})
+		for q := range plan {
+			jobs = append(jobs, job{q, ch})
 		}
 	}
 	readUntil = o.Start
 	answered := 0 // answers of the current chunk
 	err = runOrdered(ctx, len(jobs), o.Concurrency, func(ctx context.Context, i int) (any, error) {
 		j := jobs[i]
-		ch := r.chunks[j.chunk]
-		m := matchers
-		if extra := only[names[j.metric]]; extra != "" {
-			m += "," + extra
-		}
-		q := fmt.Sprintf("%s[%dms]", withMatchers(names[j.metric], m), ch.End.Sub(ch.Start).Milliseconds())
-		return r.c.query(ctx, q, ch.End)
+		q, at := plan[j.query].promQL(matchers, r.chunks[j.chunk])
+		return r.c.query(ctx, q, at)
 	}, func(i int, res any) error {
 		ans := res.(*promAnswer)
 		r.warnings = append(r.warnings, ans.Warnings...)
-		for _, s := range ans.Series {
-			addSeries(b, names[jobs[i].metric], s, o.Start, o.End)
+		q, ch := plan[jobs[i].query], r.chunks[jobs[i].chunk]
+		if pd != nil {
+			pd.answer(q, ch, ans.Series)
+		}
+		if q.fn == "" {
+			for _, s := range ans.Series {
+				addSeries(b, q.metric, s, o.Start, o.End)
+			}
 		}
 		r.tick(b)
-		if answered++; answered < len(names) {
+		if answered++; answered < len(plan) {
 			return nil
 		}
 		answered = 0
-		if energy {
-			if err := r.energyChunk(ctx, b, matchers, r.chunks[jobs[i].chunk], prevEnergy); err != nil {
+		if pd != nil {
+			if err := pd.finish(ctx, b, matchers, ch); err != nil {
 				return err
 			}
 		}

@@ -2,11 +2,9 @@ package prometheus
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/dcgm"
@@ -65,6 +63,23 @@ func (r *reading) pushdownNames(bt batch) (names []string, only map[string]strin
 	return names, only, energy
 }
 
+// pushdown is a batch's read with pushdown: its queries of every chunk,
+// and what the chunk's aggregates said until the chunk is finished.
+type pushdown struct {
+	r       *reading
+	bt      batch
+	plan    []chunkQuery
+	counted []string // metrics not read raw whose sample times are checked
+	counts  map[string]map[dcgm.GPUKey]int
+	energy  map[dcgm.GPUKey]*energyAgg
+	prev    map[dcgm.GPUKey]float64 // each counter's last value, of the chunk before
+	// leftEdge: the GPUs whose raw samples of the chunk included one at its
+	// start. An engine whose range selectors include their left edge
+	// (Prometheus 2.x) counts that sample in the chunk's aggregates too; one
+	// that does not (VictoriaMetrics) counts it in neither chunk's.
+	leftEdge map[dcgm.GPUKey]bool
+}
+
 // energyAgg is one GPU's energy counter over one chunk, from the engine's
 // aggregates of its raw samples.
 type energyAgg struct {
@@ -74,54 +89,195 @@ type energyAgg struct {
 	series            int
 }
 
-// energyChunk reads one chunk of the batch's energy counters as three
-// aggregates a GPU (last_over_time, min_over_time, resets over the chunk's
-// raw samples, [start, end) in Prometheus) instead of every sample. Where
-// the counter never went down, from the chunk before's last value through
-// this chunk, the energy the analysis counts (the sum of the counter's
-// increases) is the same with two readings, the chunk's first (its
-// minimum) and its last, put at the GPU's first and last utilization
-// samples of the chunk: exactly, not approximately. Every other GPU (a
-// reset, a blank value, two series, no utilization sample to put the
-// readings at) gets the chunk's raw samples.
-func (r *reading) energyChunk(ctx context.Context, b *dcgm.Builder, matchers string, ch timeRange, prev map[dcgm.GPUKey]float64) error {
-	evalAt := ch.End.Add(-time.Millisecond)
-	sel := fmt.Sprintf("%s[%dms]", withMatchers(energyName, matchers), evalAt.Sub(ch.Start).Milliseconds())
-	aggs := map[dcgm.GPUKey]*energyAgg{}
-	for f, fn := range []string{"last_over_time", "min_over_time", "resets"} {
-		ans, err := r.c.query(ctx, fn+"("+sel+")", evalAt)
-		r.tick(b)
-		if err != nil {
-			return err
-		}
-		r.warnings = append(r.warnings, ans.Warnings...)
-		for _, s := range ans.Series {
-			id, ok := dcgm.ParseLabels(func(k string) string { return s.Labels[k] })
-			if !ok || len(s.Pairs) == 0 {
-				continue
-			}
-			a := aggs[id.Key]
-			if a == nil {
-				a = &energyAgg{id: id}
-				aggs[id.Key] = a
-			}
-			if f == 0 {
-				a.series++
-			}
-			r.aggregates++
-			a.seen[f] = true
-			*[]*float64{&a.last, &a.min, &a.resets}[f] = s.Pairs[0].V
+var energyFns = []string{"last_over_time", "min_over_time", "resets"}
+
+// newPushdown plans a batch's queries of each chunk: the metrics read raw
+// (pushdownNames), the energy counter's three aggregates, and the sample
+// count (count_over_time) of every other metric its GPUs have, which
+// tells whether that metric was read at times utilization was not.
+func (r *reading) newPushdown(bt batch) *pushdown {
+	names, only, energy := r.pushdownNames(bt)
+	pd := &pushdown{r: r, bt: bt, plan: r.rawPlan(names, only), prev: map[dcgm.GPUKey]float64{}}
+	if energy {
+		for _, fn := range energyFns {
+			pd.plan = append(pd.plan, chunkQuery{metric: energyName, fn: fn})
 		}
 	}
+	var union uint32
+	for _, bits := range bt.gpus {
+		union |= bits
+	}
+	for i, n := range r.names {
+		if union&(1<<i) != 0 && n != dcgm.FBFree && (!slices.Contains(names, n) || only[n] != "") {
+			pd.counted = append(pd.counted, n)
+			pd.plan = append(pd.plan, chunkQuery{metric: n, fn: "count_over_time"})
+		}
+	}
+	pd.reset()
+	return pd
+}
+
+func (pd *pushdown) reset() {
+	pd.counts, pd.energy, pd.leftEdge = map[string]map[dcgm.GPUKey]int{}, map[dcgm.GPUKey]*energyAgg{}, map[dcgm.GPUKey]bool{}
+	for _, n := range pd.counted {
+		pd.counts[n] = map[dcgm.GPUKey]int{}
+	}
+}
+
+// answer keeps what an aggregate query of the chunk said, and whether the
+// raw ones had a sample at its start.
+func (pd *pushdown) answer(q chunkQuery, ch timeRange, series []promSeries) {
+	for _, s := range series {
+		id, ok := dcgm.ParseLabels(func(k string) string { return s.Labels[k] })
+		if !ok || len(s.Pairs) == 0 {
+			continue
+		}
+		if q.fn == "" {
+			if s.Pairs[0].TMillis == ch.Start.UnixMilli() {
+				pd.leftEdge[id.Key] = true
+			}
+			continue
+		}
+		pd.r.aggregates++
+		v := s.Pairs[0].V
+		if q.fn == "count_over_time" {
+			pd.counts[q.metric][id.Key] += int(v)
+			continue
+		}
+		a := pd.energy[id.Key]
+		if a == nil {
+			a = &energyAgg{id: id}
+			pd.energy[id.Key] = a
+		}
+		f := slices.Index(energyFns, q.fn)
+		if f == 0 {
+			a.series++
+		}
+		a.seen[f] = true
+		*[]*float64{&a.last, &a.min, &a.resets}[f] = v
+	}
+}
+
+// finish completes a chunk. A metric with more samples on a GPU than the
+// GPU has rows was read at times utilization was not: those times are
+// samples with a null utilization in the raw read, so that metric's raw
+// samples of the chunk are read for those GPUs to put the times on their
+// axes (the energy counter's with their values). Then the energy counters
+// of the other GPUs are read from the aggregates (energyChunk).
+func (pd *pushdown) finish(ctx context.Context, b *dcgm.Builder, matchers string, ch timeRange) error {
+	defer pd.reset()
+	lo, hi := ch.Start.UnixMilli(), ch.End.UnixMilli()
+	var energyRaw map[dcgm.GPUKey]bool
+	for _, n := range pd.counted {
+		odd := map[dcgm.GPUKey]bool{}
+		var uuids []string
+		for key, c := range pd.counts[n] {
+			rows := b.Rows(key, lo, hi)
+			if !pd.leftEdge[key] {
+				rows -= b.Rows(key, lo, lo+1) // a sample at the start, in no aggregate of this engine
+			}
+			if c > rows {
+				odd[key] = true
+				uuids = append(uuids, key.UUID)
+			}
+		}
+		if len(odd) == 0 {
+			continue
+		}
+		sort.Strings(uuids)
+		extra := ""
+		if pd.bt.uuidLabel != "" {
+			extra = nodeMatcher(pd.bt.uuidLabel, slices.Compact(uuids))
+		}
+		if err := pd.rawTimes(ctx, b, chunkQuery{metric: n, extra: extra}, matchers, ch, odd); err != nil {
+			return err
+		}
+		if n == energyName {
+			energyRaw = odd
+		}
+	}
+	return pd.energyChunk(ctx, b, matchers, ch, energyRaw)
+}
+
+// rawTimes reads one metric of the chunk raw for the odd GPUs and puts its
+// sample times on their axes; the energy counter goes in with its values.
+func (pd *pushdown) rawTimes(ctx context.Context, b *dcgm.Builder, q chunkQuery, matchers string, ch timeRange, odd map[dcgm.GPUKey]bool) error {
+	ans, err := pd.query(ctx, b, q, matchers, ch)
+	if err != nil {
+		return err
+	}
+	lo, hi := ch.Start.UnixMilli(), ch.End.UnixMilli()
+	for _, s := range ans.Series {
+		id, ok := dcgm.ParseLabels(func(k string) string { return s.Labels[k] })
+		if !ok || !odd[id.Key] {
+			continue
+		}
+		if q.metric == energyName {
+			pd.addRawEnergy(b, s, ch)
+			continue
+		}
+		var times []int64
+		for _, p := range s.Pairs {
+			if p.TMillis >= lo && p.TMillis < hi {
+				times = append(times, p.TMillis)
+			}
+		}
+		pd.r.samples += len(times)
+		b.AddTimes(id.Key, times)
+	}
+	return nil
+}
+
+// query runs one more query of the chunk, counted in the progress.
+func (pd *pushdown) query(ctx context.Context, b *dcgm.Builder, q chunkQuery, matchers string, ch timeRange) (*promAnswer, error) {
+	pd.r.total++
+	text, at := q.promQL(matchers, ch)
+	ans, err := pd.r.c.query(ctx, text, at)
+	pd.r.tick(b)
+	if err != nil {
+		return nil, err
+	}
+	pd.r.warnings = append(pd.r.warnings, ans.Warnings...)
+	return ans, nil
+}
+
+// addRawEnergy adds a chunk's raw energy samples of one series; the
+// chunk's last valid reading starts the next chunk's check.
+func (pd *pushdown) addRawEnergy(b *dcgm.Builder, s promSeries, ch timeRange) {
+	id, _ := dcgm.ParseLabels(func(k string) string { return s.Labels[k] })
+	addSeries(b, energyName, s, ch.Start, ch.End)
+	lo, hi := ch.Start.UnixMilli(), ch.End.UnixMilli()
+	latest := int64(math.MinInt64)
+	for _, p := range s.Pairs {
+		if p.TMillis >= lo && p.TMillis < hi && p.TMillis >= latest && validEnergy(p.V) {
+			latest, pd.prev[id.Key] = p.TMillis, p.V
+		}
+	}
+}
+
+// energyChunk reads one chunk of the batch's energy counters from the
+// aggregates (last_over_time, min_over_time, resets over the chunk's raw
+// samples, [start, end)) instead of every sample. Where the counter never
+// went down, from the chunk before's last value through this chunk, the
+// energy the analysis counts (the sum of the counter's increases) is the
+// same with two readings, the chunk's first (its minimum) and its last,
+// put at the GPU's first and last samples of the chunk: exactly, not
+// approximately. Every other GPU (a reset, a blank value, two series, no
+// sample to put the readings at) gets the chunk's raw samples; done names
+// the GPUs that have them already (finish).
+func (pd *pushdown) energyChunk(ctx context.Context, b *dcgm.Builder, matchers string, ch timeRange, done map[dcgm.GPUKey]bool) error {
 	raw := map[dcgm.GPUKey]bool{}
 	lo, hi := ch.Start.UnixMilli(), ch.End.UnixMilli()
-	for key, a := range aggs {
+	for key, a := range pd.energy {
+		if done[key] {
+			continue
+		}
 		first, last, ok := b.TimeBounds(key, lo, hi)
-		p, hasPrev := prev[key]
+		p, hasPrev := pd.prev[key]
 		if !ok || a.series != 1 || a.seen != [3]bool{true, true, true} || a.resets != 0 ||
 			!validEnergy(a.min) || !validEnergy(a.last) || hasPrev && a.min < p {
 			raw[key] = true
-			delete(prev, key) // the raw samples decide the next chunk's start
+			delete(pd.prev, key) // the raw samples decide the next chunk's start
 			continue
 		}
 		pairs := []dcgm.Pair{{TMillis: first, V: a.min}}
@@ -129,30 +285,19 @@ func (r *reading) energyChunk(ctx context.Context, b *dcgm.Builder, matchers str
 			pairs = append(pairs, dcgm.Pair{TMillis: last, V: a.last})
 		}
 		b.Add(a.id, energyName, pairs)
-		r.fromAggregates += len(pairs)
-		prev[key] = a.last
+		pd.r.fromAggregates += len(pairs)
+		pd.prev[key] = a.last
 	}
 	if len(raw) == 0 {
 		return nil
 	}
-	r.total++
-	ans, err := r.c.query(ctx, fmt.Sprintf("%s[%dms]", withMatchers(energyName, matchers), ch.End.Sub(ch.Start).Milliseconds()), ch.End)
-	r.tick(b)
+	ans, err := pd.query(ctx, b, chunkQuery{metric: energyName}, matchers, ch)
 	if err != nil {
 		return err
 	}
-	r.warnings = append(r.warnings, ans.Warnings...)
-	latest := map[dcgm.GPUKey]int64{}
 	for _, s := range ans.Series {
-		id, ok := dcgm.ParseLabels(func(k string) string { return s.Labels[k] })
-		if !ok || !raw[id.Key] {
-			continue
-		}
-		addSeries(b, energyName, s, ch.Start, ch.End)
-		for _, p := range s.Pairs { // the chunk's last valid reading starts the next
-			if p.TMillis >= lo && p.TMillis < hi && p.TMillis >= latest[id.Key] && validEnergy(p.V) {
-				latest[id.Key], prev[id.Key] = p.TMillis, p.V
-			}
+		if id, ok := dcgm.ParseLabels(func(k string) string { return s.Labels[k] }); ok && raw[id.Key] {
+			pd.addRawEnergy(b, s, ch)
 		}
 	}
 	return nil
