@@ -159,6 +159,9 @@ type reading struct {
 	// aggregates counts the values pushdown read in place of raw samples,
 	// fromAggregates the readings it made of them (counted in samples).
 	aggregates, fromAggregates int
+	// leftClosed: a raw answer had a sample on its range's left edge, so
+	// this engine's range selectors include it (Prometheus 2.x).
+	leftClosed bool
 }
 
 func (r *reading) tick(b *dcgm.Builder) {

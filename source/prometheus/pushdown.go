@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/dcgm"
@@ -134,7 +135,7 @@ func (pd *pushdown) answer(q chunkQuery, ch timeRange, series []promSeries) {
 		}
 		if q.fn == "" {
 			if s.Pairs[0].TMillis == ch.Start.UnixMilli() {
-				pd.leftEdge[id.Key] = true
+				pd.leftEdge[id.Key], pd.r.leftClosed = true, true
 			}
 			continue
 		}
@@ -189,14 +190,65 @@ func (pd *pushdown) finish(ctx context.Context, b *dcgm.Builder, matchers string
 		if pd.bt.uuidLabel != "" {
 			extra = nodeMatcher(pd.bt.uuidLabel, slices.Compact(uuids))
 		}
-		if err := pd.rawTimes(ctx, b, chunkQuery{metric: n, extra: extra}, matchers, ch, odd); err != nil {
-			return err
-		}
 		if n == energyName {
 			energyRaw = odd
+			if err := pd.rawTimes(ctx, b, chunkQuery{metric: n, extra: extra}, matchers, ch, odd); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := pd.refine(ctx, b, chunkQuery{metric: n, extra: extra}, matchers, ch, odd); err != nil {
+			return err
 		}
 	}
 	return pd.energyChunk(ctx, b, matchers, ch, energyRaw)
+}
+
+// refineParts is how many parts refine cuts a chunk into.
+const refineParts = 8
+
+// refine finds, by the metric's sample counts in each eighth of the chunk,
+// where it has samples the odd GPUs' rows lack, and reads only those
+// eighths raw: a utilization missing from one scrape costs an eighth of a
+// chunk of one metric, not the chunk.
+func (pd *pushdown) refine(ctx context.Context, b *dcgm.Builder, q chunkQuery, matchers string, ch timeRange, odd map[dcgm.GPUKey]bool) error {
+	span := ch.End.Sub(ch.Start)
+	for k := 0; k < refineParts; k++ {
+		w := timeRange{ch.Start.Add(span * time.Duration(k) / refineParts), ch.Start.Add(span * time.Duration(k+1) / refineParts)}
+		if !w.End.After(w.Start) {
+			continue
+		}
+		count := q
+		count.fn = "count_over_time"
+		ans, err := pd.query(ctx, b, count, matchers, w)
+		if err != nil {
+			return err
+		}
+		counts := map[dcgm.GPUKey]int{}
+		for _, s := range ans.Series {
+			if id, ok := dcgm.ParseLabels(func(k string) string { return s.Labels[k] }); ok && odd[id.Key] && len(s.Pairs) > 0 {
+				counts[id.Key] += int(s.Pairs[0].V)
+				pd.r.aggregates++
+			}
+		}
+		lo, hi := w.Start.UnixMilli(), w.End.UnixMilli()
+		part := map[dcgm.GPUKey]bool{}
+		for key, c := range counts {
+			rows := b.Rows(key, lo, hi)
+			if !pd.r.leftClosed {
+				rows -= b.Rows(key, lo, lo+1) // this engine counts no sample at the start
+			}
+			if c > rows {
+				part[key] = true
+			}
+		}
+		if len(part) > 0 {
+			if err := pd.rawTimes(ctx, b, q, matchers, w, part); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // rawTimes reads one metric of the chunk raw for the odd GPUs and puts its
