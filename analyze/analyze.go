@@ -122,6 +122,33 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 	return r, nil
 }
 
+// nodeSpread is the population standard deviation (percentage points)
+// and variance (0–1 units) of the nodes' mean GPU utilization, each node
+// counting once; nil when no node has a mean.
+func nodeSpread(nodes []NodeReport) (stddevPct, variance *float64) {
+	var us []float64
+	for _, n := range nodes {
+		if n.AvgGPUUtilPct != nil {
+			us = append(us, *n.AvgGPUUtilPct/100)
+		}
+	}
+	if len(us) == 0 {
+		return nil, nil
+	}
+	m := 0.0
+	for _, u := range us {
+		m += u
+	}
+	m /= float64(len(us))
+	v := 0.0
+	for _, u := range us {
+		v += (u - m) * (u - m)
+	}
+	v /= float64(len(us))
+	sd, vr := sig(100*math.Sqrt(v)), sig(v)
+	return &sd, &vr
+}
+
 // beforeReport, when set (by a benchmark), runs once the inputs are read and
 // before the report is made: the point of the largest live state.
 var beforeReport func()
@@ -357,6 +384,7 @@ func (a *analysis) report(r *Report) {
 	s.GPUHours = sig(sum.obs / 3600)
 	s.AvgGPUUtilPct = mean(sum.util, sum.utilW)
 	s.AvgMemBWUtilPct = mean(sum.bw, sum.bwW)
+	s.NodeUtilStddevPct, s.NodeUtilVariance = nodeSpread(r.Nodes)
 	s.MemBWGPUs = memBWGPUs
 	s.IdleGPUHours = sig(sum.idle / 3600)
 	s.IdleRatio = sig(ratio(sum.idle, sum.obs))

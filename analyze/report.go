@@ -71,6 +71,12 @@ type Summary struct {
 	GPUHours        float64  `json:"gpu_hours"`
 	AvgGPUUtilPct   *float64 `json:"avg_gpu_util_pct"`
 	AvgMemBWUtilPct *float64 `json:"avg_mem_bw_util_pct"`
+	// NodeUtilStddevPct and NodeUtilVariance are the spread of the nodes'
+	// mean GPU utilization: the population standard deviation in
+	// percentage points, and the variance in 0–1 units (the white paper's
+	// 0.38 → 0.19); null when no node reported utilization.
+	NodeUtilStddevPct *float64 `json:"node_util_stddev_pct"`
+	NodeUtilVariance  *float64 `json:"node_util_variance"`
 	// MemBWGPUs counts the GPUs that reported memory bandwidth.
 	MemBWGPUs                  int     `json:"mem_bw_gpus"`
 	IdleGPUHours               float64 `json:"idle_gpu_hours"`

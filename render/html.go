@@ -174,6 +174,7 @@ func HTML(w io.Writer, r *Result, _ Options) error {
 	amount, basis := projection(r)
 	d["KPIs"] = []kpi{
 		{"mean GPU utilization", pct(s.AvgGPUUtilPct), "summary.avg_gpu_util_pct", delta("avg_gpu_util_pct", pts), jsonOpt(s.AvgGPUUtilPct)},
+		{"spread of nodes' mean utilization (σ; variance)", ptsOpt(s.NodeUtilStddevPct) + "; " + numOpt(s.NodeUtilVariance, 3), "summary.node_util_variance", delta("node_util_variance", variance), jsonOpt(s.NodeUtilVariance)},
 		{fmt.Sprintf("idle GPU-hours (%.1f%% of %.1f)", 100*s.IdleRatio, s.GPUHours), fmt.Sprintf("%.2f", s.IdleGPUHours), "summary.idle_gpu_hours", delta("idle_gpu_hours", hours), jsonNum(s.IdleGPUHours)},
 		{"cost of idle GPUs", money(s.IdleCostUSD), "summary.idle_cost_usd", delta("idle_cost_usd", signedMoney), jsonNum(s.IdleCostUSD)},
 		{fmt.Sprintf("energy (%s)", money(s.EnergyCostUSD)), fmt.Sprintf("%.2f kWh", s.EnergyKWh), "summary.energy_kwh", delta("energy_kwh", kwh), jsonNum(s.EnergyKWh)},

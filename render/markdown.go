@@ -56,6 +56,7 @@ func Markdown(w io.Writer, r *Result, o Options) error {
 	amount, basis := projection(r)
 	row("Mean GPU utilization", pct(s.AvgGPUUtilPct), "avg_gpu_util_pct", pts)
 	row("Mean memory-bandwidth utilization", pct(s.AvgMemBWUtilPct)+memBWCoverage(s), "avg_mem_bw_util_pct", pts)
+	row("Node utilization spread (σ; variance)", ptsOpt(s.NodeUtilStddevPct)+"; "+numOpt(s.NodeUtilVariance, 3), "node_util_variance", variance)
 	row("Idle GPU-hours", fmt.Sprintf("%.2f (%.1f%%)", s.IdleGPUHours, 100*s.IdleRatio), "idle_gpu_hours", hours)
 	row("Idle cost", money(s.IdleCostUSD), "idle_cost_usd", signedMoney)
 	row("Energy", fmt.Sprintf("%.2f kWh (%s)", s.EnergyKWh, money(s.EnergyCostUSD)), "energy_kwh", kwh)

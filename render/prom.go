@@ -33,6 +33,8 @@ var promSummary = []struct {
 	{"energy_kwh", "energy_joules", "Energy drawn by the GPUs in the window, in joules (3.6e6 J = 1 kWh).", 3.6e6},
 	{"energy_cost_usd", "energy_cost_usd", "Cost of that energy at the report's energy price, in US dollars.", 1},
 	{"projected_monthly_savings_usd", "projected_monthly_savings_usd", "Idle cost per covered hour times 730, in US dollars: an extrapolation.", 1},
+	{"node_util_stddev_pct", "node_utilization_stddev_ratio", "Population standard deviation of the nodes' mean GPU utilization, 0 to 1; absent when no node reported it.", 0.01},
+	{"node_util_variance", "node_utilization_variance", "Population variance of the nodes' mean GPU utilization, in 0–1 units squared; absent when no node reported it.", 1},
 	{"mem_bw_gpus", "memory_bandwidth_gpus", "GPUs that reported memory-bandwidth utilization.", 1},
 	{"idle_nodes", "idle_nodes", "Nodes whose verdict is idle.", 1},
 	{"stalled_nodes", "stalled_nodes", "Nodes whose verdict is stalled: idle while work was pending.", 1},

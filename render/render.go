@@ -7,6 +7,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/seedance/seedance/analyze"
@@ -173,6 +174,25 @@ func pct(v *float64) string {
 	}
 	return fmt.Sprintf("%.1f%%", *v)
 }
+
+// ptsOpt writes percentage points ("12.3 pts"), or "n/a".
+func ptsOpt(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f pts", *v)
+}
+
+// numOpt writes a number with digits decimals, or "n/a".
+func numOpt(v *float64, digits int) string {
+	if v == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*v, 'f', digits, 64)
+}
+
+// variance is a delta of a variance, with its sign.
+func variance(v float64) string { return fmt.Sprintf("%+.3f", v) }
 
 // share writes a 0–1 share as a percentage, or "n/a".
 func share(v *float64) string {

@@ -18,6 +18,7 @@ func Table(w io.Writer, r *Result, o Options) error {
 	ew.printf("window     %s\n", windowText(r.Window, "2006-01-02 15:04:05"))
 	ew.printf("GPUs       %d on %d nodes, %.2f GPU-hours observed\n", s.GPUs, s.Nodes, s.GPUHours)
 	ew.printf("util       %s GPU, %s memory bandwidth%s (time-weighted mean)%s\n", pct(s.AvgGPUUtilPct), pct(s.AvgMemBWUtilPct), memBWCoverage(s), delta(r, "avg_gpu_util_pct", pts))
+	ew.printf("spread     nodes' mean GPU utilization: σ %s, variance %s%s\n", ptsOpt(s.NodeUtilStddevPct), numOpt(s.NodeUtilVariance, 3), delta(r, "node_util_variance", variance))
 	ew.printf("idle       %.2f GPU-hours (%.1f%% of observed), %s%s\n", s.IdleGPUHours, 100*s.IdleRatio, money(s.IdleCostUSD), delta(r, "idle_cost_usd", signedMoney))
 	ew.printf("energy     %.2f kWh, %s%s\n", s.EnergyKWh, money(s.EnergyCostUSD), delta(r, "energy_kwh", kwh))
 	ew.printf("nodes      %d idle, %d stalled (idle with work pending), %d under-used, %d busy\n", s.IdleNodes, s.StalledNodes, s.UnderusedNodes, s.BusyNodes)
