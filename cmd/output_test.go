@@ -129,3 +129,22 @@ func TestSourceURLsAndInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestSpillDir: nodes spilled by a streaming source go next to a regular
+// output file, never into /dev or next to a pipe.
+func TestSpillDir(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	regular := filepath.Join(dir, "p.json")
+	if err := os.WriteFile(regular, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"-": "", "/dev/null": "", fifo: "", regular: dir, filepath.Join(dir, "new.json.gz"): dir} {
+		if got := spillDir(path); got != want {
+			t.Errorf("spillDir(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

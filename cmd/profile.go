@@ -124,11 +124,7 @@ func profileRun(o *ProfileOptions) error {
 	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
 		return err
 	}
-	spillDir := "" // next to the output: its file system holds the profile anyway
-	if pc.Output != "-" {
-		spillDir = filepath.Dir(pc.Output)
-	}
-	p, sp, err := recordProfile(o, spillDir)
+	p, sp, err := recordProfile(o, spillDir(pc.Output))
 	if p == nil {
 		return err
 	}
@@ -137,6 +133,16 @@ func profileRun(o *ProfileOptions) error {
 		return finishSpilled(o, p, sp)
 	}
 	return finishProfile(o, p, err, len(o.Command) == 0)
+}
+
+// spillDir is where a run writing output spills its nodes: next to a
+// regular output file (its file system holds the profile anyway), else
+// (stdout, a device, a pipe) in $TMPDIR ("").
+func spillDir(output string) string {
+	if fi, err := os.Stat(output); output != "-" && (err != nil || fi.Mode().IsRegular()) {
+		return filepath.Dir(output)
+	}
+	return ""
 }
 
 // recordProfile opens the source the settings name and runs it: the profile
