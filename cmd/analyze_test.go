@@ -170,7 +170,7 @@ func TestAnalyzeFlagsAndConfig(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"analyze"},
-		{"analyze", p, "--format", "yaml"},
+		{"analyze", p, "--format", "toml"},
 		{"analyze", p, "--report", "everything"},
 		{"analyze", p, "--dialect", "ansible"},
 		{"analyze", p, "--gpu-price", "H100"},

@@ -1,14 +1,18 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/internal/table"
+	"github.com/seedance/seedance/internal/yamlout"
 )
 
 func newConfigCmd(f *Factory) *cobra.Command {
@@ -16,17 +20,21 @@ func newConfigCmd(f *Factory) *cobra.Command {
 		Use:   "config",
 		Short: "Inspect seedance's configuration",
 	}
-	c.AddCommand(&cobra.Command{
+	var format string
+	view := &cobra.Command{
 		Use:   "view",
 		Short: "Print the effective configuration and where each value came from",
 		Long: `Print every setting, its effective value, and its source: a flag, an
 environment variable (SEEDANCE_*), the config file, or the default.
 Precedence is flag > env > file > default.`,
-		Example: "  seedance config view\n  SEEDANCE_SIM_NODES=32 seedance config view --config ./seedance.yaml",
+		Example: "  seedance config view\n  seedance config view --format json\n  SEEDANCE_SIM_NODES=32 seedance config view --config ./seedance.yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := f.Config(); err != nil {
 				return err // a value out of its range is named, as at any start-up
+			}
+			if format != "table" {
+				return structured(f.IO.Out, format, "table", configDoc(f, c))
 			}
 			file := f.configFile
 			if file == "" {
@@ -39,8 +47,59 @@ Precedence is flag > env > file > default.`,
 			}
 			return t.Flush()
 		},
-	})
+	}
+	view.Flags().StringVarP(&format, "format", "f", "table", "table, json or yaml")
+	completeValues(view, "format", []string{"table", "json", "yaml"})
+	c.AddCommand(view)
 	return c
+}
+
+// setting is one line of config view in JSON or YAML.
+type setting struct {
+	Key    string `json:"key"`
+	Value  any    `json:"value"`
+	Source string `json:"source"`
+}
+
+// configDoc is config view as a document: the file and every setting, its
+// value (secrets redacted, durations as "15s") and where it came from.
+func configDoc(f *Factory, c *cobra.Command) any {
+	doc := struct {
+		ConfigFile *string   `json:"config_file"`
+		Settings   []setting `json:"settings"`
+	}{Settings: []setting{}}
+	if f.configFile != "" {
+		doc.ConfigFile = &f.configFile
+	}
+	for _, key := range sortedKeys(f.viper) {
+		last := key[strings.LastIndex(key, ".")+1:]
+		doc.Settings = append(doc.Settings, setting{key, plainValue(redactValue(f.viper.Get(key), isSecretKey(last))),
+			settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv)})
+	}
+	return doc
+}
+
+// plainValue writes durations as Go writes them ("15s"), not as
+// nanoseconds.
+func plainValue(v any) any {
+	if d, ok := v.(time.Duration); ok {
+		return d.String()
+	}
+	return v
+}
+
+// structured writes doc as indented JSON or as YAML; plain is the name of
+// the command's own format, for the message of an unknown one.
+func structured(w io.Writer, format, plain string, doc any) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	case "yaml":
+		return yamlout.Write(w, doc)
+	}
+	return usageErrorf("unknown --format %q (choose %s, json or yaml)", format, plain)
 }
 
 // secretKey matches settings that hold a secret (the *_file variants name a

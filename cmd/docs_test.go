@@ -3,11 +3,15 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra/doc"
 
 	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/render"
+	"github.com/seedance/seedance/source"
 )
 
 // TestCLIReferenceUpToDate regenerates the CLI reference with cobra/doc and
@@ -39,6 +43,25 @@ func TestCLIReferenceUpToDate(t *testing.T) {
 	for _, e := range committed {
 		if !want[e.Name()] {
 			t.Errorf("docs/cli/%s documents a command that no longer exists", e.Name())
+		}
+	}
+}
+
+// TestHelpListsEverything: the help names every source, format, report and
+// dialect that exists, from the lists the code uses.
+func TestHelpListsEverything(t *testing.T) {
+	for cmd, lists := range map[string][][]string{
+		"profile":   {source.Names()},
+		"analyze":   {source.Names(), render.Formats, render.Reports},
+		"recommend": {recommend.Dialects},
+	} {
+		r := run(t, nil, cmd, "--help")
+		for _, list := range lists {
+			for _, name := range list {
+				if !strings.Contains(r.out, name) {
+					t.Errorf("seedance %s --help does not name %q", cmd, name)
+				}
+			}
 		}
 	}
 }

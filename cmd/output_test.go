@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // TestOutputCheckedBeforeWork: an output that cannot be written fails at
@@ -146,5 +149,37 @@ func TestSpillDir(t *testing.T) {
 		if got := spillDir(path); got != want {
 			t.Errorf("spillDir(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// TestYAMLFormats: a report and a plan in YAML say what their JSON says,
+// key for key; config view and version write JSON and YAML too.
+func TestYAMLFormats(t *testing.T) {
+	path := simProfile(t, "--duration", "120", "--sim-nodes", "8")
+	same := func(name string, jsonArgs, yamlArgs []string) {
+		t.Helper()
+		j, y := run(t, nil, jsonArgs...), run(t, nil, yamlArgs...)
+		if j.code != 0 || y.code != 0 {
+			t.Fatalf("%s: exit %d / %d: %s %s", name, j.code, y.code, j.errOut, y.errOut)
+		}
+		var a, b any
+		if err := json.Unmarshal([]byte(j.out), &a); err != nil {
+			t.Fatalf("%s JSON: %v", name, err)
+		}
+		if err := yaml.Unmarshal([]byte(y.out), &b); err != nil {
+			t.Fatalf("%s YAML: %v", name, err)
+		}
+		ja, _ := json.Marshal(a)
+		jb, err := json.Marshal(b)
+		if err != nil || string(ja) != string(jb) {
+			t.Fatalf("%s: the YAML says something else than the JSON (%v)", name, err)
+		}
+	}
+	same("report", []string{"analyze", path, "--report", "all", "-f", "json"}, []string{"analyze", path, "--report", "all", "-f", "yaml"})
+	same("plan", []string{"recommend", "--input", path, "--dialect", "json"}, []string{"recommend", "--input", path, "--dialect", "yaml"})
+	same("config", []string{"config", "view", "-f", "json"}, []string{"config", "view", "-f", "yaml"})
+	same("version", []string{"version", "-f", "json"}, []string{"version", "-f", "yaml"})
+	if r := run(t, nil, "version", "-f", "xml"); r.code != ExitUsage || !strings.Contains(r.errOut, "choose text, json or yaml") {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 }

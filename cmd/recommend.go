@@ -68,7 +68,7 @@ move. Every plan is replayed and checked before it is printed.`,
 	}
 	fl := c.Flags()
 	fl.StringVarP(&o.Input, "input", "i", "", "profile to plan from; - reads stdin")
-	fl.StringVar(&o.Dialect, "dialect", "kubectl", "output: kubectl (a bash script), slurm or json")
+	fl.StringVar(&o.Dialect, "dialect", "kubectl", "output: kubectl (a bash script), slurm (a bash script), json or yaml")
 	fl.StringVarP(&o.Output, "output", "o", "-", "write the plan to this file (atomically); - is stdout")
 	addSettingFlags(c, "recommend")
 	completeValues(c, "dialect", recommend.Dialects)
@@ -107,7 +107,7 @@ func recommendRun(o *RecommendOptions) error {
 		_, err = o.IO.Out.Write(buf.Bytes())
 	} else {
 		err = fsutil.WriteAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
-		if fi, serr := os.Stat(o.Output); err == nil && serr == nil && fi.Mode().IsRegular() && o.Dialect != "json" {
+		if fi, serr := os.Stat(o.Output); err == nil && serr == nil && fi.Mode().IsRegular() && o.Dialect != "json" && o.Dialect != "yaml" {
 			err = os.Chmod(o.Output, 0o755) // a script; never chmod a device
 		}
 	}

@@ -42,6 +42,8 @@ func TestSecretsNeverShown(t *testing.T) {
 			env := map[string]string{"SEEDANCE_CONFIG": cfg}
 			runs := []result{
 				run(t, env, "config", "view"),
+				run(t, env, "config", "view", "--format", "json"),
+				run(t, env, "config", "view", "--format", "yaml"),
 				run(t, env, "profile", "--source", "prometheus", "--duration", "1h", "-o", out),
 			}
 			if i == 0 { // one scrape run: the others' HTTP settings are checked above

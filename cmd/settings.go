@@ -87,12 +87,20 @@ var (
 	holderDefaults   = analyze.DefaultHolderRules()
 )
 
+// orList writes "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // configKeys is every setting seedance knows. A config file key that is not
 // here (or below a Map key) is an error.
 var configKeys = []configKey{
-	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: nvml, prometheus, scrape or sim"},
+	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: " + orList(source.Names())},
 	{Key: "profile.interval", Default: dur("1s"), Cmd: "profile analyze", Flag: "interval", Help: "time between samples (at least 100ms)", Range: rng(0.1, day)},
-	{Key: "profile.duration", Default: dur("0s"), Cmd: "profile analyze", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h); 0 runs until interrupted or CMD exits (300s for sim)", Range: rng(0, span)},
+	{Key: "profile.duration", Default: dur("0s"), Cmd: "profile analyze", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h): nvml and scrape sample for it (0: until interrupted, or until CMD exits); prometheus reads the range that ends at --end (default now) and lasts it, unless --start is given; sim simulates it (0: 300s)", Range: rng(0, span)},
 	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed"},
 	{Key: "profile.checkpoint", Default: dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: rng(0, day)},
 	{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
@@ -105,10 +113,10 @@ var configKeys = []configKey{
 	{Key: "sim.seed", Default: int64(1), Cmd: "profile analyze", Flag: "sim-seed", Help: "seed of the simulation: the same seed gives the same profile byte for byte"},
 	{Key: "sim.realtime", Default: false, Cmd: "profile analyze", Flag: "sim-realtime", Help: "sample the simulated cluster at wall-clock pace instead of at once"},
 	{Key: "sim.start", Default: "", Cmd: "profile analyze", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
-	{Key: "analyze.source", Default: "", Cmd: "analyze", Flag: "source", Help: "analyze straight from a source instead of profile files: nvml, prometheus, scrape or sim, with the settings of seedance profile"},
-	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: cost-savings, idle, utilization, scaling, migration, attribution or all"},
+	{Key: "analyze.source", Default: "", Cmd: "analyze", Flag: "source", Help: "analyze straight from a source instead of profile files: " + orList(source.Names()) + ", with the settings of seedance profile"},
+	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: " + orList(render.Reports)},
 	{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable)"},
-	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: table, json, markdown, csv, prom or html"},
+	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: " + orList(render.Formats)},
 	{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
 	{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: rng(0, 100)},
 	{Key: "analyze.idle_window", Default: secondsDur(analysisDefaults.IdleWindow), Cmd: "analyze", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: rng(0.001, span)},

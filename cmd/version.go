@@ -52,18 +52,31 @@ func buildInfo() BuildInfo {
 }
 
 func newVersionCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
+	var format string
+	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print seedance's version, build and the NVML library version",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			b := f.Build
 			out := f.IO.Out
+			if format != "text" {
+				return structured(out, format, "text", struct {
+					Version   string `json:"version"`
+					Commit    string `json:"commit"`
+					Built     string `json:"built"`
+					GoVersion string `json:"go"`
+					NVML      string `json:"nvml"`
+				}{b.Version, b.Commit, b.Date, b.GoVersion, nvmlVersion(f)})
+			}
 			fmt.Fprintf(out, "seedance %s\ncommit:  %s\nbuilt:   %s\ngo:      %s\n", b.Version, b.Commit, b.Date, b.GoVersion)
 			fmt.Fprintf(out, "nvml:    %s\n", nvmlVersion(f))
 			return nil
 		},
 	}
+	c.Flags().StringVarP(&format, "format", "f", "text", "text, json or yaml")
+	completeValues(c, "format", []string{"text", "json", "yaml"})
+	return c
 }
 
 // nvmlVersion reports the NVML library and driver versions, or why there are

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/seedance/seedance/internal/shell"
+	"github.com/seedance/seedance/internal/yamlout"
 )
 
 var slurmJobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
@@ -15,7 +17,7 @@ var slurmJobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
 var q = shell.Quote
 
 // Dialects are the forms a plan is written in.
-var Dialects = []string{"kubectl", "slurm", "json"}
+var Dialects = []string{"kubectl", "slurm", "json", "yaml"}
 
 // For returns the writer of a dialect: kubectl (a bash script), slurm or
 // json.
@@ -27,8 +29,19 @@ func For(dialect string) (func(io.Writer, *Plan) error, error) {
 		return Slurm, nil
 	case "json":
 		return JSON, nil
+	case "yaml":
+		return YAML, nil
 	}
-	return nil, fmt.Errorf("unknown --dialect %q (choose kubectl, slurm or json)", dialect)
+	return nil, fmt.Errorf("unknown --dialect %q (choose %s)", dialect, strings.Join(Dialects, ", "))
+}
+
+// YAML writes the JSON plan as YAML, keys in the same order.
+func YAML(w io.Writer, p *Plan) error {
+	var b bytes.Buffer
+	if err := JSON(&b, p); err != nil {
+		return err
+	}
+	return yamlout.FromJSON(w, b.Bytes())
 }
 
 // JSON writes the plan for automation (docs/plan-v1.schema.json).

@@ -25,7 +25,7 @@ type Options struct {
 // Reports and formats.
 var (
 	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "attribution", "all"}
-	Formats = []string{"table", "json", "markdown", "csv", "prom", "html"}
+	Formats = []string{"table", "json", "yaml", "markdown", "csv", "prom", "html"}
 )
 
 // Result is what the renderers write: the analysis report and, when one was
@@ -45,6 +45,8 @@ func For(format string) (Func, error) {
 		return Table, nil
 	case "json":
 		return JSON, nil
+	case "yaml":
+		return YAML, nil
 	case "markdown", "md":
 		return Markdown, nil
 	case "csv":
