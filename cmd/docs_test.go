@@ -65,3 +65,13 @@ func TestHelpListsEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpGroupsFlags: a command's help puts the flags of a source or a
+// section under their own title, every flag once.
+func TestHelpGroupsFlags(t *testing.T) {
+	out := run(t, nil, "analyze", "--help").out
+	prom, sim := strings.Index(out, "\nPrometheus source flags:\n"), strings.Index(out, "\nSimulator flags:\n")
+	if prom < 0 || sim < prom || !strings.Contains(out[prom:sim], "--pushdown") || strings.Count(out, "--pushdown ") != 1 || !strings.Contains(out[:prom], "--report") {
+		t.Fatalf("analyze --help:\n%s", out)
+	}
+}

@@ -86,6 +86,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 			return err
 		},
 	}
+	root.SetUsageTemplate(usageTemplate)
 	root.Version = f.Build.Version
 	root.SetVersionTemplate("seedance {{.Version}}\n")
 	root.PersistentFlags().StringVar(&configFlag, "config", "", "config file (default $SEEDANCE_CONFIG, $XDG_CONFIG_HOME/seedance/config.yaml, /etc/seedance/config.yaml)")
