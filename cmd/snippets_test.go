@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -314,6 +315,7 @@ func runWorkflow(t *testing.T, sb *sandbox, where, text string) int {
 				Run   string            `yaml:"run"`
 				Shell string            `yaml:"shell"`
 				Env   map[string]string `yaml:"env"`
+				With  map[string]string `yaml:"with"`
 			} `yaml:"steps"`
 		} `yaml:"jobs"`
 	}
@@ -324,10 +326,19 @@ func runWorkflow(t *testing.T, sb *sandbox, where, text string) int {
 	artifact := filepath.Join(t.TempDir(), "artifact.json")
 	for pass := 0; pass < 2; pass++ {
 		os.RemoveAll(filepath.Join(sb.dir, "baseline"))
+		os.RemoveAll(filepath.Join(sb.dir, "seedance-report")) // another workflow's
+		os.Remove(filepath.Join(sb.dir, "report.json"))
 		summary := filepath.Join(sb.dir, "step-summary.md")
 		os.Remove(summary)
 		for _, job := range wf.Jobs {
 			for _, st := range job.Steps {
+				if strings.HasPrefix(st.Uses, "seedance/seedance@") { // this repository's action.yml
+					ran++
+					if out, code := sb.sh(t, "bash "+actionScript(t), actionEnv(summary, artifact, st.With)...); code != 0 {
+						t.Errorf("%s: pass %d, the seedance action: exit %d\n%s", where, pass+1, code, out)
+					}
+					continue
+				}
 				if st.Run == "" {
 					continue // uses: actions run by GitHub
 				}
@@ -349,7 +360,10 @@ func runWorkflow(t *testing.T, sb *sandbox, where, text string) int {
 				}
 			}
 		}
-		report, err := os.ReadFile(filepath.Join(sb.dir, "report.json"))
+		report, err := os.ReadFile(filepath.Join(sb.dir, "seedance-report", "report.json")) // the action's
+		if errors.Is(err, os.ErrNotExist) {
+			report, err = os.ReadFile(filepath.Join(sb.dir, "report.json"))
+		}
 		if err != nil {
 			t.Fatalf("%s: pass %d wrote no report.json", where, pass+1)
 		}
@@ -365,6 +379,26 @@ func runWorkflow(t *testing.T, sb *sandbox, where, text string) int {
 		}
 	}
 	return ran
+}
+
+// actionScript is the step script of the repository's GitHub Action.
+func actionScript(t *testing.T) string {
+	p, err := filepath.Abs("../deploy/github-action/gate.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// actionEnv is the environment action.yml gives its step: its inputs (with
+// their defaults), the summary file.
+func actionEnv(summary, artifact string, with map[string]string) []string {
+	out := with["output-dir"]
+	if out == "" {
+		out = "seedance-report"
+	}
+	return []string{"GITHUB_STEP_SUMMARY=" + summary, "GH_ARTIFACT=" + artifact, "INPUT_COMMAND=" + with["command"], "INPUT_GATES=" + with["gates"],
+		"INPUT_BASELINE=" + with["baseline"], "INPUT_PROFILE_ARGS=" + with["profile-args"], "INPUT_OUTPUT_DIR=" + out}
 }
 
 // snippetPrometheus starts a real Prometheus holding a simulated 2-node
