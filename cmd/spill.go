@@ -1,14 +1,9 @@
 package cmd
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
-	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
@@ -65,33 +60,11 @@ func finishSpilled(o *ProfileOptions, h *profile.Profile, sp *spilled) error {
 	if sp.samples == 0 {
 		return fmt.Errorf("%w: the %s source collected no GPU sample; no file written", source.ErrNothingObserved, h.Source)
 	}
-	r, err := sp.Reader(h)
-	if err != nil {
-		return err
-	}
-	gz := strings.HasSuffix(pc.Output, ".gz")
-	write := func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<16)
-		var dst io.Writer = bw
-		var zw *gzip.Writer
-		if gz {
-			zw = gzip.NewWriter(bw)
-			dst = zw
-		}
-		if _, err := io.Copy(dst, r); err != nil {
-			return fmt.Errorf("write profile %s: %w", pc.Output, err)
-		}
-		if zw != nil {
-			if err := zw.Close(); err != nil {
-				return fmt.Errorf("write profile %s: %w", pc.Output, err)
-			}
-		}
-		return bw.Flush()
-	}
+	var err error
 	if pc.Output == "-" {
-		err = write(o.IO.Out)
+		err = sp.Write(o.IO.Out, h, false)
 	} else {
-		err = fsutil.WriteAtomic(pc.Output, write)
+		err = sp.WriteFile(pc.Output, h)
 	}
 	if err != nil {
 		return err

@@ -69,11 +69,16 @@ func ReadFile(path string, stdin io.Reader) (*Profile, error) {
 
 // Write encodes p to w, gzip-compressed when gz is set.
 func Write(w io.Writer, p *Profile, gz bool) error {
+	return compressed(w, gz, func(w io.Writer) error { return Encode(w, p) })
+}
+
+// compressed runs write on w, through gzip when gz is set.
+func compressed(w io.Writer, gz bool, write func(io.Writer) error) error {
 	if !gz {
-		return Encode(w, p)
+		return write(w)
 	}
 	zw := gzip.NewWriter(w)
-	if err := Encode(zw, p); err != nil {
+	if err := write(zw); err != nil {
 		return err
 	}
 	return zw.Close()
@@ -83,9 +88,15 @@ func Write(w io.Writer, p *Profile, gz bool) error {
 // compressed when path ends in ".gz". An existing file at path is replaced only
 // when the whole profile has been written.
 func WriteFile(path string, p *Profile) error {
+	return writeFile(path, func(w io.Writer, gz bool) error { return Write(w, p, gz) })
+}
+
+// writeFile writes a profile at path atomically with write, which is told
+// whether to compress.
+func writeFile(path string, write func(w io.Writer, gz bool) error) error {
 	return fsutil.WriteAtomic(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
-		if err := Write(bw, p, strings.HasSuffix(path, ".gz")); err != nil {
+		if err := write(bw, strings.HasSuffix(path, ".gz")); err != nil {
 			return fmt.Errorf("write profile %s: %w", path, err)
 		}
 		return bw.Flush()
