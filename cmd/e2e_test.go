@@ -241,8 +241,8 @@ func BenchmarkPrometheus1000Nodes(b *testing.B) {
 		"--end", synth.Start.Add(time.Hour).Format(time.RFC3339), "--step", "15s"}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		measureRun(b, "profile", append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, promArgs...)...)
-		comparePushdown(b, srv.URL, "", promArgs)
+		measureRun(b, srv, "profile", append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, promArgs...)...)
+		comparePushdown(b, srv, "", promArgs)
 	}
 }
 
@@ -250,7 +250,7 @@ func BenchmarkPrometheus1000Nodes(b *testing.B) {
 // --pushdown, checks that their idle time, costs and energy are the same,
 // and sets them beside the PromQL-only approximation (samples under the
 // threshold × step, ignoring the idle window and gaps).
-func comparePushdown(b *testing.B, url, suffix string, promArgs []string) {
+func comparePushdown(b *testing.B, srv *promtest.Server, suffix string, promArgs []string) {
 	var figs [2]pushdownFigures
 	for i, extra := range [][]string{nil, {"--pushdown"}} {
 		out := filepath.Join(b.TempDir(), "report.json")
@@ -258,7 +258,7 @@ func comparePushdown(b *testing.B, url, suffix string, promArgs []string) {
 		if extra != nil {
 			name = "pushdown" + suffix
 		}
-		measureRun(b, name, append(append([]string{"analyze", "--format", "json", "--output", out}, promArgs...), extra...)...)
+		measureRun(b, srv, name, append(append([]string{"analyze", "--format", "json", "--output", out}, promArgs...), extra...)...)
 		data, err := os.ReadFile(out)
 		if err != nil {
 			b.Fatal(err)
@@ -303,7 +303,7 @@ func comparePushdown(b *testing.B, url, suffix string, promArgs []string) {
 			to = t1
 		}
 		q := fmt.Sprintf("sum(count_over_time((DCGM_FI_DEV_GPU_UTIL < 15)[%ds:%ds])) * %d / 3600", int(to.Sub(from).Seconds()), int(st.Seconds()), int(st.Seconds()))
-		v, err := promScalar(url, q, to)
+		v, err := promScalar(srv.URL, q, to)
 		if err != nil {
 			b.Logf("PromQL-only %s: %v", q, err)
 			return
@@ -325,8 +325,8 @@ func BenchmarkPrometheusRangeFlat(b *testing.B) {
 		for _, h := range []int{1, 6, 24} {
 			args := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", synth.Start.Format(time.RFC3339),
 				"--end", synth.Start.Add(time.Duration(h) * time.Hour).Format(time.RFC3339), "--step", "60s"}
-			measureRun(b, fmt.Sprintf("profile-%dh", h), append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, args...)...)
-			comparePushdown(b, srv.URL, fmt.Sprintf("-%dh", h), args)
+			measureRun(b, srv, fmt.Sprintf("profile-%dh", h), append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, args...)...)
+			comparePushdown(b, srv, fmt.Sprintf("-%dh", h), args)
 		}
 	}
 }
@@ -337,14 +337,19 @@ func BenchmarkPrometheusRangeFlat(b *testing.B) {
 // with --pushdown (the same figures, checked) beside the PromQL-only
 // answer, and profile --source prometheus over 1 h, 6 h and 24 h of it.
 // It needs about an hour and 60 GB of disk; SEEDANCE_BENCH_HOURS=6 runs
-// the first 6 hours of it (about a quarter of the time).
+// the first 6 hours of it (about a quarter of the time), and
+// SEEDANCE_BENCH_TSDB=DIR keeps the backfilled TSDB in DIR for the next run.
 func BenchmarkPrometheus1000Nodes24h(b *testing.B) {
 	hours := 24
 	if h, err := strconv.Atoi(os.Getenv("SEEDANCE_BENCH_HOURS")); err == nil && h > 0 && h <= 24 {
 		hours = h
 	}
 	began := time.Now()
-	srv := promtest.StartSlices(b, hours, func(i int, w io.Writer) error {
+	dir := os.Getenv("SEEDANCE_BENCH_TSDB") // kept between runs when set
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	srv := promtest.StartSlicesIn(b, dir, hours, func(i int, w io.Writer) error {
 		return dcgmtest.WriteOpenMetrics(w, synth.Slice(1000, 8, i*240, 240, 15))
 	})
 	b.Logf("backfill and start: %v", time.Since(began))
@@ -352,14 +357,14 @@ func BenchmarkPrometheus1000Nodes24h(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		day := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", synth.Start.Format(time.RFC3339),
 			"--end", synth.Start.Add(time.Duration(hours) * time.Hour).Format(time.RFC3339), "--step", "15s"}
-		comparePushdown(b, srv.URL, fmt.Sprintf("-%dh", hours), day)
+		comparePushdown(b, srv, fmt.Sprintf("-%dh", hours), day)
 		for _, h := range []int{1, 6, 24} {
 			if h > hours {
 				continue
 			}
 			args := append([]string(nil), day...)
 			args[7] = synth.Start.Add(time.Duration(h) * time.Hour).Format(time.RFC3339)
-			measureRun(b, fmt.Sprintf("profile-%dh", h), append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, args...)...)
+			measureRun(b, srv, fmt.Sprintf("profile-%dh", h), append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, args...)...)
 		}
 	}
 }
@@ -409,10 +414,12 @@ func backfilled(b *testing.B, p *profile.Profile) *promtest.Server {
 }
 
 // measureRun runs seedance and reports its wall time, CPU share and peak
-// RSS. The child's ru_maxrss would include this test process's memory up
-// to exec (vfork shares it), so peak RSS is taken by GNU time, a small
-// process in between.
-func measureRun(b *testing.B, name string, args ...string) {
+// RSS, and the engine's CPU time meanwhile. The child's ru_maxrss would
+// include this test process's memory up to exec (vfork shares it), so peak
+// RSS is taken by GNU time, a small process in between.
+func measureRun(b *testing.B, srv *promtest.Server, name string, args ...string) {
+	engine := srv.CPU()
+	defer func() { b.ReportMetric((srv.CPU() - engine).Seconds(), name+"-engine-cpu-s") }()
 	rss := filepath.Join(b.TempDir(), "rss")
 	start := time.Now()
 	c := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rss, binary}, args...)...)
