@@ -33,6 +33,9 @@ type Params struct {
 	KeepFleet bool
 	// Attribution, when set, adds who held the GPUs and their waste.
 	Attribution *AttributionParams
+	// Fragmentation adds the memory each GPU held during its idle runs
+	// (Report.StrandedMemory).
+	Fragmentation bool
 }
 
 // DefaultParams are the documented defaults.
@@ -218,8 +221,11 @@ func (a *analysis) keepPerGPU(g *gpuAcc) {
 			}
 		}
 	}
-	if a.perGPU || a.p.Attribution != nil {
+	if a.perGPU || a.p.Attribution != nil || a.p.Fragmentation {
 		g.ext = &gpuExtra{tracking: a.p.Attribution != nil}
+	}
+	if a.p.Fragmentation {
+		g.ext.mem = &strandedAcc{prevMem: profile.Null}
 	}
 	if a.perGPU {
 		g.ext.own = newSparkline(a.windowS, a.p.SparklineBuckets)
@@ -419,6 +425,9 @@ func (a *analysis) report(r *Report) {
 		hs, unalloc, total := a.holdings(pricer)
 		r.Attribution = attribution(hs, unalloc, total, a.p.Attribution.GroupBy)
 		r.Suggestions = append(r.Suggestions, holderSuggestions(hs, a.p.Attribution.Rules)...)
+	}
+	if a.p.Fragmentation {
+		r.StrandedMemory = a.strandedMemory()
 	}
 	r.Timeline = a.timeline(r.Nodes)
 	if a.perGPU {

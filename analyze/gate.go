@@ -60,6 +60,25 @@ func indexGroups(env map[string]any) {
 	at["group"] = index
 }
 
+// indexPools gives gates fragmentation.pool, the pools by GPU model:
+// fragmentation.pool['NVIDIA H100 80GB HBM3'].ratio <= 0.35. A pool that is
+// not in the report makes the gate invalid, not passed.
+func indexPools(env map[string]any) {
+	f, ok := env["fragmentation"].(map[string]any)
+	if !ok {
+		return
+	}
+	pools, _ := f["pools"].([]any)
+	index := make(map[string]any, len(pools))
+	for _, p := range pools {
+		if pm, ok := p.(map[string]any); ok {
+			model, _ := pm["model"].(string)
+			index[model] = pm
+		}
+	}
+	f["pool"] = index
+}
+
 // EvalGates evaluates each gate over the report's JSON and records the
 // results in r.Gates. See Gates.
 func EvalGates(r *Report, gates []string) error {
@@ -82,6 +101,7 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 		return nil, err
 	}
 	indexGroups(env)
+	indexPools(env)
 	var results []GateResult
 	failed := false
 	for _, g := range gates {

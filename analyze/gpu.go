@@ -83,6 +83,7 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 			g.close(g.prev, cur.t)
 		}
 		g.prev = cur
+		g.ext.sampleMem(s, i)
 	}
 	return nil
 }
@@ -154,6 +155,7 @@ func (g *gpuAcc) close(s sample, next float64) {
 		g.endRun()
 		return
 	}
+	g.ext.idleSample(cov, !g.runOpen)
 	if !g.runOpen {
 		g.runOpen, g.runStart = true, s.t
 	}
@@ -170,10 +172,13 @@ func (g *gpuAcc) endRun() {
 		return
 	}
 	g.runOpen = false
-	if d := g.runEnd - g.runStart; d >= g.ctx.window-eps {
+	d := g.runEnd - g.runStart
+	counted := d >= g.ctx.window-eps
+	if counted {
 		g.runs = append(g.runs, Interval{g.runStart, g.runEnd})
 		g.idleS += d
 	}
+	g.ext.runEnded(counted)
 }
 
 // energyJ is the GPU's energy: the energy counter's increase when it has at

@@ -22,6 +22,7 @@ type gpuSpec struct {
 	power       []float64
 	energy      []float64
 	membw       []float64
+	mem         []float64 // mem_used_bytes
 	mig         *profile.MIG
 	memTotal    uint64
 }
@@ -75,6 +76,7 @@ func mkProfile(t testing.TB, start time.Time, durS, interval float64, nodes ...n
 			pg.Series.PowerW = g.power
 			pg.Series.EnergyJ = g.energy
 			pg.Series.MemBWUtilPct = g.membw
+			pg.Series.MemUsedBytes = g.mem
 			pn.GPUs = append(pn.GPUs, pg)
 		}
 		p.Nodes = append(p.Nodes, pn)

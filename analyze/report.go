@@ -11,19 +11,22 @@ const ReportSchema = "seedance.report/v1"
 
 // Report is the result of an analysis (docs/report-v1.schema.json).
 type Report struct {
-	SchemaVersion string             `json:"schema_version"`
-	Window        Window             `json:"window"`
-	Params        ReportParams       `json:"params"`
-	Inputs        []Input            `json:"inputs"`
-	Summary       Summary            `json:"summary"`
-	Timeline      Timeline           `json:"timeline"`
-	Scaling       *Scaling           `json:"scaling,omitempty"`
-	Attribution   *Attribution       `json:"attribution,omitempty"`
-	Delta         map[string]float64 `json:"delta,omitempty"`
-	Nodes         []NodeReport       `json:"nodes"`
-	Suggestions   []Suggestion       `json:"suggestions"`
-	Warnings      []string           `json:"warnings,omitempty"`
-	Gates         []GateResult       `json:"gates,omitempty"`
+	SchemaVersion string       `json:"schema_version"`
+	Window        Window       `json:"window"`
+	Params        ReportParams `json:"params"`
+	Inputs        []Input      `json:"inputs"`
+	Summary       Summary      `json:"summary"`
+	Timeline      Timeline     `json:"timeline"`
+	Scaling       *Scaling     `json:"scaling,omitempty"`
+	Attribution   *Attribution `json:"attribution,omitempty"`
+	// StrandedMemory is each GPU's memory held during its idle runs, with
+	// Params.Fragmentation.
+	StrandedMemory []StrandedGPU      `json:"stranded_memory,omitempty"`
+	Delta          map[string]float64 `json:"delta,omitempty"`
+	Nodes          []NodeReport       `json:"nodes"`
+	Suggestions    []Suggestion       `json:"suggestions"`
+	Warnings       []string           `json:"warnings,omitempty"`
+	Gates          []GateResult       `json:"gates,omitempty"`
 	// Fleet is what a migration planner needs of the nodes: each GPU's
 	// mean utilization as a one-sample series, the workloads, the
 	// topology. Kept only with Params.KeepFleet; never written.

@@ -8,13 +8,15 @@ import (
 )
 
 // gpuExtra is what some GPUs keep beyond their packed figures: a timeline
-// of their own (small clusters, analysis.perGPU) and, for attribution, the
+// of their own (small clusters, analysis.perGPU), for attribution the
 // utilization track that splits their time among workloads that held them
-// for part of the window.
+// for part of the window, and for fragmentation the memory they held while
+// idle.
 type gpuExtra struct {
 	own      *sparkline
 	track    []utilPiece
 	tracking bool
+	mem      *strandedAcc // the memory held during idle runs (fragmentation)
 }
 
 // utilPiece is a stretch [start, end) of a GPU's covered time at one

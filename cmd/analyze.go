@@ -174,7 +174,8 @@ func analyzeRun(o *AnalyzeOptions) error {
 		hpa := analyze.DefaultScaling()
 		params.Scaling.HPATolerance, params.Scaling.HPAStabilization = hpa.HPATolerance, hpa.HPAStabilization
 	}
-	params.KeepFleet = ac.Report == "migration" || ac.Report == "all"
+	params.KeepFleet = ac.Report == "migration" || ac.Report == "fragmentation" || ac.Report == "all"
+	params.Fragmentation = ac.Report == "fragmentation" || ac.Report == "all"
 	if ac.Report == "attribution" || ac.Report == "all" {
 		if err := analyze.CheckGroupBy(ac.GroupBy); err != nil {
 			return &UsageError{Err: err}
@@ -193,9 +194,15 @@ func analyzeRun(o *AnalyzeOptions) error {
 	res := &render.Result{Report: r}
 	if params.KeepFleet {
 		m := o.Config.Migration
-		res.Migration = recommend.AddToReport(r, pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price,
-			recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
-				MoveJobs: ac.Dialect == analyze.DialectSlurm})
+		price := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price
+		ro := recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
+			MoveJobs: ac.Dialect == analyze.DialectSlurm}
+		if ac.Report != "fragmentation" {
+			res.Migration = recommend.AddToReport(r, price, ro)
+		}
+		if params.Fragmentation {
+			res.Fragmentation = recommend.AddFragmentation(r, price, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
+		}
 	}
 	var gateErr error
 	r.Gates, gateErr = analyze.Gates(res, ac.Gates)

@@ -202,3 +202,29 @@ func replaceFirstValue(doc, v string) string {
 	j := i + strings.IndexAny(doc[i:], ",]")
 	return doc[:i] + v + doc[j:]
 }
+
+// TestAnalyzeFragmentation: the fragmented scenario's pool is above the
+// default threshold and gets a suggestion; --fragmentation-ratio moves the
+// threshold, and a gate on the pool fails the run (exit 3).
+func TestAnalyzeFragmentation(t *testing.T) {
+	p := simProfile(t, "--sim-scenario", "fragmented")
+	r := run(t, nil, "analyze", p, "--report", "fragmentation")
+	if r.code != 0 || !strings.Contains(r.out, "6 of its 13 free GPUs are stranded (fragmentation ratio 0.46, above 0.35)") {
+		t.Fatalf("exit %d:\n%s%s", r.code, r.out, r.errOut)
+	}
+	r = run(t, nil, "analyze", p, "--report", "fragmentation", "--fragmentation-ratio", "0.5", "--format", "csv")
+	if r.code != 0 || !strings.Contains(r.out, "NVIDIA H100 80GB HBM3,8,64,13,6,0.4615,") {
+		t.Fatalf("exit %d:\n%s%s", r.code, r.out, r.errOut)
+	}
+	r = run(t, nil, "analyze", p, "--report", "fragmentation", "--fragmentation-ratio", "0.5")
+	if strings.Contains(r.out, "are stranded") {
+		t.Errorf("a suggestion under the threshold:\n%s", r.out)
+	}
+	r = run(t, nil, "analyze", p, "--report", "fragmentation", "--gate", "fragmentation.pool['NVIDIA H100 80GB HBM3'].ratio <= 0.35")
+	if r.code != 3 {
+		t.Errorf("gate on the pool: exit %d: %s", r.code, r.errOut)
+	}
+	if r := run(t, nil, "analyze", p, "--fragmentation-ratio", "2"); r.code != 2 {
+		t.Errorf("a ratio above 1: exit %d: %s", r.code, r.errOut)
+	}
+}

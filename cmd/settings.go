@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"
@@ -109,7 +110,7 @@ var configKeys = []configKey{
 	{Key: "nvml.pods_dir", Default: "/var/log/pods", Help: "kubelet pod log directory, for pod names"},
 	{Key: "nvml.sys_root", Default: "/sys", Help: "sysfs mount, for each GPU's NUMA node"},
 	{Key: "sim.nodes", Default: 8, Cmd: "profile analyze", Flag: "sim-nodes", Help: "number of simulated nodes (--source sim)", Range: rng(1, 10000)},
-	{Key: "sim.scenario", Default: "mixed", Cmd: "profile analyze", Flag: "sim-scenario", Help: "simulated scenario: mixed, idle or busy"},
+	{Key: "sim.scenario", Default: "mixed", Cmd: "profile analyze", Flag: "sim-scenario", Help: "simulated scenario: mixed, idle, busy or fragmented (docs/simulator.md)"},
 	{Key: "sim.seed", Default: int64(1), Cmd: "profile analyze", Flag: "sim-seed", Help: "seed of the simulation: the same seed gives the same profile byte for byte"},
 	{Key: "sim.realtime", Default: false, Cmd: "profile analyze", Flag: "sim-realtime", Help: "sample the simulated cluster at wall-clock pace instead of at once"},
 	{Key: "sim.start", Default: "", Cmd: "profile analyze", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
@@ -122,6 +123,7 @@ var configKeys = []configKey{
 	{Key: "analyze.idle_window", Default: secondsDur(analysisDefaults.IdleWindow), Cmd: "analyze", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: rng(0.001, span)},
 	{Key: "analyze.underused_pct", Default: analysisDefaults.UnderusedPct, Cmd: "analyze", Flag: "underused", Help: "a node is under-used when its mean GPU utilization is below this percentage", Range: rng(0, 100)},
 	{Key: "analyze.idle_node_share", Default: analysisDefaults.IdleNodeShare, Cmd: "analyze", Flag: "idle-node-share", Help: "a node is idle when idle for at least this share (0–1) of its observed time", Range: rng(0.001, 1)},
+	{Key: "analyze.fragmentation_ratio", Default: recommend.DefaultFragmentationRatio, Cmd: "analyze", Flag: "fragmentation-ratio", Help: "fragmentation report: a pool whose stranded share of free GPUs is above this (0–1) gets a suggestion", Range: rng(0, 1)},
 	{Key: "analyze.dialect", Default: analysisDefaults.Dialect, Cmd: "analyze", Flag: "dialect", Help: "commands in suggestions: kubectl, slurm or none"},
 	{Key: "analyze.gates", Default: []string{}, Cmd: "analyze", Flag: "gate", Help: "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3"},
 	{Key: "attribution.idle_holder_util_pct", Default: holderDefaults.IdleUtilPct, Help: "holder rule: a workload holding GPUs below this mean utilization… (0 turns the rule off)", Range: rng(0, 100)},

@@ -41,11 +41,15 @@ func deltaNum(d map[string]float64, k string) string {
 // CSV writes one row per node, then a "(total)" row with the cluster's
 // figures and, with a baseline, a "(delta vs baseline)" row. The names in
 // parentheses cannot be node names. The attribution report writes one row
-// per group instead (attributionCSV).
+// per group instead (attributionCSV), the fragmentation report one row
+// per pool (fragmentationCSV).
 func CSV(w io.Writer, r *Result, o Options) error {
 	cw := csv.NewWriter(w)
 	if o.Report == "attribution" && r.Attribution != nil {
 		return attributionCSV(cw, r.Attribution)
+	}
+	if o.Report == "fragmentation" && r.Fragmentation != nil {
+		return fragmentationCSV(cw, r.Fragmentation)
 	}
 	cw.Write([]string{"node", "gpus", "models", "verdict", "avg_gpu_util_pct", "idle_share", "gpu_hours", "idle_gpu_hours",
 		"idle_cost_usd", "energy_kwh", "price_usd_per_hour", "pending_workloads", "idle_intervals"})

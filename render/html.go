@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/recommend"
 )
 
 // pageScript sorts the node table and copies commands. The page works
@@ -107,6 +108,15 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <table class="sortable" id="attribution"><thead><tr>{{range .Attribution.GroupBy}}<th>{{.}}</th>{{end}}<th>Workloads</th><th>Held GPU-h</th><th>Used GPU-h</th><th>Efficiency</th><th>Idle-held GPU-h</th><th>Waste</th></tr></thead><tbody>
 {{range .AttributionRows}}<tr>{{range .Key}}<td>{{.}}</td>{{end}}<td class="n">{{.Workloads}}</td><td class="n">{{printf "%.2f" .F.HeldGPUHours}}</td><td class="n">{{printf "%.2f" .F.UsedGPUHours}}</td><td class="n">{{.Efficiency}}</td><td class="n" data-sort="{{.F.IdleHeldGPUHours}}">{{printf "%.2f" .F.IdleHeldGPUHours}}</td><td class="n" data-sort="{{.F.WasteCostUSD}}">{{.Waste}}</td></tr>
 {{end}}</tbody></table>
+{{end}}{{if .Fragmentation}}<h2>Fragmentation</h2>
+<p class="note">Free GPUs per pool, those no workload shape seen can use without a move (stranded; threshold {{printf "%.2f" .Fragmentation.ThresholdRatio}}), the FGD paper's expected unusable GPUs, and the stranded GPUs once the migration plan is made. See docs/analysis.md, Fragmentation.</p>
+<table class="sortable" id="fragmentation"><thead><tr><th>Pool</th><th>Nodes</th><th>Free GPUs</th><th>Free per node (GPUs:nodes)</th><th>Stranded</th><th>Ratio</th><th>FGD GPUs</th><th>After plan</th></tr></thead><tbody>
+{{range .FragRows}}<tr><td>{{.P.Model}}</td><td class="n">{{.P.Nodes}}</td><td class="n">{{.P.FreeGPUs}}</td><td>{{.Hist}}</td><td class="n">{{.P.StrandedGPUs}}</td><td class="n">{{.Ratio}}</td><td class="n">{{printf "%.2f" .P.FGDUnusableGPUs}}</td><td class="n">{{.After}}</td></tr>
+{{end}}</tbody></table>
+{{if .Stranded}}<h3>Memory held while idle</h3>
+<table class="sortable" id="stranded-memory"><thead><tr><th>Node</th><th>GPU</th><th>Idle</th><th>Mean GiB held</th><th>GiB-hours</th></tr></thead><tbody>
+{{range .Stranded}}<tr><td>{{.Node}}</td><td class="n">{{.GPU}}</td><td class="n" data-sort="{{.IdleS}}">{{.Idle}}</td><td class="n">{{printf "%.1f" .MeanGiB}}</td><td class="n">{{printf "%.2f" .GiBHours}}</td></tr>
+{{end}}</tbody></table>{{end}}
 {{end}}<h2>Suggestions</h2>
 {{if .Suggestions}}<ol class="sugg">{{range .Suggestions}}<li data-kind="{{.Kind}}">{{.Text}}{{if .Command}}<pre><code>{{.Command}}</code> <button class="copy" hidden>copy</button></pre>{{end}}</li>
 {{end}}</ol>{{else}}<p>None: no node was idle for the whole idle window.</p>{{end}}
@@ -226,6 +236,28 @@ func HTML(w io.Writer, r *Result, _ Options) error {
 		rows = append(rows, attrRow{unalloc, "", a.Unallocated, share(a.Unallocated.Efficiency), money(a.Unallocated.WasteCostUSD)})
 		d["Attribution"], d["AttributionRows"], d["AttributionBy"] = a, rows, strings.Join(a.GroupBy, ", then ")
 		d["AttributionChart"] = template.HTML(bars("chart-attribution", "idle cost held, by "+strings.Join(a.GroupBy, ", "), top))
+	}
+	if f := r.Fragmentation; f != nil {
+		type fragRow struct {
+			P                  recommend.FragPool
+			Hist, Ratio, After string
+		}
+		type strandedRow struct {
+			analyze.StrandedGPU
+			Idle string
+		}
+		var rows []fragRow
+		for _, p := range f.Pools {
+			rows = append(rows, fragRow{p, histogram(p.FreePerNode), ratioText(p.Ratio), afterText(p)})
+		}
+		var stranded []strandedRow
+		for i, s := range r.StrandedMemory {
+			if i == 50 {
+				break
+			}
+			stranded = append(stranded, strandedRow{s, formatS(s.IdleS)})
+		}
+		d["Fragmentation"], d["FragRows"], d["Stranded"] = f, rows, stranded
 	}
 	if r.Migration != nil {
 		d["Migration"] = r.Migration

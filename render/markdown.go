@@ -108,6 +108,9 @@ func Markdown(w io.Writer, r *Result, o Options) error {
 			ew.printf("\n%d more groups in the full report.\n", len(a.Groups)-len(top))
 		}
 	}
+	if o.has("fragmentation") {
+		fragmentationMarkdown(ew, r)
+	}
 	if r.Scaling != nil && o.has("scaling") {
 		ew.printf("\n| Pool | GPUs | Static GPU-h | WMA GPU-h | WMA saves | HPA GPU-h |\n|---|---:|---:|---:|---:|---:|\n")
 		for _, p := range r.Scaling.Pools {

@@ -127,6 +127,7 @@ func Prom(w io.Writer, r *Result, _ Options) error {
 	if a := r.Attribution; a != nil {
 		attributionGauges(p, a)
 	}
+	fragmentationGauges(p, r)
 	var gs []*dto.Metric
 	for _, g := range r.Gates {
 		v := 0.0

@@ -24,7 +24,7 @@ type Options struct {
 
 // Reports and formats.
 var (
-	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "attribution", "all"}
+	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "attribution", "fragmentation", "all"}
 	Formats = []string{"table", "json", "yaml", "markdown", "csv", "prom", "html"}
 )
 
@@ -33,6 +33,9 @@ var (
 type Result struct {
 	*analyze.Report
 	Migration *recommend.Plan `json:"migration,omitempty"`
+	// Fragmentation is the fragmentation report (--report
+	// fragmentation|all).
+	Fragmentation *recommend.Fragmentation `json:"fragmentation,omitempty"`
 }
 
 // Func writes a report.
@@ -74,7 +77,7 @@ func (o Options) has(section string) bool {
 	case "all":
 		return true
 	case "":
-		return section != "scaling" && section != "migration" && section != "attribution"
+		return section != "scaling" && section != "migration" && section != "attribution" && section != "fragmentation"
 	case "cost-savings":
 		return section == "nodes" || section == "suggestions"
 	case "idle":
@@ -87,6 +90,8 @@ func (o Options) has(section string) bool {
 		return section == "migration" || section == "suggestions"
 	case "attribution":
 		return section == "attribution"
+	case "fragmentation":
+		return section == "fragmentation" || section == "suggestions"
 	}
 	return false
 }

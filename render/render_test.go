@@ -24,10 +24,17 @@ func simReport(t *testing.T, dialect string) *Result {
 	return simReportWith(t, dialect, false)
 }
 
-// simReportWith adds the scaling and migration sections when all is set.
+// simReportWith adds the scaling, migration, attribution and fragmentation
+// sections when all is set.
 func simReportWith(t *testing.T, dialect string, all bool) *Result {
 	t.Helper()
-	p, err := sim.Record(sim.Options{Nodes: 8, Scenario: sim.ScenarioMixed, Seed: 1}, time.Second, 300*time.Second, profile.Generator{})
+	return simScenarioReport(t, sim.ScenarioMixed, dialect, all)
+}
+
+// simScenarioReport is simReportWith on a scenario of the simulator.
+func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *Result {
+	t.Helper()
+	p, err := sim.Record(sim.Options{Nodes: 8, Scenario: scenario, Seed: 1}, time.Second, 300*time.Second, profile.Generator{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +53,7 @@ func simReportWith(t *testing.T, dialect string, all bool) *Result {
 		params.Scaling = &sp
 		params.KeepFleet = true
 		params.Attribution = &analyze.AttributionParams{GroupBy: []string{"namespace", "controller"}}
+		params.Fragmentation = true
 	}
 	r, err := analyze.Analyze([]analyze.Source{{Name: "sim.json", Stream: s}}, params)
 	if err != nil {
@@ -53,7 +61,9 @@ func simReportWith(t *testing.T, dialect string, all bool) *Result {
 	}
 	res := &Result{Report: r}
 	if all {
-		res.Migration = recommend.AddToReport(r, pricing.New(nil, params.DefaultGPUHourUSD).Price, recommend.Options{})
+		price := pricing.New(nil, params.DefaultGPUHourUSD).Price
+		res.Migration = recommend.AddToReport(r, price, recommend.Options{})
+		res.Fragmentation = recommend.AddFragmentation(r, price, recommend.Options{}, res.Migration, recommend.FragmentOptions{ThresholdRatio: recommend.DefaultFragmentationRatio})
 	}
 	return res
 }

@@ -83,6 +83,11 @@ func Table(w io.Writer, r *Result, o Options) error {
 			return err
 		}
 	}
+	if o.has("fragmentation") {
+		if err := fragmentationTable(w, ew, r); err != nil {
+			return err
+		}
+	}
 	gatesText(ew, r)
 	return ew.err
 }

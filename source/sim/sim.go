@@ -15,13 +15,14 @@ import (
 
 // Scenarios of the simulated cluster.
 const (
-	ScenarioMixed = "mixed"
-	ScenarioIdle  = "idle"
-	ScenarioBusy  = "busy"
+	ScenarioMixed      = "mixed"
+	ScenarioIdle       = "idle"
+	ScenarioBusy       = "busy"
+	ScenarioFragmented = "fragmented"
 )
 
 // Scenarios lists the scenario names.
-var Scenarios = []string{ScenarioMixed, ScenarioIdle, ScenarioBusy}
+var Scenarios = []string{ScenarioMixed, ScenarioIdle, ScenarioBusy, ScenarioFragmented}
 
 // DefaultStart is where a simulated run's clock starts unless told
 // otherwise, so that the same seed gives the same profile byte for byte.
@@ -85,6 +86,18 @@ var (
 	// A notebook on GPU 0 (NUMA node 0) whose CPUs are on NUMA node 1.
 	kindOneBusy  = simNodeKind{hw: "h100", roles: [8]simRole{roleTrain}, pods: []simPod{{app: "jupyter-alice", gpus: []int{0}, cpus: "52-103,156-207"}}, noFields: -1}
 	kindIdleA100 = simNodeKind{hw: "a100", roles: all(roleIdle), noFields: -1}
+	// The fragmented scenario (docs/simulator.md): H100s running 4-, 3- and
+	// 2-GPU work, whose free GPUs stand alone on six nodes of eight.
+	kindFragA = simNodeKind{hw: "h100", roles: [8]simRole{roleTrain, roleTrain, roleTrain, roleTrain, roleSpiky, roleSpiky, roleSpiky},
+		pods: []simPod{{app: "llama-8b-finetune-train", gpus: []int{0, 1, 2, 3}}, {app: "batch-eval", gpus: []int{4, 5, 6}}}, noFields: -1}
+	kindFragB = simNodeKind{hw: "h100", roles: [8]simRole{roleSpiky, roleSpiky, roleSpiky, roleIdle, roleTrain, roleTrain, roleTrain, roleTrain},
+		pods: []simPod{{app: "batch-eval", gpus: []int{0, 1, 2}}, {app: "llama-8b-finetune-train", gpus: []int{4, 5, 6, 7}}}, noFields: -1}
+	kindFragC = simNodeKind{hw: "h100", roles: [8]simRole{roleSpiky, roleSpiky, roleSpiky, roleInfer, roleInfer, roleIdle, roleInfer, roleInfer},
+		pods: []simPod{{app: "batch-eval", gpus: []int{0, 1, 2}}, {app: "llama-70b-infer", gpus: []int{3, 4}}, {app: "llama-70b-infer", gpus: []int{6, 7}}}, noFields: -1}
+	kindFragD = simNodeKind{hw: "h100", roles: [8]simRole{roleTrain, roleTrain, roleTrain, roleTrain, roleInfer, roleInfer},
+		pods: []simPod{{app: "llama-8b-finetune-train", gpus: []int{0, 1, 2, 3}}, {app: "llama-70b-infer", gpus: []int{4, 5}}}, noFields: -1}
+	kindFragE = simNodeKind{hw: "h100", roles: [8]simRole{roleSpiky, roleSpiky, roleSpiky},
+		pods: []simPod{{app: "batch-eval", gpus: []int{0, 1, 2}}}, noFields: -1}
 	kindIdleH100 = simNodeKind{hw: "h100", roles: all(roleIdle), noFields: -1}
 )
 
@@ -99,6 +112,8 @@ func scenarioPlan(scenario string, n int) ([]simNodeKind, error) {
 		cycle = []simNodeKind{kindIdleH100, kindIdleA100}
 	case ScenarioBusy:
 		cycle = []simNodeKind{kindTrainH100, kindTrainH200Full}
+	case ScenarioFragmented:
+		cycle = []simNodeKind{kindFragA, kindFragB, kindFragC, kindFragD, kindFragE, kindFragA, kindFragB, kindFragC}
 	default:
 		return nil, fmt.Errorf("unknown simulation scenario %q (choose %s)", scenario, strings.Join(Scenarios, ", "))
 	}
