@@ -36,6 +36,8 @@ type Params struct {
 	// Fragmentation adds the memory each GPU held during its idle runs
 	// (Report.StrandedMemory).
 	Fragmentation bool
+	// GPUFigures adds each GPU's figures (Report.GPUFigures).
+	GPUFigures bool
 }
 
 // DefaultParams are the documented defaults.
@@ -428,6 +430,9 @@ func (a *analysis) report(r *Report) {
 	}
 	if a.p.Fragmentation {
 		r.StrandedMemory = a.strandedMemory()
+	}
+	if a.p.GPUFigures {
+		r.GPUFigures = a.gpuFigures()
 	}
 	r.Timeline = a.timeline(r.Nodes)
 	if a.perGPU {

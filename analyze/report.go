@@ -21,12 +21,17 @@ type Report struct {
 	Attribution   *Attribution `json:"attribution,omitempty"`
 	// StrandedMemory is each GPU's memory held during its idle runs, with
 	// Params.Fragmentation.
-	StrandedMemory []StrandedGPU      `json:"stranded_memory,omitempty"`
-	Delta          map[string]float64 `json:"delta,omitempty"`
-	Nodes          []NodeReport       `json:"nodes"`
-	Suggestions    []Suggestion       `json:"suggestions"`
-	Warnings       []string           `json:"warnings,omitempty"`
-	Gates          []GateResult       `json:"gates,omitempty"`
+	StrandedMemory []StrandedGPU `json:"stranded_memory,omitempty"`
+	// GPUFigures is each GPU's figures, with Params.GPUFigures.
+	GPUFigures []GPUReport `json:"gpu_figures,omitempty"`
+	// RuleMatches counts each policy rule's matches (docs/rules.md), by
+	// rule name, every rule evaluated listed.
+	RuleMatches map[string]int     `json:"rule_matches,omitempty"`
+	Delta       map[string]float64 `json:"delta,omitempty"`
+	Nodes       []NodeReport       `json:"nodes"`
+	Suggestions []Suggestion       `json:"suggestions"`
+	Warnings    []string           `json:"warnings,omitempty"`
+	Gates       []GateResult       `json:"gates,omitempty"`
 	// Fleet is what a migration planner needs of the nodes: each GPU's
 	// mean utilization as a one-sample series, the workloads, the
 	// topology. Kept only with Params.KeepFleet; never written.
@@ -165,6 +170,9 @@ type Suggestion struct {
 	Text              string  `json:"text"`
 	Command           string  `json:"command,omitempty"`
 	SavingsUSDPerHour float64 `json:"savings_usd_per_hour"`
+	// Severity and Priority are a policy rule's (docs/rules.md).
+	Severity string `json:"severity,omitempty"`
+	Priority int    `json:"priority,omitempty"`
 }
 
 // GateResult is one CI gate's outcome.

@@ -90,3 +90,45 @@ func (a *analysis) strandedMemory() []StrandedGPU {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].GiBHours > out[j].GiBHours })
 	return out
 }
+
+// GPUReport is one GPU's figures (Params.GPUFigures), for rules on GPUs
+// (docs/rules.md). A MIG device is one entry, with its parent's UUID.
+type GPUReport struct {
+	Node          string   `json:"node"`
+	Index         int      `json:"index"`
+	UUID          string   `json:"uuid"`
+	Model         string   `json:"model"`
+	ParentUUID    string   `json:"parent_uuid,omitempty"`
+	AvgGPUUtilPct *float64 `json:"avg_gpu_util_pct"`
+	ObservedS     float64  `json:"observed_s"`
+	IdleS         float64  `json:"idle_s"`
+	EnergyKWh     float64  `json:"energy_kwh"`
+	MemTotalGiB   float64  `json:"mem_total_gib"`
+	// IdleMemGiB is the mean memory in use during its counted idle runs
+	// (with the fragmentation report; else null).
+	IdleMemGiB *float64 `json:"idle_mem_gib"`
+}
+
+// gpuFigures lists every GPU's figures, nodes in report order.
+func (a *analysis) gpuFigures() []GPUReport {
+	out := []GPUReport{}
+	for _, n := range a.order {
+		for _, g := range n.gpus {
+			if !g.sampled {
+				continue
+			}
+			gr := GPUReport{Node: n.name, Index: int(g.index), UUID: g.uuid, Model: g.model, ParentUUID: g.parent(), ObservedS: round(g.observedS, 4),
+				IdleS: round(g.idleS, 4), EnergyKWh: sig(g.energyJ() / 3.6e6), MemTotalGiB: round(float64(g.memTotal)/(1<<30), 4)}
+			if g.utilW > 0 {
+				v := sig(g.utilSum / g.utilW)
+				gr.AvgGPUUtilPct = &v
+			}
+			if m := g.ext; m != nil && m.mem != nil && m.mem.totalS > 0 {
+				v := round(m.mem.totalBS/m.mem.totalS/(1<<30), 4)
+				gr.IdleMemGiB = &v
+			}
+			out = append(out, gr)
+		}
+	}
+	return out
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/table"
+	"github.com/seedance/seedance/policy"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
@@ -33,12 +34,16 @@ type AnalyzeOptions struct {
 	// Source reads straight from a source (--source) instead of Inputs,
 	// with what seedance profile would be given.
 	Source *ProfileOptions
+	// Rules are the policy rules in force (--rules FILE, else the config
+	// file's rules:); nil when the user gave none.
+	Rules *policy.Set
 }
 
 func newAnalyzeCmd(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: f.IO}
 	src := &ProfileOptions{IO: f.IO, NVML: f.NVML, Now: f.Now, Build: f.Build, viper: f.viper}
 	var inputs, gpuPrices []string
+	var rulesFile string
 	c := &cobra.Command{
 		Use:   "analyze [--input FILE ...] [FILE ...]",
 		Short: "Find idle GPUs and nodes in profiles and price them",
@@ -80,6 +85,9 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 			if opts.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
 				return err
 			}
+			if opts.Rules, err = loadRules(rulesFile, f.configFile); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -94,7 +102,40 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	fl.StringArrayVar(&src.TopologyFiles, "topology-file", nil, "with --source: an nvidia-smi topo -m capture, FILE for every node or NODE=FILE (repeatable)")
 	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	fl.StringVar(&opts.Baseline, "baseline", "", "earlier JSON report: adds delta (current − baseline) for every summary field")
+	fl.StringVar(&rulesFile, "rules", "", "policy rules file (a rules: list, docs/rules.md), instead of the config file's rules:")
 	return c
+}
+
+// loadRules reads and compiles the policy rules: a --rules file, else the
+// config file's rules: list. It returns nil when there are none (the
+// default rules only restate the built-in suggestions).
+func loadRules(file, configFile string) (*policy.Set, error) {
+	path, only := file, true
+	if path == "" {
+		path, only = configFile, false
+	}
+	if path == "" {
+		return nil, nil
+	}
+	b, err := readLimited(path, maxConfigBytes)
+	if err != nil {
+		return nil, usageErrorf("--rules %s: %v", path, err)
+	}
+	rules, err := policy.Load(b, path, only)
+	if err == nil && len(rules) == 0 && only {
+		err = fmt.Errorf("%s: no rules: list", path)
+	}
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	set, err := policy.Compile(rules, path)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return set, nil
 }
 
 // mergePrices overlays --gpu-price MODEL=USD entries on the config's map.
@@ -175,6 +216,7 @@ func analyzeRun(o *AnalyzeOptions) error {
 		params.Scaling.HPATolerance, params.Scaling.HPAStabilization = hpa.HPATolerance, hpa.HPAStabilization
 	}
 	params.KeepFleet = ac.Report == "migration" || ac.Report == "fragmentation" || ac.Report == "all"
+	params.GPUFigures = o.Rules != nil && o.Rules.NeedsGPUFigures()
 	params.Fragmentation = ac.Report == "fragmentation" || ac.Report == "all"
 	if ac.Report == "attribution" || ac.Report == "all" {
 		if err := analyze.CheckGroupBy(ac.GroupBy); err != nil {
@@ -203,6 +245,9 @@ func analyzeRun(o *AnalyzeOptions) error {
 		if params.Fragmentation {
 			res.Fragmentation = recommend.AddFragmentation(r, price, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
 		}
+	}
+	if o.Rules != nil {
+		o.Rules.Apply(policy.Input{Report: r, Fragmentation: res.Fragmentation, Dialect: ac.Dialect})
 	}
 	var gateErr error
 	r.Gates, gateErr = analyze.Gates(res, ac.Gates)

@@ -228,3 +228,51 @@ func TestAnalyzeFragmentation(t *testing.T) {
 		t.Errorf("a ratio above 1: exit %d: %s", r.code, r.errOut)
 	}
 }
+
+// TestAnalyzeRules: rules from a --rules file and from the config file
+// become suggestions, narrow a built-in one and fail a gate; a bad rule is
+// one line naming the file, line and rule, exit 2, before anything is read.
+func TestAnalyzeRules(t *testing.T) {
+	p := simProfile(t)
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yaml")
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(rules, `rules:
+  - name: dip
+    when: util_pct < 20
+    for: 4m
+    severity: critical
+    suggest:
+      text: "{name} under 20% for {held}"
+      command: "kubectl annotate node {name} seedance.io/dip={held}"
+  - name: release-node
+    when: price_usd_per_hour > 100
+`)
+	r := run(t, nil, "analyze", p, "--rules", rules)
+	if r.code != 0 || !strings.Contains(r.out, "[critical] node-gpu-08 under 20% for 5m") || !strings.Contains(r.out, "$ kubectl annotate node node-gpu-08 seedance.io/dip=5m") ||
+		strings.Contains(r.out, "kubectl cordon") {
+		t.Fatalf("exit %d:\n%s%s", r.code, r.out, r.errOut)
+	}
+	if r := run(t, nil, "analyze", p, "--rules", rules, "--gate", "rule_matches['dip'] == 0"); r.code != 3 {
+		t.Errorf("gate on a rule: exit %d: %s", r.code, r.errOut)
+	}
+	cfg := filepath.Join(dir, "seedance.yaml")
+	write(cfg, "analyze:\n  dialect: none\nrules:\n  - name: dip\n    when: util_pct < 20\n    suggest: {text: \"{name} dips\", command: \"echo {name}\"}\n")
+	r = run(t, nil, "--config", cfg, "analyze", p, "--format", "json")
+	if r.code != 0 || !strings.Contains(r.out, `"kind": "rule:dip"`) || strings.Contains(r.out, `"command": "echo`) {
+		t.Fatalf("config rules: exit %d:\n%.2000s%s", r.code, r.out, r.errOut)
+	}
+	write(rules, "rules:\n  - name: dip\n    when: util_pct < 20 &&\n    suggest: {text: t}\n")
+	r = run(t, nil, "analyze", p, "--rules", rules)
+	if r.code != 2 || !strings.Contains(r.errOut, rules+`:2: rule "dip": when: unexpected token EOF`) || strings.Count(strings.TrimSpace(r.errOut), "\n") != 0 {
+		t.Errorf("bad rule: exit %d: %q", r.code, r.errOut)
+	}
+	if r := run(t, nil, "analyze", p, "--rules", filepath.Join(dir, "missing.yaml")); r.code != 2 || !strings.Contains(r.errOut, "missing.yaml") {
+		t.Errorf("missing rules file: exit %d: %q", r.code, r.errOut)
+	}
+}

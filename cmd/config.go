@@ -220,6 +220,9 @@ func checkConfigKeys(path string, b []byte) error {
 			if prefix != "" {
 				key = prefix + "." + key
 			}
+			if key == "rules" {
+				continue // the policy rules: checked by policy.Load
+			}
 			if k, ok := known[key]; ok {
 				if k.Map && vn.Kind != yaml.MappingNode {
 					return usageErrorf("config %s:%d: key %q must be a mapping", path, kn.Line, key)

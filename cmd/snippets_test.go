@@ -294,6 +294,12 @@ func TestDocSnippets(t *testing.T) {
 			if out, code := sb.sh(t, "seedance --config config.yaml config view"); code != 0 {
 				t.Errorf("%s: the config does not load: %s", where, out)
 			}
+			if strings.HasPrefix(s.text, "rules:") || strings.Contains(s.text, "\nrules:") {
+				// Policy rules: they compile and run over a report with every section.
+				if out, code := sb.sh(t, "seedance --config config.yaml analyze --source sim --duration 120 --report all --format json --output rules-report.json"); code != 0 {
+					t.Errorf("%s: the rules do not run: %s", where, out)
+				}
+			}
 		}
 	}
 	if ran < 30 {

@@ -118,7 +118,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{range .Stranded}}<tr><td>{{.Node}}</td><td class="n">{{.GPU}}</td><td class="n" data-sort="{{.IdleS}}">{{.Idle}}</td><td class="n">{{printf "%.1f" .MeanGiB}}</td><td class="n">{{printf "%.2f" .GiBHours}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{end}}<h2>Suggestions</h2>
-{{if .Suggestions}}<ol class="sugg">{{range .Suggestions}}<li data-kind="{{.Kind}}">{{.Text}}{{if .Command}}<pre><code>{{.Command}}</code> <button class="copy" hidden>copy</button></pre>{{end}}</li>
+{{if .Suggestions}}<ol class="sugg">{{range .Suggestions}}<li data-kind="{{.Kind}}"{{if .Severity}} data-severity="{{.Severity}}"{{end}}>{{if .Severity}}[{{.Severity}}] {{end}}{{.Text}}{{if .Command}}<pre><code>{{.Command}}</code> <button class="copy" hidden>copy</button></pre>{{end}}</li>
 {{end}}</ol>{{else}}<p>None: no node was idle for the whole idle window.</p>{{end}}
 <h2>Nodes</h2>
 <table class="sortable" id="nodes"><thead><tr><th>Node</th><th>GPUs</th><th>Verdict</th><th>Mean util</th><th>Idle share</th><th>Idle GPU-h</th><th>Idle cost</th><th>Pending</th></tr></thead><tbody>

@@ -77,7 +77,7 @@ func Markdown(w io.Writer, r *Result, o Options) error {
 	if o.has("suggestions") && len(r.Suggestions) > 0 {
 		ew.printf("\n**Suggestions**\n\n")
 		for _, sg := range r.Suggestions {
-			ew.printf("- %s", mdEscape.Replace(sg.Text))
+			ew.printf("- %s%s", severityTag(sg), mdEscape.Replace(sg.Text))
 			if sg.Command != "" {
 				ew.printf("<br>%s", code(sg.Command))
 			}

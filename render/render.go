@@ -247,3 +247,12 @@ func projected(r *Result) string {
 	amount, basis := projection(r)
 	return amount + " per month (" + basis + ")"
 }
+
+// severityTag is "[critical] " for a suggestion a policy rule ranked, ""
+// for the others.
+func severityTag(sg analyze.Suggestion) string {
+	if sg.Severity == "" {
+		return ""
+	}
+	return "[" + sg.Severity + "] "
+}

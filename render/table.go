@@ -64,7 +64,7 @@ func Table(w io.Writer, r *Result, o Options) error {
 			ew.printf("  none: no node was idle for the whole idle window\n")
 		}
 		for i, sg := range r.Suggestions {
-			ew.printf("%2d. %s\n", i+1, sg.Text)
+			ew.printf("%2d. %s%s\n", i+1, severityTag(sg), sg.Text)
 			if sg.Command != "" {
 				ew.printf("    $ %s\n", sg.Command)
 			}

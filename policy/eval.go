@@ -1,0 +1,305 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/shell"
+	"github.com/seedance/seedance/recommend"
+)
+
+// Input is what the rules are evaluated over.
+type Input struct {
+	Report        *analyze.Report
+	Fragmentation *recommend.Fragmentation // nil without the fragmentation report
+	Dialect       string                   // of commands: kubectl, slurm or none
+}
+
+// subject is one node, GPU, group or pool, with its fields; a node has a
+// time line of slices, over which `for` is measured. Without one, a
+// condition that holds holds for span.
+type subject struct {
+	id, node string // node: the node a command acts on, "" for none
+	env      map[string]any
+	slices   []slice
+	span     float64
+}
+
+type slice struct {
+	length float64
+	util   any // float64, or nil where the node had no sample
+	idle   bool
+}
+
+// NeedsGPUFigures says whether a rule is about GPUs, so that the analysis
+// keeps each GPU's figures (analyze.Params.GPUFigures).
+func (s *Set) NeedsGPUFigures() bool {
+	return slices.ContainsFunc(s.rules, func(c compiled) bool { return c.On == OnGPU && c.prog != nil })
+}
+
+// Apply evaluates the rules over the report. A built-in suggestion whose
+// rule does not hold for its node (or pool), or is turned off, is dropped;
+// the others take their rule's severity and priority. Every other rule's
+// matches are added as suggestions of kind rule:<name>, the highest
+// priority first. Report.RuleMatches counts each rule's matches.
+func (s *Set) Apply(in Input) {
+	r := in.Report
+	subjects := map[string][]subject{OnNode: nodeSubjects(r), OnGPU: gpuSubjects(r), OnGroup: groupSubjects(r), OnPool: poolSubjects(in.Fragmentation, r.Window.CoveredS)}
+	byName := map[string]*compiled{}
+	r.RuleMatches = map[string]int{}
+	for i := range s.rules {
+		byName[s.rules[i].Name] = &s.rules[i]
+		r.RuleMatches[s.rules[i].Name] = 0
+	}
+	errs := map[string]string{}
+	kept := r.Suggestions[:0]
+	for _, sg := range r.Suggestions {
+		c := byName[sg.Kind]
+		if c == nil || !c.builtin {
+			kept = append(kept, sg)
+			continue
+		}
+		if c.prog == nil {
+			continue // turned off
+		}
+		subj, ok := findSubject(subjects[c.On], sg)
+		if ok {
+			if _, holds := c.match(subj, errs); !holds {
+				continue
+			}
+		}
+		sg.Severity, sg.Priority = c.Severity, c.Priority
+		r.RuleMatches[c.Name]++
+		kept = append(kept, sg)
+	}
+	r.Suggestions = kept
+	var added []analyze.Suggestion
+	for _, c := range s.ordered() {
+		for _, subj := range subjects[c.On] {
+			held, ok := c.match(subj, errs)
+			if !ok {
+				continue
+			}
+			r.RuleMatches[c.Name]++
+			added = append(added, c.suggestion(subj, held, in.Dialect))
+		}
+	}
+	r.Suggestions = append(r.Suggestions, added...)
+	names := make([]string, 0, len(errs))
+	for n := range errs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("rule %s: %s (a figure that was not measured is nil: write x != nil && x < 40, or (x ?? 0) < 40)", n, errs[n]))
+	}
+}
+
+// ordered is the user's own rules that are on, the highest priority first
+// (ties in the order written).
+func (s *Set) ordered() []*compiled {
+	var out []*compiled
+	for i := range s.rules {
+		if c := &s.rules[i]; !c.builtin && c.prog != nil {
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Priority > out[j].Priority })
+	return out
+}
+
+// findSubject is a built-in suggestion's node, or for a fragmentation
+// suggestion the pool with a stranded GPU on its node.
+func findSubject(subjects []subject, sg analyze.Suggestion) (subject, bool) {
+	for _, s := range subjects {
+		if s.id == sg.Node {
+			return s, true
+		}
+		if stranded, ok := s.env["stranded_on"].([]string); ok && slices.Contains(stranded, sg.Node) {
+			return s, true
+		}
+	}
+	return subject{}, false
+}
+
+// match evaluates the rule on a subject: over its time line, the longest
+// run of consecutive slices where the condition holds must last at least
+// `for` (and be more than nothing); without a time line, a condition that
+// holds lasts the subject's span. It returns that longest run. An
+// evaluation error (a null figure compared) counts as not holding, and the
+// rule's first one is kept for a warning.
+func (c *compiled) match(s subject, errs map[string]string) (float64, bool) {
+	eval := func(env map[string]any) bool {
+		v, err := expr.Run(c.prog, env)
+		if err != nil {
+			if _, seen := errs[c.Name]; !seen {
+				errs[c.Name] = fmt.Sprintf("%s: %s", s.id, oneLine(err.Error()))
+			}
+			return false
+		}
+		b, _ := v.(bool)
+		return b
+	}
+	best := 0.0
+	if s.slices == nil {
+		if eval(s.env) {
+			best = s.span
+		}
+	} else {
+		run := 0.0
+		for _, sl := range s.slices {
+			s.env["util_pct"], s.env["idle"] = sl.util, sl.idle
+			if eval(s.env) {
+				run += sl.length
+				best = math.Max(best, run)
+			} else {
+				run = 0
+			}
+		}
+	}
+	return best, best > 0 && best >= c.forS-1e-6
+}
+
+// suggestion is a match of a user's rule.
+func (c *compiled) suggestion(s subject, held float64, dialect string) analyze.Suggestion {
+	text := expand(c.Suggest.Text, s.env, held, false)
+	sg := analyze.Suggestion{Kind: "rule:" + c.Name, Node: s.node, Severity: c.Severity, Priority: c.Priority}
+	switch {
+	case c.Suggest.Command == "" || dialect == analyze.DialectNone:
+	case s.node != "" && !shell.ValidNodeName(dialect, s.node):
+		text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", s.node, dialect)
+	default:
+		sg.Command = expand(c.Suggest.Command, s.env, held, true)
+	}
+	sg.Text = text
+	return sg
+}
+
+// expand replaces each {field} by the subject's value, shell-quoted in a
+// command; {held} is how long the condition held.
+func expand(tmpl string, env map[string]any, held float64, quote bool) string {
+	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
+		name := m[1 : len(m)-1]
+		v := ""
+		if name == "held" {
+			v = analyze.FormatDuration(time.Duration(held * float64(time.Second)))
+		} else {
+			v = valueText(env[name])
+		}
+		if quote {
+			return shell.Quote(v)
+		}
+		return v
+	})
+}
+
+func valueText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "n/a"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		return x
+	case []any:
+		parts := make([]string, len(x))
+		for i, p := range x {
+			parts[i] = valueText(p)
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v)
+}
+
+// fields is a value's JSON object as the rules see it.
+func fields(v any, drop ...string) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m) // a report struct: always an object
+	for _, d := range drop {
+		delete(m, d)
+	}
+	return m
+}
+
+// nodeSubjects are the report's nodes, each with its time line: the
+// report's slices of the window, with the node's mean utilization in each
+// and whether the slice lies inside one of its idle intervals.
+func nodeSubjects(r *analyze.Report) []subject {
+	var out []subject
+	b := r.Timeline.BucketS
+	for _, n := range r.Nodes {
+		s := subject{id: n.Name, node: n.Name, env: fields(n, "util_timeline", "gpu_util_timelines", "idle_intervals"), span: n.ObservedS}
+		for k, u := range n.UtilSparkline {
+			lo := float64(k) * b
+			hi := math.Min(lo+b, r.Window.DurationS)
+			if hi <= lo {
+				break
+			}
+			sl := slice{length: hi - lo}
+			if u != nil {
+				sl.util = *u
+			}
+			inside := 0.0
+			for _, iv := range n.IdleIntervals {
+				inside += math.Max(0, math.Min(hi, iv.EndS)-math.Max(lo, iv.StartS))
+			}
+			sl.idle = inside >= sl.length-1e-6
+			s.slices = append(s.slices, sl)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func gpuSubjects(r *analyze.Report) []subject {
+	var out []subject
+	for _, g := range r.GPUFigures {
+		out = append(out, subject{id: fmt.Sprintf("%s/%d", g.Node, g.Index), node: g.Node, env: fields(g), span: g.ObservedS})
+	}
+	return out
+}
+
+func groupSubjects(r *analyze.Report) []subject {
+	if r.Attribution == nil {
+		return nil
+	}
+	var out []subject
+	for _, g := range r.Attribution.Groups {
+		env := fields(g)
+		name := strings.Join(g.Key, "|")
+		env["name"] = name
+		out = append(out, subject{id: name, env: env, span: r.Window.CoveredS})
+	}
+	return out
+}
+
+func poolSubjects(f *recommend.Fragmentation, span float64) []subject {
+	if f == nil {
+		return nil
+	}
+	var out []subject
+	for _, p := range f.Pools {
+		env := fields(p, "shapes", "stranded_on", "free_per_node", "after_plan")
+		env["stranded_after_plan"] = nil
+		if p.AfterPlan != nil {
+			env["stranded_after_plan"] = float64(p.AfterPlan.StrandedGPUs)
+		}
+		var on []string
+		for _, s := range p.StrandedOn {
+			on = append(on, s.Node)
+		}
+		env["stranded_on"] = on // for finding the pool of a suggestion; not a documented field
+		out = append(out, subject{id: p.Model, env: env, span: span})
+	}
+	return out
+}

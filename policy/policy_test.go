@@ -1,0 +1,253 @@
+package policy
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/recommend"
+)
+
+func f(v float64) *float64 { return &v }
+
+// report is ten one-minute slices of two nodes: a, busy except a 4-minute
+// dip to 5 % (minutes 2–5, an idle interval), and b at 5 % throughout (idle
+// now) with a null in the last slice.
+func report() *analyze.Report {
+	tl := func(vs ...float64) []*float64 {
+		out := make([]*float64, len(vs))
+		for i, v := range vs {
+			if v >= 0 {
+				out[i] = f(v)
+			}
+		}
+		return out
+	}
+	return &analyze.Report{
+		Window:   analyze.Window{DurationS: 600, CoveredS: 600},
+		Timeline: analyze.Timeline{BucketS: 60},
+		Nodes: []analyze.NodeReport{
+			{Name: "a", GPUs: 8, Verdict: "busy", ObservedS: 600, AvgGPUUtilPct: f(70), PriceUSDPerHour: 40,
+				UtilSparkline: tl(90, 90, 5, 5, 5, 5, 90, 90, 90, 90), IdleIntervals: []analyze.Interval{{StartS: 120, EndS: 360}}},
+			{Name: "b;rm -rf", GPUs: 8, Verdict: "idle", IdleNow: true, ObservedS: 600, AvgGPUUtilPct: nil, PriceUSDPerHour: 8,
+				UtilSparkline: tl(5, 5, 5, 5, 5, 5, 5, 5, 5, -1), IdleIntervals: []analyze.Interval{{StartS: 0, EndS: 600}}},
+		},
+		Suggestions: []analyze.Suggestion{
+			{Kind: "release-node", Node: "b;rm -rf", Text: "release b"},
+			{Kind: "migrate", Node: "a", Text: "move"},
+		},
+	}
+}
+
+func mustCompile(t *testing.T, rules ...Rule) *Set {
+	t.Helper()
+	s, err := Compile(rules, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestForOverTheTimeLine: a condition must hold for `for` consecutive
+// time: a's dip lasts 4 minutes (it matches for 3m, not for 5m); b's low
+// utilization lasts 9 minutes (its last slice has no sample).
+func TestForOverTheTimeLine(t *testing.T) {
+	for _, tt := range []struct {
+		forS string
+		want []string
+	}{
+		{"3m", []string{"a held 4m", "b;rm -rf held 9m"}},
+		{"5m", []string{"b;rm -rf held 9m"}},
+		{"9m", []string{"b;rm -rf held 9m"}},
+		{"9m1s", nil},
+		{"", []string{"a held 4m", "b;rm -rf held 9m"}},
+	} {
+		r := report()
+		mustCompile(t, Rule{Name: "low", When: "util_pct < 10", For: tt.forS, Suggest: Suggest{Text: "{name} held {held}"}}).Apply(Input{Report: r, Dialect: "kubectl"})
+		var got []string
+		for _, s := range r.Suggestions {
+			if s.Kind == "rule:low" {
+				got = append(got, s.Text)
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") || r.RuleMatches["low"] != len(tt.want) {
+			t.Errorf("for %q: %q (%d matches), want %q", tt.forS, got, r.RuleMatches["low"], tt.want)
+		}
+	}
+	// idle: the slice lies inside an idle interval.
+	r := report()
+	mustCompile(t, Rule{Name: "idle", When: "idle", For: "4m", Suggest: Suggest{Text: "{name}"}}).Apply(Input{Report: r})
+	if r.RuleMatches["idle"] != 2 {
+		t.Errorf("idle for 4m: %d matches", r.RuleMatches["idle"])
+	}
+}
+
+// TestBuiltinRules: a user's rule of a built-in kind narrows its
+// suggestions or turns them off, and gives them its severity and priority;
+// other suggestions are untouched.
+func TestBuiltinRules(t *testing.T) {
+	r := report()
+	mustCompile(t).Apply(Input{Report: r})
+	if len(r.Suggestions) != 2 || r.Suggestions[0].Severity != "warning" || r.RuleMatches["release-node"] != 1 {
+		t.Fatalf("defaults: %+v %v", r.Suggestions, r.RuleMatches)
+	}
+	r = report()
+	mustCompile(t, Rule{Name: "release-node", When: "price_usd_per_hour > 10"}).Apply(Input{Report: r})
+	if len(r.Suggestions) != 1 || r.Suggestions[0].Kind != "migrate" {
+		t.Errorf("narrowed: %+v", r.Suggestions)
+	}
+	off := false
+	r = report()
+	mustCompile(t, Rule{Name: "release-node", Enabled: &off}).Apply(Input{Report: r})
+	if len(r.Suggestions) != 1 || r.RuleMatches["release-node"] != 0 {
+		t.Errorf("off: %+v", r.Suggestions)
+	}
+	r = report()
+	mustCompile(t, Rule{Name: "release-node", When: "idle_now", For: "9m", Severity: "critical", Priority: 7}).Apply(Input{Report: r})
+	if len(r.Suggestions) != 2 || r.Suggestions[0].Severity != "critical" || r.Suggestions[0].Priority != 7 {
+		t.Errorf("re-ranked: %+v", r.Suggestions)
+	}
+}
+
+// TestCommandsAreSafe: substitutions in a command are shell-quoted, and a
+// node name that is not valid in the dialect gets no command.
+func TestCommandsAreSafe(t *testing.T) {
+	rule := Rule{Name: "label", When: "verdict == 'busy' || verdict == 'idle'", Priority: 5, Severity: "info",
+		Suggest: Suggest{Text: "{name}: {verdict}", Command: "kubectl label node {name} seedance.io/verdict={verdict}"}}
+	r := report()
+	mustCompile(t, rule).Apply(Input{Report: r, Dialect: "kubectl"})
+	var cmds []string
+	for _, s := range r.Suggestions[2:] {
+		cmds = append(cmds, s.Command+"|"+s.Text)
+	}
+	want := []string{"kubectl label node a seedance.io/verdict=busy|a: busy", `|b;rm -rf: idle (no command: "b;rm -rf" is not a valid kubectl node name)`}
+	if strings.Join(cmds, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
+	}
+	r = report()
+	mustCompile(t, rule).Apply(Input{Report: r, Dialect: analyze.DialectNone})
+	if r.Suggestions[2].Command != "" {
+		t.Errorf("dialect none: %q", r.Suggestions[2].Command)
+	}
+	// A value from the input is quoted whole.
+	r = report()
+	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: "H100 $(reboot)'x"}}}
+	mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "{model}", Command: "echo {model}"}}).Apply(Input{Report: r, Fragmentation: frag, Dialect: "kubectl"})
+	if got := r.Suggestions[len(r.Suggestions)-1].Command; got != `echo 'H100 $(reboot)'\''x'` {
+		t.Errorf("quoted: %s", got)
+	}
+}
+
+// TestNullFigures: comparing a figure that was not measured does not match
+// and says why in a warning, once per rule.
+func TestNullFigures(t *testing.T) {
+	r := report()
+	mustCompile(t, Rule{Name: "low-mean", When: "avg_gpu_util_pct < 80", Suggest: Suggest{Text: "{name}"}}).Apply(Input{Report: r})
+	if r.RuleMatches["low-mean"] != 1 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "rule low-mean: b;rm -rf:") {
+		t.Errorf("%v %q", r.RuleMatches, r.Warnings)
+	}
+	r = report()
+	mustCompile(t, Rule{Name: "low-mean", When: "(avg_gpu_util_pct ?? 0) < 80", Suggest: Suggest{Text: "{name}"}}).Apply(Input{Report: r})
+	if r.RuleMatches["low-mean"] != 2 || len(r.Warnings) != 0 {
+		t.Errorf("with ??: %v %q", r.RuleMatches, r.Warnings)
+	}
+}
+
+// TestPoolsAndPriority: a rule on pools, and rules in priority order.
+func TestPoolsAndPriority(t *testing.T) {
+	ratio := 0.6
+	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: "H100", FreeGPUs: 5, StrandedGPUs: 3, Ratio: &ratio, Above: true,
+		StrandedOn: []recommend.StrandedSet{{Node: "a", GPUs: []int{7}}}}}}
+	r := report()
+	r.Suggestions = append(r.Suggestions, analyze.Suggestion{Kind: "fragmentation", Node: "a", Text: "stranded"})
+	mustCompile(t,
+		Rule{Name: "low", When: "util_pct < 10", Priority: 1, Suggest: Suggest{Text: "low {name}"}},
+		Rule{Name: "frag", On: "pool", When: "ratio > 0.5 && stranded_gpus >= 3", Priority: 9, Suggest: Suggest{Text: "{model}: {stranded_gpus} of {free_gpus}"}},
+		Rule{Name: "fragmentation", On: "pool", When: "ratio > 0.9"},
+	).Apply(Input{Report: r, Fragmentation: frag})
+	var kinds []string
+	for _, s := range r.Suggestions {
+		kinds = append(kinds, s.Kind+":"+s.Text)
+	}
+	want := "release-node:release b|migrate:move|rule:frag:H100: 3 of 5|rule:low:low a|rule:low:low b;rm -rf"
+	if strings.Join(kinds, "|") != want {
+		t.Errorf("got  %s\nwant %s", strings.Join(kinds, "|"), want)
+	}
+}
+
+// TestBadRules: each mistake is one error naming the rule and what is
+// wrong, with the file and line when read from a file.
+func TestBadRules(t *testing.T) {
+	for _, tt := range []struct {
+		rule Rule
+		want string
+	}{
+		{Rule{Name: "x", When: "utl_pct < 10", Suggest: Suggest{Text: "t"}}, `rule 1 ("x") in test: when: unknown name utl_pct (1:1)`},
+		{Rule{Name: "x", When: "util_pct <", Suggest: Suggest{Text: "t"}}, `rule 1 ("x") in test: when: unexpected token EOF (1:10)`},
+		{Rule{Name: "x", When: "util_pct", Suggest: Suggest{Text: "t"}}, `when: expected bool, but got float64`},
+		{Rule{Name: "X y", When: "true", Suggest: Suggest{Text: "t"}}, "name must be"},
+		{Rule{Name: "x", On: "cluster", When: "true", Suggest: Suggest{Text: "t"}}, `on: "cluster" is not a scope`},
+		{Rule{Name: "x", When: "true", Severity: "high", Suggest: Suggest{Text: "t"}}, `severity: "high" (choose info, warning, critical)`},
+		{Rule{Name: "x", When: "true", For: "ten minutes", Suggest: Suggest{Text: "t"}}, `for: "ten minutes" is not a duration`},
+		{Rule{Name: "x", When: "true"}, "suggest.text: required"},
+		{Rule{Name: "x", When: "true", Suggest: Suggest{Text: "{nmae}"}}, "suggest.text: {nmae} is not a field of a node"},
+		{Rule{Name: "x", When: "true", Suggest: Suggest{Text: "t", Command: "echo {model}"}}, "suggest.command: {model} is not a field of a node"},
+		{Rule{Name: "release-node", When: "true", Suggest: Suggest{Text: "t"}}, "suggest: the built-in release-node suggestion's text and command are seedance's"},
+		{Rule{Name: "fragmentation", When: "true"}, "on: the built-in fragmentation rule is about a pool"},
+	} {
+		_, err := Compile([]Rule{tt.rule}, "test")
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.rule, err, tt.want)
+		}
+	}
+	if _, err := Compile([]Rule{{Name: "x", When: "true", Suggest: Suggest{Text: "t"}}, {Name: "x", When: "true", Suggest: Suggest{Text: "t"}}}, "test"); err == nil ||
+		!strings.Contains(err.Error(), `rule 2 ("x") in test: a second rule of that name`) {
+		t.Errorf("duplicate: %v", err)
+	}
+	doc := "rules:\n  - name: ok\n    when: idle\n    suggest: {text: t}\n  - name: bad\n    when: utl_pct < 10\n    suggest: {text: t}\n"
+	rules, err := Load([]byte(doc), "r.yaml", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile(rules, "r.yaml"); err == nil || err.Error() != `r.yaml:5: rule "bad": when: unknown name utl_pct (1:1) | utl_pct < 10 | ^` {
+		t.Errorf("from a file: %v", err)
+	}
+	for doc, want := range map[string]string{
+		"rules:\n  - name: x\n    whenn: true\n":       `r.yaml:3: unknown key "whenn" (a rule has name, priority, on, when, for, severity, suggest, enabled)`,
+		"rules:\n  - name: x\n    suggest: {txt: a}\n": `r.yaml:3: unknown key "txt" (a rule has text, command)`,
+		"rules:\n  - name: x\n    priority: high\n":    `r.yaml:2: line 3: cannot unmarshal !!str`,
+		"rules: {name: x}\n":                           "r.yaml:1: rules must be a list",
+		"analyze:\n  report: all\n":                    `r.yaml:1: unknown key "analyze" (a rules file has one key, rules:)`,
+		"rules:\n  - [a]\n":                            "r.yaml:2: a rule must be a mapping",
+		"rules: [\n":                                   "r.yaml: ",
+	} {
+		if _, err := Load([]byte(doc), "r.yaml", true); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
+	}
+	// In the config file, the other keys are the config's.
+	if rules, err := Load([]byte("analyze:\n  report: all\nrules:\n  - name: x\n    when: idle\n    suggest: {text: t}\n"), "c.yaml", false); err != nil || len(rules) != 1 {
+		t.Errorf("config file: %v %v", rules, err)
+	}
+}
+
+// TestDocsListEveryField: docs/rules.md names every field of every scope.
+func TestDocsListEveryField(t *testing.T) {
+	doc, err := os.ReadFile("../docs/rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, on := range []string{OnNode, OnGPU, OnGroup, OnPool} {
+		for _, f := range Fields(on) {
+			if !strings.Contains(string(doc), "`"+f+"`") {
+				t.Errorf("docs/rules.md does not name the %s field %s", on, f)
+			}
+		}
+	}
+	for _, d := range Defaults {
+		if !strings.Contains(string(doc), "| `"+d.Name+"` | "+d.On+" | `"+d.When+"` | "+d.Severity+" |") {
+			t.Errorf("docs/rules.md's table lacks the default rule %s", d.Name)
+		}
+	}
+}
