@@ -91,6 +91,18 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 			if runF != nil {
 				return runF(opts)
 			}
+			switch {
+			case cfg.Analyze.Every > 0:
+				var watch []string
+				for _, p := range []string{f.configFile, rulesFile} {
+					if p != "" {
+						watch = append(watch, p)
+					}
+				}
+				return analyzeLoop(c.Context(), opts, func() (*AnalyzeOptions, error) { return reloadAnalyze(f, opts, src, gpuPrices, rulesFile) }, watch)
+			case cfg.Analyze.Listen != "":
+				return usageErrorf("--listen serves the reports of a loop: give --every too (e.g. --every 5m)")
+			}
 			return analyzeRun(opts)
 		},
 	}
@@ -104,6 +116,42 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	fl.StringVar(&opts.Baseline, "baseline", "", "earlier JSON report: adds delta (current − baseline) for every summary field")
 	fl.StringVar(&rulesFile, "rules", "", "policy rules file (a rules: list, docs/rules.md), instead of the config file's rules:")
 	return c
+}
+
+// reloadAnalyze builds the options of a loop's next run from the config
+// file and the rules file as they are now, with the same flags.
+func reloadAnalyze(f *Factory, opts *AnalyzeOptions, src *ProfileOptions, gpuPrices []string, rulesFile string) (*AnalyzeOptions, error) {
+	if f.configFile != "" {
+		b, err := readLimited(f.configFile, maxConfigBytes)
+		if err != nil {
+			return nil, usageErrorf("config %s: %v", f.configFile, err)
+		}
+		if err := checkConfigKeys(f.configFile, b); err != nil {
+			return nil, err
+		}
+		if err := f.viper.ReadInConfig(); err != nil {
+			return nil, usageErrorf("config %s: %s", f.configFile, oneLine(err.Error()))
+		}
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	next := *opts
+	next.Config = cfg
+	if next.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
+		return nil, err
+	}
+	if next.Rules, err = loadRules(rulesFile, f.configFile); err != nil {
+		return nil, err
+	}
+	if opts.Source != nil {
+		s := *src
+		s.Config = cfg
+		s.Config.Profile.Source = cfg.Analyze.Source
+		next.Source = &s
+	}
+	return &next, nil
 }
 
 // loadRules reads and compiles the policy rules: a --rules file, else the
@@ -156,119 +204,14 @@ func mergePrices(cfg map[string]float64, flags []string) (map[string]float64, er
 }
 
 func analyzeRun(o *AnalyzeOptions) error {
-	ac := o.Config.Analyze
-	if !render.ValidReport(ac.Report) {
-		return usageErrorf("unknown --report %q (choose %s)", ac.Report, strings.Join(render.Reports, ", "))
-	}
-	write, err := render.For(ac.Format)
-	if err != nil {
-		return &UsageError{Err: fmt.Errorf("--format: %w", err)}
-	}
-	switch ac.Dialect {
-	case analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone:
-	default:
-		return usageErrorf("unknown --dialect %q (choose kubectl, slurm or none)", ac.Dialect)
-	}
-	if ac.IdleThresholdPct < 0 || ac.IdleThresholdPct > 100 || ac.IdleWindow <= 0 {
-		return usageErrorf("--idle-threshold must be 0–100 and --idle-window positive")
-	}
-	if !(ac.IdleNodeShare > 0 && ac.IdleNodeShare <= 1) {
-		return usageErrorf("--idle-node-share must be in (0, 1], e.g. 0.5 for half the observed time")
-	}
-	if err := checkOutputName("--output", ac.Output); err != nil {
-		return err
-	}
-	if err := fsutil.CheckOutput(ac.Output, append([]string{o.Baseline}, o.Inputs...)...); err != nil {
-		return usageErrorf("--output: %v", err)
-	}
-	var base *analyze.Report
-	if o.Baseline != "" {
-		if base, err = readBaseline(o.Baseline, o.IO.In); err != nil {
-			return err
-		}
-	}
-	var sources []analyze.Source
-	var closeAll func()
-	var interrupted error
-	if o.Source != nil {
-		sources, closeAll, interrupted, err = sourceInput(o.Source)
-	} else {
-		sources, closeAll, err = openInputs(o.Inputs, o.IO.In)
-	}
-	defer closeAll()
+	res, gateErr, interrupted, err := analyzeOnce(o)
 	if err != nil {
 		return err
 	}
-	params := analyze.Params{
-		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
-		Prices: o.Prices, DefaultGPUHourUSD: o.Config.Pricing.DefaultGPUHourUSD,
-		EnergyUSDPerKWh: o.Config.Pricing.EnergyUSDPerKWh, Dialect: ac.Dialect, SparklineBuckets: 40,
-	}
-	if ac.Report == "scaling" || ac.Report == "all" {
-		sc := o.Config.Scaling
-		if sc.Period <= 0 || sc.Alpha <= 0 || sc.Alpha > 1 || sc.TargetPct <= 0 || sc.UpPeriods < 1 || sc.DownPeriods < 1 {
-			return usageErrorf("scaling settings: period, alpha (0–1], target_pct, up_periods and down_periods must be positive")
-		}
-		params.Scaling = &analyze.ScalingParams{Period: sc.Period, Weights: sc.Weights, PreferSMActive: sc.PreferSMActive,
-			Alpha: sc.Alpha, TargetPct: sc.TargetPct, LowerPct: sc.LowerPct, UpPeriods: sc.UpPeriods, DownPeriods: sc.DownPeriods,
-			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, PoolBy: sc.PoolBy}
-		hpa := analyze.DefaultScaling()
-		params.Scaling.HPATolerance, params.Scaling.HPAStabilization = hpa.HPATolerance, hpa.HPAStabilization
-	}
-	params.KeepFleet = ac.Report == "migration" || ac.Report == "fragmentation" || ac.Report == "all"
-	params.GPUFigures = o.Rules != nil && o.Rules.NeedsGPUFigures()
-	params.Fragmentation = ac.Report == "fragmentation" || ac.Report == "all"
-	if ac.Report == "attribution" || ac.Report == "all" {
-		if err := analyze.CheckGroupBy(ac.GroupBy); err != nil {
-			return &UsageError{Err: err}
-		}
-		rc := o.Config.Attribution
-		params.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy, Rules: analyze.HolderRules{
-			IdleUtilPct: rc.IdleHolderUtilPct, IdleHours: rc.IdleHolderHours, SmallMemoryPct: rc.SmallMemoryPct, ImbalanceIdlePct: rc.ImbalanceIdlePct}}
-	}
-	r, err := analyze.Analyze(sources, params)
-	if err != nil {
+	if err := writeReport(o, res); err != nil {
 		return err
 	}
-	if base != nil {
-		analyze.ApplyBaseline(r, base)
-	}
-	res := &render.Result{Report: r}
-	if params.KeepFleet {
-		m := o.Config.Migration
-		price := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price
-		ro := recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
-			MoveJobs: ac.Dialect == analyze.DialectSlurm}
-		if ac.Report != "fragmentation" {
-			res.Migration = recommend.AddToReport(r, price, ro)
-		}
-		if params.Fragmentation {
-			res.Fragmentation = recommend.AddFragmentation(r, price, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
-		}
-	}
-	if o.Rules != nil {
-		o.Rules.Apply(policy.Input{Report: r, Fragmentation: res.Fragmentation, Dialect: ac.Dialect})
-	}
-	var gateErr error
-	r.Gates, gateErr = analyze.Gates(res, ac.Gates)
-	if errors.Is(gateErr, analyze.ErrInvalidGate) {
-		return &UsageError{Err: gateErr}
-	}
-	if gateErr != nil && !errors.Is(gateErr, analyze.ErrGateFailed) {
-		return gateErr
-	}
-	ropts := render.Options{Report: ac.Report, Terminal: ac.Output == "-" && o.IO.IsStdoutTTY()}
-	if ac.Output == "-" {
-		var buf bytes.Buffer
-		if err := write(&buf, res, ropts); err != nil {
-			return err
-		}
-		if _, err := o.IO.Out.Write(buf.Bytes()); err != nil {
-			return err
-		}
-	} else if err := fsutil.WriteAtomic(ac.Output, func(w io.Writer) error { return write(w, res, ropts) }); err != nil {
-		return err
-	}
+	r := res.Report
 	for _, n := range r.Summary.Notes {
 		fmt.Fprintln(o.IO.ErrOut, "note: "+table.Visible(n))
 	}
@@ -285,6 +228,131 @@ func analyzeRun(o *AnalyzeOptions) error {
 		return &ExitError{Code: ExitGateFailed, Err: fmt.Errorf("%d of %d gates failed", failed, len(r.Gates))}
 	}
 	return interrupted
+}
+
+// analyzeOnce checks the settings, reads the inputs (or runs the source),
+// analyzes, plans, applies the rules and evaluates the gates. gateErr is
+// set when a gate failed; interrupted when the source was stopped part-way.
+func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, err error) {
+	ac := o.Config.Analyze
+	if !render.ValidReport(ac.Report) {
+		return nil, nil, nil, usageErrorf("unknown --report %q (choose %s)", ac.Report, strings.Join(render.Reports, ", "))
+	}
+	if _, err := render.For(ac.Format); err != nil {
+		return nil, nil, nil, &UsageError{Err: fmt.Errorf("--format: %w", err)}
+	}
+	switch ac.Dialect {
+	case analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone:
+	default:
+		return nil, nil, nil, usageErrorf("unknown --dialect %q (choose kubectl, slurm or none)", ac.Dialect)
+	}
+	if ac.IdleThresholdPct < 0 || ac.IdleThresholdPct > 100 || ac.IdleWindow <= 0 {
+		return nil, nil, nil, usageErrorf("--idle-threshold must be 0–100 and --idle-window positive")
+	}
+	if !(ac.IdleNodeShare > 0 && ac.IdleNodeShare <= 1) {
+		return nil, nil, nil, usageErrorf("--idle-node-share must be in (0, 1], e.g. 0.5 for half the observed time")
+	}
+	if err := checkOutputName("--output", ac.Output); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := fsutil.CheckOutput(ac.Output, append([]string{o.Baseline}, o.Inputs...)...); err != nil {
+		return nil, nil, nil, usageErrorf("--output: %v", err)
+	}
+	var base *analyze.Report
+	if o.Baseline != "" {
+		if base, err = readBaseline(o.Baseline, o.IO.In); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	var sources []analyze.Source
+	var closeAll func()
+	if o.Source != nil {
+		sources, closeAll, interrupted, err = sourceInput(o.Source)
+	} else {
+		sources, closeAll, err = openInputs(o.Inputs, o.IO.In)
+	}
+	defer closeAll()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	params := analyze.Params{
+		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
+		Prices: o.Prices, DefaultGPUHourUSD: o.Config.Pricing.DefaultGPUHourUSD,
+		EnergyUSDPerKWh: o.Config.Pricing.EnergyUSDPerKWh, Dialect: ac.Dialect, SparklineBuckets: 40,
+	}
+	if ac.Report == "scaling" || ac.Report == "all" {
+		sc := o.Config.Scaling
+		if sc.Period <= 0 || sc.Alpha <= 0 || sc.Alpha > 1 || sc.TargetPct <= 0 || sc.UpPeriods < 1 || sc.DownPeriods < 1 {
+			return nil, nil, nil, usageErrorf("scaling settings: period, alpha (0–1], target_pct, up_periods and down_periods must be positive")
+		}
+		params.Scaling = &analyze.ScalingParams{Period: sc.Period, Weights: sc.Weights, PreferSMActive: sc.PreferSMActive,
+			Alpha: sc.Alpha, TargetPct: sc.TargetPct, LowerPct: sc.LowerPct, UpPeriods: sc.UpPeriods, DownPeriods: sc.DownPeriods,
+			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, PoolBy: sc.PoolBy}
+		hpa := analyze.DefaultScaling()
+		params.Scaling.HPATolerance, params.Scaling.HPAStabilization = hpa.HPATolerance, hpa.HPAStabilization
+	}
+	params.KeepFleet = ac.Report == "migration" || ac.Report == "fragmentation" || ac.Report == "all"
+	params.GPUFigures = o.Rules != nil && o.Rules.NeedsGPUFigures()
+	params.Fragmentation = ac.Report == "fragmentation" || ac.Report == "all"
+	if ac.Report == "attribution" || ac.Report == "all" {
+		if err := analyze.CheckGroupBy(ac.GroupBy); err != nil {
+			return nil, nil, nil, &UsageError{Err: err}
+		}
+		rc := o.Config.Attribution
+		params.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy, Rules: analyze.HolderRules{
+			IdleUtilPct: rc.IdleHolderUtilPct, IdleHours: rc.IdleHolderHours, SmallMemoryPct: rc.SmallMemoryPct, ImbalanceIdlePct: rc.ImbalanceIdlePct}}
+	}
+	r, err := analyze.Analyze(sources, params)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if base != nil {
+		analyze.ApplyBaseline(r, base)
+	}
+	res = &render.Result{Report: r}
+	if params.KeepFleet {
+		m := o.Config.Migration
+		price := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price
+		ro := recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
+			MoveJobs: ac.Dialect == analyze.DialectSlurm}
+		if ac.Report != "fragmentation" {
+			res.Migration = recommend.AddToReport(r, price, ro)
+		}
+		if params.Fragmentation {
+			res.Fragmentation = recommend.AddFragmentation(r, price, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
+		}
+	}
+	if o.Rules != nil {
+		o.Rules.Apply(policy.Input{Report: r, Fragmentation: res.Fragmentation, Dialect: ac.Dialect})
+	}
+	r.Gates, gateErr = analyze.Gates(res, ac.Gates)
+	if errors.Is(gateErr, analyze.ErrInvalidGate) {
+		return nil, nil, nil, &UsageError{Err: gateErr}
+	}
+	if gateErr != nil && !errors.Is(gateErr, analyze.ErrGateFailed) {
+		return nil, nil, nil, gateErr
+	}
+	return res, gateErr, interrupted, nil
+}
+
+// writeReport writes the report in the chosen format: to stdout, or
+// atomically to the --output file.
+func writeReport(o *AnalyzeOptions, res *render.Result) error {
+	ac := o.Config.Analyze
+	write, err := render.For(ac.Format)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("--format: %w", err)}
+	}
+	ropts := render.Options{Report: ac.Report, Terminal: ac.Output == "-" && o.IO.IsStdoutTTY()}
+	if ac.Output == "-" {
+		var buf bytes.Buffer
+		if err := write(&buf, res, ropts); err != nil {
+			return err
+		}
+		_, err := o.IO.Out.Write(buf.Bytes())
+		return err
+	}
+	return fsutil.WriteAtomic(ac.Output, func(w io.Writer) error { return write(w, res, ropts) })
 }
 
 // sourceInput runs the source of o, as seedance profile would, and hands

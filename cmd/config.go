@@ -46,6 +46,8 @@ type Config struct {
 		FragmentRatio    float64       `mapstructure:"fragmentation_ratio"`
 		Dialect          string        `mapstructure:"dialect"`
 		Gates            []string      `mapstructure:"gates"`
+		Every            time.Duration `mapstructure:"every"`
+		Listen           string        `mapstructure:"listen"`
 		GroupBy          []string      `mapstructure:"group_by"`
 	} `mapstructure:"analyze"`
 	Attribution struct {

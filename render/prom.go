@@ -128,6 +128,11 @@ func Prom(w io.Writer, r *Result, _ Options) error {
 		attributionGauges(p, a)
 	}
 	fragmentationGauges(p, r)
+	var rm []*dto.Metric
+	for _, name := range sortedKeys(r.RuleMatches) {
+		rm = append(rm, val(float64(r.RuleMatches[name]), "rule", name))
+	}
+	p.gauge("rule_matches", "Matches of each policy rule (docs/rules.md).", rm...)
 	var gs []*dto.Metric
 	for _, g := range r.Gates {
 		v := 0.0
@@ -187,4 +192,13 @@ func attributionGauges(p *promWriter, a *analyze.Attribution) {
 	gauge("attribution_idle_held_gpu_seconds", "The group's share of its GPUs' counted idle runs, in GPU-seconds.", func(f analyze.AttributionFigures) *float64 { return sec(f.IdleHeldGPUHours) })
 	gauge("attribution_waste_usd", "Cost of the idle GPU time the group held, in US dollars.", func(f analyze.AttributionFigures) *float64 { v := f.WasteCostUSD; return &v })
 	gauge("attribution_efficiency_ratio", "Used over held GPU-seconds, 0 to 1; absent when nothing was held.", func(f analyze.AttributionFigures) *float64 { return f.Efficiency })
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,0 +1,232 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/seedance/seedance/internal/table"
+	"github.com/seedance/seedance/render"
+)
+
+// analyzeLoop runs the analysis every o.Config.Analyze.Every until the
+// context ends (docs/rules.md, Loop mode). Before a run, when the config
+// file or the rules file changed, reload builds the options anew; a change
+// that does not load, or whose first run is a usage error, is reported and
+// the last good options are kept. A run that fails (an unreachable
+// Prometheus) is reported and the loop goes on; /healthz says so until a
+// run succeeds. With --listen, /metrics serves the latest good report's
+// series and the loop's own.
+func analyzeLoop(ctx context.Context, o *AnalyzeOptions, reload func() (*AnalyzeOptions, error), watch []string) error {
+	st := &loopState{}
+	if addr := o.Config.Analyze.Listen; addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return usageErrorf("--listen %s: %v", addr, err)
+		}
+		srv := &http.Server{Handler: st.mux(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }() // ends with Shutdown below
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		}()
+		fmt.Fprintf(o.IO.ErrOut, "serving /metrics and /healthz on %s\n", ln.Addr())
+	}
+	var changed atomic.Bool
+	stopWatch, err := watchFiles(watch, func() { changed.Store(true) })
+	if err != nil {
+		return err
+	}
+	defer stopWatch()
+	for run := 1; ; run++ {
+		ran := false
+		if changed.Swap(false) {
+			next, err := reload()
+			if err == nil {
+				// The new settings' first run tells whether they are usable.
+				if err = st.runOnce(next, run); err == nil || !isUsage(err) {
+					o, ran = next, true
+					st.reloaded(true)
+					fmt.Fprintf(o.IO.ErrOut, "reload: read %s\n", table.Visible(fmt.Sprint(watch)))
+				}
+			}
+			if !ran {
+				fmt.Fprintf(o.IO.ErrOut, "reload: %s; keeping the last good configuration and rules\n", table.Visible(oneLine(err.Error())))
+				st.reloaded(false)
+			}
+		}
+		if !ran {
+			if err := st.runOnce(o, run); err != nil && run == 1 && isUsage(err) {
+				return err
+			}
+		}
+		if sleep(ctx, o.Config.Analyze.Every) != nil {
+			fmt.Fprintln(o.IO.ErrOut, "stopped")
+			return nil
+		}
+	}
+}
+
+func isUsage(err error) bool {
+	var ue *UsageError
+	return errors.As(err, &ue)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// watchFiles calls touched when one of the files is written, created,
+// renamed or removed. It watches their directories, so that an editor's
+// save by rename is seen, and the file itself when it comes back.
+func watchFiles(files []string, touched func()) (stop func(), err error) {
+	if len(files) == 0 {
+		return func() {}, nil
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watching %v: %w", files, err)
+	}
+	want := map[string]bool{}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		want[abs] = true
+		if err := w.Add(filepath.Dir(abs)); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("watching %s: %w", filepath.Dir(abs), err)
+		}
+	}
+	go func() {
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if abs, err := filepath.Abs(ev.Name); err == nil && want[abs] && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
+					touched()
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return func() { w.Close() }, nil
+}
+
+// loopState is what the HTTP endpoints serve: the latest good report's
+// series, and how the runs and reloads went.
+type loopState struct {
+	mu          sync.Mutex
+	metrics     []byte // the latest good report, Prometheus text
+	lastOK      time.Time
+	lastErr     string
+	runsOK      int
+	runsFailed  int
+	reloadOK    bool
+	reloadTried bool
+}
+
+// runOnce runs one analysis, writes its report and keeps its series.
+func (st *loopState) runOnce(o *AnalyzeOptions, run int) error {
+	res, gateErr, interrupted, err := analyzeOnce(o)
+	if err == nil && interrupted != nil {
+		// Stopped part-way by the signal that ends the loop: the last
+		// good report stays.
+		fmt.Fprintf(o.IO.ErrOut, "run %d: interrupted; its report is not written\n", run)
+		return nil
+	}
+	if err == nil {
+		err = writeReport(o, res)
+	}
+	var prom bytes.Buffer
+	if err == nil {
+		err = render.Prom(&prom, res, render.Options{Report: o.Config.Analyze.Report})
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err != nil {
+		st.runsFailed++
+		st.lastErr = oneLine(err.Error())
+		fmt.Fprintf(o.IO.ErrOut, "run %d: %s\n", run, table.Visible(st.lastErr))
+		return err
+	}
+	st.runsOK++
+	st.lastErr = ""
+	st.lastOK = time.Now()
+	st.metrics = prom.Bytes()
+	r := res.Report
+	line := fmt.Sprintf("run %d: %d nodes, %.2f idle GPU-hours, %d suggestions", run, r.Summary.Nodes, r.Summary.IdleGPUHours, len(r.Suggestions))
+	if gateErr != nil {
+		line += "; a gate failed"
+	}
+	fmt.Fprintln(o.IO.ErrOut, line)
+	return nil
+}
+
+func (st *loopState) reloaded(ok bool) {
+	st.mu.Lock()
+	st.reloadOK, st.reloadTried = ok, true
+	st.mu.Unlock()
+}
+
+func (st *loopState) mux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(st.metrics)
+		fmt.Fprintf(w, "# HELP seedance_loop_runs_total Analysis runs of this process, by result.\n# TYPE seedance_loop_runs_total counter\n")
+		fmt.Fprintf(w, "seedance_loop_runs_total{result=\"ok\"} %d\nseedance_loop_runs_total{result=\"error\"} %d\n", st.runsOK, st.runsFailed)
+		if !st.lastOK.IsZero() {
+			fmt.Fprintf(w, "# HELP seedance_loop_last_success_timestamp_seconds When the latest good report was made (Unix time).\n# TYPE seedance_loop_last_success_timestamp_seconds gauge\n")
+			fmt.Fprintf(w, "seedance_loop_last_success_timestamp_seconds %d\n", st.lastOK.Unix())
+		}
+		if st.reloadTried {
+			v := 0
+			if st.reloadOK {
+				v = 1
+			}
+			fmt.Fprintf(w, "# HELP seedance_config_reload_ok 1 when the latest change of the config or rules file loaded, 0 when the last good one is kept.\n# TYPE seedance_config_reload_ok gauge\nseedance_config_reload_ok %d\n", v)
+		}
+	})
+	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		switch {
+		case st.lastErr != "":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "the latest run failed: %s\n", st.lastErr)
+		case st.lastOK.IsZero():
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "no report yet")
+		default:
+			fmt.Fprintf(w, "ok: latest report at %s\n", st.lastOK.UTC().Format(time.RFC3339))
+		}
+	})
+	return m
+}
