@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -182,3 +183,21 @@ func TestParseDuration(t *testing.T) {
 type noDriver struct{ gpu.NVML }
 
 func (noDriver) Init() nvapi.Return { return nvapi.ERROR_LIBRARY_NOT_FOUND }
+
+// TestManPages: the hidden man command writes a page per command (for the
+// packages), each a roff page with its synopsis.
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	if r := run(t, map[string]string{"SOURCE_DATE_EPOCH": "1767571200"}, "man", "--dir", dir); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	for _, page := range []string{"seedance.1", "seedance-analyze.1", "seedance-profile.1", "seedance-config-view.1"} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil || !bytes.Contains(b, []byte(".TH \"SEEDANCE\" \"1\" \"Jan 2026\"")) || !bytes.Contains(b, []byte(".SH SYNOPSIS")) {
+			t.Errorf("%s: %v\n%.300s", page, err, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "seedance-man.1")); err == nil {
+		t.Error("the hidden man command has a page")
+	}
+}

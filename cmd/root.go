@@ -103,6 +103,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 		newAnalyzeCmd(f, nil),
 		newTopoCmd(f, nil),
 		newRecommendCmd(f, nil),
+		newManCmd(f),
 	)
 	// Cobra's own `completion` command (bash, zsh, fish, powershell), added
 	// now rather than at Execute so that the CLI reference lists it.

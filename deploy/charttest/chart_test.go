@@ -1,0 +1,246 @@
+// Package charttest renders seedance's Helm chart (deploy/helm/seedance)
+// with Helm's own engine and decodes every object strictly with the
+// Kubernetes API types: no unknown field, no duplicate key. It is a module
+// of its own, so that Helm and the Kubernetes API stay out of seedance's
+// dependencies; .ci/run runs it.
+package charttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite deploy/kubernetes/seedance.yaml")
+
+// render renders the chart with values over its defaults, as
+// `helm template seedance deploy/helm/seedance -n seedance` does.
+func render(t *testing.T, values map[string]any) string {
+	t.Helper()
+	ch, err := loader.Load("../helm/seedance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "seedance", Namespace: "seedance", IsInstall: true, Revision: 1}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for name := range out {
+		files = append(files, name)
+	}
+	slicesSort(files)
+	var b strings.Builder
+	for _, name := range files {
+		if strings.HasSuffix(name, ".tpl") || strings.TrimSpace(out[name]) == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", strings.TrimPrefix(name, "seedance/"), strings.TrimSpace(out[name]))
+	}
+	return b.String()
+}
+
+func slicesSort(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// objects decodes every document strictly into its Kubernetes type.
+type objects struct {
+	cronJob   *batchv1.CronJob
+	configMap *corev1.ConfigMap
+	account   *corev1.ServiceAccount
+	claim     *corev1.PersistentVolumeClaim
+	kinds     []string
+}
+
+func decode(t *testing.T, manifest string) objects {
+	t.Helper()
+	var o objects
+	for _, doc := range strings.Split(manifest, "\n---\n") {
+		doc = strings.TrimPrefix(doc, "---\n")
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		js, err := yaml.YAMLToJSONStrict([]byte(doc))
+		if err != nil {
+			t.Fatalf("%v in\n%s", err, doc)
+		}
+		var meta struct{ APIVersion, Kind string }
+		if err := json.Unmarshal(js, &meta); err != nil {
+			t.Fatal(err)
+		}
+		var into any
+		switch meta.APIVersion + "/" + meta.Kind {
+		case "batch/v1/CronJob":
+			o.cronJob = &batchv1.CronJob{}
+			into = o.cronJob
+		case "v1/ConfigMap":
+			o.configMap = &corev1.ConfigMap{}
+			into = o.configMap
+		case "v1/ServiceAccount":
+			o.account = &corev1.ServiceAccount{}
+			into = o.account
+		case "v1/PersistentVolumeClaim":
+			o.claim = &corev1.PersistentVolumeClaim{}
+			into = o.claim
+		default:
+			t.Fatalf("unexpected object %s %s", meta.APIVersion, meta.Kind)
+		}
+		dec := json.NewDecoder(bytes.NewReader(js))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(into); err != nil {
+			t.Fatalf("%s: %v\n%s", meta.Kind, err, doc)
+		}
+		o.kinds = append(o.kinds, meta.Kind)
+	}
+	return o
+}
+
+// TestChartDefaults: the default values render a CronJob that runs as
+// non-root on a read-only root file system, with no Kubernetes API access;
+// the plain manifests in deploy/kubernetes are this rendering.
+func TestChartDefaults(t *testing.T) {
+	manifest := render(t, nil)
+	o := decode(t, manifest)
+	if o.cronJob == nil || o.configMap == nil || o.account == nil || o.claim == nil {
+		t.Fatalf("objects: %v", o.kinds)
+	}
+	spec := o.cronJob.Spec.JobTemplate.Spec.Template.Spec
+	if o.cronJob.Spec.Schedule != "0 * * * *" || o.cronJob.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+		t.Errorf("schedule: %+v", o.cronJob.Spec)
+	}
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken || o.account.AutomountServiceAccountToken == nil || *o.account.AutomountServiceAccountToken {
+		t.Error("a service account token is mounted: seedance reads no Kubernetes API")
+	}
+	if sc := spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		t.Errorf("pod security context: %+v", sc)
+	}
+	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
+	var names []string
+	for _, c := range all {
+		names = append(names, c.Name)
+		sc := c.SecurityContext
+		if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+			sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("container %s: security context %+v", c.Name, sc)
+		}
+	}
+	if strings.Join(names, ",") != "profile,report-json,report-html,report-prom" {
+		t.Errorf("containers: %v", names)
+	}
+	golden := "../kubernetes/seedance.yaml"
+	want := "# seedance's CronJob as plain manifests: `helm template seedance deploy/helm/seedance\n# --namespace seedance` with the default values (deploy/charttest rewrites it with -update).\n# Edit prometheus.url (the profile container's --prometheus-url) before applying.\n" + manifest
+	if *update {
+		if err := os.WriteFile(golden, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := os.ReadFile(golden); err != nil || string(got) != want {
+		t.Errorf("%s is not the default rendering (go test -update): %v", golden, err)
+	}
+}
+
+// TestChartOptions: a Pushgateway, the textfile collector, a bearer token,
+// rules, an existing claim; every object still decodes strictly.
+func TestChartOptions(t *testing.T) {
+	o := decode(t, render(t, map[string]any{
+		"pushgateway": map[string]any{"url": "http://pushgateway.monitoring:9091"},
+		"textfile":    map[string]any{"hostPath": "/var/lib/node_exporter/textfile"},
+		"prometheus":  map[string]any{"bearerTokenSecret": "prom-token", "selector": `cluster="prod"`},
+		"rules":       []any{map[string]any{"name": "quiet", "when": "util_pct < 10", "for": "30m", "suggest": map[string]any{"text": "{name} quiet"}}},
+		"reports":     map[string]any{"existingClaim": "reports", "formats": []any{"json"}},
+		"timeZone":    "Europe/Paris",
+	}))
+	if o.claim != nil {
+		t.Error("a claim made beside an existing one")
+	}
+	spec := o.cronJob.Spec.JobTemplate.Spec.Template.Spec
+	if len(spec.Containers) != 2 || spec.Containers[1].Name != "push" || !strings.Contains(strings.Join(spec.Containers[0].Args, " "), "--output /textfile/seedance.prom") {
+		t.Errorf("containers: %+v", spec.Containers)
+	}
+	cfg := o.configMap.Data["config.yaml"]
+	if !strings.Contains(cfg, "bearer_token_file: /var/run/seedance/token/token") || !strings.Contains(cfg, "name: quiet") {
+		t.Errorf("config:\n%s", cfg)
+	}
+}
+
+// TestJobRuns runs the job's containers' arguments with the seedance
+// binary, in order, with the volumes as directories and the simulated
+// cluster in place of Prometheus: the config file the chart writes loads,
+// with its rules, and every report is written.
+func TestJobRuns(t *testing.T) {
+	o := decode(t, render(t, map[string]any{
+		"rules":   []any{map[string]any{"name": "quiet", "when": "util_pct < 10", "suggest": map[string]any{"text": "{name} quiet"}}},
+		"reports": map[string]any{"formats": []any{"json", "html", "markdown"}},
+	}))
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "seedance")
+	if out, err := exec.Command("go", "-C", "../..", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	paths := strings.NewReplacer("/etc/seedance", filepath.Join(dir, "etc"), "/work", filepath.Join(dir, "work"), "/reports", filepath.Join(dir, "reports"))
+	for _, d := range []string{"etc", "work", "reports"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc", "config.yaml"), []byte(o.configMap.Data["config.yaml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := o.cronJob.Spec.JobTemplate.Spec.Template.Spec
+	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
+		args := make([]string, len(c.Args))
+		for i, a := range c.Args {
+			args[i] = paths.Replace(a)
+		}
+		if c.Name == "profile" {
+			// The simulated cluster instead of Prometheus; the rest as written.
+			i := indexOf(args, "prometheus")
+			args = append(append(append([]string{}, args[:i]...), "sim"), args[i+3:]...)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("container %s: seedance %s: %v\n%s", c.Name, strings.Join(args, " "), err, out)
+		}
+	}
+	for _, f := range []string{"reports/report.json", "reports/report.html", "reports/report.markdown", "work/seedance.prom"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || len(b) == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+		if f == "reports/report.json" && !bytes.Contains(b, []byte(`"rule:quiet"`)) {
+			t.Errorf("the rules of the chart's config did not apply")
+		}
+	}
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
