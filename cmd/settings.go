@@ -110,7 +110,7 @@ var configKeys = []configKey{
 	{Key: "nvml.pods_dir", Default: "/var/log/pods", Help: "kubelet pod log directory, for pod names"},
 	{Key: "nvml.sys_root", Default: "/sys", Help: "sysfs mount, for each GPU's NUMA node"},
 	{Key: "sim.nodes", Default: 8, Cmd: "profile analyze", Flag: "sim-nodes", Help: "number of simulated nodes (--source sim)", Range: rng(1, 10000)},
-	{Key: "sim.scenario", Default: "mixed", Cmd: "profile analyze", Flag: "sim-scenario", Help: "simulated scenario: mixed, idle, busy or fragmented (docs/simulator.md)"},
+	{Key: "sim.scenario", Default: "mixed", Cmd: "profile analyze", Flag: "sim-scenario", Help: "simulated scenario: " + orList(sim.Scenarios) + " (docs/simulator.md)"},
 	{Key: "sim.seed", Default: int64(1), Cmd: "profile analyze", Flag: "sim-seed", Help: "seed of the simulation: the same seed gives the same profile byte for byte"},
 	{Key: "sim.realtime", Default: false, Cmd: "profile analyze", Flag: "sim-realtime", Help: "sample the simulated cluster at wall-clock pace instead of at once"},
 	{Key: "sim.start", Default: "", Cmd: "profile analyze", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
@@ -296,7 +296,7 @@ func flagValues(key string) []string {
 	case "profile.source", "analyze.source":
 		return source.Names()
 	case "sim.scenario":
-		return []string{sim.ScenarioMixed, sim.ScenarioIdle, sim.ScenarioBusy}
+		return sim.Scenarios
 	case "analyze.report":
 		return render.Reports
 	case "analyze.format":
