@@ -358,6 +358,7 @@ func BenchmarkPrometheus1000Nodes24h(b *testing.B) {
 		day := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", synth.Start.Format(time.RFC3339),
 			"--end", synth.Start.Add(time.Duration(hours) * time.Hour).Format(time.RFC3339), "--step", "15s"}
 		comparePushdown(b, srv, fmt.Sprintf("-%dh", hours), day)
+		engineScan(b, srv, synth.Start, hours)
 		for _, h := range []int{1, 6, 24} {
 			if h > hours {
 				continue
@@ -367,6 +368,29 @@ func BenchmarkPrometheus1000Nodes24h(b *testing.B) {
 			measureRun(b, srv, fmt.Sprintf("profile-%dh", h), append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, args...)...)
 		}
 	}
+}
+
+// engineScan measures what the engine needs to look at every sample once:
+// count_over_time of each dcgm-exporter metric, an hour a query, one query
+// at a time. An exact answer must see every sample (a scrape without
+// utilization is observed time), so this is the floor of any exact
+// pushdown on this engine and machine.
+func engineScan(b *testing.B, srv *promtest.Server, start time.Time, hours int) {
+	began, cpu := time.Now(), srv.CPU()
+	total := 0.0
+	for _, m := range dcgmtest.MetricNames() {
+		for h := 1; h <= hours; h++ {
+			v, err := promScalar(srv.URL, fmt.Sprintf("sum(count_over_time(%s[3600s]))", m), start.Add(time.Duration(h)*time.Hour-time.Millisecond))
+			if err != nil {
+				b.Logf("scan of %s: %v", m, err)
+				continue
+			}
+			total += v
+		}
+	}
+	b.ReportMetric(time.Since(began).Seconds(), "scan-wall-s")
+	b.ReportMetric((srv.CPU() - cpu).Seconds(), "scan-engine-cpu-s")
+	b.ReportMetric(total/1e6, "scan-M-samples")
 }
 
 // promScalar runs an instant query whose answer is one value.

@@ -385,6 +385,7 @@ func AddFragmentation(r *analyze.Report, price func(model string) float64, o Opt
 		return nil
 	}
 	if plan == nil {
+		o.Avoid = draining(r)
 		if p, err := MakePlan(c, o); err == nil {
 			plan = p
 		}

@@ -22,6 +22,10 @@ type Options struct {
 	// Scan bounds how many candidate nodes of one free-GPU count are
 	// compared for bandwidth (0: 64); it keeps planning fast on 10,000 nodes.
 	Scan int
+	// Avoid names nodes that take no work: those the analysis advises
+	// draining (AddToReport), so that the plan never moves work onto a
+	// node another suggestion empties.
+	Avoid map[string]bool
 }
 
 // state is a node during planning.
@@ -313,7 +317,7 @@ func (p *planner) find(w *Workload, exclude *state, rank int) (placement, bool) 
 	g := group(p.o, modelOf(p, w))
 	if p.o.AllowSharing && w.Milli < MilliPerGPU && w.Count == 1 {
 		for _, s := range p.shared[g] {
-			if s != exclude && !s.released {
+			if s != exclude && !s.released && !p.o.Avoid[s.n.Name] {
 				if pl, ok := fitShared(s, w); ok {
 					return pl, true
 				}
@@ -328,7 +332,7 @@ func (p *planner) find(w *Workload, exclude *state, rank int) (placement, bool) 
 			if i >= p.o.Scan {
 				break
 			}
-			if s == exclude {
+			if s == exclude || p.o.Avoid[s.n.Name] {
 				continue
 			}
 			pl, ok := fitWhole(s, w, rank)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/hwtopo"
 )
 
@@ -244,5 +245,29 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 		if m.Workload == "4242" {
 			t.Fatalf("a pinned job moved: %+v", plan)
 		}
+	}
+}
+
+// TestNoMovesOntoDrainedNodes: a node the analysis advises draining takes
+// no work: a's pods cannot go to b or c, so a stays, and b's work goes to
+// a instead (b is being drained anyway); c, empty, is released.
+func TestNoMovesOntoDrainedNodes(t *testing.T) {
+	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("c", "H100", 40)},
+		pod("p1", "a", 0), pod("p2", "a", 3), pod("big", "b", 0, 1, 2, 3, 4))
+	plan, err := MakePlan(c, Options{Avoid: map[string]bool{"b": true, "c": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range plan.Moves {
+		if m.To != "a" {
+			t.Errorf("a move onto a drained node: %+v", m)
+		}
+	}
+	if strings.Join(plan.ReleasedNodes, ",") != "b,c" {
+		t.Fatalf("moves %+v, released %v", plan.Moves, plan.ReleasedNodes)
+	}
+	// Through AddToReport, the release-node suggestions are what is avoided.
+	if got := draining(&analyze.Report{Suggestions: []analyze.Suggestion{{Kind: analyze.SuggestReleaseNode, Node: "b"}, {Kind: analyze.SuggestScheduleNode, Node: "c"}}}); !got["b"] || got["c"] {
+		t.Errorf("draining: %v", got)
 	}
 }

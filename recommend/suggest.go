@@ -113,10 +113,23 @@ func FromReport(r *analyze.Report, price func(model string) float64) (*Cluster, 
 	return FromProfile(r.Fleet, price, r.Params.IdleThresholdPct), nil
 }
 
+// draining names the nodes the report advises draining (release-node):
+// the plan moves no work onto them.
+func draining(r *analyze.Report) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range r.Suggestions {
+		if s.Kind == analyze.SuggestReleaseNode {
+			out[s.Node] = true
+		}
+	}
+	return out
+}
+
 // AddToReport plans migrations from the report and adds the plan's
 // suggestions to it; when no plan can be made it adds a warning instead
 // and returns nil.
 func AddToReport(r *analyze.Report, price func(model string) float64, o Options) *Plan {
+	o.Avoid = draining(r)
 	c, err := FromReport(r, price)
 	var plan *Plan
 	if err == nil {

@@ -27,6 +27,17 @@ var exportNames = map[profile.Metric]string{
 	profile.ClockEventReasons: "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
 }
 
+// MetricNames lists the dcgm-exporter metrics the profiles are written as,
+// sorted.
+func MetricNames() []string {
+	out := make([]string, 0, len(exportNames))
+	for _, n := range exportNames {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // WriteOpenMetrics writes a profile as the series dcgm-exporter (with
 // Kubernetes pod mapping) and kube-state-metrics would have produced, in the
 // OpenMetrics text format with timestamps, as `promtool tsdb
