@@ -16,6 +16,7 @@ import (
 
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/render"
+	"github.com/seedance/seedance/source"
 )
 
 // analyzeLoop runs the analysis every o.Config.Analyze.Every until the
@@ -82,15 +83,9 @@ func isUsage(err error) bool {
 	return errors.As(err, &ue)
 }
 
+// sleep waits d or until ctx is done.
 func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return source.RealClock{}.WaitUntil(ctx, time.Now().Add(d))
 }
 
 // watchFiles calls touched when one of the files is written, created,

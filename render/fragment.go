@@ -103,13 +103,7 @@ func fragmentationGauges(p *promWriter, r *Result) {
 		return
 	}
 	pool := func(name, help string, get func(recommend.FragPool) *float64) {
-		var ms []*dto.Metric
-		for _, x := range f.Pools {
-			if v := get(x); v != nil {
-				ms = append(ms, val(*v, "model", x.Model))
-			}
-		}
-		p.gauge(name, help, ms...)
+		gaugeEach(p, name, help, f.Pools, func(x recommend.FragPool) []string { return []string{"model", x.Model} }, get)
 	}
 	num := func(v float64) *float64 { return &v }
 	pool("pool_free_gpus", "Whole GPUs of the pool that no running workload holds.", func(x recommend.FragPool) *float64 { return num(float64(x.FreeGPUs)) })

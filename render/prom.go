@@ -92,13 +92,7 @@ func Prom(w io.Writer, r *Result, _ Options) error {
 		}
 	}
 	nodeGauge := func(name, help string, get func(analyze.NodeReport) *float64) {
-		var ms []*dto.Metric
-		for _, n := range r.Nodes {
-			if v := get(n); v != nil {
-				ms = append(ms, val(*v, "node", n.Name))
-			}
-		}
-		p.gauge(name, help, ms...)
+		gaugeEach(p, name, help, r.Nodes, func(n analyze.NodeReport) []string { return []string{"node", n.Name} }, get)
 	}
 	num := func(v float64) *float64 { return &v }
 	nodeGauge("node_gpus", "Physical GPUs on the node.", func(n analyze.NodeReport) *float64 { return num(float64(n.GPUs)) })
@@ -201,4 +195,16 @@ func sortedKeys(m map[string]int) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// gaugeEach writes one series per item that has a value, labelled by
+// labels(item).
+func gaugeEach[T any](p *promWriter, name, help string, items []T, labels func(T) []string, get func(T) *float64) {
+	var ms []*dto.Metric
+	for _, x := range items {
+		if v := get(x); v != nil {
+			ms = append(ms, val(*v, labels(x)...))
+		}
+	}
+	p.gauge(name, help, ms...)
 }
