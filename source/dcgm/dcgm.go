@@ -341,9 +341,11 @@ func ordered(pairs []Pair) []Pair {
 	return out[:k]
 }
 
-// merge adds the pairs' timestamps to the GPU's time axis, re-spacing the
-// existing columns when new times appear (rare: dcgm-exporter writes every
-// metric of a GPU at the same scrape time).
+// merge adds the pairs' timestamps (in order, one per time) to the GPU's
+// time axis, re-spacing the existing columns when new times appear (rare:
+// dcgm-exporter writes every metric of a GPU at the same scrape time). Only
+// the part of the axis from the pairs' first time on is looked at or moved,
+// so that merging chunk after chunk costs the chunk, not the axis so far.
 func (g *gpuBuild) merge(pairs []Pair) {
 	n := len(g.t)
 	if n > 0 && len(pairs) == 1 && pairs[0].TMillis == g.t[n-1] {
@@ -356,13 +358,14 @@ func (g *gpuBuild) merge(pairs []Pair) {
 		g.extend()
 		return
 	}
+	from := sort.Search(n, func(i int) bool { return g.t[i] >= pairs[0].TMillis })
+	j := from
 	missing := false
-	j := 0
 	for _, p := range pairs {
-		for j < len(g.t) && g.t[j] < p.TMillis {
+		for j < n && g.t[j] < p.TMillis {
 			j++
 		}
-		if j == len(g.t) || g.t[j] != p.TMillis {
+		if j == n || g.t[j] != p.TMillis {
 			missing = true
 			break
 		}
@@ -370,34 +373,42 @@ func (g *gpuBuild) merge(pairs []Pair) {
 	if !missing {
 		return
 	}
-	set := map[int64]bool{}
-	for _, t := range g.t {
-		set[t] = true
+	// The axis from `from` on, merged with the pairs' times.
+	old := append([]int64(nil), g.t[from:]...)
+	tail := make([]int64, 0, len(old)+len(pairs))
+	a, k := 0, 0
+	for a < len(old) || k < len(pairs) {
+		switch {
+		case k == len(pairs) || a < len(old) && old[a] < pairs[k].TMillis:
+			tail = append(tail, old[a])
+			a++
+		case a == len(old) || pairs[k].TMillis < old[a]:
+			tail = append(tail, pairs[k].TMillis)
+			k++
+		default: // on the axis already
+			tail = append(tail, old[a])
+			a, k = a+1, k+1
+		}
 	}
-	for _, p := range pairs {
-		set[p.TMillis] = true
-	}
-	nt := make([]int64, 0, len(set))
-	for t := range set {
-		nt = append(nt, t)
-	}
-	sort.Slice(nt, func(a, b int) bool { return nt[a] < nt[b] })
 	for m := range g.cols {
-		if g.cols[m] == nil {
+		col := g.cols[m]
+		if col == nil {
 			continue
 		}
-		nc := make(profile.Values, len(nt))
-		k := 0
-		for i, t := range nt {
-			nc[i] = profile.Null
-			if k < len(g.t) && g.t[k] == t {
-				nc[i] = g.cols[m][k]
-				k++
+		vals := append(profile.Values(nil), col[from:]...)
+		col = col[:from]
+		i := 0
+		for _, t := range tail {
+			v := profile.Null
+			if i < len(old) && old[i] == t {
+				v = vals[i]
+				i++
 			}
+			col = append(col, v)
 		}
-		g.cols[m] = nc
+		g.cols[m] = col
 	}
-	g.t = nt
+	g.t = append(g.t[:from], tail...)
 }
 
 // extend pads the columns with nulls to the length of the time axis.

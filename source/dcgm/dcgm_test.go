@@ -93,3 +93,60 @@ func TestTenure(t *testing.T) {
 		t.Fatalf("tenure %v, want %v", got, want)
 	}
 }
+
+// TestMergeInTheMiddle: times that fall between existing ones (a metric read
+// at a scrape utilization missed) are put in place, every column re-spaced
+// from there on and the earlier part left as it was.
+func TestMergeInTheMiddle(t *testing.T) {
+	b := NewBuilder(0)
+	id := Identity{Key: GPUKey{Node: "n", UUID: "GPU-1"}}
+	b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{1000, 1}, {2000, 2}, {3000, 3}, {4000, 4}})
+	b.Add(id, "DCGM_FI_DEV_POWER_USAGE", []Pair{{1000, 100}, {2000, 200}, {3000, 300}, {4000, 400}})
+	b.AddTimes(id.Key, []int64{2500, 3000, 4500})
+	b.Add(id, "DCGM_FI_DEV_SM_CLOCK", []Pair{{1500, 15}, {3000, 30}})
+	g := b.Build(0, 5000)[0].GPUs[0]
+	for what, got := range map[string]string{
+		"t":     fmt.Sprint(g.Series.T),
+		"util":  fmt.Sprint(g.Series.GPUUtilPct),
+		"power": fmt.Sprint(g.Series.PowerW),
+		"clock": fmt.Sprint(g.Series.SMClockMHz),
+	} {
+		want := map[string]string{
+			"t":     "[1 1.5 2 2.5 3 4 4.5]",
+			"util":  "[1 NaN 2 NaN 3 4 NaN]",
+			"power": "[100 NaN 200 NaN 300 400 NaN]",
+			"clock": "[NaN 15 NaN NaN 30 NaN NaN]",
+		}[what]
+		if got != want {
+			t.Errorf("%s = %s, want %s", what, got, want)
+		}
+	}
+}
+
+// BenchmarkMergeChunks adds a day of one GPU chunk by chunk, with one
+// scrape per chunk that only another metric saw (pushdown's case): the cost
+// per sample must not grow with the number of chunks before it. Compare
+// -bench 'MergeChunks/chunks=(3|12)$'.
+func BenchmarkMergeChunks(b *testing.B) {
+	for _, chunks := range []int{3, 12, 48} {
+		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
+			const perChunk = 480 // 2 h at 15 s
+			for i := 0; i < b.N; i++ {
+				bd := NewBuilder(15000)
+				id := Identity{Key: GPUKey{Node: "n", UUID: "GPU-1"}}
+				for c := 0; c < chunks; c++ {
+					pairs := make([]Pair, 0, perChunk)
+					for k := 0; k < perChunk; k++ {
+						if k != 7 {
+							pairs = append(pairs, Pair{int64(c*perChunk+k) * 15000, 50})
+						}
+					}
+					bd.Add(id, "DCGM_FI_DEV_GPU_UTIL", pairs)
+					bd.Add(id, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", []Pair{pairs[0], pairs[len(pairs)-1]})
+					bd.AddTimes(id.Key, []int64{int64(c*perChunk+7) * 15000})
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunks*480), "ns/sample")
+		})
+	}
+}
