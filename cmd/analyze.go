@@ -67,43 +67,41 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
   seedance analyze --source prometheus --prometheus-url http://prometheus:9090 --duration 24h --report all`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Inputs = append(append([]string(nil), inputs...), args...)
-			cfg, err := f.Config()
+			src.Ctx = c.Context()
+			o, err := configure(f, opts, src, gpuPrices, rulesFile)
 			if err != nil {
 				return err
 			}
-			opts.Config = cfg
-			switch {
-			case cfg.Analyze.Source != "" && len(opts.Inputs) > 0:
-				return usageErrorf("--source reads from a source instead of profile files: give one or the other")
-			case cfg.Analyze.Source != "":
-				src.Config, src.Ctx = cfg, c.Context()
-				src.Config.Profile.Source = cfg.Analyze.Source
-				opts.Source = src
-			case len(opts.Inputs) == 0:
-				return usageErrorf("no input: give a profile with --input FILE (or - for stdin), or read a source with --source")
-			}
-			if opts.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
-				return err
-			}
-			if opts.Rules, err = loadRules(rulesFile, f.configFile); err != nil {
-				return err
-			}
 			if runF != nil {
-				return runF(opts)
+				return runF(o)
 			}
 			switch {
-			case cfg.Analyze.Every > 0:
+			case o.Config.Analyze.Every > 0:
 				var watch []string
 				for _, p := range []string{f.configFile, rulesFile} {
 					if p != "" {
 						watch = append(watch, p)
 					}
 				}
-				return analyzeLoop(c.Context(), opts, func() (*AnalyzeOptions, error) { return reloadAnalyze(f, opts, src, gpuPrices, rulesFile) }, watch)
-			case cfg.Analyze.Listen != "":
+				// The config file (when there is one) read again, then the
+				// options built anew, with the same flags.
+				reload := func() (*AnalyzeOptions, error) {
+					if f.configFile != "" {
+						b, err := readLimited(f.configFile, maxConfigBytes)
+						if err != nil {
+							return nil, usageErrorf("config %s: %v", f.configFile, err)
+						}
+						if err := readConfig(f.viper, f.configFile, b); err != nil {
+							return nil, err
+						}
+					}
+					return configure(f, opts, src, gpuPrices, rulesFile)
+				}
+				return analyzeLoop(c.Context(), o, reload, watch)
+			case o.Config.Analyze.Listen != "":
 				return usageErrorf("--listen serves the reports of a loop: give --every too (e.g. --every 5m)")
 			}
-			return analyzeRun(opts)
+			return analyzeRun(o)
 		},
 	}
 	fl := c.Flags()
@@ -118,40 +116,35 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	return c
 }
 
-// reloadAnalyze builds the options of a loop's next run from the config
-// file and the rules file as they are now, with the same flags.
-func reloadAnalyze(f *Factory, opts *AnalyzeOptions, src *ProfileOptions, gpuPrices []string, rulesFile string) (*AnalyzeOptions, error) {
-	if f.configFile != "" {
-		b, err := readLimited(f.configFile, maxConfigBytes)
-		if err != nil {
-			return nil, usageErrorf("config %s: %v", f.configFile, err)
-		}
-		if err := checkConfigKeys(f.configFile, b); err != nil {
-			return nil, err
-		}
-		if err := f.viper.ReadInConfig(); err != nil {
-			return nil, usageErrorf("config %s: %s", f.configFile, oneLine(err.Error()))
-		}
-	}
+// configure builds the options of one analysis from the effective
+// configuration (f.Config): the inputs or the source (a copy of src, with
+// the configuration), the prices and the rules. A loop calls it again when
+// the config or rules file changes.
+func configure(f *Factory, base *AnalyzeOptions, src *ProfileOptions, gpuPrices []string, rulesFile string) (*AnalyzeOptions, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
 	}
-	next := *opts
-	next.Config = cfg
-	if next.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
-		return nil, err
-	}
-	if next.Rules, err = loadRules(rulesFile, f.configFile); err != nil {
-		return nil, err
-	}
-	if opts.Source != nil {
+	o := *base
+	o.Config = cfg
+	switch {
+	case cfg.Analyze.Source != "" && len(o.Inputs) > 0:
+		return nil, usageErrorf("--source reads from a source instead of profile files: give one or the other")
+	case cfg.Analyze.Source != "":
 		s := *src
 		s.Config = cfg
 		s.Config.Profile.Source = cfg.Analyze.Source
-		next.Source = &s
+		o.Source = &s
+	case len(o.Inputs) == 0:
+		return nil, usageErrorf("no input: give a profile with --input FILE (or - for stdin), or read a source with --source")
 	}
-	return &next, nil
+	if o.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
+		return nil, err
+	}
+	if o.Rules, err = loadRules(rulesFile, f.configFile); err != nil {
+		return nil, err
+	}
+	return &o, nil
 }
 
 // loadRules reads and compiles the policy rules: a --rules file, else the

@@ -161,15 +161,21 @@ func loadConfig(v *viper.Viper, flagPath string, getenv func(string) string) (st
 		}
 		return "", usageErrorf("config %s: %v", path, err)
 	}
+	return path, readConfig(v, path, b)
+}
+
+// readConfig checks the config file's keys and reads it into v (at start,
+// and again when a loop sees the file change).
+func readConfig(v *viper.Viper, path string, b []byte) error {
 	if err := checkConfigKeys(path, b); err != nil {
-		return "", err
+		return err
 	}
 	v.SetConfigFile(path)
 	v.SetConfigType("yaml")
 	if err := v.ReadInConfig(); err != nil {
-		return "", usageErrorf("config %s: %s", path, oneLine(err.Error()))
+		return usageErrorf("config %s: %s", path, oneLine(err.Error()))
 	}
-	return path, nil
+	return nil
 }
 
 // maxConfigBytes bounds a config file: seedance's settings fit in a few
