@@ -34,49 +34,42 @@ func asMap(doc any) (m map[string]any, hasDelta bool, err error) {
 	return m, hasDelta, nil
 }
 
-// indexGroups gives gates attribution.group, the groups by key (their
-// levels' values joined by "|"), so that a gate names a team:
-// attribution.group['research'].efficiency >= 0.5. A group that is not in
-// the report makes the gate invalid, not passed.
-func indexGroups(env map[string]any) {
-	at, ok := env["attribution"].(map[string]any)
+// indexBy gives gates env[section][name], the entries of
+// env[section][list] by key(entry), so that a gate names one: a group of
+// the attribution report by its levels' values joined by "|"
+// (attribution.group['research'].efficiency >= 0.5), a fragmentation pool
+// by its GPU model (fragmentation.pool['NVIDIA H100 80GB HBM3'].ratio <=
+// 0.35). An entry that is not in the report makes the gate invalid, not
+// passed.
+func indexBy(env map[string]any, section, list, name string, key func(map[string]any) string) {
+	sec, ok := env[section].(map[string]any)
 	if !ok {
 		return
 	}
-	groups, _ := at["groups"].([]any)
-	index := make(map[string]any, len(groups))
-	for _, g := range groups {
-		gm, ok := g.(map[string]any)
-		if !ok {
-			continue
+	entries, _ := sec[list].([]any)
+	index := make(map[string]any, len(entries))
+	for _, e := range entries {
+		if em, ok := e.(map[string]any); ok {
+			index[key(em)] = em
 		}
-		keys, _ := gm["key"].([]any)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i], _ = k.(string)
-		}
-		index[strings.Join(parts, "|")] = gm
 	}
-	at["group"] = index
+	sec[name] = index
 }
 
-// indexPools gives gates fragmentation.pool, the pools by GPU model:
-// fragmentation.pool['NVIDIA H100 80GB HBM3'].ratio <= 0.35. A pool that is
-// not in the report makes the gate invalid, not passed.
-func indexPools(env map[string]any) {
-	f, ok := env["fragmentation"].(map[string]any)
-	if !ok {
-		return
+// groupIndexKey is an attribution group's levels joined by "|".
+func groupIndexKey(g map[string]any) string {
+	keys, _ := g["key"].([]any)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i], _ = k.(string)
 	}
-	pools, _ := f["pools"].([]any)
-	index := make(map[string]any, len(pools))
-	for _, p := range pools {
-		if pm, ok := p.(map[string]any); ok {
-			model, _ := pm["model"].(string)
-			index[model] = pm
-		}
-	}
-	f["pool"] = index
+	return strings.Join(parts, "|")
+}
+
+// poolIndexKey is a fragmentation pool's GPU model.
+func poolIndexKey(p map[string]any) string {
+	model, _ := p["model"].(string)
+	return model
 }
 
 // EvalGates evaluates each gate over the report's JSON and records the
@@ -100,8 +93,8 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	indexGroups(env)
-	indexPools(env)
+	indexBy(env, "attribution", "groups", "group", groupIndexKey)
+	indexBy(env, "fragmentation", "pools", "pool", poolIndexKey)
 	var results []GateResult
 	failed := false
 	for _, g := range gates {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func render(t *testing.T, values map[string]any) string {
 	for name := range out {
 		files = append(files, name)
 	}
-	slicesSort(files)
+	sort.Strings(files)
 	var b strings.Builder
 	for _, name := range files {
 		if strings.HasSuffix(name, ".tpl") || strings.TrimSpace(out[name]) == "" {
@@ -55,14 +56,6 @@ func render(t *testing.T, values map[string]any) string {
 		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", strings.TrimPrefix(name, "seedance/"), strings.TrimSpace(out[name]))
 	}
 	return b.String()
-}
-
-func slicesSort(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // objects decodes every document strictly into its Kubernetes type.
