@@ -1,0 +1,82 @@
+package httpc
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/config"
+)
+
+// TestOAuth2Concurrent sends concurrent first requests through an OAuth2
+// client, with an inline secret and with one read from a file: each carries
+// the token, and under -race the shared token source is never read while it
+// is written (prometheus/common v0.74.0 alone fails this).
+func TestOAuth2Concurrent(t *testing.T) {
+	var tokens atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		tokens.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"tok","token_type":"Bearer","expires_in":3600}`)
+	})
+	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	secretFile := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secretFile, []byte("s3"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]config.OAuth2{
+		"inline": {ClientID: "c", ClientSecret: "s3", TokenURL: srv.URL + "/token"},
+		"file":   {ClientID: "c", ClientSecretFile: secretFile, TokenURL: srv.URL + "/token"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := config.DefaultHTTPClientConfig
+			cfg.OAuth2 = &o
+			c, err := New(cfg, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 32)
+			for range 32 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					resp, err := c.Get(srv.URL + "/data")
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer resp.Body.Close()
+					b, _ := io.ReadAll(resp.Body)
+					if resp.StatusCode != http.StatusOK || string(b) != "ok" {
+						errs <- fmt.Errorf("status %d: %s", resp.StatusCode, b)
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
+	}
+	if tokens.Load() == 0 {
+		t.Error("no token was fetched")
+	}
+}
