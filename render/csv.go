@@ -39,7 +39,9 @@ func deltaNum(d map[string]float64, k string) string {
 }
 
 // CSV writes one row per node, then a "(total)" row with the cluster's
-// figures and, with a baseline, a "(delta vs baseline)" row. The names in
+// figures and, with a baseline, a "(delta vs baseline)" row. The spread
+// of the nodes' utilization is a cluster figure: its two columns are empty
+// on the node rows. The names in
 // parentheses cannot be node names. The attribution report writes one row
 // per group instead (attributionCSV), the fragmentation report one row
 // per pool (fragmentationCSV).
@@ -52,7 +54,8 @@ func CSV(w io.Writer, r *Result, o Options) error {
 		return fragmentationCSV(cw, r.Fragmentation)
 	}
 	cw.Write([]string{"node", "gpus", "models", "verdict", "avg_gpu_util_pct", "idle_share", "gpu_hours", "idle_gpu_hours",
-		"idle_cost_usd", "energy_kwh", "price_usd_per_hour", "pending_workloads", "idle_intervals"})
+		"idle_cost_usd", "energy_kwh", "price_usd_per_hour", "pending_workloads", "idle_intervals",
+		"node_util_stddev_pct", "node_util_variance"})
 	for _, n := range r.Nodes {
 		ivs := make([]string, 0, len(n.IdleIntervals))
 		for _, iv := range n.IdleIntervals {
@@ -60,15 +63,16 @@ func CSV(w io.Writer, r *Result, o Options) error {
 		}
 		cw.Write([]string{cell(n.Name), strconv.Itoa(n.GPUs), cell(strings.Join(n.Models, "+")), n.Verdict,
 			optNum(n.AvgGPUUtilPct), optNum(n.IdleShare), num(n.GPUHours), num(n.IdleGPUHours), num(n.IdleCostUSD), num(n.EnergyKWh),
-			num(n.PriceUSDPerHour), fmt.Sprint(n.PendingWorkloads), strings.Join(ivs, ";")})
+			num(n.PriceUSDPerHour), fmt.Sprint(n.PendingWorkloads), strings.Join(ivs, ";"), "", ""})
 	}
 	s := r.Summary
 	cw.Write([]string{"(total)", strconv.Itoa(s.GPUs), "", "", optNum(s.AvgGPUUtilPct), num(s.IdleRatio), num(s.GPUHours), num(s.IdleGPUHours),
-		num(s.IdleCostUSD), num(s.EnergyKWh), "", "", ""})
+		num(s.IdleCostUSD), num(s.EnergyKWh), "", "", "", optNum(s.NodeUtilStddevPct), optNum(s.NodeUtilVariance)})
 	if r.Delta != nil {
 		d := r.Delta
 		cw.Write([]string{"(delta vs baseline)", deltaNum(d, "gpus"), "", "", deltaNum(d, "avg_gpu_util_pct"), deltaNum(d, "idle_ratio"), deltaNum(d, "gpu_hours"),
-			deltaNum(d, "idle_gpu_hours"), deltaNum(d, "idle_cost_usd"), deltaNum(d, "energy_kwh"), "", "", ""})
+			deltaNum(d, "idle_gpu_hours"), deltaNum(d, "idle_cost_usd"), deltaNum(d, "energy_kwh"), "", "", "",
+			deltaNum(d, "node_util_stddev_pct"), deltaNum(d, "node_util_variance")})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -156,6 +156,33 @@ func TestCSVRows(t *testing.T) {
 	}
 }
 
+// TestSpreadInEveryFormat: the nodes' utilization variance, and its change
+// against a baseline, is in every format (CSV on its total and delta rows).
+func TestSpreadInEveryFormat(t *testing.T) {
+	r := simReport(t, analyze.DialectKubectl)
+	base := *r.Report
+	v := 0.02
+	base.Summary.NodeUtilVariance = &v
+	analyze.ApplyBaseline(r.Report, &base)
+	want := num(*r.Report.Summary.NodeUtilVariance)
+	wantDelta := num(r.Report.Delta["node_util_variance"])
+	if r.Report.Delta["node_util_variance"] == 0 {
+		t.Fatal("no variance delta against a baseline of 0.02")
+	}
+	for _, f := range []string{"table", "markdown", "html", "json", "yaml", "prom", "csv"} {
+		out := string(render(t, f, r, Options{}))
+		if !strings.Contains(out, "variance") {
+			t.Errorf("%s: no variance", f)
+		}
+	}
+	rows, _ := csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
+	head, total, delta := rows[0], rows[len(rows)-2], rows[len(rows)-1]
+	if head[len(head)-1] != "node_util_variance" || total[len(total)-1] != want || delta[len(delta)-1] != wantDelta || rows[1][len(head)-1] != "" {
+		t.Fatalf("csv variance column: head %q total %q delta %q node %q; want %s and %s",
+			head[len(head)-1], total[len(total)-1], delta[len(delta)-1], rows[1][len(head)-1], want, wantDelta)
+	}
+}
+
 func TestHostileNames(t *testing.T) {
 	r := &Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Nodes: []analyze.NodeReport{
 		{Name: "=cmd|' /C calc'!A0", GPUs: 1, Models: []string{"H100"}, Verdict: "idle"},
