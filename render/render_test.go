@@ -164,9 +164,9 @@ func TestSpreadInEveryFormat(t *testing.T) {
 	v := 0.02
 	base.Summary.NodeUtilVariance = &v
 	analyze.ApplyBaseline(r.Report, &base)
-	want := num(*r.Report.Summary.NodeUtilVariance)
-	wantDelta := num(r.Report.Delta["node_util_variance"])
-	if r.Report.Delta["node_util_variance"] == 0 {
+	want := num(*r.Summary.NodeUtilVariance)
+	wantDelta := num(r.Delta["node_util_variance"])
+	if r.Delta["node_util_variance"] == 0 {
 		t.Fatal("no variance delta against a baseline of 0.02")
 	}
 	for _, f := range []string{"table", "markdown", "html", "json", "yaml", "prom", "csv"} {
