@@ -108,6 +108,9 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 		for _, n := range h.Notes {
 			r.Warnings = append(r.Warnings, s.Name+": "+n)
 		}
+		if h.PendingUnknown != "" && r.PendingUnknown == "" {
+			r.PendingUnknown = s.Name + ": " + h.PendingUnknown
+		}
 		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
 		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, in) }); err != nil {
 			return nil, err
@@ -288,7 +291,11 @@ func (a *analysis) item(it profile.Item, in input) error {
 	if acc.model == "" {
 		acc.model = g.Model
 	}
-	return acc.add(&g.Series, in.offset, in.interval)
+	interval := in.interval
+	if g.IntervalS > 0 {
+		interval = g.IntervalS // the GPU's own spacing (docs/profile-format.md)
+	}
+	return acc.add(&g.Series, in.offset, interval)
 }
 
 // report finishes every GPU and node and fills r.
@@ -298,6 +305,7 @@ func (a *analysis) report(r *Report) {
 	var covered []Interval
 	memBWGPUs := 0
 	longestSpan := 0.0
+	fullWindowNodes, energyMeasured := 0, false
 	for _, n := range a.order {
 		parents, bwSeen := map[string]bool{}, map[string]bool{}
 		for _, g := range n.gpus {
@@ -306,6 +314,7 @@ func (a *analysis) report(r *Report) {
 			}
 		}
 		nr := NodeReport{Name: n.name, PendingWorkloads: len(n.pending())}
+		full := false
 		var ns struct{ obs, idle, util, utilW, cost, energyJ, price float64 }
 		models := map[string]bool{}
 		for _, g := range n.gpus {
@@ -315,6 +324,7 @@ func (a *analysis) report(r *Report) {
 			}
 			price := pricer.Price(g.model) * g.share
 			ns.energyJ += g.energyJ()
+			energyMeasured = energyMeasured || g.energyMeasured()
 			if g.parent() == "" { // a physical GPU, with or without MIG devices
 				nr.GPUs++
 				models[shortModel(g.model)] = true
@@ -336,7 +346,11 @@ func (a *analysis) report(r *Report) {
 			}
 			if k := len(g.cover); k > 0 {
 				longestSpan = math.Max(longestSpan, g.cover[k-1].EndS-g.cover[0].StartS)
+				full = full || g.utilW > 0 && g.cover[k-1].EndS-g.cover[0].StartS >= a.p.IdleWindow.Seconds()-eps
 			}
+		}
+		if full {
+			fullWindowNodes++
 		}
 		nr.Models = slices.Sorted(maps.Keys(models))
 		nr.GPUHours = sig(ns.obs / 3600)
@@ -394,16 +408,21 @@ func (a *analysis) report(r *Report) {
 	s.AvgMemBWUtilPct = mean(sum.bw, sum.bwW)
 	s.NodeUtilStddevPct, s.NodeUtilVariance = nodeSpread(r.Nodes)
 	s.MemBWGPUs = memBWGPUs
-	s.IdleGPUHours = sig(sum.idle / 3600)
-	s.IdleRatio = sig(ratio(sum.idle, sum.obs))
-	s.IdleCostUSD = sig(sum.cost)
-	s.EnergyKWh = sig(sum.energyJ / 3.6e6)
-	s.EnergyCostUSD = sig(sum.energyJ / 3.6e6 * a.p.EnergyUSDPerKWh)
 	coveredS := length(union(covered))
 	r.Window.CoveredS = sig(coveredS)
-	if coveredS > 0 {
-		s.ProjectedMonthlySavingsUSD = sig(sum.cost / (coveredS / 3600) * HoursPerMonth)
+	if sum.utilW > 0 {
+		s.IdleGPUHours = num(sum.idle / 3600)
+		s.IdleRatio = num(ratio(sum.idle, sum.obs))
+		s.IdleCostUSD = num(sum.cost)
+		if coveredS > 0 {
+			s.ProjectedMonthlySavingsUSD = num(sum.cost / (coveredS / 3600) * HoursPerMonth)
+		}
 	}
+	if energyMeasured {
+		s.EnergyKWh = num(sum.energyJ / 3.6e6)
+		s.EnergyCostUSD = num(sum.energyJ / 3.6e6 * a.p.EnergyUSDPerKWh)
+	}
+	s.NodesFullWindow = fullWindowNodes
 	if w := a.p.IdleWindow.Seconds(); longestSpan < w-eps {
 		s.Notes = append(s.Notes, fmt.Sprintf("no GPU was observed for as long as the %s idle window (the longest for %s), so nothing can count as idle: gate on summary.avg_gpu_util_pct, or pass an --idle-window shorter than the run",
 			FormatDuration(a.p.IdleWindow), FormatDuration(time.Duration(longestSpan*float64(time.Second)))))
@@ -416,7 +435,7 @@ func (a *analysis) report(r *Report) {
 	if u := pricer.Unmatched(); len(u) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), a.p.DefaultGPUHourUSD))
 	}
-	r.Suggestions = suggest(r.Nodes, a.nodes, a.p.Dialect)
+	r.Suggestions = suggest(r.Nodes, a.nodes, a.p.Dialect, r.PendingUnknown)
 	if a.p.Scaling != nil && a.p.Scaling.Period > 0 {
 		r.Scaling = a.scalingReport(pricer)
 	}
@@ -549,6 +568,12 @@ func (a *analysis) verdict(n *NodeReport) string {
 
 // mean is sum/weight rounded, or nil when nothing was weighed: a metric
 // that no sample carried is unknown, not 0.
+// num is a measured figure, to 9 significant digits.
+func num(x float64) *float64 {
+	v := sig(x)
+	return &v
+}
+
 func mean(sum, weight float64) *float64 {
 	if weight == 0 {
 		return nil

@@ -63,9 +63,9 @@ func TestAttributionHandComputed(t *testing.T) {
 	near(t, "unallocated held", at.Unallocated.HeldGPUHours, h)
 	near(t, "unallocated idle", at.Unallocated.IdleHeldGPUHours, h)
 	near(t, "unallocated waste", at.Unallocated.WasteCostUSD, 2*h)
-	near(t, "total idle = summary", at.Total.IdleHeldGPUHours, r.Summary.IdleGPUHours)
-	near(t, "groups + unallocated = total", a.IdleHeldGPUHours+b.IdleHeldGPUHours+at.Unallocated.IdleHeldGPUHours, r.Summary.IdleGPUHours)
-	near(t, "total waste = summary", at.Total.WasteCostUSD, r.Summary.IdleCostUSD)
+	near(t, "total idle = summary", at.Total.IdleHeldGPUHours, *r.Summary.IdleGPUHours)
+	near(t, "groups + unallocated = total", a.IdleHeldGPUHours+b.IdleHeldGPUHours+at.Unallocated.IdleHeldGPUHours, *r.Summary.IdleGPUHours)
+	near(t, "total waste = summary", at.Total.WasteCostUSD, *r.Summary.IdleCostUSD)
 }
 
 // TestAttributionGPUMilli: holders with gpu_milli take their share; what

@@ -98,7 +98,10 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 	var results []GateResult
 	failed := false
 	for _, g := range gates {
-		res := GateResult{Expr: g}
+		res := GateResult{Expr: g, Basis: idleBasis(g, env)}
+		if err := unknownFields(g, env); err != nil {
+			return results, fmt.Errorf("%w (gate %q)", err, g)
+		}
 		left, hasLeft := leftValue(g, env)
 		if hasLeft {
 			res.Value = left
@@ -151,7 +154,26 @@ func GateLine(g GateResult) string {
 	case g.Value != nil:
 		line += fmt.Sprintf(" (was %v)", g.Value)
 	}
+	if g.Basis != "" {
+		line += " [" + g.Basis + "]"
+	}
 	return line
+}
+
+// idleBasis says what a gate over the summary's idle figures rests on when
+// that is less than every node ("0 of 1 nodes observed for a full idle
+// window"); "" for other gates, or when every node was.
+func idleBasis(g string, env map[string]any) string {
+	if !strings.Contains(g, "summary.idle_") && !strings.Contains(g, "summary.projected_monthly_savings_usd") {
+		return ""
+	}
+	s, _ := env["summary"].(map[string]any)
+	full, _ := s["nodes_observed_full_window"].(float64)
+	nodes, _ := s["nodes"].(float64)
+	if full >= nodes {
+		return ""
+	}
+	return fmt.Sprintf("%g of %g nodes observed for a full idle window", full, nodes)
 }
 
 // leftValue evaluates the left side of a gate that is a comparison

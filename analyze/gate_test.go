@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"errors"
+	"math"
+	"strings"
 	"testing"
 )
 
@@ -53,7 +55,7 @@ func TestBaselineSkipsNulls(t *testing.T) {
 	r, base := gateReport(t), gateReport(t)
 	v := 12.0
 	base.Summary.AvgMemBWUtilPct = &v
-	base.Summary.IdleCostUSD = r.Summary.IdleCostUSD - 1.5
+	*base.Summary.IdleCostUSD = *r.Summary.IdleCostUSD - 1.5
 	ApplyBaseline(r, base)
 	if _, ok := r.Delta["avg_mem_bw_util_pct"]; ok {
 		t.Errorf("delta of a null: %v", r.Delta)
@@ -61,5 +63,73 @@ func TestBaselineSkipsNulls(t *testing.T) {
 	near(t, "idle cost delta", r.Delta["idle_cost_usd"], 1.5)
 	if _, ok := r.Delta["notes"]; ok {
 		t.Error("notes have no delta")
+	}
+}
+
+// TestNothingMeasuredIsNull (#25, case 2): with every utilization value
+// null, the idle figures are null, not 0, and a gate over them fails with
+// its reason; without power or energy, so are the energy figures.
+func TestNothingMeasuredIsNull(t *testing.T) {
+	a := gpuSpec{uuid: "a", t: steps(0, 120), util: fill(math.NaN(), 120)}
+	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 1, nodeSpec{name: "n1", gpus: []gpuSpec{a}}))
+	s := r.Summary
+	if s.IdleRatio != nil || s.IdleGPUHours != nil || s.IdleCostUSD != nil || s.ProjectedMonthlySavingsUSD != nil || s.EnergyKWh != nil || s.EnergyCostUSD != nil {
+		t.Fatalf("figures from no measurement: %+v", s)
+	}
+	err := EvalGates(r, []string{"summary.idle_ratio <= 0.2"})
+	if !errors.Is(err, ErrGateFailed) || r.Gates[0].Passed {
+		t.Fatalf("err %v gates %+v", err, r.Gates)
+	}
+	if got := GateLine(r.Gates[0]); got != "FAIL: summary.idle_ratio <= 0.2 (the value is null: not measured in this report) [0 of 1 nodes observed for a full idle window]" {
+		t.Errorf("line %q", got)
+	}
+}
+
+// TestShortRunSaysItsBasis (#25, case 2): a run shorter than the idle
+// window can pass a gate on idle_ratio, but the gate says on what.
+func TestShortRunSaysItsBasis(t *testing.T) {
+	a := gpuSpec{uuid: "a", t: steps(0, 30), util: fill(0, 30)}
+	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 30, 1, nodeSpec{name: "n1", gpus: []gpuSpec{a}}))
+	if err := EvalGates(r, []string{"summary.idle_ratio <= 0.2", "summary.gpus == 1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := GateLine(r.Gates[0]); got != "PASS: summary.idle_ratio <= 0.2 (was 0) [0 of 1 nodes observed for a full idle window]" {
+		t.Errorf("line %q", got)
+	}
+	if got := GateLine(r.Gates[1]); got != "PASS: summary.gpus == 1 (was 1)" {
+		t.Errorf("line %q", got)
+	}
+	// Observed for the whole window: no basis to add.
+	r = gateReport(t)
+	_ = EvalGates(r, []string{"summary.idle_ratio <= 0.9"})
+	if r.Gates[0].Basis != "" || r.Summary.NodesFullWindow != 1 {
+		t.Errorf("basis %q, nodes_observed_full_window %d", r.Gates[0].Basis, r.Summary.NodesFullWindow)
+	}
+}
+
+// TestMisspeltGateField (#25, case 3): a field the report does not have
+// is named, with the nearest ones it has (exit 2 in the command).
+func TestMisspeltGateField(t *testing.T) {
+	for _, tt := range []struct{ gate, want string }{
+		{"summary.idel_ratio <= 0.2", `invalid gate: no field "idel_ratio" in summary; nearest: idle_ratio (gate "summary.idel_ratio <= 0.2")`},
+		{"summary.idle_ratio <= 0.2 && sumary.gpus > 0", `invalid gate: no field "sumary" in the report; nearest: summary`},
+		{"attribution.total.waste_cost_usd < 5", `no field "attribution" in the report`},
+		{"nodes[0].verdict == 'idle' && summary.gpu_hourz > 0", `no field "gpu_hourz" in summary; nearest: gpu_hours`},
+	} {
+		r := gateReport(t)
+		err := EvalGates(r, []string{tt.gate})
+		if !errors.Is(err, ErrInvalidGate) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.gate, err, tt.want)
+		}
+	}
+	// A delta without a baseline keeps its own hint.
+	r := gateReport(t)
+	if err := EvalGates(r, []string{"delta.idle_ratio <= 0"}); !errors.Is(err, ErrInvalidGate) || !strings.Contains(err.Error(), "delta needs --baseline") {
+		t.Errorf("delta: %v", err)
+	}
+	// Closures' variables and functions are not fields.
+	r = gateReport(t)
+	if err := EvalGates(r, []string{"all(nodes, .verdict != 'x')", "len(nodes) == 1"}); err != nil {
+		t.Errorf("closures: %v", err)
 	}
 }

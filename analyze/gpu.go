@@ -31,7 +31,8 @@ type gpuAcc struct {
 	mig         *profile.MIG
 	share       float64 // 1 for a GPU, slices/7 for a MIG device, 0 for a MIG parent
 	index       int32   // below profile.MaxGPUsPerNode
-	// energyN counts energy readings, up to 2 (all the rules ask).
+	// energyN counts energy readings, up to 2 (all the rules ask); its
+	// bit powerSeen is set once a power reading was seen.
 	energyN          uint8
 	hasUtil, sampled bool
 	runOpen          bool
@@ -142,13 +143,15 @@ func (g *gpuAcc) close(s sample, next float64) {
 	}
 	if !profile.IsNull(s.power) {
 		g.powerJ += s.power * cov
+		g.energyN |= powerSeen
 	}
 	if !profile.IsNull(s.energy) {
-		if g.energyN > 0 && s.energy > g.lastEnergy {
+		n := g.energyN &^ powerSeen
+		if n > 0 && s.energy > g.lastEnergy {
 			g.energyInc += s.energy - g.lastEnergy
 		}
 		g.lastEnergy = s.energy
-		g.energyN = min(g.energyN+1, 2)
+		g.energyN = min(n+1, 2) | g.energyN&powerSeen
 	}
 	idle := !profile.IsNull(s.util) && s.util < g.ctx.threshold
 	if !idle {
@@ -184,11 +187,17 @@ func (g *gpuAcc) endRun() {
 // energyJ is the GPU's energy: the energy counter's increase when it has at
 // least two readings, else the integral of power over coverage.
 func (g *gpuAcc) energyJ() float64 {
-	if g.energyN >= 2 {
+	if g.energyN&^powerSeen >= 2 {
 		return g.energyInc
 	}
 	return g.powerJ
 }
+
+// powerSeen is the bit of gpuAcc.energyN set by a power reading.
+const powerSeen = 0x80
+
+// energyMeasured reports whether the GPU reported power or energy.
+func (g *gpuAcc) energyMeasured() bool { return g.energyN != 0 }
 
 // parent is a MIG device's parent GPU UUID, "" for a GPU.
 func (g *gpuAcc) parent() string {

@@ -31,7 +31,11 @@ type Report struct {
 	Nodes       []NodeReport       `json:"nodes"`
 	Suggestions []Suggestion       `json:"suggestions"`
 	Warnings    []string           `json:"warnings,omitempty"`
-	Gates       []GateResult       `json:"gates,omitempty"`
+	// PendingUnknown says why the work waiting for GPUs is unknown (an
+	// input's pending_unknown); no suggestion then drains or releases a
+	// node.
+	PendingUnknown string       `json:"pending_unknown,omitempty"`
+	Gates          []GateResult `json:"gates,omitempty"`
 	// Fleet is what a migration planner needs of the nodes: each GPU's
 	// mean utilization as a one-sample series, the workloads, the
 	// topology. Kept only with Params.KeepFleet; never written.
@@ -86,17 +90,24 @@ type Summary struct {
 	NodeUtilStddevPct *float64 `json:"node_util_stddev_pct"`
 	NodeUtilVariance  *float64 `json:"node_util_variance"`
 	// MemBWGPUs counts the GPUs that reported memory bandwidth.
-	MemBWGPUs                  int     `json:"mem_bw_gpus"`
-	IdleGPUHours               float64 `json:"idle_gpu_hours"`
-	IdleRatio                  float64 `json:"idle_ratio"`
-	IdleCostUSD                float64 `json:"idle_cost_usd"`
-	EnergyKWh                  float64 `json:"energy_kwh"`
-	EnergyCostUSD              float64 `json:"energy_cost_usd"`
-	ProjectedMonthlySavingsUSD float64 `json:"projected_monthly_savings_usd"`
-	IdleNodes                  int     `json:"idle_nodes"`
-	StalledNodes               int     `json:"stalled_nodes"`
-	UnderusedNodes             int     `json:"underused_nodes"`
-	BusyNodes                  int     `json:"busy_nodes"`
+	MemBWGPUs int `json:"mem_bw_gpus"`
+	// The idle figures are null when no GPU reported utilization, the
+	// energy figures when none reported power or energy: a figure
+	// computed from no measurement is null, and a gate over it fails.
+	IdleGPUHours               *float64 `json:"idle_gpu_hours"`
+	IdleRatio                  *float64 `json:"idle_ratio"`
+	IdleCostUSD                *float64 `json:"idle_cost_usd"`
+	EnergyKWh                  *float64 `json:"energy_kwh"`
+	EnergyCostUSD              *float64 `json:"energy_cost_usd"`
+	ProjectedMonthlySavingsUSD *float64 `json:"projected_monthly_savings_usd"`
+	// NodesFullWindow counts the nodes with a GPU whose utilization was
+	// observed for at least one idle window: the basis of the idle
+	// figures (a run shorter than the window can count nothing as idle).
+	NodesFullWindow int `json:"nodes_observed_full_window"`
+	IdleNodes       int `json:"idle_nodes"`
+	StalledNodes    int `json:"stalled_nodes"`
+	UnderusedNodes  int `json:"underused_nodes"`
+	BusyNodes       int `json:"busy_nodes"`
 	// Notes say what limits the figures (a window shorter than the idle
 	// window, for instance); they are for people, not gates.
 	Notes []string `json:"notes,omitempty"`
@@ -183,4 +194,7 @@ type GateResult struct {
 	// failure says by how much (absent for other expressions).
 	Value any    `json:"value,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Basis says what an idle figure rests on when not every node was
+	// observed for a full idle window.
+	Basis string `json:"basis,omitempty"`
 }

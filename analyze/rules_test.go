@@ -31,8 +31,8 @@ func TestIdleRunWindowBoundary(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := 100
 			r, node := oneGPU(t, gpuSpec{t: steps(0, n), util: cat(fill(0, tt.idle), fill(80, n-tt.idle))}, 100)
-			near(t, "idle GPU-hours", r.Summary.IdleGPUHours, tt.wantIdleS/3600)
-			near(t, "idle ratio", r.Summary.IdleRatio, tt.wantIdleS/100)
+			near(t, "idle GPU-hours", *r.Summary.IdleGPUHours, tt.wantIdleS/3600)
+			near(t, "idle ratio", *r.Summary.IdleRatio, tt.wantIdleS/100)
 			if got := len(node.IdleIntervals) > 0; got != (tt.wantIdleS > 0) {
 				t.Errorf("node intervals %v", node.IdleIntervals)
 			}
@@ -42,18 +42,18 @@ func TestIdleRunWindowBoundary(t *testing.T) {
 
 func TestThresholdIsStrict(t *testing.T) {
 	r, _ := oneGPU(t, gpuSpec{t: steps(0, 120), util: fill(15, 120)}, 120)
-	if r.Summary.IdleGPUHours != 0 {
-		t.Fatalf("utilization exactly at the threshold counted as idle: %v", r.Summary.IdleGPUHours)
+	if *r.Summary.IdleGPUHours != 0 {
+		t.Fatalf("utilization exactly at the threshold counted as idle: %v", *r.Summary.IdleGPUHours)
 	}
 	r, _ = oneGPU(t, gpuSpec{t: steps(0, 120), util: fill(14.999, 120)}, 120)
-	near(t, "just below", r.Summary.IdleGPUHours, 120.0/3600)
+	near(t, "just below", *r.Summary.IdleGPUHours, 120.0/3600)
 }
 
 func TestNullEndsRun(t *testing.T) {
 	// Idle 0..39, null at 40, idle 41..119: runs [0,40) (too short) and [41,120).
 	util := cat(fill(0, 40), []float64{null}, fill(0, 79))
 	r, node := oneGPU(t, gpuSpec{t: steps(0, 120), util: util}, 120)
-	near(t, "idle hours", r.Summary.IdleGPUHours, 79.0/3600)
+	near(t, "idle hours", *r.Summary.IdleGPUHours, 79.0/3600)
 	near(t, "observed hours", r.Summary.GPUHours, 120.0/3600)
 	if len(node.IdleIntervals) != 1 || node.IdleIntervals[0] != (Interval{41, 120}) {
 		t.Fatalf("intervals = %v", node.IdleIntervals)
@@ -67,7 +67,7 @@ func TestGapEndsRun(t *testing.T) {
 	ts := cat(steps(0, 40), steps(45, 60))
 	r, node := oneGPU(t, gpuSpec{t: ts, util: fill(0, 100)}, 105)
 	near(t, "observed", r.Summary.GPUHours*3600, 100) // 39 s + 1 s, then 59 s + 1 s
-	near(t, "idle", r.Summary.IdleGPUHours*3600, 60)  // [45,105); [0,40) is too short
+	near(t, "idle", *r.Summary.IdleGPUHours*3600, 60) // [45,105); [0,40) is too short
 	if len(node.IdleIntervals) != 1 || node.IdleIntervals[0] != (Interval{45, 105}) {
 		t.Fatalf("intervals = %v", node.IdleIntervals)
 	}
@@ -78,7 +78,7 @@ func TestStepOfExactlyTwoIntervalsIsNoGap(t *testing.T) {
 	ts := cat(steps(0, 30), steps(31, 59))
 	r, node := oneGPU(t, gpuSpec{t: ts, util: fill(3, 89)}, 90)
 	near(t, "observed", r.Summary.GPUHours*3600, 90)
-	near(t, "idle", r.Summary.IdleGPUHours*3600, 90)
+	near(t, "idle", *r.Summary.IdleGPUHours*3600, 90)
 	if len(node.IdleIntervals) != 1 || node.IdleIntervals[0] != (Interval{0, 90}) {
 		t.Fatalf("intervals = %v", node.IdleIntervals)
 	}
@@ -96,7 +96,7 @@ func TestNodeIntervalsIntersectGPUs(t *testing.T) {
 	b := gpuSpec{uuid: "GPU-b", t: steps(0, 120), util: cat(fill(90, 60), fill(0, 60))}
 	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 1, nodeSpec{name: "n1", gpus: []gpuSpec{a, b}}))
 	n := nodeByName(r, "n1")
-	near(t, "idle GPU-hours", r.Summary.IdleGPUHours*3600, 120)
+	near(t, "idle GPU-hours", *r.Summary.IdleGPUHours*3600, 120)
 	if len(n.IdleIntervals) != 0 || n.Verdict != VerdictUnderused && n.Verdict != VerdictBusy {
 		t.Fatalf("node intervals %v verdict %s", n.IdleIntervals, n.Verdict)
 	}
@@ -159,8 +159,8 @@ func TestEnergy(t *testing.T) {
 			p := DefaultParams()
 			p.EnergyUSDPerKWh = 0.5
 			r := mustAnalyze(t, p, mkProfile(t, t0, float64(n), 1, nodeSpec{name: "n", gpus: []gpuSpec{{uuid: "g", t: steps(0, n), util: fill(50, n), power: tt.power, energy: tt.energy}}}))
-			near(t, "kWh", r.Summary.EnergyKWh, tt.wantJ/3.6e6)
-			near(t, "cost", r.Summary.EnergyCostUSD, tt.wantJ/3.6e6*0.5)
+			near(t, "kWh", *r.Summary.EnergyKWh, tt.wantJ/3.6e6)
+			near(t, "cost", *r.Summary.EnergyCostUSD, tt.wantJ/3.6e6*0.5)
 		})
 	}
 }
@@ -179,11 +179,11 @@ func TestCostAndProjection(t *testing.T) {
 	p := DefaultParams()
 	p.IdleWindow = 300 * 1e9
 	r := mustAnalyze(t, p, mkProfile(t, t0, 7200, 60, nodeSpec{name: "n1", gpus: []gpuSpec{a, b, c}}))
-	near(t, "idle hours", r.Summary.IdleGPUHours, 3)
-	near(t, "idle cost", r.Summary.IdleCostUSD, 2*4.916+1*1.0)
-	near(t, "projected", r.Summary.ProjectedMonthlySavingsUSD, (2*4.916+1.0)/2*730)
+	near(t, "idle hours", *r.Summary.IdleGPUHours, 3)
+	near(t, "idle cost", *r.Summary.IdleCostUSD, 2*4.916+1*1.0)
+	near(t, "projected", *r.Summary.ProjectedMonthlySavingsUSD, (2*4.916+1.0)/2*730)
 	near(t, "gpu hours", r.Summary.GPUHours, 6)
-	near(t, "idle ratio", r.Summary.IdleRatio, 0.5)
+	near(t, "idle ratio", *r.Summary.IdleRatio, 0.5)
 	if got := strings.Join(r.Params.DefaultPricesUsed, ","); got != "H100" {
 		t.Errorf("default prices used = %q", got)
 	}
@@ -222,8 +222,8 @@ func TestMIGDevicesStandForParent(t *testing.T) {
 	if r.Summary.GPUs != 1 {
 		t.Fatalf("gpus = %d, want the one physical GPU", r.Summary.GPUs)
 	}
-	near(t, "gpu hours", r.Summary.GPUHours*3600, 120)      // 3/7 + 4/7 of 120 s
-	near(t, "idle", r.Summary.IdleGPUHours*3600, 120*3.0/7) // the 3g slice
-	near(t, "cost", r.Summary.IdleCostUSD, 120.0/3600*1.844*3/7)
-	near(t, "energy from the parent", r.Summary.EnergyKWh, 100*120/3.6e6)
+	near(t, "gpu hours", r.Summary.GPUHours*3600, 120)       // 3/7 + 4/7 of 120 s
+	near(t, "idle", *r.Summary.IdleGPUHours*3600, 120*3.0/7) // the 3g slice
+	near(t, "cost", *r.Summary.IdleCostUSD, 120.0/3600*1.844*3/7)
+	near(t, "energy from the parent", *r.Summary.EnergyKWh, 100*120/3.6e6)
 }

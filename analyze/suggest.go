@@ -25,13 +25,15 @@ func ShellQuote(s string) string { return shell.Quote(s) }
 
 // suggest makes a suggestion for every idle and stalled node, the largest
 // saving first.
-func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect string) []Suggestion {
+// pendingUnknown, when set, says why the pending work is unknown: a
+// node then gets no drain or release command, since work may wait for it.
+func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect, pendingUnknown string) []Suggestion {
 	out := []Suggestion{}
 	for _, n := range nodes {
 		switch n.Verdict {
 		case VerdictIdle:
 			if n.IdleNow {
-				out = append(out, releaseNode(n, accs[n.Name].running(), dialect))
+				out = append(out, releaseNode(n, accs[n.Name].running(), dialect, pendingUnknown))
 			} else {
 				out = append(out, scheduleNode(n))
 			}
@@ -106,7 +108,7 @@ func gpusText(n NodeReport) string {
 	return fmt.Sprintf("%d × %s", n.GPUs, strings.Join(n.Models, "+"))
 }
 
-func releaseNode(n NodeReport, running int, dialect string) Suggestion {
+func releaseNode(n NodeReport, running int, dialect, pendingUnknown string) Suggestion {
 	s := Suggestion{Kind: SuggestReleaseNode, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
 		Text: fmt.Sprintf("%s: %s and idle now for %s (%s), release it: saves about $%.2f/h (%.0f%% of its $%.2f/h)",
 			n.Name, idleSummary(n), idleNowFor(n), gpusText(n), savingsPerHour(n), 100*share(n), n.PriceUSDPerHour)}
@@ -117,6 +119,10 @@ func releaseNode(n NodeReport, running int, dialect string) Suggestion {
 	case running > 0:
 		// kubectl drain evicts them; they ran in bursts between the idle spans.
 		s.Text += fmt.Sprintf(" (its %d running workload(s) are evicted by the drain and must fit elsewhere)", running)
+	}
+	if pendingUnknown != "" && dialect != DialectNone {
+		s.Text += " (no command: the work waiting for GPUs is unknown, and may wait for this node; see pending_unknown)"
+		return s
 	}
 	if !ValidNodeName(dialect, n.Name) {
 		s.Text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", n.Name, dialect)

@@ -45,7 +45,7 @@ func TestSuggestionsRefuseInvalidNames(t *testing.T) {
 			idle := NodeReport{Name: name, GPUs: 8, Models: []string{"H100"}, Verdict: VerdictIdle, PriceUSDPerHour: 39.3, IdleIntervals: []Interval{{0, 600}},
 				ObservedS: 600, IdleShare: ptr(1), IdleNow: true}
 			acc := &nodeAcc{name: name}
-			s := suggest([]NodeReport{idle}, map[string]*nodeAcc{name: acc}, dialect)[0]
+			s := suggest([]NodeReport{idle}, map[string]*nodeAcc{name: acc}, dialect, "")[0]
 			valid := ValidNodeName(dialect, name)
 			if valid != (s.Command != "") {
 				t.Errorf("%s %q: valid=%v command=%q", dialect, name, valid, s.Command)
@@ -73,7 +73,7 @@ func TestSuggestionCommands(t *testing.T) {
 			{ID: "x/$(id)", Name: "$(id)", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "x"}},
 		}}},
 	}
-	got := suggest([]NodeReport{idle, stalled}, accs, DialectKubectl)
+	got := suggest([]NodeReport{idle, stalled}, accs, DialectKubectl, "")
 	if got[0].Kind != SuggestRebindPending || got[1].Kind != SuggestReleaseNode {
 		t.Fatalf("order: %+v", got)
 	}
@@ -89,14 +89,14 @@ func TestSuggestionCommands(t *testing.T) {
 	if c := got[0].Command; c != "kubectl describe pod -n ml a && kubectl describe node node-gpu-04" || !strings.Contains(got[0].Text, `no command for "x/$(id)"`) {
 		t.Errorf("stalled: %q / %q", c, got[0].Text)
 	}
-	slurm := suggest([]NodeReport{idle}, accs, DialectSlurm)[0]
+	slurm := suggest([]NodeReport{idle}, accs, DialectSlurm, "")[0]
 	if want := "scontrol update NodeName=node-gpu-08 State=DRAIN Reason='seedance: idle for 14m'"; slurm.Command != want {
 		t.Errorf("slurm %q", slurm.Command)
 	}
 	if !strings.Contains(slurm.Text, "DRAIN stops new jobs from starting there; running jobs finish first") || strings.Contains(slurm.Text, "evicted") {
 		t.Errorf("slurm text misdescribes DRAIN: %s", slurm.Text)
 	}
-	if none := suggest([]NodeReport{idle}, accs, DialectNone)[0]; none.Command != "" {
+	if none := suggest([]NodeReport{idle}, accs, DialectNone, "")[0]; none.Command != "" {
 		t.Errorf("dialect none made %q", none.Command)
 	}
 }
@@ -108,7 +108,7 @@ func TestNoDrainUnlessIdleNow(t *testing.T) {
 		IdleIntervals: []Interval{{0, 1200}, {1500, 2100}, {2200, 2400}, {2500, 2800}}, ObservedS: 3600, IdleShare: ptr(2300.0 / 3600)}
 	accs := map[string]*nodeAcc{"node-gpu-03": {}}
 	for _, d := range []string{DialectKubectl, DialectSlurm} {
-		s := suggest([]NodeReport{n}, accs, d)[0]
+		s := suggest([]NodeReport{n}, accs, d, "")[0]
 		if s.Kind != SuggestScheduleNode || s.Command != "" {
 			t.Fatalf("%s: %+v", d, s)
 		}

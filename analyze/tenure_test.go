@@ -54,14 +54,14 @@ func TestAttributionTenure(t *testing.T) {
 	near(t, "unallocated idle", r.Attribution.Unallocated.IdleHeldGPUHours, 180*h)
 	// The groups and the unallocated time add up to the cluster's idle time:
 	// GPU0's 120 s run and GPU1's 240 s.
-	near(t, "summary idle", r.Summary.IdleGPUHours, 360*h)
+	near(t, "summary idle", *r.Summary.IdleGPUHours, 360*h)
 	sum := r.Attribution.Unallocated.IdleHeldGPUHours
 	for _, g := range r.Attribution.Groups {
 		sum += g.IdleHeldGPUHours
 	}
-	near(t, "groups + unallocated", sum, r.Summary.IdleGPUHours)
-	near(t, "total", r.Attribution.Total.IdleHeldGPUHours, r.Summary.IdleGPUHours)
-	near(t, "total waste", r.Attribution.Total.WasteCostUSD, r.Summary.IdleCostUSD)
+	near(t, "groups + unallocated", sum, *r.Summary.IdleGPUHours)
+	near(t, "total", r.Attribution.Total.IdleHeldGPUHours, *r.Summary.IdleGPUHours)
+	near(t, "total waste", r.Attribution.Total.WasteCostUSD, *r.Summary.IdleCostUSD)
 }
 
 // TestAttributionTenureAcrossInputs: a workload without intervals holds
@@ -83,7 +83,7 @@ func TestAttributionTenureAcrossInputs(t *testing.T) {
 	near(t, "a held", r.Attribution.Groups[0].HeldGPUHours, 120*h)
 	near(t, "a idle", r.Attribution.Groups[0].IdleHeldGPUHours, 120*h)
 	near(t, "unallocated idle", r.Attribution.Unallocated.IdleHeldGPUHours, 120*h)
-	near(t, "summary idle", r.Summary.IdleGPUHours, 240*h)
+	near(t, "summary idle", *r.Summary.IdleGPUHours, 240*h)
 }
 
 // every10 returns 0, 10, …, 10(n−1).

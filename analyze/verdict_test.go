@@ -23,7 +23,7 @@ func TestOneQuietMinuteIsNotIdle(t *testing.T) {
 		t.Fatalf("verdict %s, suggestions %+v", n.Verdict, r.Suggestions)
 	}
 	// Its idle GPU-hours still count in the totals.
-	near(t, "idle GPU-hours", r.Summary.IdleGPUHours*3600, 61)
+	near(t, "idle GPU-hours", *r.Summary.IdleGPUHours*3600, 61)
 }
 
 // TestIdleShareThreshold: the idle-node share is inclusive, and a node idle
@@ -133,13 +133,13 @@ func TestProjectionOverCoveredTime(t *testing.T) {
 	r := mustAnalyze(t, p, day1, day2)
 	near(t, "window", r.Window.DurationS, 25*3600)
 	near(t, "covered", r.Window.CoveredS, 7200)
-	near(t, "idle cost", r.Summary.IdleCostUSD, 4)
-	near(t, "projected", r.Summary.ProjectedMonthlySavingsUSD, 4.0/2*730)
+	near(t, "idle cost", *r.Summary.IdleCostUSD, 4)
+	near(t, "projected", *r.Summary.ProjectedMonthlySavingsUSD, 4.0/2*730)
 	// Two nodes over the same hour cover one hour, not two.
 	other := mkProfile(t, t0, 3600, 1, nodeSpec{name: "n2", gpus: []gpuSpec{{uuid: "h", t: steps(0, 3600), util: fill(90, 3600)}}})
 	r = mustAnalyze(t, p, day1, other)
 	near(t, "covered by two nodes at once", r.Window.CoveredS, 3600)
-	near(t, "projected", r.Summary.ProjectedMonthlySavingsUSD, 2.0/1*730)
+	near(t, "projected", *r.Summary.ProjectedMonthlySavingsUSD, 2.0/1*730)
 }
 
 func TestRoundProjection(t *testing.T) {

@@ -165,7 +165,7 @@ func TestAnalyzeFlagsAndConfig(t *testing.T) {
 		t.Fatalf("params %+v", rep.Params)
 	}
 	// 8 H100s idle for 300 s at the flag's $3.50: 8 × 300/3600 × 3.5.
-	if got, want := rep.Summary.IdleCostUSD, 8*300.0/3600*3.5; got < want*0.999 || got > want*1.001 {
+	if got, want := *rep.Summary.IdleCostUSD, 8*300.0/3600*3.5; got < want*0.999 || got > want*1.001 {
 		t.Fatalf("idle cost %v, want %v", got, want)
 	}
 	for _, args := range [][]string{

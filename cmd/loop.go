@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,7 +50,9 @@ func analyzeLoop(ctx context.Context, o *AnalyzeOptions, reload func() (*Analyze
 		return err
 	}
 	defer stopWatch()
+	sched := period{next: time.Now()}
 	for run := 1; ; run++ {
+		sched.started(o.Config.Analyze.Every)
 		ran := false
 		if changed.Swap(false) {
 			next, err := reload()
@@ -71,21 +74,38 @@ func analyzeLoop(ctx context.Context, o *AnalyzeOptions, reload func() (*Analyze
 				return err
 			}
 		}
-		if sleep(ctx, o.Config.Analyze.Every) != nil {
+		if late := sched.finished(time.Now()); late > 0 {
+			fmt.Fprintf(o.IO.ErrOut, "run %d took %s longer than --every %s: the next run starts now\n", run, late.Round(time.Millisecond), o.Config.Analyze.Every)
+		}
+		if (source.RealClock{}).WaitUntil(ctx, sched.next) != nil {
 			fmt.Fprintln(o.IO.ErrOut, "stopped")
 			return nil
 		}
 	}
 }
 
+// period keeps loop mode on a fixed period: run k starts at the first
+// start + (k−1) × every, whatever each run takes; a run that overruns its
+// period is followed at once by the next, from which the period counts
+// again.
+type period struct{ next time.Time }
+
+// started moves the schedule to the start of the next run.
+func (p *period) started(every time.Duration) { p.next = p.next.Add(every) }
+
+// finished says by how much a run ended past the next run's start (0 when
+// it ended in time); an overrun moves the next start to now.
+func (p *period) finished(now time.Time) time.Duration {
+	if late := now.Sub(p.next); late > 0 {
+		p.next = now
+		return late
+	}
+	return 0
+}
+
 func isUsage(err error) bool {
 	var ue *UsageError
 	return errors.As(err, &ue)
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	return source.RealClock{}.WaitUntil(ctx, time.Now().Add(d))
 }
 
 // watchFiles calls touched when one of the files is written, created,
@@ -174,7 +194,11 @@ func (st *loopState) runOnce(o *AnalyzeOptions, run int) error {
 	st.lastOK = time.Now()
 	st.metrics = prom.Bytes()
 	r := res.Report
-	line := fmt.Sprintf("run %d: %d nodes, %.2f idle GPU-hours, %d suggestions", run, r.Summary.Nodes, r.Summary.IdleGPUHours, len(r.Suggestions))
+	idle := "n/a (no utilization measured)"
+	if h := r.Summary.IdleGPUHours; h != nil {
+		idle = strconv.FormatFloat(*h, 'f', 2, 64)
+	}
+	line := fmt.Sprintf("run %d: %d nodes, %s idle GPU-hours, %d suggestions", run, r.Summary.Nodes, idle, len(r.Suggestions))
 	if gateErr != nil {
 		line += "; a gate failed"
 	}

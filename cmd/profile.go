@@ -174,6 +174,11 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 		defer fmt.Fprint(o.IO.ErrOut, "\r\033[K")
 	}
 	src, err := reg.Open(env)
+	if err != nil && len(o.Command) > 0 {
+		// A cost gate must not pass on a run that measured nothing, so the
+		// command is not run: the job fails here, visibly (docs/ci.md).
+		return nil, nil, fmt.Errorf("%w; %s was not run (a cost gate never passes on an unmeasured run: on a runner without a GPU, run the command without seedance profile, docs/ci.md)", err, table.Visible(o.Command[0]))
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,8 +220,10 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 		// Without Slurm's pending jobs a node they wait for would look
 		// idle and be released: the run keeps its samples and says so.
 		notes, serr := slurm.AddPending(context.Background(), p, slurm.RunSqueue)
+		p.PendingUnknown = "" // Slurm's queue is where the work waits
 		if serr != nil {
-			notes = []string{"Slurm's pending jobs unknown (a node they wait for may look idle): " + oneLine(serr.Error())}
+			p.PendingUnknown = "Slurm's pending jobs unknown: " + oneLine(serr.Error())
+			notes = []string{p.PendingUnknown + " (a node they wait for may look idle; no drain or release is advised)"}
 		}
 		p.Notes = append(p.Notes, notes...)
 		// The owners of the running jobs, for attribution by user and account.

@@ -152,7 +152,7 @@ var configKeys = []configKey{
 	{Key: "migration.max_moves_per_node", Default: 0, Cmd: "recommend", Flag: "max-moves-per-node", Help: "evict at most this many workloads from one node (0: no limit)", Range: rng(0, 1e6)},
 	{Key: "slurm.pending", Default: false, Cmd: "profile analyze", Flag: "slurm", Help: "add the pending GPU jobs squeue lists, on the node each waits for, and the user and account of running jobs (squeue, then sacct; run where squeue works: a Slurm node or login node)"},
 	{Key: "prometheus.url", Default: "", Cmd: "profile analyze", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
-	{Key: "prometheus.step", Default: dur("15s"), Cmd: "profile analyze", Flag: "step", Help: "dcgm-exporter's scrape interval, the profile's interval_s (--source prometheus)", Range: rng(0.001, day)},
+	{Key: "prometheus.step", Default: "auto", Cmd: "profile analyze", Flag: "step", Help: "dcgm-exporter's scrape interval (--source prometheus): auto measures it on each target's samples, which is what the figures use; a duration (30s) is assumed only where a target has one sample, and noted when the data contradicts it"},
 	{Key: "prometheus.selector", Default: "", Cmd: "profile analyze", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
 	{Key: "prometheus.chunk", Default: dur("2h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: rng(1, 31*day)},
 	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile analyze", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: rng(1, 64)},

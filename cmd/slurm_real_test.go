@@ -67,9 +67,10 @@ func TestSlurmPlanOnRealController(t *testing.T) {
 			t.Errorf("job %s: ReqNodeList=%s, want node-gpu-02", j, got)
 		}
 	}
-	if st := c.Job(t, running, "JobState"); st != "PENDING" {
-		t.Errorf("the moved job is %s, want PENDING (requeued and released, bound to a node with no slurmd)", st)
-	}
+	// A requeued job passes through COMPLETING (slurmctld waits for the
+	// epilog) before it is PENDING again: wait for the state, bounded.
+	c.WaitFor(t, func() bool { return c.Job(t, running, "JobState") == "PENDING" },
+		"the moved job to be PENDING (requeued and released, bound to a node with no slurmd)")
 	if reason := c.Job(t, running, "Reason"); strings.Contains(reason, "Held") {
 		t.Errorf("the moved job is still held: %s", reason)
 	}

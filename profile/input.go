@@ -66,10 +66,7 @@ func (ra *readahead) fill(src io.Reader) {
 		case <-ra.done:
 			return
 		}
-		n, err := io.ReadFull(src, buf)
-		if err == io.ErrUnexpectedEOF {
-			err = io.EOF
-		}
+		n, err := fillBuf(src, buf)
 		select {
 		case ra.chunks <- chunk{buf[:n], err}:
 		case <-ra.done:
@@ -79,6 +76,21 @@ func (ra *readahead) fill(src io.Reader) {
 			return
 		}
 	}
+}
+
+// fillBuf reads into buf until it is full or src fails; unlike
+// io.ReadFull it passes src's own error through, so that a truncated gzip
+// stream (io.ErrUnexpectedEOF) is not taken for the end of the input.
+func fillBuf(src io.Reader, buf []byte) (n int, err error) {
+	for n < len(buf) && err == nil {
+		var k int
+		k, err = src.Read(buf[n:])
+		n += k
+	}
+	if n == len(buf) && err == nil {
+		return n, nil
+	}
+	return n, err
 }
 
 func (ra *readahead) Read(p []byte) (int, error) {

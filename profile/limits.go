@@ -36,9 +36,12 @@ const (
 	// holder every two minutes for a month. Attribution's work on a GPU grows
 	// with its holders' intervals.
 	MaxIntervalsPerWorkload = 20_000
-	// MaxSamplesPerGPU is the longest series: 46 days at one sample a
-	// second.
-	MaxSamplesPerGPU = 4_000_000
+	// MaxSamplesPerGPU only keeps a series' length an int32: the work
+	// and memory of a series are bounded by the input's size (a sample
+	// is at least two bytes of JSON, a digit and a comma, and takes 8 of
+	// memory per column while its GPU is read), not by a count a long
+	// valid run can exceed (400 days at 10 samples a second is 346 M).
+	MaxSamplesPerGPU = 1<<31 - 1
 	// MaxSpan is the longest run one profile (or a merge of several) covers.
 	MaxSpan = 400 * 24 * time.Hour
 	// MaxValue bounds every metric that is not a percentage (bytes/s,
@@ -164,6 +167,11 @@ type limitedGzip struct {
 
 func (l *limitedGzip) Read(p []byte) (int, error) {
 	n, err := l.z.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// The compressed stream, or its trailer (CRC-32 and size), ends
+		// early: what it holds cannot be checked, so it is not a profile.
+		return n, fmt.Errorf("%w: gzip input ends early (truncated: its CRC cannot be checked); a profile cut off while it was written or copied", ErrInvalid)
+	}
 	l.out += int64(n)
 	if l.out > gzipAllowance+gzipRatio*l.in.n {
 		return n, fmt.Errorf("%w: gzip input expands to more than %d MiB from %d KiB (%.0f×): not a profile (a gzip bomb?)",

@@ -22,6 +22,8 @@ type Header struct {
 	IntervalS     float64
 	Complete      bool
 	Notes         []string
+	// PendingUnknown is Profile.PendingUnknown.
+	PendingUnknown string
 }
 
 // Item is one step of a streamed profile: a GPU of a node, or the end of a
@@ -141,7 +143,7 @@ func (s *Stream) readHeader() error {
 var errStop = errors.New("stop")
 
 func (s *Stream) setHeader(p *Profile) {
-	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes}
+	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown}
 }
 
 func (s *Stream) headerField(p *Profile, key string) error {
@@ -163,6 +165,8 @@ func (s *Stream) headerField(p *Profile, key string) error {
 		dst = &p.Complete
 	case "notes":
 		dst = &p.Notes
+	case "pending_unknown":
+		dst = &p.PendingUnknown
 	default:
 		return s.sc.Skip() // unknown fields are ignored
 	}
@@ -415,6 +419,8 @@ func gpuField(g *GPU, key string) any {
 		return &g.MemoryTotalBytes
 	case "numa_node":
 		return &g.NUMANode
+	case "interval_s":
+		return &g.IntervalS
 	case "mig":
 		return &g.MIG
 	case "unsupported":

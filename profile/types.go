@@ -28,6 +28,11 @@ type Profile struct {
 	IntervalS     float64   `json:"interval_s"`
 	// Complete is false when the run was interrupted or failed part-way.
 	Complete bool `json:"complete"`
+	// PendingUnknown, when set, says why the source could not see the work
+	// waiting for GPUs (no kube-state-metrics series matched, squeue
+	// failed): readers must not advise releasing or draining a node, since
+	// work may be waiting for it.
+	PendingUnknown string `json:"pending_unknown,omitempty"`
 	// Notes say what a source could not see (a partial answer, pods not
 	// scheduled on any node); readers show them as warnings.
 	Notes []string `json:"notes,omitempty"`
@@ -53,16 +58,20 @@ type Node struct {
 
 // GPU is one physical GPU or one MIG device.
 type GPU struct {
-	Index            int           `json:"index"`
-	UUID             string        `json:"uuid"`
-	Model            string        `json:"model,omitempty"`
-	MemoryTotalBytes uint64        `json:"memory_total_bytes,omitempty"`
-	PCIBusID         string        `json:"pci_bus_id,omitempty"`
-	NUMANode         *int          `json:"numa_node,omitempty"`
-	MIG              *MIG          `json:"mig"`
-	Series           Series        `json:"series"`
-	Unsupported      []string      `json:"unsupported,omitempty"`
-	Errors           []SampleError `json:"errors,omitempty"`
+	Index            int    `json:"index"`
+	UUID             string `json:"uuid"`
+	Model            string `json:"model,omitempty"`
+	MemoryTotalBytes uint64 `json:"memory_total_bytes,omitempty"`
+	PCIBusID         string `json:"pci_bus_id,omitempty"`
+	NUMANode         *int   `json:"numa_node,omitempty"`
+	// IntervalS is this GPU's own sampling interval when it differs from
+	// the profile's (targets scraped at different intervals); 0: the
+	// profile's interval_s.
+	IntervalS   float64       `json:"interval_s,omitempty"`
+	MIG         *MIG          `json:"mig"`
+	Series      Series        `json:"series"`
+	Unsupported []string      `json:"unsupported,omitempty"`
+	Errors      []SampleError `json:"errors,omitempty"`
 }
 
 // MIG identifies a MIG device inside its parent GPU.

@@ -127,6 +127,9 @@ func validateGPU(g *GPU) error {
 	if len(g.UUID) > MaxNameBytes || len(g.Model) > MaxNameBytes {
 		return fmt.Errorf("uuid or model longer than %d bytes", MaxNameBytes)
 	}
+	if g.IntervalS != 0 && !(g.IntervalS >= 0.001 && g.IntervalS <= 86400) {
+		return fmt.Errorf("interval_s %v is outside 0.001–86400 seconds", g.IntervalS)
+	}
 	s := &g.Series
 	if s.T == nil {
 		return fmt.Errorf("series.t is missing")

@@ -161,5 +161,15 @@ func PlanStream(s *profile.Stream, price func(model string) float64, busyPct flo
 	if b.Samples() == 0 {
 		return nil, fmt.Errorf("%w: no GPU samples in %s: nothing was observed, so there is nothing to plan", profile.ErrInvalid, s.Name())
 	}
+	if why := s.Header.PendingUnknown; why != "" {
+		return refused(why), nil
+	}
 	return MakePlan(b.Cluster(), o)
+}
+
+// refused is the plan of a profile whose pending work is unknown: nothing
+// to do, and why.
+func refused(why string) *Plan {
+	return &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{},
+		Refused: "no node is released: the work waiting for GPUs is unknown (" + why + ")"}
 }

@@ -16,6 +16,9 @@ type Plan struct {
 	SavingsUSDPerMonth float64  `json:"savings_usd_per_month"`
 	// Unplaced lists pending workloads no node could take.
 	Unplaced []string `json:"unplaced,omitempty"`
+	// Refused says why there is no plan at all: the profile's pending
+	// work is unknown (pending_unknown), so no node may be released.
+	Refused string `json:"refused,omitempty"`
 	// NodePriceUSDPerHour is each released node's price, for renderers
 	// that release only some of them.
 	NodePriceUSDPerHour map[string]float64 `json:"-"`

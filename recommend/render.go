@@ -128,6 +128,9 @@ func header(b *strings.Builder, p *Plan, s scripted, dialect string) {
 	if len(s.held) > 0 {
 		fmt.Fprintf(b, "# %d node(s) of the plan are not released here because a move off them could not be scripted.\n", len(s.held))
 	}
+	if p.Refused != "" {
+		b.WriteString("# " + oneLine(p.Refused) + "\n")
+	}
 	b.WriteString("# Review it. As it is, it only prints what it would do; run it with --execute to do it.\n")
 }
 

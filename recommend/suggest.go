@@ -129,6 +129,9 @@ func draining(r *analyze.Report) map[string]bool {
 // suggestions to it; when no plan can be made it adds a warning instead
 // and returns nil.
 func AddToReport(r *analyze.Report, price func(model string) float64, o Options) *Plan {
+	if r.PendingUnknown != "" {
+		return refused(r.PendingUnknown)
+	}
 	o.Avoid = draining(r)
 	c, err := FromReport(r, price)
 	var plan *Plan

@@ -66,8 +66,8 @@ func CSV(w io.Writer, r *Result, o Options) error {
 			num(n.PriceUSDPerHour), fmt.Sprint(n.PendingWorkloads), strings.Join(ivs, ";"), "", ""})
 	}
 	s := r.Summary
-	cw.Write([]string{"(total)", strconv.Itoa(s.GPUs), "", "", optNum(s.AvgGPUUtilPct), num(s.IdleRatio), num(s.GPUHours), num(s.IdleGPUHours),
-		num(s.IdleCostUSD), num(s.EnergyKWh), "", "", "", optNum(s.NodeUtilStddevPct), optNum(s.NodeUtilVariance)})
+	cw.Write([]string{"(total)", strconv.Itoa(s.GPUs), "", "", optNum(s.AvgGPUUtilPct), optNum(s.IdleRatio), num(s.GPUHours), optNum(s.IdleGPUHours),
+		optNum(s.IdleCostUSD), optNum(s.EnergyKWh), "", "", "", optNum(s.NodeUtilStddevPct), optNum(s.NodeUtilVariance)})
 	if r.Delta != nil {
 		d := r.Delta
 		cw.Write([]string{"(delta vs baseline)", deltaNum(d, "gpus"), "", "", deltaNum(d, "avg_gpu_util_pct"), deltaNum(d, "idle_ratio"), deltaNum(d, "gpu_hours"),

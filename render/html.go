@@ -185,10 +185,10 @@ func HTML(w io.Writer, r *Result, _ Options) error {
 	d["KPIs"] = []kpi{
 		{"mean GPU utilization", pct(s.AvgGPUUtilPct), "summary.avg_gpu_util_pct", delta("avg_gpu_util_pct", pts), jsonOpt(s.AvgGPUUtilPct)},
 		{"spread of nodes' mean utilization (σ; variance)", ptsOpt(s.NodeUtilStddevPct) + "; " + numOpt(s.NodeUtilVariance, 3), "summary.node_util_variance", delta("node_util_variance", variance), jsonOpt(s.NodeUtilVariance)},
-		{fmt.Sprintf("idle GPU-hours (%.1f%% of %.1f)", 100*s.IdleRatio, s.GPUHours), fmt.Sprintf("%.2f", s.IdleGPUHours), "summary.idle_gpu_hours", delta("idle_gpu_hours", hours), jsonNum(s.IdleGPUHours)},
-		{"cost of idle GPUs", money(s.IdleCostUSD), "summary.idle_cost_usd", delta("idle_cost_usd", signedMoney), jsonNum(s.IdleCostUSD)},
-		{fmt.Sprintf("energy (%s)", money(s.EnergyCostUSD)), fmt.Sprintf("%.2f kWh", s.EnergyKWh), "summary.energy_kwh", delta("energy_kwh", kwh), jsonNum(s.EnergyKWh)},
-		{"projected monthly saving, " + basis, amount, "summary.projected_monthly_savings_usd", delta("projected_monthly_savings_usd", signedMoney), jsonNum(s.ProjectedMonthlySavingsUSD)},
+		{fmt.Sprintf("idle GPU-hours (%s of %.1f)", ratioPct(s.IdleRatio), s.GPUHours), numOpt(s.IdleGPUHours, 2), "summary.idle_gpu_hours", delta("idle_gpu_hours", hours), jsonOpt(s.IdleGPUHours)},
+		{"cost of idle GPUs", moneyOpt(s.IdleCostUSD), "summary.idle_cost_usd", delta("idle_cost_usd", signedMoney), jsonOpt(s.IdleCostUSD)},
+		{fmt.Sprintf("energy (%s)", moneyOpt(s.EnergyCostUSD)), numOpt(s.EnergyKWh, 2) + " kWh", "summary.energy_kwh", delta("energy_kwh", kwh), jsonOpt(s.EnergyKWh)},
+		{"projected monthly saving, " + basis, amount, "summary.projected_monthly_savings_usd", delta("projected_monthly_savings_usd", signedMoney), jsonOpt(s.ProjectedMonthlySavingsUSD)},
 		{"idle / stalled nodes", fmt.Sprintf("%d / %d", s.IdleNodes, s.StalledNodes), "summary.idle_nodes", "", strconv.Itoa(s.IdleNodes)},
 	}
 	d["Notes"] = s.Notes

@@ -113,9 +113,9 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Error("the page's script did not run (CSP hash?)")
 	}
 	want := map[string]float64{
-		"summary.avg_gpu_util_pct": *r.Summary.AvgGPUUtilPct, "summary.idle_gpu_hours": r.Summary.IdleGPUHours,
-		"summary.idle_cost_usd": r.Summary.IdleCostUSD, "summary.energy_kwh": r.Summary.EnergyKWh,
-		"summary.projected_monthly_savings_usd": r.Summary.ProjectedMonthlySavingsUSD, "summary.idle_nodes": float64(r.Summary.IdleNodes),
+		"summary.avg_gpu_util_pct": *r.Summary.AvgGPUUtilPct, "summary.idle_gpu_hours": *r.Summary.IdleGPUHours,
+		"summary.idle_cost_usd": *r.Summary.IdleCostUSD, "summary.energy_kwh": *r.Summary.EnergyKWh,
+		"summary.projected_monthly_savings_usd": *r.Summary.ProjectedMonthlySavingsUSD, "summary.idle_nodes": float64(r.Summary.IdleNodes),
 	}
 	re := regexp.MustCompile(`data-field="([^"]+)" data-value="([^"]+)"`)
 	found := 0
@@ -131,7 +131,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	if found != len(want) {
 		t.Errorf("found %d of %d headline numbers in the DOM", found, len(want))
 	}
-	if !strings.Contains(dom, money(r.Summary.IdleCostUSD)) || !strings.Contains(dom, "vs baseline") {
+	if !strings.Contains(dom, money(*r.Summary.IdleCostUSD)) || !strings.Contains(dom, "vs baseline") {
 		t.Error("headline text or baseline delta missing")
 	}
 	if reqs := b.PageRequests(); len(reqs) != 0 {

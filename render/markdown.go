@@ -57,9 +57,9 @@ func Markdown(w io.Writer, r *Result, o Options) error {
 	row("Mean GPU utilization", pct(s.AvgGPUUtilPct), "avg_gpu_util_pct", pts)
 	row("Mean memory-bandwidth utilization", pct(s.AvgMemBWUtilPct)+memBWCoverage(s), "avg_mem_bw_util_pct", pts)
 	row("Node utilization spread (σ; variance)", ptsOpt(s.NodeUtilStddevPct)+"; "+numOpt(s.NodeUtilVariance, 3), "node_util_variance", variance)
-	row("Idle GPU-hours", fmt.Sprintf("%.2f (%.1f%%)", s.IdleGPUHours, 100*s.IdleRatio), "idle_gpu_hours", hours)
-	row("Idle cost", money(s.IdleCostUSD), "idle_cost_usd", signedMoney)
-	row("Energy", fmt.Sprintf("%.2f kWh (%s)", s.EnergyKWh, money(s.EnergyCostUSD)), "energy_kwh", kwh)
+	row("Idle GPU-hours", fmt.Sprintf("%s (%s)", numOpt(s.IdleGPUHours, 2), ratioPct(s.IdleRatio)), "idle_gpu_hours", hours)
+	row("Idle cost", moneyOpt(s.IdleCostUSD), "idle_cost_usd", signedMoney)
+	row("Energy", fmt.Sprintf("%s kWh (%s)", numOpt(s.EnergyKWh, 2), moneyOpt(s.EnergyCostUSD)), "energy_kwh", kwh)
 	row("Projected monthly savings ("+basis+")", amount, "projected_monthly_savings_usd", signedMoney)
 	if o.has("nodes") {
 		top := r.Nodes

@@ -70,9 +70,9 @@ func TestPromUnitsAndStates(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	near("idle_gpu_seconds", gauge("seedance_idle_gpu_seconds"), r.Summary.IdleGPUHours*3600)
+	near("idle_gpu_seconds", gauge("seedance_idle_gpu_seconds"), *r.Summary.IdleGPUHours*3600)
 	near("gpu_utilization_ratio", gauge("seedance_gpu_utilization_ratio"), *r.Summary.AvgGPUUtilPct/100)
-	near("energy_joules", gauge("seedance_energy_joules"), r.Summary.EnergyKWh*3.6e6)
+	near("energy_joules", gauge("seedance_energy_joules"), *r.Summary.EnergyKWh*3.6e6)
 	if _, ok := fams["seedance_memory_bandwidth_utilization_ratio"]; ok {
 		t.Error("a null figure was written")
 	}
@@ -109,7 +109,7 @@ func TestPromUnitsAndStates(t *testing.T) {
 func TestWindowAndMoneyText(t *testing.T) {
 	r := simReport(t, analyze.DialectKubectl)
 	base := simReport(t, analyze.DialectKubectl)
-	base.Summary.IdleCostUSD -= 97577.54
+	*base.Summary.IdleCostUSD -= 97577.54
 	analyze.ApplyBaseline(r.Report, base.Report)
 	r.Window.End = r.Window.Start.Add(25 * time.Hour)
 	r.Window.DurationS, r.Window.CoveredS = 25*3600, 2*3600

@@ -182,6 +182,22 @@ func pct(v *float64) string {
 	return fmt.Sprintf("%.1f%%", *v)
 }
 
+// moneyOpt writes an amount that may be null, or "n/a".
+func moneyOpt(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return money(*v)
+}
+
+// ratioPct writes a 0–1 ratio as a percentage with one decimal, or "n/a".
+func ratioPct(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100**v)
+}
+
 // ptsOpt writes percentage points ("12.3 pts"), or "n/a".
 func ptsOpt(v *float64) string {
 	if v == nil {
@@ -234,7 +250,10 @@ func windowText(w analyze.Window, layout string) string {
 // projection is the monthly projection rounded to what its basis supports
 // ("~$98,000") and that basis ("extrapolated from 2h00m observed").
 func projection(r *Result) (amount, basis string) {
-	v := analyze.RoundProjection(r.Summary.ProjectedMonthlySavingsUSD, r.Window.CoveredS)
+	if r.Summary.ProjectedMonthlySavingsUSD == nil {
+		return "n/a", "no utilization measured"
+	}
+	v := analyze.RoundProjection(*r.Summary.ProjectedMonthlySavingsUSD, r.Window.CoveredS)
 	amount = money(v)
 	if r.Window.CoveredS < analyze.ExactProjectionS {
 		amount = "~" + strings.TrimSuffix(amount, ".00")

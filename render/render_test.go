@@ -135,7 +135,7 @@ func TestPromParses(t *testing.T) {
 		t.Fatalf("prom output does not parse: %v", err)
 	}
 	f := fams["seedance_idle_cost_usd"]
-	if f == nil || f.Metric[0].Gauge.GetValue() != r.Summary.IdleCostUSD {
+	if f == nil || f.Metric[0].Gauge.GetValue() != *r.Summary.IdleCostUSD {
 		t.Fatalf("seedance_idle_cost_usd = %v", f)
 	}
 	if n := len(fams["seedance_node_idle_cost_usd"].Metric); n != 8 {

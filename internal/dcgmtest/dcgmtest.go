@@ -194,25 +194,37 @@ func writePodLabels(bw *bufio.Writer, p *profile.Profile, start float64) {
 	}
 }
 
-// writeKubeState writes the kube-state-metrics series of pending pods.
+// writeKubeState writes the kube-state-metrics series of pending pods,
+// and kube_pod_info of every pod, as kube-state-metrics does: the running
+// GPU pods and each node's dcgm-exporter pod.
 func writeKubeState(bw *bufio.Writer, p *profile.Profile, start float64) {
 	type pod struct {
 		ns, name, node string
 		gpus           int
 	}
-	var pods []pod
+	var pods, running []pod
 	for _, n := range p.Nodes {
+		running = append(running, pod{"gpu-operator", "nvidia-dcgm-exporter-" + n.Name, n.Name, 0})
 		for _, w := range n.Workloads {
-			if w.State == profile.StatePending && w.Kind == profile.KindPod {
+			switch {
+			case w.State == profile.StatePending && w.Kind == profile.KindPod:
 				pods = append(pods, pod{w.Labels["namespace"], w.Name, n.Name, w.GPUCount})
+			case w.Kind == profile.KindPod:
+				running = append(running, pod{w.Labels["namespace"], w.Name, n.Name, w.GPUCount})
 			}
+		}
+	}
+	end := start + p.EndedAt.Sub(p.StartedAt).Seconds()
+	times := []float64{start, (start + end) / 2}
+	fmt.Fprintf(bw, "# TYPE kube_pod_info gauge\n")
+	for _, q := range append(running, pods...) {
+		for _, t := range times {
+			fmt.Fprintf(bw, "kube_pod_info{namespace=%q,pod=%q,node=%q} 1 %.3f\n", q.ns, q.name, q.node, t)
 		}
 	}
 	if len(pods) == 0 {
 		return
 	}
-	end := start + p.EndedAt.Sub(p.StartedAt).Seconds()
-	times := []float64{start, (start + end) / 2}
 	families := []struct {
 		name  string
 		value func(pod) string
@@ -220,7 +232,6 @@ func writeKubeState(bw *bufio.Writer, p *profile.Profile, start float64) {
 	}{
 		{"kube_pod_container_resource_requests", func(q pod) string { return strconv.Itoa(q.gpus) },
 			func(q pod) string { return `,container="main",resource="nvidia_com_gpu",unit="integer"` }},
-		{"kube_pod_info", func(pod) string { return "1" }, func(q pod) string { return fmt.Sprintf(",node=%q", q.node) }},
 		{"kube_pod_status_phase", func(pod) string { return "1" }, func(pod) string { return `,phase="Pending"` }},
 	}
 	for _, f := range families {

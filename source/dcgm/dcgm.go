@@ -194,6 +194,10 @@ type gpuBuild struct {
 	fbMiB float64                 // last FB_USED + FB_FREE, for the memory size
 	pods  map[string]*seen        // by namespace/pod
 	jobs  map[string]*seen        // HPC jobs seen on it
+	// spacing is the median time between the samples of the first series
+	// of two or more that reached the GPU (ms; 0 until one did), which
+	// gives its workloads their tenure when the builder measures spacing.
+	spacing int64
 }
 
 // seen is a workload on a GPU and the samples that named it, as tenure in
@@ -209,6 +213,30 @@ type Builder struct {
 	exporters map[string]bool // namespace/pod of dcgm-exporter's own pods
 	samples   int
 	interval  float64 // ms; 0: no tenure
+	// measure: each GPU's tenure uses its own measured spacing, and Build
+	// writes it as the GPU's interval_s (MeasureSpacing).
+	measure bool
+}
+
+// MeasureSpacing makes the builder measure each GPU's sample spacing (its
+// target's scrape interval) from the samples themselves: its workloads'
+// tenure uses it, and Build writes it as the GPU's interval_s. The
+// builder's interval is then only the fallback for a GPU with one sample.
+func (b *Builder) MeasureSpacing() { b.measure = true }
+
+// Spacing is the median time between consecutive ascending times (0 for
+// fewer than two): a target's scrape interval, robust to missed scrapes
+// and jitter.
+func Spacing(ts []int64) int64 {
+	if len(ts) < 2 {
+		return 0
+	}
+	d := make([]int64, len(ts)-1)
+	for i := 1; i < len(ts); i++ {
+		d[i-1] = ts[i] - ts[i-1]
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)/2]
 }
 
 // NewBuilder returns an empty builder for samples intervalMillis apart
@@ -219,7 +247,7 @@ func NewBuilder(intervalMillis int64) *Builder {
 }
 
 // see records that the series of pairs named a workload on the GPU.
-func (b *Builder) see(m map[string]*seen, key string, id Identity, pairs []Pair) {
+func (b *Builder) see(g *gpuBuild, m map[string]*seen, key string, id Identity, pairs []Pair) {
 	w := m[key]
 	if w == nil {
 		w = &seen{id: id}
@@ -228,8 +256,12 @@ func (b *Builder) see(m map[string]*seen, key string, id Identity, pairs []Pair)
 	if b.interval <= 0 {
 		return
 	}
+	interval := b.interval
+	if g.spacing > 0 {
+		interval = float64(g.spacing)
+	}
 	for _, p := range pairs {
-		w.tenure = profile.AddTenure(w.tenure, float64(p.TMillis), b.interval)
+		w.tenure = profile.AddTenure(w.tenure, float64(p.TMillis), interval)
 	}
 }
 
@@ -260,11 +292,15 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 	if id.Model != "" {
 		g.id.Model = id.Model
 	}
+	pairs = ordered(pairs)
+	if b.measure && g.spacing == 0 {
+		g.spacing = pairSpacing(pairs)
+	}
 	if id.HPCJob != "" {
-		b.see(g.jobs, id.HPCJob, id, pairs)
+		b.see(g, g.jobs, id.HPCJob, id, pairs)
 	}
 	if id.Pod != "" {
-		b.see(g.pods, id.Namespace+"/"+id.Pod, id, pairs)
+		b.see(g, g.pods, id.Namespace+"/"+id.Pod, id, pairs)
 	}
 	if id.Exporter != "" {
 		b.exporters[id.Exporter] = true
@@ -286,7 +322,6 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 		g.cols[m.Metric] = nil // a better source replaces the fallback
 	}
 	g.rank[m.Metric] = m.Rank
-	pairs = ordered(pairs)
 	g.merge(pairs)
 	col := g.cols[m.Metric]
 	if col == nil {
@@ -311,6 +346,18 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 		col[j] = v
 	}
 	g.cols[m.Metric] = col
+}
+
+// pairSpacing is Spacing of the pairs' times.
+func pairSpacing(pairs []Pair) int64 {
+	if len(pairs) < 2 {
+		return 0
+	}
+	ts := make([]int64, len(pairs))
+	for i, p := range pairs {
+		ts[i] = p.TMillis
+	}
+	return Spacing(ts)
 }
 
 // ordered returns the pairs in time order, one per timestamp (the last
@@ -433,7 +480,11 @@ func (b *Builder) Build(startMillis, endMillis int64) []profile.Node {
 			byNode[g.id.Key.Node] = n
 			names = append(names, g.id.Key.Node)
 		}
-		n.GPUs = append(n.GPUs, g.gpu(startMillis))
+		gpu := g.gpu(startMillis)
+		if b.measure {
+			gpu.IntervalS = float64(Spacing(g.t)) / 1e3
+		}
+		n.GPUs = append(n.GPUs, gpu)
 		for _, key := range slices.Sorted(maps.Keys(g.pods)) {
 			if p := g.pods[key]; !b.exporters[key] {
 				mergePod(n, p, g)

@@ -140,7 +140,11 @@ func samplesPerGPU(o Options, metrics int) int {
 	if o.Pushdown {
 		metrics = min(metrics, 3)
 	}
-	steps := math.Ceil(o.End.Sub(o.Start).Seconds() / o.Step.Seconds())
+	step := o.Step
+	if step <= 0 {
+		step = AssumedStep
+	}
+	steps := math.Ceil(o.End.Sub(o.Start).Seconds() / step.Seconds())
 	return int(math.Min(steps*float64(metrics), math.MaxInt32))
 }
 
@@ -152,6 +156,7 @@ type reading struct {
 	matchers string
 	chunks   []timeRange
 	warnings []string
+	spacing  spacings
 	done     int // queries
 	total    int
 	gpus     int // read so far, of batches before the current one
@@ -215,7 +220,12 @@ func (r *reading) rawPlan(names []string, extra map[string]string) []chunkQuery 
 // it returns what was read, whole up to readUntil.
 func (r *reading) readBatch(ctx context.Context, bt batch) (nodes []profile.Node, readUntil time.Time, err error) {
 	o := r.o
-	b := dcgm.NewBuilder(o.Step.Milliseconds())
+	step := o.Step
+	if step <= 0 {
+		step = AssumedStep
+	}
+	b := dcgm.NewBuilder(step.Milliseconds())
+	b.MeasureSpacing()
 	matchers := bt.matcher
 	if r.matchers != "" {
 		matchers = r.matchers + "," + bt.matcher

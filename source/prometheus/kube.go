@@ -21,6 +21,9 @@ type kube struct {
 	pending             []pendingPod
 	podLabels, nsLabels map[string]map[string]string
 	pendingErr, labErr  error
+	// noPodInfo: no kube_pod_info series matched in the range, so
+	// kube-state-metrics is not there (or the selector drops it).
+	noPodInfo bool
 }
 
 type pendingPod struct {
@@ -62,6 +65,7 @@ func (k *kube) readPending(ctx context.Context, c *promClient, matchers string, 
 		}
 		vecs[i] = ans.Series
 	}
+	k.noPodInfo = len(vecs[2]) == 0
 	key := func(s promSeries) string { return s.Labels["namespace"] + "/" + s.Labels["pod"] }
 	value := func(s promSeries) float64 {
 		if len(s.Pairs) == 0 {
@@ -173,6 +177,21 @@ func (k *kube) apply(nodes []profile.Node, running map[string]bool) {
 
 // notes says what kube-state-metrics could not tell: the pending GPU pods
 // placed on no node of the read, and what failed.
+// unknown says why the pending pods are unknown, "" when they are known:
+// no kube-state-metrics series matched (a selector on dcgm-exporter's own
+// labels drops them), or the query failed.
+func (k *kube) unknown(selector string) string {
+	switch {
+	case k.pendingErr != nil:
+		return "pending pods unknown: " + k.pendingErr.Error()
+	case k.noPodInfo && selector != "":
+		return fmt.Sprintf("no kube-state-metrics series (kube_pod_info) match %s in the range, so pending pods, pod labels and owners are unknown: select on a label that kube-state-metrics' series share (cluster=...), not dcgm-exporter's job", selector)
+	case k.noPodInfo:
+		return "no kube-state-metrics series (kube_pod_info) in the range, so pending pods, pod labels and owners are unknown: scrape kube-state-metrics in this Prometheus, or pass --slurm on a Slurm cluster"
+	}
+	return ""
+}
+
 func (k *kube) notes(d *discovery) []string {
 	var out, unscheduled []string
 	for _, pp := range k.pending {
@@ -182,9 +201,6 @@ func (k *kube) notes(d *discovery) []string {
 	}
 	if len(unscheduled) > 0 {
 		out = append(out, fmt.Sprintf("%d pending GPU pod(s) not scheduled on any node: %s", len(unscheduled), strings.Join(unscheduled, ", ")))
-	}
-	if k.pendingErr != nil {
-		out = append(out, "pending pods unknown: "+k.pendingErr.Error())
 	}
 	if k.labErr != nil {
 		out = append(out, "pod labels unknown: "+k.labErr.Error())

@@ -24,8 +24,11 @@ type Options struct {
 	URL        string
 	HTTP       config.HTTPClientConfig
 	Start, End time.Time
-	// Step is the scrape interval of dcgm-exporter, the profile's interval_s:
-	// samples further apart than 2 × Step are a gap.
+	// Step is the scrape interval the user says dcgm-exporter has; 0:
+	// auto. Either way each GPU's interval_s is the spacing measured on
+	// its own samples (Step is only assumed for a GPU with one sample), so
+	// the figures are the data's whatever Step is; a Step that the data
+	// contradicts is noted in the profile.
 	Step time.Duration
 	// Selector narrows every query, e.g. {cluster="a"}.
 	Selector    string
@@ -119,7 +122,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	if o.BatchSamples <= 0 {
 		o.BatchSamples = DefaultBatchSamples
 	}
-	r := &reading{c: &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}, o: o, names: dcgmQueryNames(),
+	r := &reading{c: &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}, o: o, names: dcgmQueryNames(), spacing: spacings{},
 		matchers: matchers, chunks: splitRange(o.Start, o.End, o.Chunk)}
 	r.total = len(r.names) + kubeQueries
 	d, warnings, err := discover(ctx, r.c, r.names, o, matchers, func() { r.tick(nil) })
@@ -137,7 +140,8 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	r.total += len(batches) * len(r.names) * len(r.chunks)
 	k := readKube(ctx, r.c, matchers, o.Start, o.End, func() { r.tick(nil) })
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
-		StartedAt: o.Start.UTC(), EndedAt: o.End.UTC(), IntervalS: o.Step.Seconds(), Complete: true}
+		StartedAt: o.Start.UTC(), EndedAt: o.End.UTC(), Complete: true}
+	defer func() { r.spacing.finish(p, o.Step) }()
 	emitted := 0
 	for bi, bt := range batches {
 		nodes, readUntil, err := r.readBatch(ctx, bt)
@@ -148,6 +152,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 		if interrupted {
 			nodes = cutAfter(nodes, readUntil.Sub(o.Start).Seconds())
 		}
+		r.spacing.count(nodes)
 		k.apply(nodes, d.running)
 		if len(nodes) > 0 {
 			if err := emit(nodes); err != nil {
@@ -175,6 +180,9 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 			ErrNoMetrics, orAll(o.Selector), o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
 	}
 	p.Notes = append(p.Notes, k.notes(d)...)
+	if p.PendingUnknown = k.unknown(o.Selector); p.PendingUnknown != "" {
+		p.Notes = append(p.Notes, p.PendingUnknown+"; no drain or release is advised")
+	}
 	if o.Pushdown {
 		p.Notes = append(p.Notes, fmt.Sprintf("pushdown: read %d raw samples and %d aggregates where every metric raw is about %d samples; memory bandwidth, SM activity, PCIe, NVLink, memory, clocks and temperature were not read",
 			r.samples-r.fromAggregates, r.aggregates, d.rawSamples(r, samplesPerGPU(Options{Start: o.Start, End: o.End, Step: o.Step}, 1))))

@@ -3,6 +3,9 @@ package prometheus
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seedance/seedance/profile"
@@ -13,7 +16,7 @@ import (
 // HTTP client settings are read through source.Env.HTTP).
 type Settings struct {
 	URL          string         `mapstructure:"url"`
-	Step         time.Duration  `mapstructure:"step"`
+	Step         string         `mapstructure:"step"`
 	Selector     string         `mapstructure:"selector"`
 	Chunk        time.Duration  `mapstructure:"chunk"`
 	Concurrency  int            `mapstructure:"concurrency"`
@@ -48,6 +51,27 @@ func (r reader) ProfileNodes(ctx context.Context, ro source.RecordOptions, emit 
 
 func (reader) Close() error { return nil }
 
+// ParseStep reads --step: "auto" (or empty) is 0, measured from the data;
+// otherwise a duration ("30s", "1m") or plain seconds, from 1 ms to a day.
+func ParseStep(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.EqualFold(s, "auto") {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("%w: --step %q is not auto or a duration (15s, 1m)", source.ErrSettings, s)
+		}
+		d = time.Duration(f * float64(time.Second))
+	}
+	if d < time.Millisecond || d > 24*time.Hour {
+		return 0, fmt.Errorf("%w: --step %s is outside 1ms–24h (or use auto)", source.ErrSettings, d)
+	}
+	return d, nil
+}
+
 // open checks the settings and works out the range: --start (and --end,
 // default now), or the last --duration.
 func open(env source.Env) (source.Profiler, error) {
@@ -58,8 +82,9 @@ func open(env source.Env) (source.Profiler, error) {
 	if s.URL == "" {
 		return nil, fmt.Errorf("%w: --source prometheus needs --prometheus-url (or prometheus.url in the config file)", source.ErrSettings)
 	}
-	if s.Step <= 0 {
-		return nil, fmt.Errorf("%w: --step must be positive", source.ErrSettings)
+	step, err := ParseStep(s.Step)
+	if err != nil {
+		return nil, err
 	}
 	end := env.End
 	if end.IsZero() {
@@ -80,7 +105,7 @@ func open(env source.Env) (source.Profiler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Step: s.Step, Selector: s.Selector,
+	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Step: step, Selector: s.Selector,
 		Chunk: s.Chunk, Concurrency: s.Concurrency, Timeout: s.Timeout, Retries: s.Retries, Backoff: time.Second,
 		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, Pushdown: s.Pushdown, OnProgress: env.Progress}}, nil
 }
