@@ -164,9 +164,6 @@ type reading struct {
 	// aggregates counts the values pushdown read in place of raw samples,
 	// fromAggregates the readings it made of them (counted in samples).
 	aggregates, fromAggregates int
-	// leftClosed: a raw answer had a sample on its range's left edge, so
-	// this engine's range selectors include it (Prometheus 2.x).
-	leftClosed bool
 }
 
 func (r *reading) tick(b *dcgm.Builder) {
@@ -188,10 +185,20 @@ type chunkQuery struct {
 	metric, fn, extra string
 }
 
-// promQL is the query over one chunk and the time to run it at. A raw read
-// is the chunk's range selector at its end; an aggregate covers [start,
-// end) exactly, at end − 1 ms, so that no sample is in two chunks'.
+// promQL is the query over one chunk [start, end) and the time to run it
+// at. A raw read is the chunk's range selector at its end; an aggregate is
+// evaluated at end − 1 ms, so that no sample at end is in it.
+//
+// Engines differ at a range selector's left edge: Prometheus 2.x includes
+// a sample exactly on it, VictoriaMetrics and Prometheus 3 do not. Every
+// window is therefore asked 1 ms wider on the left, from start − 1 ms, so
+// that every engine answers with the sample exactly at start; seedance
+// cuts what lies before start from raw answers (addSeries), and reads raw
+// where Prometheus 2.x could have put a sample at start − 1 ms into an
+// aggregate (pushdown.edge). Any two engines then read the same samples,
+// at any --start, by construction.
 func (q chunkQuery) promQL(matchers string, ch timeRange) (string, time.Time) {
+	ch.Start = ch.Start.Add(-time.Millisecond)
 	if q.extra != "" {
 		if matchers != "" {
 			matchers += ","
@@ -259,7 +266,7 @@ func (r *reading) readBatch(ctx context.Context, bt batch) (nodes []profile.Node
 		}
 		if q.fn == "" {
 			for _, s := range ans.Series {
-				addSeries(b, q.metric, s, o.Start, o.End)
+				addSeries(b, q.metric, s, ch.Start, ch.End)
 			}
 		}
 		r.tick(b)

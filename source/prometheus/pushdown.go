@@ -74,11 +74,14 @@ type pushdown struct {
 	counts  map[string]map[dcgm.GPUKey]int
 	energy  map[dcgm.GPUKey]*energyAgg
 	prev    map[dcgm.GPUKey]float64 // each counter's last value, of the chunk before
-	// leftEdge: the GPUs whose raw samples of the chunk included one at its
-	// start. An engine whose range selectors include their left edge
-	// (Prometheus 2.x) counts that sample in the chunk's aggregates too; one
-	// that does not (VictoriaMetrics) counts it in neither chunk's.
-	leftEdge map[dcgm.GPUKey]bool
+	// edge: the GPUs whose raw answer of the chunk (asked from its start
+	// − 1 ms, promQL) had a sample exactly 1 ms before its start. An engine
+	// whose range selectors include their left edge (Prometheus 2.x) puts
+	// it into the chunk's aggregates too, one that does not
+	// (VictoriaMetrics) leaves it out: such a GPU's energy in the chunk is
+	// read raw, and a count that includes it reads its times raw, so that
+	// both give the same samples.
+	edge map[dcgm.GPUKey]bool
 }
 
 // energyAgg is one GPU's energy counter over one chunk, from the engine's
@@ -119,7 +122,7 @@ func (r *reading) newPushdown(bt batch) *pushdown {
 }
 
 func (pd *pushdown) reset() {
-	pd.counts, pd.energy, pd.leftEdge = map[string]map[dcgm.GPUKey]int{}, map[dcgm.GPUKey]*energyAgg{}, map[dcgm.GPUKey]bool{}
+	pd.counts, pd.energy, pd.edge = map[string]map[dcgm.GPUKey]int{}, map[dcgm.GPUKey]*energyAgg{}, map[dcgm.GPUKey]bool{}
 	for _, n := range pd.counted {
 		pd.counts[n] = map[dcgm.GPUKey]int{}
 	}
@@ -134,8 +137,8 @@ func (pd *pushdown) answer(q chunkQuery, ch timeRange, series []promSeries) {
 			continue
 		}
 		if q.fn == "" {
-			if s.Pairs[0].TMillis == ch.Start.UnixMilli() {
-				pd.leftEdge[id.Key], pd.r.leftClosed = true, true
+			if s.Pairs[0].TMillis == ch.Start.UnixMilli()-1 {
+				pd.edge[id.Key] = true
 			}
 			continue
 		}
@@ -173,11 +176,7 @@ func (pd *pushdown) finish(ctx context.Context, b *dcgm.Builder, matchers string
 		odd := map[dcgm.GPUKey]bool{}
 		var uuids []string
 		for key, c := range pd.counts[n] {
-			rows := b.Rows(key, lo, hi)
-			if !pd.leftEdge[key] {
-				rows -= b.Rows(key, lo, lo+1) // a sample at the start, in no aggregate of this engine
-			}
-			if c > rows {
+			if rows := b.Rows(key, lo, hi); c > rows {
 				odd[key] = true
 				uuids = append(uuids, key.UUID)
 			}
@@ -234,11 +233,7 @@ func (pd *pushdown) refine(ctx context.Context, b *dcgm.Builder, q chunkQuery, m
 		lo, hi := w.Start.UnixMilli(), w.End.UnixMilli()
 		part := map[dcgm.GPUKey]bool{}
 		for key, c := range counts {
-			rows := b.Rows(key, lo, hi)
-			if !pd.r.leftClosed {
-				rows -= b.Rows(key, lo, lo+1) // this engine counts no sample at the start
-			}
-			if c > rows {
+			if rows := b.Rows(key, lo, hi); c > rows {
 				part[key] = true
 			}
 		}
@@ -326,7 +321,7 @@ func (pd *pushdown) energyChunk(ctx context.Context, b *dcgm.Builder, matchers s
 		}
 		first, last, ok := b.TimeBounds(key, lo, hi)
 		p, hasPrev := pd.prev[key]
-		if !ok || a.series != 1 || a.seen != [3]bool{true, true, true} || a.resets != 0 ||
+		if !ok || pd.edge[key] || a.series != 1 || a.seen != [3]bool{true, true, true} || a.resets != 0 ||
 			!validEnergy(a.min) || !validEnergy(a.last) || hasPrev && a.min < p {
 			raw[key] = true
 			delete(pd.prev, key) // the raw samples decide the next chunk's start
