@@ -98,6 +98,7 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 	if p.Attribution != nil {
 		a.keep = workloadKeep{labels: p.Attribution.labels(), uuids: true}
 	}
+	a.keep.uuids = a.keep.uuids || p.KeepFleet // the planner reads which MIG devices a workload holds
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: start.UTC(), End: end.UTC(), DurationS: sig(windowS)}}
 	for _, s := range sources {
 		h := s.Stream.Header
@@ -270,7 +271,7 @@ func (a *analysis) item(it profile.Item, in input) error {
 		if it.End.Topology != nil {
 			n.topology = a.topologies.Intern(it.End.Topology)
 		}
-		n.addWorkloads(it.End.Workloads, &a.labels, a.keep)
+		n.addWorkloads(it.End.Workloads, &a.labels, a.keep, in)
 		return nil
 	}
 	g := it.GPU
@@ -283,7 +284,7 @@ func (a *analysis) item(it profile.Item, in input) error {
 		acc = &gpuAcc{uuid: g.UUID, model: a.model(g.Model), share: 1, index: int32(g.Index), memTotal: g.MemoryTotalBytes, mig: g.MIG, ctx: n.ctx}
 		a.keepPerGPU(acc)
 		if g.MIG != nil {
-			acc.share = migShare(g.MIG.Profile)
+			acc.share = g.MIG.Share()
 		}
 		n.addGPU(acc)
 		a.nGPUs++
@@ -594,6 +595,11 @@ func ratio(a, b float64) float64 {
 
 // sig rounds x to 9 significant digits: enough for every figure to be exact
 // to well within 0.1 %, without binary noise in the JSON.
+// Sig rounds x to 9 significant digits, as every figure of a report is
+// (docs/analysis.md): for the stages after analysis that compute figures
+// of their own.
+func Sig(x float64) float64 { return sig(x) }
+
 func sig(x float64) float64 {
 	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 		return x

@@ -2,9 +2,7 @@ package analyze
 
 import (
 	"math"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/seedance/seedance/hwtopo"
@@ -90,8 +88,20 @@ func (n *nodeAcc) addGPU(g *gpuAcc) {
 	}
 }
 
-func (n *nodeAcc) addWorkloads(ws []profile.Workload, labels *labelSets, keep workloadKeep) {
+// A workload's tenure is kept in seconds from the window's start (the
+// input's own interval when it has none), so that the fleet can tell which
+// workloads still hold their GPUs at the window's end.
+func (n *nodeAcc) addWorkloads(ws []profile.Workload, labels *labelSets, keep workloadKeep, in input) {
 	for _, w := range ws {
+		if w.Intervals == nil {
+			w.Intervals = []profile.Tenure{{StartS: in.offset, EndS: in.offset + in.spanS}}
+		} else {
+			ivs := make([]profile.Tenure, len(w.Intervals))
+			for i, iv := range w.Intervals {
+				ivs[i] = profile.Tenure{StartS: iv.StartS + in.offset, EndS: iv.EndS + in.offset}
+			}
+			w.Intervals = ivs
+		}
 		n.workloads.put(slimWorkload(w, labels, keep)) // the latest input's state wins
 	}
 }
@@ -228,19 +238,6 @@ func (n *nodeAcc) pending() []profile.Workload {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
-}
-
-var migSlices = regexp.MustCompile(`(?:^|\.)(\d+)g\.`)
-
-// migShare is the fraction of its parent GPU that a MIG device holds: its
-// GPU-instance slices out of the 7 of an A100, H100, H200 or B200.
-func migShare(p string) float64 {
-	m := migSlices.FindStringSubmatch(p)
-	if m == nil {
-		return 1.0 / 7
-	}
-	n, _ := strconv.Atoi(m[1])
-	return math.Min(1, float64(n)/7)
 }
 
 // intersect returns the pieces common to two sorted lists of intervals.

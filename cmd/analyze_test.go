@@ -213,7 +213,7 @@ func TestAnalyzeFragmentation(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", r.code, r.out, r.errOut)
 	}
 	r = run(t, nil, "analyze", p, "--report", "fragmentation", "--fragmentation-ratio", "0.5", "--format", "csv")
-	if r.code != 0 || !strings.Contains(r.out, "NVIDIA H100 80GB HBM3,8,64,13,6,0.4615,") {
+	if r.code != 0 || !strings.Contains(r.out, "NVIDIA H100 80GB HBM3,8,64,13,6,0.461538462,") {
 		t.Fatalf("exit %d:\n%s%s", r.code, r.out, r.errOut)
 	}
 	r = run(t, nil, "analyze", p, "--report", "fragmentation", "--fragmentation-ratio", "0.5")

@@ -1,6 +1,9 @@
 package profile
 
 import (
+	"math"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/seedance/seedance/hwtopo"
@@ -72,6 +75,22 @@ type GPU struct {
 	Series      Series        `json:"series"`
 	Unsupported []string      `json:"unsupported,omitempty"`
 	Errors      []SampleError `json:"errors,omitempty"`
+}
+
+// migSlices finds a MIG profile's GPU-instance slices ("3g.40gb",
+// "1c.2g.20gb").
+var migSlices = regexp.MustCompile(`(?:^|\.)(\d+)g\.`)
+
+// Share is the fraction of its parent GPU that a MIG device holds: its
+// GPU-instance slices out of the 7 of an A100, H100, H200 or B200 (1/7
+// when the profile does not say).
+func (m *MIG) Share() float64 {
+	s := migSlices.FindStringSubmatch(m.Profile)
+	if s == nil {
+		return 1.0 / 7
+	}
+	n, _ := strconv.Atoi(s[1])
+	return math.Min(1, float64(n)/7)
 }
 
 // MIG identifies a MIG device inside its parent GPU.

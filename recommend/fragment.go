@@ -49,6 +49,9 @@ type FragPool struct {
 	// AfterPlan is the same pool once the migration plan's moves are made
 	// (released nodes empty); nil without a plan.
 	AfterPlan *FragAfter `json:"after_plan,omitempty"`
+	// Note says why the pool's ratio is null although it has free GPUs:
+	// no workload was seen to measure them against.
+	Note string `json:"note,omitempty"`
 }
 
 // StrandedSet is one node's stranded GPUs (indices in the node).
@@ -125,13 +128,18 @@ func Fragment(c *Cluster, plan *Plan, o FragmentOptions) *Fragmentation {
 			}
 		}
 		p.Ratio = ratio(p.StrandedGPUs, float64(p.FreeGPUs))
+		if len(p.Shapes) == 0 {
+			// No demand seen: nothing to call the free GPUs stranded by.
+			p.StrandedGPUs, p.StrandedOn, p.Ratio = 0, []StrandedSet{}, nil
+			p.Note = "no workload seen in this pool, running or pending: there is no demand to measure its free GPUs against"
+		}
 		p.Above = p.Ratio != nil && *p.Ratio > o.ThresholdRatio
-		p.FGDUnusableGPUs = round4(p.FGDUnusableGPUs)
-		if capacity > 0 {
-			v := round4(p.FGDUnusableGPUs / capacity)
+		if capacity > 0 && len(p.Shapes) > 0 {
+			v := analyze.Sig(p.FGDUnusableGPUs / capacity)
 			p.FGDRatio = &v
 		}
-		if after != nil {
+		p.FGDUnusableGPUs = analyze.Sig(p.FGDUnusableGPUs)
+		if after != nil && len(p.Shapes) > 0 {
 			p.AfterPlan = &FragAfter{FreeGPUs: afterFree, StrandedGPUs: afterStranded, Ratio: ratio(afterStranded, float64(afterFree)),
 				Unstranded: p.StrandedGPUs - afterStranded}
 		}
@@ -144,7 +152,7 @@ func ratio(n int, d float64) *float64 {
 	if d <= 0 {
 		return nil
 	}
-	v := round4(float64(n) / d)
+	v := analyze.Sig(float64(n) / d)
 	return &v
 }
 
@@ -190,7 +198,7 @@ func shapesByPool(c *Cluster) map[string][]Shape {
 		if s.GPUs < 1 || s.Milli < 1 {
 			continue
 		}
-		if m, ok := model[w.Node]; ok {
+		if m := model[w.Node]; m != "" {
 			add(m, s)
 			continue
 		}
@@ -244,8 +252,12 @@ func strandedOf(n *Node, gpus []GPU, shapes []Shape) (free int, stranded []int) 
 
 // fitsThrough says whether shape s can be placed on the node's free GPUs
 // in a set that includes GPU seed: enough free GPUs with the memory, each
-// pair connected at least at the shape's rank. The set is grown greedily
-// from seed, as the planner does (fitWhole).
+// pair connected at least at the shape's rank. Without a connection to
+// meet, any free GPUs with the memory do. With one, the search is exact on
+// nodes of up to exactSearchGPUs GPUs (a clique of the shape's size
+// through seed among the GPUs linked well enough), and grows the set
+// greedily from seed, as the planner does, on larger ones
+// (docs/analysis.md, Fragmentation).
 func fitsThrough(t *hwtopo.Topology, gpus []GPU, s Shape, seed int) bool {
 	if !memFits(gpus[seed], s.MemBytes) {
 		return false
@@ -253,32 +265,59 @@ func fitsThrough(t *hwtopo.Topology, gpus []GPU, s Shape, seed int) bool {
 	if s.Milli < MilliPerGPU && s.GPUs == 1 {
 		return true
 	}
-	set := []int{seed}
+	linked := s.LinkRank > 0 && s.GPUs > 1
+	if linked && (t == nil || len(t.Matrix) != len(gpus)) {
+		return false // the connection cannot be checked
+	}
+	ok := func(a, b int) bool { return !linked || hwtopo.LinkRank(t.Matrix[a][b]) >= s.LinkRank }
+	var cands []int
 	for i, g := range gpus {
-		if len(set) == s.GPUs {
+		if i != seed && wholeFree(g) && memFits(g, s.MemBytes) && ok(seed, i) {
+			cands = append(cands, i)
+		}
+	}
+	if !linked || len(gpus) > exactSearchGPUs {
+		return greedySet(cands, s.GPUs-1, ok)
+	}
+	return cliqueOf(cands, s.GPUs-1, []int{seed}, ok)
+}
+
+// exactSearchGPUs is the largest node whose placements are searched
+// exactly: 16 GPUs give at most 2^15 subsets through a GPU.
+const exactSearchGPUs = 16
+
+// greedySet takes candidates in order while each is linked to all taken.
+func greedySet(cands []int, need int, ok func(a, b int) bool) bool {
+	var set []int
+	for _, c := range cands {
+		if len(set) == need {
 			break
 		}
-		if i == seed || !wholeFree(g) || !memFits(g, s.MemBytes) {
+		if !slices.ContainsFunc(set, func(x int) bool { return !ok(x, c) }) {
+			set = append(set, c)
+		}
+	}
+	return len(set) >= need
+}
+
+// cliqueOf says whether need more of cands, each linked to every GPU of
+// set and to each other, can join set: a backtracking search.
+func cliqueOf(cands []int, need int, set []int, ok func(a, b int) bool) bool {
+	if need == 0 {
+		return true
+	}
+	for k, c := range cands {
+		if len(cands)-k < need {
+			return false
+		}
+		if slices.ContainsFunc(set, func(x int) bool { return !ok(x, c) }) {
 			continue
 		}
-		if s.LinkRank > 0 && s.GPUs > 1 {
-			if t == nil || len(t.Matrix) != len(gpus) {
-				return false // the connection cannot be checked
-			}
-			ok := true
-			for _, x := range set {
-				if hwtopo.LinkRank(t.Matrix[x][i]) < s.LinkRank {
-					ok = false
-					break
-				}
-			}
-			if !ok {
-				continue
-			}
+		if cliqueOf(cands[k+1:], need-1, append(set, c), ok) {
+			return true
 		}
-		set = append(set, i)
 	}
-	return len(set) == s.GPUs
+	return false
 }
 
 // fgd is the FGD paper's fragment measure of one node: Σ over shapes of

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -44,8 +43,9 @@ func TestFragmentationHandComputed(t *testing.T) {
 	}
 	// FGD: a, b and c's lone GPU fits no shape (1 each); d's two fit the
 	// 2-GPU shape only: 2 × (1/3 + 1/3). 3 + 4/3 of 5 free.
-	if math.Abs(p.FGDUnusableGPUs-4.3333) > 1e-9 || *p.FGDRatio != 0.8667 {
-		t.Errorf("FGD %v (ratio %v), want 4.3333 (0.8667)", p.FGDUnusableGPUs, *p.FGDRatio)
+	// Both to 9 significant digits (docs/analysis.md).
+	if p.FGDUnusableGPUs != 4.33333333 || *p.FGDRatio != 0.866666667 {
+		t.Errorf("FGD %v (ratio %v), want 4.33333333 (0.866666667)", p.FGDUnusableGPUs, *p.FGDRatio)
 	}
 	a := p.AfterPlan
 	if a == nil || a.FreeGPUs != 5 || a.StrandedGPUs != 2 || *a.Ratio != 0.4 || a.Unstranded != 1 {

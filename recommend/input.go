@@ -2,6 +2,8 @@ package recommend
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -43,6 +45,7 @@ type ClusterBuilder struct {
 	busyPct    float64
 	c          Cluster
 	gpus       []gpuSummary // the current node's whole GPUs
+	migs       []migSummary // and its MIG devices
 	samples    int
 	topologies hwtopo.Interner
 }
@@ -50,9 +53,18 @@ type ClusterBuilder struct {
 // gpuSummary is what the planner needs of a GPU.
 type gpuSummary struct {
 	index    int
+	uuid     string
 	model    string
 	memBytes uint64
 	meanUtil float64
+}
+
+// migSummary is what the planner needs of a MIG device: its parent, its
+// share of it and its memory.
+type migSummary struct {
+	uuid, parent string
+	milli        int
+	memBytes     uint64
 }
 
 // NewClusterBuilder starts an empty cluster.
@@ -68,12 +80,15 @@ func (b *ClusterBuilder) Add(it profile.Item) error {
 	if g := it.GPU; g != nil {
 		b.samples += len(g.Series.T)
 		if g.MIG == nil {
-			b.gpus = append(b.gpus, gpuSummary{g.Index, g.Model, g.MemoryTotalBytes, meanUtil(g.Series.GPUUtilPct)})
+			b.gpus = append(b.gpus, gpuSummary{g.Index, g.UUID, g.Model, g.MemoryTotalBytes, meanUtil(g.Series.GPUUtilPct)})
+		} else {
+			milli := max(1, min(MilliPerGPU, int(math.Round(g.MIG.Share()*MilliPerGPU))))
+			b.migs = append(b.migs, migSummary{g.UUID, g.MIG.ParentUUID, milli, g.MemoryTotalBytes})
 		}
 		return nil
 	}
 	b.addNode(it.End)
-	b.gpus = b.gpus[:0]
+	b.gpus, b.migs = b.gpus[:0], b.migs[:0]
 	return nil
 }
 
@@ -109,16 +124,20 @@ func (b *ClusterBuilder) addNode(pn *profile.Node) {
 			b.c.Workloads = append(b.c.Workloads, cw)
 			continue
 		}
-		for _, gi := range w.GPUs {
-			if i, ok := pos[gi]; ok && !slices.Contains(cw.GPUs, i) {
-				cw.GPUs = append(cw.GPUs, i)
+		if !b.holdsMIG(cw, w, full) {
+			for _, gi := range w.GPUs {
+				if i, ok := pos[gi]; ok && !slices.Contains(cw.GPUs, i) {
+					cw.GPUs = append(cw.GPUs, i)
+				}
 			}
 		}
 		if len(cw.GPUs) == 0 {
 			continue
 		}
 		cw.Count = len(cw.GPUs)
-		cw.MemPerGPU = w.GPUMemoryBytes / uint64(cw.Count)
+		if w.GPUMemoryBytes > 0 || cw.MemPerGPU == 0 {
+			cw.MemPerGPU = w.GPUMemoryBytes / uint64(cw.Count)
+		}
 		for _, i := range cw.GPUs {
 			g := &n.GPUs[i]
 			g.UsedMilli = min(MilliPerGPU, g.UsedMilli+cw.Milli)
@@ -133,6 +152,37 @@ func (b *ClusterBuilder) addNode(pn *profile.Node) {
 		}
 	}
 	b.c.Nodes = append(b.c.Nodes, n)
+}
+
+// holdsMIG fills cw from the MIG devices w names by UUID (gpu_uuids), if
+// any: it holds their parents, each for the device's share (a 3g slice is
+// 3/7 of the GPU, not the whole GPU, whatever index the workload also
+// names), with the device's memory when the workload's own is unknown. A
+// MIG workload is pinned: moving it needs MIG configured where it goes,
+// which the planner does not know.
+func (b *ClusterBuilder) holdsMIG(cw *Workload, w profile.Workload, full []gpuSummary) bool {
+	milli, mem := map[int]int{}, map[int]uint64{}
+	for _, u := range w.GPUUUIDs {
+		k := slices.IndexFunc(b.migs, func(m migSummary) bool { return m.uuid == u })
+		if k < 0 {
+			continue
+		}
+		m := b.migs[k]
+		if i := slices.IndexFunc(full, func(g gpuSummary) bool { return g.uuid == m.parent }); i >= 0 {
+			milli[i] += m.milli
+			mem[i] += m.memBytes
+		}
+	}
+	if len(milli) == 0 {
+		return false
+	}
+	cw.GPUs, cw.Milli, cw.MemPerGPU, cw.Pinned = nil, 0, 0, true
+	for _, i := range slices.Sorted(maps.Keys(milli)) {
+		cw.GPUs = append(cw.GPUs, i)
+		cw.Milli = max(cw.Milli, min(MilliPerGPU, milli[i]))
+		cw.MemPerGPU = max(cw.MemPerGPU, mem[i])
+	}
+	return true
 }
 
 func meanUtil(v profile.Values) float64 {

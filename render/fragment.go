@@ -61,6 +61,11 @@ func fragmentationTable(w io.Writer, ew *errWriter, r *Result) error {
 	if err := t.Flush(); err != nil {
 		return err
 	}
+	for _, p := range f.Pools {
+		if p.Note != "" {
+			ew.printf("note: %s: %s\n", table.Visible(p.Model), p.Note)
+		}
+	}
 	if len(r.StrandedMemory) == 0 {
 		return nil
 	}
@@ -92,6 +97,11 @@ func fragmentationMarkdown(ew *errWriter, r *Result) {
 	ew.printf("\n**Fragmentation** (threshold %.2f)\n\n| Pool | Free GPUs | Stranded | Ratio | FGD GPUs | After plan |\n|---|---:|---:|---:|---:|---:|\n", f.ThresholdRatio)
 	for _, p := range f.Pools {
 		ew.printf("| %s | %d | %d | %s | %.2f | %s |\n", mdEscape.Replace(p.Model), p.FreeGPUs, p.StrandedGPUs, ratioText(p.Ratio), p.FGDUnusableGPUs, afterText(p))
+	}
+	for _, p := range f.Pools {
+		if p.Note != "" {
+			ew.printf("\n%s: %s\n", mdEscape.Replace(p.Model), p.Note)
+		}
 	}
 }
 

@@ -41,13 +41,13 @@ func TestFragmentationSections(t *testing.T) {
 		t.Errorf("markdown:\n%s", md)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, o))).ReadAll()
-	if err != nil || len(rows) != 2 || rows[0][0] != "model" || rows[1][3] != "13" || rows[1][4] != "6" || rows[1][5] != "0.4615" || rows[1][8] != "5" {
+	if err != nil || len(rows) != 2 || rows[0][0] != "model" || rows[1][3] != "13" || rows[1][4] != "6" || rows[1][5] != "0.461538462" || rows[1][8] != "5" {
 		t.Errorf("csv %q %v", rows, err)
 	}
 	prom := render(t, "prom", r, o)
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(prom))
-	if ratio := fams["seedance_pool_fragmentation_ratio"]; err != nil || ratio == nil || ratio.Metric[0].GetGauge().GetValue() != 0.4615 ||
+	if ratio := fams["seedance_pool_fragmentation_ratio"]; err != nil || ratio == nil || ratio.Metric[0].GetGauge().GetValue() != 0.461538462 ||
 		fams["seedance_gpu_idle_memory_byte_seconds"] == nil {
 		t.Errorf("prom: %v\n%s", err, prom)
 	}
