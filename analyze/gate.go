@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
+
+	"github.com/seedance/seedance/internal/exprguard"
 )
 
 // ErrGateFailed is returned when at least one CI gate did not pass.
@@ -106,12 +109,18 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 		if hasLeft {
 			res.Value = left
 		}
-		prog, err := expr.Compile(g, expr.Env(env), expr.AsBool())
+		prog, err := exprguard.Compile(g, expr.Env(env), expr.AsBool())
 		var out any
 		if err == nil {
-			out, err = expr.Run(prog, env)
+			out, err = prog.Run(context.Background(), env, exprguard.DefaultLimits)
 		} else if !hasLeft || left != nil {
-			return results, fmt.Errorf("%w %q: %v", ErrInvalidGate, g, oneLine(err.Error()))
+			return results, fmt.Errorf("%w %q: %v", ErrInvalidGate, exprguard.Excerpt(g, 0), err)
+		}
+		if errors.Is(err, exprguard.ErrBudget) {
+			res.Error = err.Error()
+			failed = true
+			results = append(results, res)
+			continue
 		}
 		if err != nil && hasLeft && left == nil {
 			// The field exists but was not measured (null): the gate
@@ -181,6 +190,9 @@ func idleBasis(g string, env map[string]any) string {
 // ok is false when the gate is not a comparison or its left side cannot be
 // evaluated.
 func leftValue(g string, env map[string]any) (v any, ok bool) {
+	if exprguard.Check(g) != nil {
+		return nil, false
+	}
 	tree, err := parser.Parse(g)
 	if err != nil {
 		return nil, false
@@ -197,7 +209,10 @@ func leftValue(g string, env map[string]any) (v any, ok bool) {
 	if v, found := lookup(b.Left, env); found {
 		return v, true
 	}
-	v, err = expr.Eval(b.Left.String(), env)
+	p, err := exprguard.Compile(b.Left.String(), expr.Env(env))
+	if err == nil {
+		v, err = p.Run(context.Background(), env, exprguard.DefaultLimits)
+	}
 	if err != nil || v == nil {
 		// nil from a path that names no field is a mistake, not a null.
 		return nil, false

@@ -8,6 +8,8 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
+
+	"github.com/seedance/seedance/internal/exprguard"
 )
 
 // fieldChecker collects the first field path of a gate that names no field
@@ -35,6 +37,9 @@ func (c *fieldChecker) Visit(n *ast.Node) {
 // report has no baseline, so that the gate gets its "needs --baseline"
 // hint instead.
 func unknownFields(g string, env map[string]any) error {
+	if err := exprguard.Check(g); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidGate, err)
+	}
 	tree, err := parser.Parse(g)
 	if err != nil {
 		return nil

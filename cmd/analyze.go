@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/exprguard"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/table"
@@ -37,6 +39,8 @@ type AnalyzeOptions struct {
 	// Rules are the policy rules in force (--rules FILE, else the config
 	// file's rules:); nil when the user gave none.
 	Rules *policy.Set
+	// Ctx ends with the command (SIGINT, SIGTERM): it stops a run's rules.
+	Ctx context.Context
 }
 
 func newAnalyzeCmd(f *Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
@@ -67,7 +71,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
   seedance analyze --source prometheus --prometheus-url http://prometheus:9090 --duration 24h --report all`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Inputs = append(append([]string(nil), inputs...), args...)
-			src.Ctx = c.Context()
+			src.Ctx, opts.Ctx = c.Context(), c.Context()
 			o, err := configure(f, opts, src, gpuPrices, rulesFile)
 			if err != nil {
 				return err
@@ -226,6 +230,14 @@ func analyzeRun(o *AnalyzeOptions) error {
 // analyzeOnce checks the settings, reads the inputs (or runs the source),
 // analyzes, plans, applies the rules and evaluates the gates. gateErr is
 // set when a gate failed; interrupted when the source was stopped part-way.
+// context is the command's, or the background for a caller that set none.
+func (o *AnalyzeOptions) context() context.Context {
+	if o.Ctx != nil {
+		return o.Ctx
+	}
+	return context.Background()
+}
+
 func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, err error) {
 	ac := o.Config.Analyze
 	if !render.ValidReport(ac.Report) {
@@ -316,7 +328,12 @@ func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, e
 		}
 	}
 	if o.Rules != nil {
-		o.Rules.Apply(policy.Input{Report: r, Fragmentation: res.Fragmentation, Dialect: ac.Dialect})
+		lc := o.Config.Limits
+		in := policy.Input{Report: r, Fragmentation: res.Fragmentation, Dialect: ac.Dialect, Total: lc.RulesTime,
+			Limits: exprguard.Limits{Time: lc.ExprTime, Bytes: int64(lc.ExprMemoryMiB) << 20}}
+		if err := o.Rules.Apply(o.context(), in); err != nil {
+			return nil, nil, nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted while the rules ran, nothing written: %w", err)}
+		}
 	}
 	r.Gates, gateErr = analyze.Gates(res, ac.Gates)
 	if errors.Is(gateErr, analyze.ErrInvalidGate) {

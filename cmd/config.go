@@ -84,6 +84,18 @@ type Config struct {
 		DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`
 		EnergyUSDPerKWh   float64            `mapstructure:"energy_usd_per_kwh"`
 	} `mapstructure:"pricing"`
+	// Limits bound what a long-running seedance does with what it is
+	// given: expressions, external commands, HTTP clients (docs/rules.md,
+	// Budgets).
+	Limits struct {
+		ExprTime         time.Duration `mapstructure:"expr_time"`
+		ExprMemoryMiB    int           `mapstructure:"expr_memory_mib"`
+		RulesTime        time.Duration `mapstructure:"rules_time"`
+		CommandTime      time.Duration `mapstructure:"command_time"`
+		CommandOutputMiB int           `mapstructure:"command_output_mib"`
+		HTTPTimeout      time.Duration `mapstructure:"http_timeout"`
+		HTTPConnections  int           `mapstructure:"http_connections"`
+	} `mapstructure:"limits"`
 }
 
 // newViper returns the root command's own viper instance with defaults and

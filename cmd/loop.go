@@ -5,15 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/net/netutil"
 
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/render"
@@ -35,12 +38,16 @@ func analyzeLoop(ctx context.Context, o *AnalyzeOptions, reload func() (*Analyze
 		if err != nil {
 			return usageErrorf("--listen %s: %v", addr, err)
 		}
-		srv := &http.Server{Handler: st.mux(), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }() // ends with Shutdown below
+		srv := listenServer(st, o.Config.Limits.HTTPTimeout)
+		go func() { _ = srv.Serve(netutil.LimitListener(ln, o.Config.Limits.HTTPConnections)) }() // ends below
 		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			// Answers under way get a moment; a client that does not read
+			// is cut off rather than holding the exit.
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			_ = srv.Shutdown(sctx)
+			if srv.Shutdown(sctx) != nil {
+				_ = srv.Close()
+			}
 		}()
 		fmt.Fprintf(o.IO.ErrOut, "serving /metrics and /healthz on %s\n", ln.Addr())
 	}
@@ -203,6 +210,11 @@ func (st *loopState) runOnce(o *AnalyzeOptions, run int) error {
 		line += "; a gate failed"
 	}
 	fmt.Fprintln(o.IO.ErrOut, line)
+	for _, w := range r.Warnings {
+		if strings.HasPrefix(w, "rule ") && strings.Contains(w, "budget") {
+			fmt.Fprintf(o.IO.ErrOut, "run %d: %s\n", run, table.Visible(w))
+		}
+	}
 	return nil
 }
 
@@ -212,40 +224,61 @@ func (st *loopState) reloaded(ok bool) {
 	st.mu.Unlock()
 }
 
+// listenServer serves the loop's endpoints with every phase of a request
+// bounded by timeout: reading it, writing the answer (a client that never
+// reads is cut off) and an idle keep-alive. The listener caps the
+// connections (limits.http_connections).
+func listenServer(st *loopState, timeout time.Duration) *http.Server {
+	return &http.Server{Handler: st.mux(), ReadHeaderTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout}
+}
+
 func (st *loopState) mux() *http.ServeMux {
 	m := http.NewServeMux()
 	m.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		st.mu.Lock()
-		defer st.mu.Unlock()
+		body := st.metricsSnapshot() // the lock is not held while a client reads
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_, _ = w.Write(st.metrics)
-		fmt.Fprintf(w, "# HELP seedance_loop_runs_total Analysis runs of this process, by result.\n# TYPE seedance_loop_runs_total counter\n")
-		fmt.Fprintf(w, "seedance_loop_runs_total{result=\"ok\"} %d\nseedance_loop_runs_total{result=\"error\"} %d\n", st.runsOK, st.runsFailed)
-		if !st.lastOK.IsZero() {
-			fmt.Fprintf(w, "# HELP seedance_loop_last_success_timestamp_seconds When the latest good report was made (Unix time).\n# TYPE seedance_loop_last_success_timestamp_seconds gauge\n")
-			fmt.Fprintf(w, "seedance_loop_last_success_timestamp_seconds %d\n", st.lastOK.Unix())
-		}
-		if st.reloadTried {
-			v := 0
-			if st.reloadOK {
-				v = 1
-			}
-			fmt.Fprintf(w, "# HELP seedance_config_reload_ok 1 when the latest change of the config or rules file loaded, 0 when the last good one is kept.\n# TYPE seedance_config_reload_ok gauge\nseedance_config_reload_ok %d\n", v)
-		}
+		_, _ = w.Write(body)
 	})
 	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		switch {
-		case st.lastErr != "":
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "the latest run failed: %s\n", st.lastErr)
-		case st.lastOK.IsZero():
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "no report yet")
-		default:
-			fmt.Fprintf(w, "ok: latest report at %s\n", st.lastOK.UTC().Format(time.RFC3339))
-		}
+		code, text := st.health()
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, text)
 	})
 	return m
+}
+
+// metricsSnapshot is /metrics: the latest good report's series and the
+// loop's own, copied under the lock.
+func (st *loopState) metricsSnapshot() []byte {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var b bytes.Buffer
+	b.Write(st.metrics)
+	fmt.Fprintf(&b, "# HELP seedance_loop_runs_total Analysis runs of this process, by result.\n# TYPE seedance_loop_runs_total counter\n")
+	fmt.Fprintf(&b, "seedance_loop_runs_total{result=\"ok\"} %d\nseedance_loop_runs_total{result=\"error\"} %d\n", st.runsOK, st.runsFailed)
+	if !st.lastOK.IsZero() {
+		fmt.Fprintf(&b, "# HELP seedance_loop_last_success_timestamp_seconds When the latest good report was made (Unix time).\n# TYPE seedance_loop_last_success_timestamp_seconds gauge\n")
+		fmt.Fprintf(&b, "seedance_loop_last_success_timestamp_seconds %d\n", st.lastOK.Unix())
+	}
+	if st.reloadTried {
+		v := 0
+		if st.reloadOK {
+			v = 1
+		}
+		fmt.Fprintf(&b, "# HELP seedance_config_reload_ok 1 when the latest change of the config or rules file loaded, 0 when the last good one is kept.\n# TYPE seedance_config_reload_ok gauge\nseedance_config_reload_ok %d\n", v)
+	}
+	return b.Bytes()
+}
+
+// health is /healthz's status and text.
+func (st *loopState) health() (int, string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch {
+	case st.lastErr != "":
+		return http.StatusServiceUnavailable, fmt.Sprintf("the latest run failed: %s\n", st.lastErr)
+	case st.lastOK.IsZero():
+		return http.StatusServiceUnavailable, "no report yet\n"
+	}
+	return http.StatusOK, fmt.Sprintf("ok: latest report at %s\n", st.lastOK.UTC().Format(time.RFC3339))
 }

@@ -166,6 +166,13 @@ var configKeys = []configKey{
 	{Key: "scrape.targets_file", Default: "", Cmd: "profile analyze", Flag: "targets-file", Help: "file with one scrape target per line (--source scrape)"},
 	{Key: "scrape.timeout", Default: dur("10s"), Help: "timeout of one scrape (at most the interval)", Range: rng(0, 3600)},
 	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings of the scrapes (like prometheus.http)", Map: true},
+	{Key: "limits.expr_time", Default: dur("1s"), Help: "longest evaluation of one policy rule's condition or one gate (docs/rules.md, Budgets)", Range: rng(0.001, 3600)},
+	{Key: "limits.expr_memory_mib", Default: 64, Help: "most memory the values of one evaluation of a condition or gate may take, in MiB", Range: rng(1, 4096)},
+	{Key: "limits.rules_time", Default: dur("30s"), Help: "longest time all policy rules of one run may take together", Range: rng(0.001, day)},
+	{Key: "limits.command_time", Default: dur("60s"), Help: "longest run of one external command (squeue, sacct, scontrol); then it is killed and the run says so", Range: rng(0.1, day)},
+	{Key: "limits.command_output_mib", Default: 64, Help: "most output read from one external command, in MiB; past it the command is killed and the run says so", Range: rng(1, 4096)},
+	{Key: "limits.http_timeout", Default: dur("30s"), Help: "with --listen: longest read of a request and longest write of an answer; an idle keep-alive connection is closed after it too", Range: rng(0.1, 3600)},
+	{Key: "limits.http_connections", Default: 64, Help: "with --listen: most connections served at once; more wait to be accepted", Range: rng(1, 100000)},
 }
 
 // addSettingFlags defines the flags of a command's settings, each marked

@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -10,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/expr-lang/expr"
+	"github.com/seedance/seedance/internal/exprguard"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/shell"
@@ -22,6 +25,25 @@ type Input struct {
 	Report        *analyze.Report
 	Fragmentation *recommend.Fragmentation // nil without the fragmentation report
 	Dialect       string                   // of commands: kubectl, slurm or none
+	// Limits bound each evaluation of a condition, Total all of them in
+	// one Apply (0: DefaultTotal); a rule over either is reported and not
+	// evaluated again in that run.
+	Limits exprguard.Limits
+	Total  time.Duration
+}
+
+// DefaultTotal bounds the evaluation of all rules in one run.
+const DefaultTotal = 30 * time.Second
+
+// budget is one Apply's: the limits of an evaluation, the run's deadline,
+// and the rules that went over theirs.
+type budget struct {
+	ctx      context.Context
+	limits   exprguard.Limits
+	total    time.Duration
+	deadline time.Time
+	over     map[string]string
+	errs     map[string]string
 }
 
 // subject is one node, GPU, group or pool, with its fields; a node has a
@@ -51,7 +73,10 @@ func (s *Set) NeedsGPUFigures() bool {
 // the others take their rule's severity and priority. Every other rule's
 // matches are added as suggestions of kind rule:<name>, the highest
 // priority first. Report.RuleMatches counts each rule's matches.
-func (s *Set) Apply(in Input) {
+//
+// Each evaluation is bounded by in.Limits and all of them by in.Total
+// (docs/rules.md, Budgets); the end of ctx stops them and is returned.
+func (s *Set) Apply(ctx context.Context, in Input) error {
 	r := in.Report
 	subjects := map[string][]subject{OnNode: nodeSubjects(r), OnGPU: gpuSubjects(r), OnGroup: groupSubjects(r), OnPool: poolSubjects(in.Fragmentation, r.Window.CoveredS)}
 	byName := map[string]*compiled{}
@@ -60,7 +85,13 @@ func (s *Set) Apply(in Input) {
 		byName[s.rules[i].Name] = &s.rules[i]
 		r.RuleMatches[s.rules[i].Name] = 0
 	}
-	errs := map[string]string{}
+	if in.Limits == (exprguard.Limits{}) {
+		in.Limits = exprguard.DefaultLimits
+	}
+	if in.Total <= 0 {
+		in.Total = DefaultTotal
+	}
+	b := &budget{ctx: ctx, limits: in.Limits, total: in.Total, deadline: time.Now().Add(in.Total), over: map[string]string{}, errs: map[string]string{}}
 	kept := r.Suggestions[:0]
 	for _, sg := range r.Suggestions {
 		c := byName[sg.Kind]
@@ -73,7 +104,11 @@ func (s *Set) Apply(in Input) {
 		}
 		subj, ok := findSubject(subjects[c.On], sg)
 		if ok {
-			if _, holds := c.match(subj, errs); !holds {
+			_, holds := c.match(subj, b)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if !holds {
 				continue
 			}
 		}
@@ -85,7 +120,10 @@ func (s *Set) Apply(in Input) {
 	var added []analyze.Suggestion
 	for _, c := range s.ordered() {
 		for _, subj := range subjects[c.On] {
-			held, ok := c.match(subj, errs)
+			held, ok := c.match(subj, b)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if !ok {
 				continue
 			}
@@ -94,14 +132,13 @@ func (s *Set) Apply(in Input) {
 		}
 	}
 	r.Suggestions = append(r.Suggestions, added...)
-	names := make([]string, 0, len(errs))
-	for n := range errs {
-		names = append(names, n)
+	for _, n := range slices.Sorted(maps.Keys(b.over)) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("rule %s: %s; it was not evaluated further in this run (docs/rules.md, Budgets)", n, b.over[n]))
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("rule %s: %s (a figure that was not measured is nil: write x != nil && x < 40, or (x ?? 0) < 40)", n, errs[n]))
+	for _, n := range slices.Sorted(maps.Keys(b.errs)) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("rule %s: %s (a figure that was not measured is nil: write x != nil && x < 40, or (x ?? 0) < 40)", n, b.errs[n]))
 	}
+	return nil
 }
 
 // ordered is the user's own rules that are on, the highest priority first
@@ -137,12 +174,29 @@ func findSubject(subjects []subject, sg analyze.Suggestion) (subject, bool) {
 // holds lasts the subject's span. It returns that longest run. An
 // evaluation error (a null figure compared) counts as not holding, and the
 // rule's first one is kept for a warning.
-func (c *compiled) match(s subject, errs map[string]string) (float64, bool) {
+func (c *compiled) match(s subject, bu *budget) (float64, bool) {
 	eval := func(env map[string]any) bool {
-		v, err := expr.Run(c.prog, env)
-		if err != nil {
-			if _, seen := errs[c.Name]; !seen {
-				errs[c.Name] = fmt.Sprintf("%s: %s", s.id, oneLine(err.Error()))
+		if _, over := bu.over[c.Name]; over || bu.ctx.Err() != nil {
+			return false
+		}
+		l := bu.limits
+		if left := time.Until(bu.deadline); left < l.Time {
+			l.Time = max(left, 0)
+		}
+		v, err := c.prog.Run(bu.ctx, env, l)
+		switch {
+		case err == nil:
+		case errors.Is(err, exprguard.ErrBudget):
+			bu.over[c.Name] = fmt.Sprintf("%s: %v", s.id, err)
+			if time.Now().After(bu.deadline) {
+				bu.over[c.Name] = fmt.Sprintf("%s: over the run's budget (all rules together ran longer than %s)", s.id, bu.total)
+			}
+			return false
+		case bu.ctx.Err() != nil:
+			return false
+		default:
+			if _, seen := bu.errs[c.Name]; !seen {
+				bu.errs[c.Name] = fmt.Sprintf("%s: %s", s.id, oneLine(err.Error()))
 			}
 			return false
 		}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -64,7 +65,9 @@ func TestForOverTheTimeLine(t *testing.T) {
 		{"", []string{"a held 4m", "b;rm -rf held 9m"}},
 	} {
 		r := report()
-		mustCompile(t, Rule{Name: "low", When: "util_pct < 10", For: tt.forS, Suggest: Suggest{Text: "{name} held {held}"}}).Apply(Input{Report: r, Dialect: "kubectl"})
+		if err := mustCompile(t, Rule{Name: "low", When: "util_pct < 10", For: tt.forS, Suggest: Suggest{Text: "{name} held {held}"}}).Apply(context.Background(), Input{Report: r, Dialect: "kubectl"}); err != nil {
+			t.Fatal(err)
+		}
 		var got []string
 		for _, s := range r.Suggestions {
 			if s.Kind == "rule:low" {
@@ -77,7 +80,9 @@ func TestForOverTheTimeLine(t *testing.T) {
 	}
 	// idle: the slice lies inside an idle interval.
 	r := report()
-	mustCompile(t, Rule{Name: "idle", When: "idle", For: "4m", Suggest: Suggest{Text: "{name}"}}).Apply(Input{Report: r})
+	if err := mustCompile(t, Rule{Name: "idle", When: "idle", For: "4m", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Report: r}); err != nil {
+		t.Fatal(err)
+	}
 	if r.RuleMatches["idle"] != 2 {
 		t.Errorf("idle for 4m: %d matches", r.RuleMatches["idle"])
 	}
@@ -88,23 +93,31 @@ func TestForOverTheTimeLine(t *testing.T) {
 // other suggestions are untouched.
 func TestBuiltinRules(t *testing.T) {
 	r := report()
-	mustCompile(t).Apply(Input{Report: r})
+	if err := mustCompile(t).Apply(context.Background(), Input{Report: r}); err != nil {
+		t.Fatal(err)
+	}
 	if len(r.Suggestions) != 2 || r.Suggestions[0].Severity != "warning" || r.RuleMatches["release-node"] != 1 {
 		t.Fatalf("defaults: %+v %v", r.Suggestions, r.RuleMatches)
 	}
 	r = report()
-	mustCompile(t, Rule{Name: "release-node", When: "price_usd_per_hour > 10"}).Apply(Input{Report: r})
+	if err := mustCompile(t, Rule{Name: "release-node", When: "price_usd_per_hour > 10"}).Apply(context.Background(), Input{Report: r}); err != nil {
+		t.Fatal(err)
+	}
 	if len(r.Suggestions) != 1 || r.Suggestions[0].Kind != "migrate" {
 		t.Errorf("narrowed: %+v", r.Suggestions)
 	}
 	off := false
 	r = report()
-	mustCompile(t, Rule{Name: "release-node", Enabled: &off}).Apply(Input{Report: r})
+	if err := mustCompile(t, Rule{Name: "release-node", Enabled: &off}).Apply(context.Background(), Input{Report: r}); err != nil {
+		t.Fatal(err)
+	}
 	if len(r.Suggestions) != 1 || r.RuleMatches["release-node"] != 0 {
 		t.Errorf("off: %+v", r.Suggestions)
 	}
 	r = report()
-	mustCompile(t, Rule{Name: "release-node", When: "idle_now", For: "9m", Severity: "critical", Priority: 7}).Apply(Input{Report: r})
+	if err := mustCompile(t, Rule{Name: "release-node", When: "idle_now", For: "9m", Severity: "critical", Priority: 7}).Apply(context.Background(), Input{Report: r}); err != nil {
+		t.Fatal(err)
+	}
 	if len(r.Suggestions) != 2 || r.Suggestions[0].Severity != "critical" || r.Suggestions[0].Priority != 7 {
 		t.Errorf("re-ranked: %+v", r.Suggestions)
 	}
@@ -116,7 +129,9 @@ func TestCommandsAreSafe(t *testing.T) {
 	rule := Rule{Name: "label", When: "verdict == 'busy' || verdict == 'idle'", Priority: 5, Severity: "info",
 		Suggest: Suggest{Text: "{name}: {verdict}", Command: "kubectl label node {name} seedance.io/verdict={verdict}"}}
 	r := report()
-	mustCompile(t, rule).Apply(Input{Report: r, Dialect: "kubectl"})
+	if err := mustCompile(t, rule).Apply(context.Background(), Input{Report: r, Dialect: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
 	var cmds []string
 	for _, s := range r.Suggestions[2:] {
 		cmds = append(cmds, s.Command+"|"+s.Text)
@@ -126,14 +141,18 @@ func TestCommandsAreSafe(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
 	}
 	r = report()
-	mustCompile(t, rule).Apply(Input{Report: r, Dialect: analyze.DialectNone})
+	if err := mustCompile(t, rule).Apply(context.Background(), Input{Report: r, Dialect: analyze.DialectNone}); err != nil {
+		t.Fatal(err)
+	}
 	if r.Suggestions[2].Command != "" {
 		t.Errorf("dialect none: %q", r.Suggestions[2].Command)
 	}
 	// A value from the input is quoted whole.
 	r = report()
 	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: "H100 $(reboot)'x"}}}
-	mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "{model}", Command: "echo {model}"}}).Apply(Input{Report: r, Fragmentation: frag, Dialect: "kubectl"})
+	if err := mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "{model}", Command: "echo {model}"}}).Apply(context.Background(), Input{Report: r, Fragmentation: frag, Dialect: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
 	if got := r.Suggestions[len(r.Suggestions)-1].Command; got != `echo 'H100 $(reboot)'\''x'` {
 		t.Errorf("quoted: %s", got)
 	}
@@ -143,12 +162,16 @@ func TestCommandsAreSafe(t *testing.T) {
 // and says why in a warning, once per rule.
 func TestNullFigures(t *testing.T) {
 	r := report()
-	mustCompile(t, Rule{Name: "low-mean", When: "avg_gpu_util_pct < 80", Suggest: Suggest{Text: "{name}"}}).Apply(Input{Report: r})
+	if err := mustCompile(t, Rule{Name: "low-mean", When: "avg_gpu_util_pct < 80", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Report: r}); err != nil {
+		t.Fatal(err)
+	}
 	if r.RuleMatches["low-mean"] != 1 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "rule low-mean: b;rm -rf:") {
 		t.Errorf("%v %q", r.RuleMatches, r.Warnings)
 	}
 	r = report()
-	mustCompile(t, Rule{Name: "low-mean", When: "(avg_gpu_util_pct ?? 0) < 80", Suggest: Suggest{Text: "{name}"}}).Apply(Input{Report: r})
+	if err := mustCompile(t, Rule{Name: "low-mean", When: "(avg_gpu_util_pct ?? 0) < 80", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Report: r}); err != nil {
+		t.Fatal(err)
+	}
 	if r.RuleMatches["low-mean"] != 2 || len(r.Warnings) != 0 {
 		t.Errorf("with ??: %v %q", r.RuleMatches, r.Warnings)
 	}
@@ -161,11 +184,14 @@ func TestPoolsAndPriority(t *testing.T) {
 		StrandedOn: []recommend.StrandedSet{{Node: "a", GPUs: []int{7}}}}}}
 	r := report()
 	r.Suggestions = append(r.Suggestions, analyze.Suggestion{Kind: "fragmentation", Node: "a", Text: "stranded"})
-	mustCompile(t,
+	set := mustCompile(t,
 		Rule{Name: "low", When: "util_pct < 10", Priority: 1, Suggest: Suggest{Text: "low {name}"}},
 		Rule{Name: "frag", On: "pool", When: "ratio > 0.5 && stranded_gpus >= 3", Priority: 9, Suggest: Suggest{Text: "{model}: {stranded_gpus} of {free_gpus}"}},
 		Rule{Name: "fragmentation", On: "pool", When: "ratio > 0.9"},
-	).Apply(Input{Report: r, Fragmentation: frag})
+	)
+	if err := set.Apply(context.Background(), Input{Report: r, Fragmentation: frag}); err != nil {
+		t.Fatal(err)
+	}
 	var kinds []string
 	for _, s := range r.Suggestions {
 		kinds = append(kinds, s.Kind+":"+s.Text)
@@ -210,7 +236,7 @@ func TestBadRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Compile(rules, "r.yaml"); err == nil || err.Error() != `r.yaml:5: rule "bad": when: unknown name utl_pct (1:1) | utl_pct < 10 | ^` {
+	if _, err := Compile(rules, "r.yaml"); err == nil || err.Error() != `r.yaml:5: rule "bad": when: unknown name utl_pct (1:1) at "utl_pct < 10"` {
 		t.Errorf("from a file: %v", err)
 	}
 	for doc, want := range map[string]string{

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
+
+	"github.com/seedance/seedance/internal/exprguard"
 )
 
 // Scopes a rule can be about.
@@ -80,7 +81,7 @@ func builtin(name string) bool {
 // compiled is a rule ready to run.
 type compiled struct {
 	Rule
-	prog    *vm.Program
+	prog    *exprguard.Program
 	forS    float64
 	builtin bool
 }
@@ -164,9 +165,9 @@ func compile(r Rule) (compiled, error) {
 		}
 		c.forS = d.Seconds()
 	}
-	prog, err := expr.Compile(r.When, expr.Env(env), expr.AsBool())
+	prog, err := exprguard.Compile(r.When, expr.Env(env), expr.AsBool())
 	if err != nil {
-		return c, fmt.Errorf("when: %s", oneLine(err.Error()))
+		return c, fmt.Errorf("when: %v", err)
 	}
 	c.prog = prog
 	if !c.builtin && strings.TrimSpace(r.Suggest.Text) == "" {

@@ -1,0 +1,234 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestLoopSurvivesHostileRules (#27, cases 2 and 3): in loop mode, a rules
+// file of half a million nested parentheses is refused in one short line
+// and the last good rules stay; a rule that would take 20 GB or run for
+// minutes goes over its budget, is named, and the loop goes on; SIGTERM in
+// the middle of a slow rule ends the daemon at once.
+func TestLoopSurvivesHostileRules(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yaml")
+	saveAs(t, rules, "rules:\n  - name: first\n    when: util_pct < 20\n    suggest: {text: \"{name} low\"}\n")
+	l := startLoop(t, "analyze", "--source", "sim", "--duration", "60", "--rules", rules, "--output", filepath.Join(dir, "report.json"))
+	l.waitFor("rule first", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="first"}`) })
+
+	deep := strings.Repeat("(", 524200) + "true" + strings.Repeat(")", 524200)
+	saveAs(t, rules, "rules:\n  - name: deep\n    when: '"+deep+"'\n    suggest: {text: x}\n")
+	l.waitFor("the deep rules refused", func(m string) bool { return strings.Contains(m, "seedance_config_reload_ok 0") })
+	if line := lastLine(l.stderr.String(), "reload:"); !strings.Contains(line, "expression too large") || len(line) > 400 {
+		t.Errorf("reload line (%d bytes): %.300s", len(line), line)
+	}
+	l.waitFor("still the first rule", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="first"}`) })
+
+	saveAs(t, rules, "rules:\n  - name: hog\n    when: 'len(repeat(repeat(\"a\", 100000), 100000)) > 0'\n    suggest: {text: x}\n"+
+		"  - name: slow\n    when: 'let r = 1..999000; all(r, {all(r, {# > 0})})'\n    suggest: {text: x}\n"+
+		"  - name: fine\n    when: util_pct >= 0\n    suggest: {text: x}\n")
+	l.waitFor("the fine rule of the new file", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="fine"}`) })
+	waitUntil(t, 30*time.Second, func() bool { return strings.Contains(l.stderr.String(), "rule slow: ") })
+	for _, r := range []string{"rule hog", "rule slow"} {
+		line := lastLine(l.stderr.String(), "run ")
+		if !strings.Contains(l.stderr.String(), r+": ") || !strings.Contains(l.stderr.String(), "over its budget") {
+			t.Errorf("no budget warning for %s (last run: %s):\n%.3000s", r, line, l.stderr.String())
+		}
+	}
+	if code, body := l.get("/healthz"); code != 200 {
+		t.Errorf("/healthz %d %s", code, body)
+	}
+	start := time.Now()
+	l.stop()
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("SIGTERM took %s", took)
+	}
+}
+
+// TestOneShotRuleStopsOnSignal (#27, case 3): a one-shot run with a rule
+// that would run for minutes ends on SIGTERM with status 130 and writes
+// nothing.
+func TestOneShotRuleStopsOnSignal(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yaml")
+	saveAs(t, rules, "limits: {expr_time: 1h}\nrules:\n  - name: slow\n    when: 'let r = 1..999000; all(r, {all(r, {# > 0})})'\n    on: pool\n    suggest: {text: x}\n")
+	out := filepath.Join(dir, "report.json")
+	c := exec.Command(binary, "--config", rules, "analyze", "--source", "sim", "--duration", "60", "--report", "all", "--output", out)
+	var stderr syncBuffer
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The analysis of a minute of the simulator takes a fraction of a CPU
+	// second: past one, the rule is running.
+	for deadline := time.Now().Add(60 * time.Second); cpuSeconds(c.Process.Pid) < 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never got busy\n%s", stderr.String())
+		}
+	}
+	_ = c.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = c.Process.Kill()
+		t.Fatalf("SIGTERM did not stop the rule\n%s", stderr.String())
+	}
+	if code := c.ProcessState.ExitCode(); code != int(ExitInterrupted) {
+		t.Errorf("exit %d, want %d\n%s", code, ExitInterrupted, stderr.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("an interrupted run wrote its report")
+	}
+}
+
+// cpuSeconds is the user and system CPU time of a running process, from
+// /proc (0 once it has exited).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / 100 // USER_HZ
+}
+
+func lastLine(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], prefix) {
+			return lines[i]
+		}
+	}
+	return ""
+}
+
+// TestLoopSlowClients (#27, case 1): a client that asks for /metrics and
+// never reads, and idle keep-alive connections up to the cap, do not stop
+// the runs, /healthz or SIGTERM; the stuck answer is cut off after
+// limits.http_timeout, and connections past the cap wait their turn.
+func TestLoopSlowClients(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("SEEDANCE_LIMITS_HTTP_TIMEOUT", "2s")
+	t.Setenv("SEEDANCE_LIMITS_HTTP_CONNECTIONS", "4")
+	l := startLoop(t, "analyze", "--source", "sim", "--sim-nodes", "300", "--duration", "60", "--output", filepath.Join(dir, "report.json"))
+	first := l.waitFor("a report", func(m string) bool { return strings.Contains(m, "seedance_node_gpus") })
+	if len(first) < 200_000 {
+		t.Fatalf("/metrics is %d bytes: too small to fill a socket", len(first))
+	}
+	// A client with a tiny receive buffer that asks and never reads.
+	// (The buffer is set before connecting: shrunk after, the window
+	// already offered makes the server retransmit with growing back-off.)
+	tiny := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 1) })
+	}}
+	stuck, err := tiny.Dial("tcp", l.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	if _, err := io.WriteString(stuck, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	// Two idle keep-alive connections more: 3 of the 4 allowed are taken.
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", l.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	runs := func(m string) int {
+		i := strings.Index(m, `seedance_loop_runs_total{result="ok"} `)
+		if i < 0 {
+			return 0
+		}
+		n, _ := strconv.Atoi(strings.Fields(m[i+len(`seedance_loop_runs_total{result="ok"} `):])[0])
+		return n
+	}
+	before := runs(first)
+	l.waitFor("more runs while the client is stuck", func(m string) bool { return runs(m) >= before+3 })
+	if code, body := l.get("/healthz"); code != 200 {
+		t.Errorf("/healthz %d %s", code, body)
+	}
+	// The stuck answer is cut off: the connection is closed by the server.
+	_ = stuck.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.Copy(io.Discard, stuck); err != nil {
+		t.Errorf("the stuck connection was not closed by the server: %v", err)
+	}
+	start := time.Now()
+	l.stop()
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("SIGTERM took %s", took)
+	}
+}
+
+// waitUntil polls ok every 50 ms, failing the test after d.
+func waitUntil(t *testing.T, d time.Duration, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not so after %s", d)
+		}
+	}
+}
+
+// blockingWriter is a client that never reads: Write blocks until release.
+type blockingWriter struct {
+	header  http.Header
+	writing chan struct{}
+	release chan struct{}
+}
+
+func (w *blockingWriter) Header() http.Header { return w.header }
+func (w *blockingWriter) WriteHeader(int)     {}
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	close(w.writing)
+	<-w.release
+	return len(p), nil
+}
+
+// TestMetricsWriteHoldsNoLock (#27, case 1): while /metrics is written to a
+// client that does not read, the loop's state stays free: a run can store
+// its report and /healthz can answer.
+func TestMetricsWriteHoldsNoLock(t *testing.T) {
+	st := &loopState{metrics: []byte("seedance_nodes 1\n"), lastOK: time.Now()}
+	w := &blockingWriter{header: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
+	go st.mux().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	<-w.writing
+	defer close(w.release)
+	locked := make(chan struct{})
+	go func() {
+		st.mu.Lock()
+		st.runsOK++ // what a run does when it ends
+		st.mu.Unlock()
+		close(locked)
+	}()
+	select {
+	case <-locked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop's state stayed locked while /metrics was written")
+	}
+	if code, _ := st.health(); code != http.StatusOK {
+		t.Errorf("/healthz %d", code)
+	}
+}
