@@ -232,3 +232,112 @@ func TestMetricsWriteHoldsNoLock(t *testing.T) {
 		t.Errorf("/healthz %d", code)
 	}
 }
+
+// fakeSqueue puts an squeue on PATH that runs script.
+func fakeSqueue(t *testing.T, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "squeue"), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestSqueueBounded (#27, case 5): an squeue that never answers is killed
+// at limits.command_time and the profile says the pending work is
+// unknown; a signal while it hangs ends the run at once with status 130
+// and writes nothing; 43,000 pending jobs with a 100 KiB line among them
+// are all read but that line, in one pass.
+func TestSqueueBounded(t *testing.T) {
+	fakeSqueue(t, "sleep 600\n")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.json")
+	t.Setenv("SEEDANCE_LIMITS_COMMAND_TIME", "1s")
+	r := run(t, nil, "profile", "--source", "sim", "--sim-nodes", "2", "--duration", "60", "--slurm", "-o", out, "--quiet")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte(`"pending_unknown":"Slurm's pending jobs unknown: squeue did not finish in time: no answer within 1s (limits.command_time)"`)) {
+		t.Errorf("profile:\n%.600s", b)
+	}
+
+	t.Setenv("SEEDANCE_LIMITS_COMMAND_TIME", "1h")
+	out2 := filepath.Join(dir, "p2.json")
+	c := exec.Command(binary, "profile", "--source", "sim", "--sim-nodes", "2", "--duration", "60", "--slurm", "-o", out2, "--quiet")
+	var stderr syncBuffer
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 30*time.Second, func() bool { return childNamed(c.Process.Pid, "sleep") })
+	_ = c.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = c.Process.Kill()
+		t.Fatalf("SIGTERM did not stop the hung squeue\n%s", stderr.String())
+	}
+	if code := c.ProcessState.ExitCode(); code != int(ExitInterrupted) {
+		t.Errorf("exit %d, want %d: %s", code, ExitInterrupted, stderr.String())
+	}
+	if _, err := os.Stat(out2); err == nil {
+		t.Error("an interrupted run wrote its profile")
+	}
+
+	// node-gpu-01 exists in the simulated profile; 43,000 jobs wait for it,
+	// one line of 100 KiB sits in the middle.
+	var lines strings.Builder
+	for i := 0; i < 43000; i++ {
+		if i == 20000 {
+			fmt.Fprintf(&lines, "999999|gres/gpu:1|node-gpu-01|%s|acct\n", strings.Repeat("u", 100<<10))
+		}
+		fmt.Fprintf(&lines, "%d|gres/gpu:1|node-gpu-01|alice|acct\n", 100000+i)
+	}
+	jobs := filepath.Join(dir, "jobs.txt")
+	if err := os.WriteFile(jobs, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fakeSqueue(t, "case \"$*\" in *PENDING*) cat "+jobs+";; esac\n")
+	out3 := filepath.Join(dir, "p3.json")
+	if r := run(t, nil, "profile", "--source", "sim", "--sim-nodes", "2", "--duration", "60", "--slurm", "-o", out3, "--quiet"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	b, _ := os.ReadFile(out3)
+	if n := bytes.Count(b, []byte(`"state":"pending"`)); n < 43000 {
+		t.Errorf("%d pending jobs read, want 43000", n)
+	}
+	if !bytes.Contains(b, []byte("squeue: 1 line(s) longer than 64 KiB skipped")) {
+		t.Error("the long line is not noted")
+	}
+}
+
+// childNamed says whether a process whose parent is pid (or its child's
+// child) runs the command name.
+func childNamed(pid int, name string) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	parents := map[int]bool{pid: true}
+	for pass := 0; pass < 3; pass++ {
+		for _, d := range dirs {
+			b, err := os.ReadFile(d)
+			if err != nil {
+				continue
+			}
+			open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+			if open < 0 || close < open {
+				continue
+			}
+			f := strings.Fields(string(b[close+1:]))
+			ppid, _ := strconv.Atoi(f[1])
+			me, _ := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+			if parents[ppid] {
+				if string(b[open+1:close]) == name {
+					return true
+				}
+				parents[me] = true
+			}
+		}
+	}
+	return false
+}

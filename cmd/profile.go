@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/seedance/seedance/hwtopo"
+	"github.com/seedance/seedance/internal/extcmd"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/table"
@@ -219,7 +220,19 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 	if p != nil && o.Config.Slurm.Pending {
 		// Without Slurm's pending jobs a node they wait for would look
 		// idle and be released: the run keeps its samples and says so.
-		notes, serr := slurm.AddPending(context.Background(), p, slurm.RunSqueue)
+		lc := o.Config.Limits
+		squeue, sacct := slurm.Commands(extcmd.Limits{Time: lc.CommandTime, OutputBytes: int64(lc.CommandOutputMiB) << 20})
+		// A run that a signal ended (nvml until interrupted) still asks
+		// Slurm, within limits.command_time; a signal during the questions
+		// stops them, and nothing is written.
+		ctx := o.Ctx
+		if ctx.Err() != nil {
+			ctx = context.Background()
+		}
+		notes, serr := slurm.AddPending(ctx, p, squeue)
+		if ctx.Err() != nil {
+			return nil, nil, &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted while squeue ran: nothing written")}
+		}
 		p.PendingUnknown = "" // Slurm's queue is where the work waits
 		if serr != nil {
 			p.PendingUnknown = "Slurm's pending jobs unknown: " + oneLine(serr.Error())
@@ -227,7 +240,10 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 		}
 		p.Notes = append(p.Notes, notes...)
 		// The owners of the running jobs, for attribution by user and account.
-		notes, serr = slurm.AddOwners(context.Background(), p, slurm.RunSqueue, slurm.RunSacct)
+		notes, serr = slurm.AddOwners(ctx, p, squeue, sacct)
+		if ctx.Err() != nil {
+			return nil, nil, &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted while squeue or sacct ran: nothing written")}
+		}
 		if serr != nil {
 			notes = []string{"the user and account of Slurm's running jobs unknown: " + oneLine(serr.Error())}
 		}

@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -274,6 +276,40 @@ func TestDocsListEveryField(t *testing.T) {
 	for _, d := range Defaults {
 		if !strings.Contains(string(doc), "| `"+d.Name+"` | "+d.On+" | `"+d.When+"` | "+d.Severity+" |") {
 			t.Errorf("docs/rules.md's table lacks the default rule %s", d.Name)
+		}
+	}
+}
+
+// TestCommandPlaceholdersUnquoted (#27, case 4): a placeholder inside
+// quotes would let a value (a group named from a tenant's pod label) run
+// shell, so such a template is refused at load; unquoted, the value is one
+// word whatever it holds, and running the command runs no payload.
+func TestCommandPlaceholdersUnquoted(t *testing.T) {
+	for _, cmd := range []string{`echo "{name}"`, `echo '{name}'`, "echo `{name}`", `echo "x {name} y"`, `echo \{name}`, `echo "unclosed {name}`} {
+		_, err := Compile([]Rule{{Name: "x", When: "true", Suggest: Suggest{Text: "t", Command: cmd}}}, "test")
+		if err == nil || !strings.Contains(err.Error(), "suggest.command:") {
+			t.Errorf("%s: %v", cmd, err)
+		}
+	}
+	for _, cmd := range []string{`echo {name}`, `kubectl label node {name} seedance/idle=true`, `echo --node={name}.x`, `echo "literal" {name}`, `echo '{not a field}'`} {
+		if _, err := Compile([]Rule{{Name: "x", When: "true", Suggest: Suggest{Text: "t", Command: cmd}}}, "test"); err != nil {
+			t.Errorf("%s: %v", cmd, err)
+		}
+	}
+	dir := t.TempDir()
+	for _, payload := range []string{"$(touch PWNED)", "`touch PWNED`", "'; touch PWNED; '", "\"; touch PWNED; \"", "a\nb; touch PWNED"} {
+		got := expand("echo {name} {name}.log", map[string]any{"name": payload}, 0, true)
+		c := exec.Command("sh", "-c", got)
+		c.Dir = dir
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("%q: %v", got, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+			t.Fatalf("%q ran its payload", got)
+		}
+		if want := payload + " " + payload + ".log\n"; string(out) != want {
+			t.Errorf("%q printed %q, want %q", got, out, want)
 		}
 	}
 }

@@ -173,6 +173,9 @@ func compile(r Rule) (compiled, error) {
 	if !c.builtin && strings.TrimSpace(r.Suggest.Text) == "" {
 		return c, fmt.Errorf("suggest.text: required")
 	}
+	if err := unquotedPlaceholders(r.Suggest.Command); err != nil {
+		return c, fmt.Errorf("suggest.command: %v", err)
+	}
 	for _, t := range []struct{ what, s string }{{"suggest.text", r.Suggest.Text}, {"suggest.command", r.Suggest.Command}} {
 		for _, m := range placeholder.FindAllStringSubmatch(t.s, -1) {
 			if _, ok := env[m[1]]; !ok && m[1] != "held" {
@@ -226,4 +229,34 @@ func Fields(on string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// unquotedPlaceholders refuses a command template with a {field} inside
+// quotes, backquotes or after a backslash: each value is shell-quoted for
+// a word of its own ('…'), which inside "…" is two literal quotes around
+// text the shell still expands ($(…), `…`). Written unquoted, a value can
+// only ever be one word.
+func unquotedPlaceholders(tmpl string) error {
+	var quote byte // ' " or `, 0 outside
+	for i := 0; i < len(tmpl); i++ {
+		c := tmpl[i]
+		switch {
+		case c == '\\' && quote != '\'':
+			if i+1 < len(tmpl) && tmpl[i+1] == '{' {
+				return fmt.Errorf("a placeholder after a backslash, at byte %d: write {field} alone, seedance quotes each value", i+2)
+			}
+			i++
+		case quote == 0 && (c == '\'' || c == '"' || c == '`'):
+			quote = c
+		case quote != 0 && c == quote:
+			quote = 0
+		case c == '{' && quote != 0 && placeholder.MatchString(tmpl[i:]) && placeholder.FindStringIndex(tmpl[i:])[0] == 0:
+			what := map[byte]string{'\'': "single quotes", '"': "double quotes", '`': "backquotes"}[quote]
+			return fmt.Errorf("%s is inside %s at byte %d: write it unquoted (seedance quotes each value for its position), e.g. echo {name}, not echo \"{name}\"", placeholder.FindString(tmpl[i:]), what, i+1)
+		}
+	}
+	if quote != 0 {
+		return fmt.Errorf("a quote (%c) is not closed", quote)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	"github.com/seedance/seedance/internal/extcmd"
 	"os/user"
 	"strings"
 	"testing"
@@ -27,7 +28,8 @@ func TestAddOwnersOnRealController(t *testing.T) {
 		{ID: job, Name: job, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0}},
 		{ID: "999999", Name: "999999", Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{1}},
 	}}}}
-	notes, err := AddOwners(context.Background(), p, RunSqueue, RunSacct)
+	squeue, sacct := Commands(extcmd.DefaultLimits)
+	notes, err := AddOwners(context.Background(), p, squeue, sacct)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,19 +6,16 @@
 package slurm
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/seedance/seedance/internal/extcmd"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -29,21 +26,38 @@ const squeueFormat = "%i|%b|%n|%u|%a"
 // Squeue runs squeue with the arguments and returns its output.
 type Squeue func(ctx context.Context, args ...string) ([]byte, error)
 
-// RunSqueue runs the squeue on PATH, against the cluster its environment
-// names (SLURM_CONF).
-func RunSqueue(ctx context.Context, args ...string) ([]byte, error) {
-	return runSlurm(ctx, "squeue", args...)
+// Commands are the squeue and sacct on PATH, against the cluster their
+// environment names (SLURM_CONF), each run within l (a deadline and an
+// output bound; extcmd) and stopped when ctx ends.
+func Commands(l extcmd.Limits) (Squeue, Sacct) {
+	run := func(name string) func(ctx context.Context, args ...string) ([]byte, error) {
+		return func(ctx context.Context, args ...string) ([]byte, error) { return extcmd.Run(ctx, l, name, args...) }
+	}
+	return run("squeue"), run("sacct")
 }
 
-// runSlurm runs one of Slurm's client commands; its error carries what the
-// command said on stderr.
-func runSlurm(ctx context.Context, name string, args ...string) ([]byte, error) {
-	out, err := exec.CommandContext(ctx, name, args...).Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return nil, fmt.Errorf("%s: %v: %s", name, err, strings.TrimSpace(string(ee.Stderr)))
+// maxLine is the longest line of squeue or sacct output read; a longer
+// one (a job name of a megabyte) is skipped and counted, and the lines
+// after it are read as usual.
+const maxLine = 64 << 10
+
+// eachLine calls fn with each line of out, in one pass; it returns how
+// many lines were skipped for being longer than maxLine.
+func eachLine(out []byte, fn func(line string)) (skipped int) {
+	for len(out) > 0 {
+		line := out
+		if i := bytes.IndexByte(out, '\n'); i >= 0 {
+			line, out = out[:i], out[i+1:]
+		} else {
+			out = nil
+		}
+		if len(line) > maxLine {
+			skipped++
+			continue
+		}
+		fn(strings.TrimSuffix(string(line), "\r"))
 	}
-	return out, err
+	return skipped
 }
 
 // gpuGres finds the GPU count in a gres request: "gres:gpu:2",
@@ -64,25 +78,26 @@ func AddPending(ctx context.Context, p *profile.Profile, squeue Squeue) ([]strin
 		byName[p.Nodes[i].Name] = &p.Nodes[i]
 	}
 	var loose []string
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "|")
+	seen, touched := map[string]bool{}, map[*profile.Node]bool{}
+	skipped := eachLine(out, func(line string) {
+		f := strings.Split(line, "|")
 		if len(f) != 5 {
-			continue
+			return
 		}
 		id, gres, nodes, user, account := f[0], f[1], f[2], f[3], f[4]
 		m := gpuGres.FindStringSubmatch(gres)
-		if m == nil || len(id) > profile.MaxWorkloadIDBytes {
-			continue // not GPU work
+		if m == nil || len(id) > profile.MaxWorkloadIDBytes || seen[nodes+"\x00"+id] {
+			return // not GPU work, or listed already
 		}
+		seen[nodes+"\x00"+id] = true
 		gpus, err := strconv.Atoi(m[1])
 		if err != nil || gpus < 1 || gpus > profile.MaxGPUsPerNode {
-			continue
+			return
 		}
 		n := byName[nodes]
 		if n == nil {
 			loose = append(loose, id)
-			continue
+			return
 		}
 		labels := map[string]string{}
 		for k, v := range map[string]string{"user": clean(user), "account": clean(account)} {
@@ -91,25 +106,23 @@ func AddPending(ctx context.Context, p *profile.Profile, squeue Squeue) ([]strin
 			}
 		}
 		n.Workloads = append(n.Workloads, profile.Workload{ID: id, Name: id, Kind: profile.KindJob, State: profile.StatePending, GPUCount: gpus, Labels: labels})
-		sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
+		touched[n] = true
+	})
+	for n := range touched {
+		sort.SliceStable(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+	var notes []string
+	if len(loose) > 0 {
+		notes = append(notes, fmt.Sprintf("%d pending GPU job(s) wait for no one node of this profile: %s", len(loose), strings.Join(loose, ", ")))
 	}
-	if len(loose) == 0 {
-		return nil, nil
+	if skipped > 0 {
+		notes = append(notes, fmt.Sprintf("squeue: %d line(s) longer than %d KiB skipped", skipped, maxLine>>10))
 	}
-	return []string{fmt.Sprintf("%d pending GPU job(s) wait for no one node of this profile: %s", len(loose), strings.Join(loose, ", "))}, nil
+	return notes, nil
 }
 
 // Sacct runs sacct with the arguments and returns its output.
 type Sacct func(ctx context.Context, args ...string) ([]byte, error)
-
-// RunSacct runs the sacct on PATH, against the cluster its environment
-// names (SLURM_CONF).
-func RunSacct(ctx context.Context, args ...string) ([]byte, error) {
-	return runSlurm(ctx, "sacct", args...)
-}
 
 // jobID is a Slurm job id as dcgm-exporter's hpc_job label and
 // SLURM_JOB_ID give it: a job, or an array task as "1234_5".
@@ -145,8 +158,10 @@ func AddOwners(ctx context.Context, p *profile.Profile, squeue Squeue, sacct Sac
 	owners := map[string]owner{}
 	readOwners(out, owners)
 	var missing []string
+	listed := map[string]bool{}
 	for _, w := range want {
-		if _, ok := owners[w.ID]; !ok && !slices.Contains(missing, w.ID) {
+		if _, ok := owners[w.ID]; !ok && !listed[w.ID] {
+			listed[w.ID] = true
 			missing = append(missing, w.ID)
 		}
 	}
@@ -158,10 +173,12 @@ func AddOwners(ctx context.Context, p *profile.Profile, squeue Squeue, sacct Sac
 		readOwners(out, owners)
 	}
 	var unknown []string
+	clear(listed)
 	for _, w := range want {
 		o, ok := owners[w.ID]
 		if !ok {
-			if !slices.Contains(unknown, w.ID) {
+			if !listed[w.ID] {
+				listed[w.ID] = true
 				unknown = append(unknown, w.ID)
 			}
 			continue
@@ -192,11 +209,10 @@ func AddOwners(ctx context.Context, p *profile.Profile, squeue Squeue, sacct Sac
 // readOwners reads lines "ID|ID2|user|account" (squeue's %A|%i or sacct's
 // JobIDRaw|JobID first) into owners, under both ids.
 func readOwners(out []byte, owners map[string]owner) {
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "|")
+	eachLine(out, func(line string) {
+		f := strings.Split(line, "|")
 		if len(f) != 4 {
-			continue
+			return
 		}
 		o := owner{clean(f[2]), clean(f[3])}
 		for _, id := range f[:2] {
@@ -204,7 +220,7 @@ func readOwners(out []byte, owners map[string]owner) {
 				owners[id] = o
 			}
 		}
-	}
+	})
 }
 
 // clean is a user or account as a label: empty for Slurm's "(null)" and
