@@ -18,6 +18,7 @@ func TestGitHubAction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	outDir := "out dir"
 	step := func(t *testing.T, command, gates, baseline string) (int, string, string) {
 		t.Helper()
 		dir := t.TempDir()
@@ -26,7 +27,7 @@ func TestGitHubAction(t *testing.T) {
 		c.Dir = dir
 		c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SEEDANCE=" + binary,
 			"INPUT_COMMAND=" + command, "INPUT_GATES=" + gates, "INPUT_BASELINE=" + baseline,
-			"INPUT_PROFILE_ARGS=--source\nsim\n--sim-nodes\n2\n--interval\n1s", "INPUT_OUTPUT_DIR=out dir",
+			"INPUT_PROFILE_ARGS=--source\nsim\n--sim-nodes\n2\n--interval\n1s", "INPUT_OUTPUT_DIR=" + outDir,
 			"GITHUB_STEP_SUMMARY=" + summary, "GITHUB_OUTPUT=" + output}
 		msg, err := c.CombinedOutput()
 		code := 0
@@ -65,5 +66,16 @@ func TestGitHubAction(t *testing.T) {
 	}
 	if code, summary, _ := step(t, "sleep 2", "delta.gpus == 0", base); code != 0 || !strings.Contains(summary, "delta") && !strings.Contains(summary, "Δ") && !strings.Contains(summary, "baseline") {
 		t.Fatalf("with a baseline: exit %d\n%s", code, summary)
+	}
+	// #27, case 10: an output-dir with a newline adds no key to
+	// $GITHUB_OUTPUT (the step refuses it); one that looks like an option
+	// is a directory, not an option.
+	outDir = "x\ninjected=1"
+	if code, _, output := step(t, "true", "", ""); code != 2 || strings.Contains(output, "injected") {
+		t.Errorf("a newline in output-dir: exit %d, output %q", code, output)
+	}
+	outDir = "--version"
+	if code, _, output := step(t, "sleep 1", "summary.gpus == 16", ""); code != 0 || !strings.Contains(output, "report=./--version/report.json") {
+		t.Errorf("output-dir --version: exit %d, output %q", code, output)
 	}
 }

@@ -91,7 +91,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 				// options built anew, with the same flags.
 				reload := func() (*AnalyzeOptions, error) {
 					if f.configFile != "" {
-						b, err := readLimited(f.configFile, maxConfigBytes)
+						b, err := fsutil.ReadRegular(f.configFile, maxConfigBytes)
 						if err != nil {
 							return nil, usageErrorf("config %s: %v", f.configFile, err)
 						}
@@ -162,7 +162,7 @@ func loadRules(file, configFile string) (*policy.Set, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := readLimited(path, maxConfigBytes)
+	b, err := fsutil.ReadRegular(path, maxConfigBytes)
 	if err != nil {
 		return nil, usageErrorf("--rules %s: %v", path, err)
 	}
@@ -213,7 +213,7 @@ func analyzeRun(o *AnalyzeOptions) error {
 		fmt.Fprintln(o.IO.ErrOut, "note: "+table.Visible(n))
 	}
 	for _, g := range r.Gates {
-		fmt.Fprintln(o.IO.ErrOut, "gate "+analyze.GateLine(g))
+		fmt.Fprintln(o.IO.ErrOut, "gate "+table.Visible(analyze.GateLine(g)))
 	}
 	if gateErr != nil {
 		failed := 0

@@ -1,9 +1,9 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
+
+	"github.com/seedance/seedance/internal/fsutil"
 
 	"github.com/seedance/seedance/source/gpu"
 	"github.com/seedance/seedance/source/prometheus"
@@ -166,7 +168,7 @@ func configPath(flagPath string, getenv func(string) string) (string, bool) {
 // is known. It returns the path read, or "" when there was none.
 func loadConfig(v *viper.Viper, flagPath string, getenv func(string) string) (string, error) {
 	path, must := configPath(flagPath, getenv)
-	b, err := readLimited(path, maxConfigBytes)
+	b, err := fsutil.ReadRegular(path, maxConfigBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !must {
 			return "", nil
@@ -182,9 +184,8 @@ func readConfig(v *viper.Viper, path string, b []byte) error {
 	if err := checkConfigKeys(path, b); err != nil {
 		return err
 	}
-	v.SetConfigFile(path)
 	v.SetConfigType("yaml")
-	if err := v.ReadInConfig(); err != nil {
+	if err := v.ReadConfig(bytes.NewReader(b)); err != nil { // what was checked, not the path again
 		return usageErrorf("config %s: %s", path, oneLine(err.Error()))
 	}
 	return nil
@@ -193,26 +194,6 @@ func readConfig(v *viper.Viper, path string, b []byte) error {
 // maxConfigBytes bounds a config file: seedance's settings fit in a few
 // kilobytes, and /dev/zero must not be read for ever.
 const maxConfigBytes = 1 << 20
-
-// readLimited reads a file of at most limit bytes.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("larger than %d KiB: not a seedance config file", limit>>10)
-	}
-	return b, nil
-}
 
 // checkConfigKeys parses the YAML itself, to name the file, line and key of
 // the first setting seedance does not know.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/seedance/seedance/profile"
 	"time"
 )
 
@@ -340,4 +342,145 @@ func childNamed(pid int, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestStderrEscaped (#27, case 9): a pending workload named with escape
+// codes, a carriage return and a newline draws nothing on the terminal:
+// recommend's note shows them escaped, on one line.
+func TestStderrEscaped(t *testing.T) {
+	evil := "ml/x\r\x1b[2K\x1b[1Aplan: 0 move(s) -- all clear\nfake"
+	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, IntervalS: 60, Complete: true,
+		StartedAt: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), EndedAt: time.Date(2026, 1, 5, 9, 1, 0, 0, time.UTC),
+		Nodes: []profile.Node{{Name: "n1", GPUs: []profile.GPU{{Index: 0, UUID: "GPU-1", Series: profile.Series{T: profile.Values{0}, GPUUtilPct: profile.Values{90}}}},
+			Workloads: []profile.Workload{
+				{ID: "ml/busy", Name: "busy", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Labels: map[string]string{"namespace": "ml"}},
+				{ID: evil, Name: "x", Kind: profile.KindPod, State: profile.StatePending, GPUCount: 4, Labels: map[string]string{"namespace": "ml"}},
+			}}}}
+	in := filepath.Join(t.TempDir(), "p.json")
+	if err := profile.WriteFile(in, p); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, nil, "recommend", "-i", in, "-o", filepath.Join(t.TempDir(), "plan.sh"))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	if strings.ContainsAny(r.errOut, "\r\x1b") || strings.Count(r.errOut, "\n") != 2 || !strings.Contains(r.errOut, `ml/x\x0d\x1b[2K`) {
+		t.Errorf("stderr not escaped: %q", r.errOut)
+	}
+}
+
+// TestLoopSIGHUPReloads (#27, case 8): SIGHUP makes loop mode read its
+// configuration and rules again, and the loop goes on.
+func TestLoopSIGHUPReloads(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yaml")
+	saveAs(t, rules, "rules:\n  - name: first\n    when: util_pct < 20\n    suggest: {text: \"{name} low\"}\n")
+	l := startLoop(t, "analyze", "--source", "sim", "--duration", "60", "--rules", rules, "--output", filepath.Join(dir, "report.json"))
+	l.waitFor("rule first", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="first"}`) })
+	if err := l.c.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 30*time.Second, func() bool { return strings.Contains(l.stderr.String(), "reload: read") })
+	if !strings.Contains(l.stderr.String(), "SIGHUP: reading the configuration and rules again") {
+		t.Errorf("stderr:\n%s", l.stderr.String())
+	}
+	l.waitFor("runs after the SIGHUP", func(m string) bool { return strings.Contains(m, "seedance_config_reload_ok 1") })
+	l.stop()
+}
+
+// TestRulesFIFO (#27, case 6): a FIFO in place of the rules file is
+// refused at once in a one-shot run (exit 2), and in loop mode keeps the
+// last good rules while the loop goes on.
+func TestRulesFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan result, 1)
+	go func() { done <- run(t, nil, "analyze", "--source", "sim", "--duration", "60", "--rules", fifo) }()
+	select {
+	case r := <-done:
+		if r.code != ExitUsage || !strings.Contains(r.errOut, "is not a regular file (a FIFO)") {
+			t.Errorf("exit %d: %s", r.code, r.errOut)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("--rules FIFO hung")
+	}
+	rules := filepath.Join(dir, "rules.yaml")
+	saveAs(t, rules, "rules:\n  - name: first\n    when: util_pct < 20\n    suggest: {text: \"{name} low\"}\n")
+	l := startLoop(t, "analyze", "--source", "sim", "--duration", "60", "--rules", rules, "--output", filepath.Join(dir, "report.json"))
+	l.waitFor("rule first", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="first"}`) })
+	if err := os.Rename(fifo, rules); err != nil {
+		t.Fatal(err)
+	}
+	l.waitFor("the FIFO refused", func(m string) bool { return strings.Contains(m, "seedance_config_reload_ok 0") })
+	before := strings.Count(l.stderr.String(), "\nrun ")
+	waitUntil(t, 30*time.Second, func() bool { return strings.Count(l.stderr.String(), "\nrun ") >= before+2 })
+	if code, body := l.get("/healthz"); code != 200 {
+		t.Errorf("/healthz %d %s", code, body)
+	}
+	l.stop()
+}
+
+// TestLoopSoak (#27): several hundred runs of loop mode with rules, and
+// scrapes of /metrics and /healthz all along, keep the daemon's memory
+// and open files flat.
+func TestLoopSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several hundred runs of loop mode")
+	}
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yaml")
+	saveAs(t, rules, "rules:\n  - name: low\n    when: util_pct < 20\n    for: 30s\n    suggest: {text: \"{name} low\", command: \"echo {name}\"}\n"+
+		"  - name: hog\n    when: 'len(repeat(\"a\", 1000000000)) > 0'\n    suggest: {text: x}\n")
+	l := startLoopEvery(t, "20ms", "analyze", "--source", "sim", "--sim-nodes", "4", "--duration", "60", "--rules", rules, "--output", filepath.Join(dir, "report.json"))
+	stop := make(chan struct{})
+	scraped := make(chan int)
+	go func() { // a scraper, as Prometheus would be, opening a connection each time
+		n := 0
+		for {
+			select {
+			case <-stop:
+				scraped <- n
+				return
+			default:
+			}
+			if c, err := net.Dial("tcp", l.addr); err == nil {
+				_, _ = io.WriteString(c, "GET /metrics HTTP/1.0\r\n\r\n")
+				_, _ = io.Copy(io.Discard, c)
+				c.Close()
+				n++
+			}
+			_, _ = l.get("/healthz")
+		}
+	}()
+	runs := func() int { return strings.Count(l.stderr.String(), " suggestions") }
+	sample := func() (rss, fds int) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", l.c.Process.Pid))
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				rss, _ = strconv.Atoi(f[1])
+			}
+		}
+		ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", l.c.Process.Pid))
+		return rss, len(ents)
+	}
+	waitUntil(t, 120*time.Second, func() bool { return runs() >= 50 })
+	rss0, fds0 := sample()
+	waitUntil(t, 600*time.Second, func() bool { return runs() >= 400 })
+	rss1, fds1 := sample()
+	close(stop)
+	n := <-scraped
+	t.Logf("after 50 runs: %d KiB, %d files; after %d runs and %d scrapes: %d KiB, %d files", rss0, fds0, runs(), n, rss1, fds1)
+	if fds1 > fds0+8 {
+		t.Errorf("open files grew from %d to %d", fds0, fds1)
+	}
+	if rss1 > rss0*3/2+32<<10 {
+		t.Errorf("memory grew from %d KiB to %d KiB", rss0, rss1)
+	}
+	if !strings.Contains(l.stderr.String(), "rule hog: ") {
+		t.Error("the hog's budget was never reported")
+	}
+	l.stop()
 }

@@ -8,11 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -57,11 +60,26 @@ func analyzeLoop(ctx context.Context, o *AnalyzeOptions, reload func() (*Analyze
 		return err
 	}
 	defer stopWatch()
+	// SIGHUP reloads the configuration and rules at the next run, as
+	// daemons do, instead of ending the loop.
+	var hupped atomic.Bool
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			hupped.Store(true)
+			changed.Store(true)
+		}
+	}()
 	sched := period{next: time.Now()}
 	for run := 1; ; run++ {
 		sched.started(o.Config.Analyze.Every)
 		ran := false
 		if changed.Swap(false) {
+			if hupped.Swap(false) {
+				fmt.Fprintln(o.IO.ErrOut, "SIGHUP: reading the configuration and rules again")
+			}
 			next, err := reload()
 			if err == nil {
 				// The new settings' first run tells whether they are usable.

@@ -46,8 +46,14 @@ type loopRun struct {
 
 func startLoop(t *testing.T, args ...string) *loopRun {
 	t.Helper()
+	return startLoopEvery(t, "300ms", args...)
+}
+
+// startLoopEvery starts `analyze --every every` with args.
+func startLoopEvery(t *testing.T, every string, args ...string) *loopRun {
+	t.Helper()
 	l := &loopRun{t: t, addr: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t)), done: make(chan error, 1)}
-	l.c = exec.Command(binary, append(append([]string{}, args...), "--every", "300ms", "--listen", l.addr)...)
+	l.c = exec.Command(binary, append(append([]string{}, args...), "--every", every, "--listen", l.addr)...)
 	l.c.Stderr = &l.stderr
 	if err := l.c.Start(); err != nil {
 		t.Fatal(err)

@@ -266,7 +266,7 @@ func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptib
 		}
 		var ee *ExitError
 		if errors.As(err, &ee) && ee.Code != ExitOK {
-			fmt.Fprintln(o.IO.ErrOut, "seedance: "+nothing.Error())
+			fmt.Fprintln(o.IO.ErrOut, "seedance: "+table.Visible(oneLine(nothing.Error())))
 			return err
 		}
 		return nothing
@@ -276,7 +276,7 @@ func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptib
 		return werr
 	}
 	if !pc.Quiet {
-		fmt.Fprintln(o.IO.ErrOut, summaryLine(pc.Output, p))
+		fmt.Fprintln(o.IO.ErrOut, table.Visible(summaryLine(pc.Output, p)))
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintln(o.IO.ErrOut, "note: "+table.Visible(n))

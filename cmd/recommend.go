@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/recommend"
@@ -120,7 +122,7 @@ func recommendRun(o *RecommendOptions) error {
 		fmt.Fprintf(o.IO.ErrOut, "note: %s\n", oneLine(plan.Refused))
 	}
 	if len(plan.Unplaced) > 0 {
-		fmt.Fprintf(o.IO.ErrOut, "note: %d pending workload(s) fit nowhere else: %v\n", len(plan.Unplaced), plan.Unplaced)
+		fmt.Fprintf(o.IO.ErrOut, "note: %d pending workload(s) fit nowhere else: %s\n", len(plan.Unplaced), table.Visible(strings.Join(plan.Unplaced, ", ")))
 	}
 	return nil
 }

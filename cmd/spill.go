@@ -70,7 +70,7 @@ func finishSpilled(o *ProfileOptions, h *profile.Profile, sp *spilled) error {
 		return err
 	}
 	if !pc.Quiet {
-		fmt.Fprintln(o.IO.ErrOut, sp.line(pc.Output, h.Complete))
+		fmt.Fprintln(o.IO.ErrOut, table.Visible(sp.line(pc.Output, h.Complete)))
 	}
 	for _, n := range h.Notes {
 		fmt.Fprintln(o.IO.ErrOut, "note: "+table.Visible(n))

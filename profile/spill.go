@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+
+	"github.com/seedance/seedance/internal/fsutil"
 )
 
 // Spill keeps encoded nodes in a temporary file until the profile's header
@@ -18,10 +21,18 @@ type Spill struct {
 	enc *Encoder
 }
 
+// spillPrefix names spill files: ".seedance-spill-PID-…", so that a later
+// run can remove those of processes that were killed.
+const spillPrefix = ".seedance-spill-"
+
 // NewSpill creates the spill file in dir ("" for the system's temporary
-// directory).
+// directory), first removing there the spills of runs that were killed.
 func NewSpill(dir string) (*Spill, error) {
-	f, err := os.CreateTemp(dir, ".seedance-spill-*.json")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	fsutil.RemoveStale(dir, spillPrefix)
+	f, err := os.CreateTemp(dir, spillPrefix+strconv.Itoa(os.Getpid())+"-*.json")
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}

@@ -2,7 +2,11 @@ package profile
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -36,5 +40,34 @@ func TestSpill(t *testing.T) {
 	got, _ := io.ReadAll(r)
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("spilled:\n%s\nencoded:\n%s", got, want.Bytes())
+	}
+}
+
+// TestSpillLeftoversRemoved (#27, case 8): the spill of a run that was
+// killed (its process is gone) is removed by the next run that spills in
+// the same directory; that of a running process stays.
+func TestSpillLeftoversRemoved(t *testing.T) {
+	dir := t.TempDir()
+	c := exec.Command("true")
+	if err := c.Run(); err != nil {
+		t.Skip("no true(1):", err)
+	}
+	dead := filepath.Join(dir, fmt.Sprintf(".seedance-spill-%d-123.json", c.Process.Pid))
+	alive := filepath.Join(dir, ".seedance-spill-1-456.json") // init never exits
+	for _, f := range []string{dead, alive} {
+		if err := os.WriteFile(f, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp, err := NewSpill(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("the dead run's spill stayed")
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Error("a running process's spill was removed")
 	}
 }

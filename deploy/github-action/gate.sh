@@ -10,7 +10,16 @@ set -euo pipefail
 
 seedance=${SEEDANCE:-seedance}
 out=${INPUT_OUTPUT_DIR:-seedance-report}
-mkdir -p "$out"
+# One line (a newline would add a key of its own to $GITHUB_OUTPUT), and
+# never read as an option by mkdir or seedance.
+if [[ "$out" == *$'\n'* || "$out" == *$'\r'* ]]; then
+  echo "seedance-action: output-dir must be one line" >&2
+  exit 2
+fi
+if [[ "$out" == -* ]]; then
+  out="./$out"
+fi
+mkdir -p -- "$out"
 
 profile_args=()
 while IFS= read -r arg; do
@@ -18,7 +27,7 @@ while IFS= read -r arg; do
 done <<< "${INPUT_PROFILE_ARGS:-}"
 
 command_status=0
-"$seedance" profile "${profile_args[@]}" --quiet --output "$out/profile.json" -- bash -c "$INPUT_COMMAND" || command_status=$?
+"$seedance" profile "${profile_args[@]}" --quiet --output="$out/profile.json" -- bash -c "$INPUT_COMMAND" || command_status=$?
 if [[ ! -s "$out/profile.json" ]]; then
   echo "seedance-action: no profile was written (exit $command_status)" >&2
   exit "$(( command_status == 0 ? 1 : command_status ))"
@@ -44,8 +53,8 @@ while IFS= read -r gate; do
 done <<< "${INPUT_GATES:-}"
 
 gate_status=0
-"$seedance" analyze "${common[@]}" --format json --output "$out/report.json" || gate_status=$?
-"$seedance" analyze "${common[@]}" --format markdown --output "$out/report.md" 2>/dev/null || true
+"$seedance" analyze "${common[@]}" --format json --output="$out/report.json" || gate_status=$?
+"$seedance" analyze "${common[@]}" --format markdown --output="$out/report.md" 2>/dev/null || true
 if [[ -n "${GITHUB_STEP_SUMMARY:-}" && -f "$out/report.md" ]]; then
   cat "$out/report.md" >> "$GITHUB_STEP_SUMMARY"
 fi

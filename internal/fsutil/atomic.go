@@ -1,9 +1,13 @@
 // Package fsutil writes output files so that a failed or interrupted run never
 // leaves a truncated file behind: the content goes to a temporary file in the
-// target's directory, is fsynced, and is renamed over the target. A target
-// that is not a regular file (a character device such as /dev/null, a FIFO,
-// /dev/stdout) is written directly: renaming over it would replace the
-// device node.
+// target's directory, is fsynced, and is renamed over the target, with the
+// mode a new file gets from the umask (never that of the file it
+// replaces). A target that is not a regular file is written directly
+// (renaming over it would replace the device node) when the user named it
+// on purpose: a device (/dev/null), anything under /dev or /proc
+// (/dev/stdout), or a FIFO or socket of the user's own; a FIFO planted by
+// another user is refused, and one without a reader fails at once instead
+// of hanging. Settings files are read the same careful way (ReadRegular).
 package fsutil
 
 import (
@@ -43,13 +47,10 @@ func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err = tmp.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
 	}
-	// Keep the permissions of the file being replaced; new files get 0644
-	// (CreateTemp makes them 0600).
-	mode := os.FileMode(0o644)
-	if fi, statErr := os.Stat(path); statErr == nil {
-		mode = fi.Mode().Perm()
-	}
-	if err = tmp.Chmod(mode); err != nil {
+	// The mode of a new file under the umask (CreateTemp makes it 0600),
+	// not that of the file being replaced: a 0666 file another user
+	// planted must not make the report writable to everyone.
+	if err = tmp.Chmod(newFileMode()); err != nil {
 		return fmt.Errorf("chmod %s: %w", tmp.Name(), err)
 	}
 	if err = tmp.Close(); err != nil {
@@ -66,10 +67,21 @@ func WriteAtomic(path string, write func(w io.Writer) error) (err error) {
 	return nil
 }
 
-// writeDirect writes to a device, FIFO or socket as it is.
+// writeDirect writes to a device, FIFO or socket as it is, when it may
+// (Direct).
 func writeDirect(path string, write func(w io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	fi, err := os.Stat(path)
 	if err != nil {
+		return err
+	}
+	if err := Direct(path, fi); err != nil {
+		return err
+	}
+	f, err := openWriteNoBlock(path)
+	if err != nil {
+		if errors.Is(err, syscall.ENXIO) {
+			return fmt.Errorf("%s is a FIFO that no process reads: nothing written", path)
+		}
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	if err := write(f); err != nil {
@@ -97,7 +109,7 @@ func CheckOutput(path string, inputs ...string) error {
 	case err == nil && fi.IsDir():
 		return fmt.Errorf("%s is a directory, not a file", path)
 	case err == nil && !fi.Mode().IsRegular():
-		return nil // a device or FIFO, written directly
+		return Direct(path, fi) // a device or FIFO, written directly
 	case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return err
 	}
@@ -126,6 +138,24 @@ func CheckOutput(path string, inputs ...string) error {
 	return nil
 }
 
+// Direct says whether an existing target that is not a regular file may
+// be written as it is: a device, anything under /dev or /proc (/dev/stdout,
+// /proc/self/fd/1), or a FIFO or socket the user owns. A FIFO at an
+// ordinary path owned by another user was planted, not chosen.
+func Direct(path string, fi os.FileInfo) error {
+	if fi.Mode()&os.ModeDevice != 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(path)
+	if err == nil && (strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/")) {
+		return nil
+	}
+	if uid, ok := owner(fi); ok && uid != os.Geteuid() {
+		return fmt.Errorf("%s is %s owned by another user (uid %d), not a file: refusing to write into it (remove it, or name /dev/stdout)", path, kind(fi.Mode()), uid)
+	}
+	return nil
+}
+
 // unwrapPath drops the temporary name from a *PathError: "permission
 // denied", not "open /dir/.x.check-123: permission denied".
 func unwrapPath(err error) error {
@@ -146,9 +176,16 @@ func tmpPrefix(path string, pid int) string {
 // killed mid-write (SIGKILL, a crash): those whose process is gone. A file
 // of a process still running (a concurrent run) is left alone.
 func removeStale(path string) {
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".tmp-*"))
+	RemoveStale(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+}
+
+// RemoveStale removes the files in dir named prefix + PID + "-…" whose
+// process is gone: what runs killed mid-write (SIGKILL, a crash, the OOM
+// killer) left behind. Those of running processes stay.
+func RemoveStale(dir, prefix string) {
+	matches, _ := filepath.Glob(filepath.Join(dir, globEscape(prefix)+"*"))
 	for _, m := range matches {
-		rest := strings.TrimPrefix(filepath.Base(m), "."+filepath.Base(path)+".tmp-")
+		rest := strings.TrimPrefix(filepath.Base(m), prefix)
 		pidText, _, ok := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
 		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestWriteAtomicReplaces(t *testing.T) {
@@ -22,8 +23,73 @@ func TestWriteAtomicReplaces(t *testing.T) {
 	}
 	b, _ := os.ReadFile(path)
 	fi, _ := os.Stat(path)
-	if string(b) != "new" || fi.Mode().Perm() != 0o640 {
+	if string(b) != "new" || fi.Mode().Perm() != newFileMode() {
 		t.Fatalf("content %q mode %v", b, fi.Mode())
+	}
+}
+
+// TestWriteAtomicModeFromUmask (#27, case 7): replacing a file another
+// user left world-writable gives the report the mode of a new file under
+// the umask, never the old file's.
+func TestWriteAtomicModeFromUmask(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "baseline.json")
+	if err := os.WriteFile(path, []byte("old"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	if err := WriteAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode().Perm()&0o022 != 0 || fi.Mode().Perm() != newFileMode() {
+		t.Fatalf("mode %v, want %v", fi.Mode().Perm(), newFileMode())
+	}
+}
+
+// TestFIFOs (#27, case 6): a FIFO planted by another user in place of the
+// output is refused; a FIFO without a reader fails at once instead of
+// hanging; a FIFO, device or regular file is never read as a settings file
+// without blocking.
+func TestFIFOs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "report.json")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- WriteAtomic(fifo, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no process reads") {
+			t.Errorf("no reader: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("writing to a FIFO without a reader hung")
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(fifo, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckOutput(fifo); err == nil || !strings.Contains(err.Error(), "owned by another user (uid 65534)") {
+			t.Errorf("planted FIFO: %v", err)
+		}
+		if err := WriteAtomic(fifo, func(io.Writer) error { return nil }); err == nil {
+			t.Error("wrote into a planted FIFO")
+		}
+	}
+	for _, path := range []string{fifo, "/dev/zero", dir} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadRegular(path, 1<<20); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s read as a settings file", path)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reading %s hung", path)
+		}
 	}
 }
 
@@ -77,21 +143,18 @@ func TestWriteAtomicKeepsDevices(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan []byte)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- nil
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- b
-	}()
+	// A reader is there before the write (without one, the write fails).
+	rd, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteAtomic(fifo, func(w io.Writer) error { _, err := io.WriteString(w, "through"); return err }); err != nil {
 		t.Fatal(err)
 	}
-	if b := <-got; string(b) != "through" {
+	// The pipe holds what was written; the writer has closed it.
+	b, _ := io.ReadAll(rd)
+	rd.Close()
+	if string(b) != "through" {
 		t.Fatalf("FIFO reader got %q", b)
 	}
 	if fi, err := os.Stat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
