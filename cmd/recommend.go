@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/internal/fsutil"
-	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/internal/iostreams"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/recommend"
 )

@@ -59,7 +59,9 @@ func TestFIFOs(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- WriteAtomic(fifo, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }) }()
+	go func() {
+		done <- WriteAtomic(fifo, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err })
+	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "no process reads") {
