@@ -230,6 +230,27 @@ func analyzeRun(o *AnalyzeOptions) error {
 // analyzeOnce checks the settings, reads the inputs (or runs the source),
 // analyzes, plans, applies the rules and evaluates the gates. gateErr is
 // set when a gate failed; interrupted when the source was stopped part-way.
+// analysisParams are the analysis settings of the configuration, the same
+// for analyze and for recommend, whose plans are made from the same
+// analysis (#26: one plan).
+func analysisParams(cfg *Config, prices map[string]float64) analyze.Params {
+	ac := cfg.Analyze
+	return analyze.Params{
+		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
+		Prices: prices, DefaultGPUHourUSD: cfg.Pricing.DefaultGPUHourUSD,
+		EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, Dialect: analyze.DialectNone, SparklineBuckets: 40,
+	}
+}
+
+// planOptions are the migration settings: what may move. They are
+// settings, never the output dialect's, so that the plan of the same data
+// is the same however it is written.
+func planOptions(cfg *Config) recommend.Options {
+	m := cfg.Migration
+	return recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
+		MoveJobs: m.MoveJobs, MovePending: m.MovePending, MoveBlockers: m.MoveBlockers}
+}
+
 // context is the command's, or the background for a caller that set none.
 func (o *AnalyzeOptions) context() context.Context {
 	if o.Ctx != nil {
@@ -280,11 +301,8 @@ func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, e
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	params := analyze.Params{
-		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
-		Prices: o.Prices, DefaultGPUHourUSD: o.Config.Pricing.DefaultGPUHourUSD,
-		EnergyUSDPerKWh: o.Config.Pricing.EnergyUSDPerKWh, Dialect: ac.Dialect, SparklineBuckets: 40,
-	}
+	params := analysisParams(o.Config, o.Prices)
+	params.Dialect = ac.Dialect
 	if ac.Report == "scaling" || ac.Report == "all" {
 		sc := o.Config.Scaling
 		if sc.Period <= 0 || sc.Alpha <= 0 || sc.Alpha > 1 || sc.TargetPct <= 0 || sc.UpPeriods < 1 || sc.DownPeriods < 1 {
@@ -316,10 +334,8 @@ func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, e
 	}
 	res = &render.Result{Report: r}
 	if params.KeepFleet {
-		m := o.Config.Migration
 		price := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price
-		ro := recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
-			MoveJobs: ac.Dialect == analyze.DialectSlurm}
+		ro := planOptions(o.Config)
 		if ac.Report != "fragmentation" {
 			res.Migration = recommend.AddToReport(r, price, ro)
 		}

@@ -75,6 +75,9 @@ type Config struct {
 		AllowModelChange bool `mapstructure:"allow_model_change"`
 		AllowSharing     bool `mapstructure:"allow_sharing"`
 		MaxMovesPerNode  int  `mapstructure:"max_moves_per_node"`
+		MoveJobs         bool `mapstructure:"move_jobs"`
+		MovePending      bool `mapstructure:"move_pending"`
+		MoveBlockers     bool `mapstructure:"move_blockers"`
 	} `mapstructure:"migration"`
 	Prometheus prometheus.Settings `mapstructure:"prometheus"`
 	Slurm      struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/table"
@@ -57,8 +58,7 @@ move. Every plan is replayed and checked before it is printed.`,
 				return err
 			}
 			o.Config = cfg
-			o.Plan = recommend.Options{AllowModelChange: cfg.Migration.AllowModelChange, AllowSharing: cfg.Migration.AllowSharing,
-				MaxMovesPerNode: cfg.Migration.MaxMovesPerNode, MoveJobs: o.Dialect == "slurm"}
+			o.Plan = planOptions(cfg)
 			if o.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
 				return err
 			}
@@ -85,17 +85,23 @@ func recommendRun(o *RecommendOptions) error {
 	if err := fsutil.CheckOutput(o.Output, o.Input); err != nil {
 		return usageErrorf("--output: %v", err)
 	}
-	// The same streaming reader and validator as analyze: one GPU at a
-	// time, keeping only what planning needs.
+	// The plan of analyze --report migration, from the same analysis of
+	// the same input (#26: one plan).
 	sources, closeAll, err := openInputs([]string{o.Input}, o.IO.In)
 	defer closeAll()
 	if err != nil {
 		return err
 	}
-	price := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price
-	plan, err := recommend.PlanStream(sources[0].Stream, price, o.Config.Analyze.IdleThresholdPct, o.Plan)
+	params := analysisParams(o.Config, o.Prices)
+	params.KeepFleet = true
+	r, err := analyze.Analyze(sources, params)
 	if err != nil {
 		return err
+	}
+	price := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price
+	plan := recommend.AddToReport(r, price, o.Plan)
+	if plan == nil {
+		return fmt.Errorf("no migration plan: %s", strings.Join(r.Warnings, "; "))
 	}
 	write, err := recommend.For(o.Dialect)
 	if err != nil {

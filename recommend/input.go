@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/profile"
@@ -117,6 +118,9 @@ func (b *ClusterBuilder) addNode(pn *profile.Node) {
 		if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < MilliPerGPU {
 			cw.Milli = m
 		}
+		if w.Kind == profile.KindPod && !cw.Pending {
+			cw.Blocker = podBlocker(w.Labels[profile.ControllerLabel])
+		}
 		if cw.Pending {
 			if cw.Count < 1 {
 				cw.Count = 1
@@ -152,6 +156,26 @@ func (b *ClusterBuilder) addNode(pn *profile.Node) {
 		}
 	}
 	b.c.Nodes = append(b.c.Nodes, n)
+}
+
+// podBlocker says what moving a pod of that controller ("Deployment/x",
+// "" for none known) loses; "" when its controller brings it back
+// elsewhere as it was (a Deployment's, a ReplicaSet's).
+func podBlocker(controller string) string {
+	kind, _, _ := strings.Cut(controller, "/")
+	switch kind {
+	case "Deployment", "ReplicaSet":
+		return ""
+	case "":
+		return "no controller is known to bring it back: evicted, it is gone"
+	case "Job", "CronJob":
+		return "a Job's pod: evicted, its work starts again"
+	case "StatefulSet":
+		return "a StatefulSet's pod: its volumes may be bound to the node"
+	case "DaemonSet":
+		return "a DaemonSet's pod: it runs on every node and is not moved"
+	}
+	return "owned by a " + kind + ", which seedance does not know to bring it back elsewhere"
 }
 
 // holdsMIG fills cw from the MIG devices w names by UUID (gpu_uuids), if

@@ -41,4 +41,8 @@ type Workload struct {
 	MemPerGPU                 uint64 // bytes on each GPU
 	Pinned                    bool   // seedance.io/pinned=true, or not a pod or job: never moves
 	Job                       bool   // a running batch job: moves only with Options.MoveJobs
+	// Blocker says why moving this pod loses something (no controller
+	// would bring it back, a Job's work restarts, a StatefulSet's volumes
+	// may be bound to its node); it moves only with Options.MoveBlockers.
+	Blocker string
 }

@@ -19,9 +19,20 @@ type Plan struct {
 	// Refused says why there is no plan at all: the profile's pending
 	// work is unknown (pending_unknown), so no node may be released.
 	Refused string `json:"refused,omitempty"`
+	// Blockers are the workloads that kept a node from being emptied:
+	// pods whose move would lose something (no controller, a Job, a
+	// StatefulSet), unless migration.move_blockers allows it.
+	Blockers []Blocker `json:"blockers,omitempty"`
 	// NodePriceUSDPerHour is each released node's price, for renderers
 	// that release only some of them.
 	NodePriceUSDPerHour map[string]float64 `json:"-"`
+}
+
+// Blocker is a workload that kept its node from being emptied, and why.
+type Blocker struct {
+	Workload string `json:"workload"`
+	Node     string `json:"node"`
+	Reason   string `json:"reason"`
 }
 
 // Move is one workload moved, or one pending workload placed.
@@ -41,6 +52,10 @@ type Move struct {
 	// Name and Namespace say how to move it (for the renderers).
 	Name      string `json:"-"`
 	Namespace string `json:"-"`
+	// Kind is the workload's (pod, job); Blocker, when set, what moving
+	// it loses (with migration.move_blockers).
+	Kind    string `json:"-"`
+	Blocker string `json:"blocker,omitempty"`
 }
 
 // HoursPerMonth converts hourly savings to monthly ones (365 × 24 / 12).

@@ -16,9 +16,18 @@ type Options struct {
 	AllowSharing bool
 	// MaxMovesPerNode bounds the evictions from one node (0: no bound).
 	MaxMovesPerNode int
-	// MoveJobs lets running batch jobs move (the Slurm dialect requeues
-	// them); otherwise MakePlan pins them.
+	// MoveJobs lets running batch jobs move (Slurm requeues them);
+	// otherwise MakePlan pins them. It is a setting, not the dialect's:
+	// the plan is the same whatever it is written as.
 	MoveJobs bool
+	// MovePending lets pending work move off the node it waits on. A
+	// pending workload names its node because its owner asked for it (a
+	// pod's nodeName or required affinity, Slurm's -w), so by default it
+	// stays, holding the GPUs it asked for, and its node is not released.
+	MovePending bool
+	// MoveBlockers lets pods move whose move loses something
+	// (Workload.Blocker); the script then says what is lost.
+	MoveBlockers bool
 	// Scan bounds how many candidate nodes of one free-GPU count are
 	// compared for bandwidth (0: 64); it keeps planning fast on 10,000 nodes.
 	Scan int
@@ -91,10 +100,15 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 		p.index(s)
 	}
 	plan := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}, NodePriceUSDPerHour: map[string]float64{}}
-	// Pending work first: it must run, and best-fit puts it on the fullest
-	// nodes that take it, which then stay. Work that fits nowhere else keeps
-	// the node it waits on.
+	// Pending work first: it must run. By default it keeps the node its
+	// owner asked for, and the GPUs it waits for there; with MovePending,
+	// best-fit puts it on the fullest nodes that take it, which then stay,
+	// and work that fits nowhere else keeps the node it waits on.
 	for _, w := range pending {
+		if !o.MovePending {
+			p.reserve(w)
+			continue
+		}
 		if !p.placePending(w) {
 			plan.Unplaced = append(plan.Unplaced, w.ID)
 			if src := p.byName[w.Node]; src != nil {
@@ -118,7 +132,7 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 			p.release(s)
 			continue
 		}
-		p.evacuate(s)
+		plan.Blockers = append(plan.Blockers, p.evacuate(s)...)
 	}
 	for _, s := range p.nodes {
 		if s.released {
@@ -221,15 +235,43 @@ type placement struct {
 	sharing string
 }
 
-// evacuate moves every workload off s, or none.
-func (p *planner) evacuate(s *state) {
-	if p.o.MaxMovesPerNode > 0 && len(s.running) > p.o.MaxMovesPerNode {
+// reserve keeps a pending workload on the node it waits on: the node
+// stays, and the free GPUs it asked for are taken.
+func (p *planner) reserve(w *Workload) {
+	s := p.byName[w.Node]
+	if s == nil {
 		return
 	}
-	for _, w := range s.running {
-		if w.Pinned {
-			return
+	p.unindex(s)
+	s.receiving = true
+	left := w.Count
+	for i := range s.gpus {
+		if g := &s.gpus[i]; left > 0 && g.UsedMilli == 0 && !g.Busy {
+			g.UsedMilli, g.UsedMem = MilliPerGPU, g.UsedMem+w.MemPerGPU
+			left--
 		}
+	}
+	s.free = countFree(s.gpus)
+	p.index(s)
+}
+
+// evacuate moves every workload off s, or none; it returns the blockers
+// that alone kept s from being emptied.
+func (p *planner) evacuate(s *state) []Blocker {
+	if p.o.MaxMovesPerNode > 0 && len(s.running) > p.o.MaxMovesPerNode {
+		return nil
+	}
+	var blockers []Blocker
+	for _, w := range s.running {
+		switch {
+		case w.Pinned:
+			return nil
+		case w.Blocker != "" && !p.o.MoveBlockers:
+			blockers = append(blockers, Blocker{Workload: w.ID, Node: s.n.Name, Reason: w.Blocker})
+		}
+	}
+	if len(blockers) > 0 {
+		return blockers
 	}
 	p.unindex(s)
 	ws := append([]*Workload(nil), s.running...)
@@ -242,7 +284,7 @@ func (p *planner) evacuate(s *state) {
 				p.unapply(ws[i], done[i])
 			}
 			p.index(s)
-			return
+			return nil
 		}
 		p.apply(w, pl)
 		done = append(done, pl)
@@ -255,8 +297,9 @@ func (p *planner) evacuate(s *state) {
 		from := s.n.Name
 		p.moves = append(p.moves, Move{Workload: w.ID, From: &from, To: pl.to.n.Name, GPUs: pl.gpus, Sharing: sharingPtr(pl.sharing),
 			Reason:            fmt.Sprintf("frees %s (%d workload(s) to move); %s", s.n.Name, len(ws), targetWhy(pl)),
-			SavingsUSDPerHour: round4(share), Name: w.Name, Namespace: w.Namespace})
+			SavingsUSDPerHour: round4(share), Name: w.Name, Namespace: w.Namespace, Kind: w.Kind, Blocker: w.Blocker})
 	}
+	return nil
 }
 
 func sharingPtr(s string) *string {

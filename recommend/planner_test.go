@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,7 +157,25 @@ func TestPendingPlacement(t *testing.T) {
 		return w
 	}
 	c := build([]*Node{pcieBox("s", "H100"), dgx("n", "H100", 40)}, pend("p1"), pend("p2"), pod("r", "n", 0))
+	// By default pending work keeps the node its owner asked for (#26):
+	// nothing moves it, s stays, and its 4 reserved GPUs are not given away.
 	plan, err := MakePlan(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range plan.Moves {
+		if m.From == nil {
+			t.Fatalf("a pending pod moved by default: %+v", m)
+		}
+		if m.To == "s" && len(m.GPUs) > 0 && m.GPUs[0] < 4 {
+			t.Fatalf("a move took GPUs reserved for the pending pods: %+v", m)
+		}
+	}
+	if slices.Contains(plan.ReleasedNodes, "s") {
+		t.Fatalf("the node pending work waits on was released: %v", plan.ReleasedNodes)
+	}
+	c = build([]*Node{pcieBox("s", "H100"), dgx("n", "H100", 40)}, pend("p1"), pend("p2"), pod("r", "n", 0))
+	plan, err = MakePlan(c, Options{MovePending: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +188,7 @@ func TestPendingPlacement(t *testing.T) {
 	}
 	// A pending pod that fits nowhere keeps its node.
 	c = build([]*Node{pcieBox("s", "H100")}, pend("p1"))
-	plan, _ = MakePlan(c, Options{})
+	plan, _ = MakePlan(c, Options{MovePending: true})
 	if len(plan.ReleasedNodes) != 0 || len(plan.Unplaced) != 1 {
 		t.Fatalf("released %v unplaced %v", plan.ReleasedNodes, plan.Unplaced)
 	}

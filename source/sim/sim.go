@@ -250,8 +250,21 @@ func simPodInfo(seed uint64, node, pod int, app string) gpu.ProcInfo {
 		Namespace: ns,
 		Pod:       app + "-" + rs[:6] + "-" + string(suffix),
 		Container: fmt.Sprintf("%016x", splitmix(v)),
-		Labels:    map[string]string{"team": team},
+		Labels:    map[string]string{"team": team, profile.ControllerLabel: simController(app)},
 	}
+}
+
+// simController is the controller of a simulated app's pods, as
+// kube-state-metrics' kube_pod_owner names it: serving apps are
+// Deployments, training and evaluation runs Jobs, notebooks StatefulSets.
+func simController(app string) string {
+	switch {
+	case strings.HasSuffix(app, "-infer"):
+		return "Deployment/" + app
+	case strings.HasPrefix(app, "jupyter-"):
+		return "StatefulSet/" + app
+	}
+	return "Job/" + app
 }
 
 // simOwner is the namespace and team of a simulated app, so that every
