@@ -593,13 +593,13 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// sig rounds x to 9 significant digits: enough for every figure to be exact
-// to well within 0.1 %, without binary noise in the JSON.
 // Sig rounds x to 9 significant digits, as every figure of a report is
 // (docs/analysis.md): for the stages after analysis that compute figures
 // of their own.
 func Sig(x float64) float64 { return sig(x) }
 
+// sig rounds x to 9 significant digits: enough for every figure to be exact
+// to well within 0.1 %, without binary noise in the JSON.
 func sig(x float64) float64 {
 	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 		return x

@@ -194,7 +194,7 @@ type workloadKeep struct {
 
 // workloadLabels are the labels analysis and planning read; a node keeps
 // no others, so that memory per node stays small in large clusters.
-var workloadLabels = []string{"namespace", "app", "gpu_milli", "seedance.io/pinned"}
+var workloadLabels = []string{"namespace", "app", "gpu_milli", "seedance.io/pinned", profile.ControllerLabel}
 
 // slimWorkload keeps what analysis reads of a workload: not its GPU UUIDs,
 // and of its labels only workloadLabels.

@@ -116,9 +116,10 @@ func releaseNode(n NodeReport, running int, dialect, pendingUnknown string) Sugg
 	case dialect == DialectSlurm:
 		// Slurm's DRAIN stops new jobs from starting; running ones finish.
 		s.Text += " (DRAIN stops new jobs from starting there; running jobs finish first)"
-	case running > 0:
-		// kubectl drain evicts them; they ran in bursts between the idle spans.
-		s.Text += fmt.Sprintf(" (its %d running workload(s) are evicted by the drain and must fit elsewhere)", running)
+	case running > 0 && dialect == DialectKubectl:
+		// Its pods must move first, with the mechanics of a plan (docs/recommend.md).
+		s.Text += fmt.Sprintf(" (no command: its %d running workload(s) must move first; seedance recommend writes the plan that moves them and then drains it)", running)
+		return s
 	}
 	if pendingUnknown != "" && dialect != DialectNone {
 		s.Text += " (no command: the work waiting for GPUs is unknown, and may wait for this node; see pending_unknown)"
@@ -131,7 +132,10 @@ func releaseNode(n NodeReport, running int, dialect, pendingUnknown string) Sugg
 	q := ShellQuote(n.Name)
 	switch dialect {
 	case DialectKubectl:
-		s.Command = fmt.Sprintf("kubectl cordon %s && kubectl drain %s --ignore-daemonsets --delete-emptydir-data", q, q)
+		// No GPU workload runs there: the drain moves what else runs, within
+		// disruption budgets, and undoes its cordon if it cannot (a pod
+		// without a controller, local data): the node is left as it was.
+		s.Command = fmt.Sprintf("kubectl drain %s --ignore-daemonsets --timeout=300s || { kubectl uncordon %s; false; }", q, q)
 	case DialectSlurm:
 		s.Command = fmt.Sprintf("scontrol update NodeName=%s State=DRAIN Reason=%s", q, ShellQuote("seedance: idle for "+idleFor(n)))
 	}

@@ -83,9 +83,17 @@ func TestSuggestionCommands(t *testing.T) {
 	}
 	near(t, "release saving", got[1].SavingsUSDPerHour, 17.2106667)
 	near(t, "stalled saving", got[0].SavingsUSDPerHour, 21.63)
-	if want := "kubectl cordon node-gpu-08 && kubectl drain node-gpu-08 --ignore-daemonsets --delete-emptydir-data"; got[1].Command != want {
+	if want := "kubectl drain node-gpu-08 --ignore-daemonsets --timeout=300s || { kubectl uncordon node-gpu-08; false; }"; got[1].Command != want {
 		t.Errorf("command %q", got[1].Command)
 	}
+	// A node still running a workload gets no drain: its pods move with a
+	// plan's mechanics first (#26).
+	accs["node-gpu-08"] = &nodeAcc{workloads: workloadSet{list: []profile.Workload{{ID: "nb/alice", Name: "alice", Kind: "pod", State: "running"}}}}
+	busy := suggest([]NodeReport{idle}, accs, DialectKubectl, "")[0]
+	if busy.Command != "" || !strings.Contains(busy.Text, "no command: its 1 running workload(s) must move first; seedance recommend") {
+		t.Errorf("a node with a running pod: %q / %s", busy.Command, busy.Text)
+	}
+	accs["node-gpu-08"] = &nodeAcc{}
 	if c := got[0].Command; c != "kubectl describe pod -n ml a && kubectl describe node node-gpu-04" || !strings.Contains(got[0].Text, `no command for "x/$(id)"`) {
 		t.Errorf("stalled: %q / %q", c, got[0].Text)
 	}

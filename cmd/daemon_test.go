@@ -85,7 +85,8 @@ func TestOneShotRuleStopsOnSignal(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
 	select {
-	case <-done:
+	case err := <-done:
+		_ = err // the exit status is read below
 	case <-time.After(10 * time.Second):
 		_ = c.Process.Kill()
 		t.Fatalf("SIGTERM did not stop the rule\n%s", stderr.String())
@@ -276,7 +277,8 @@ func TestSqueueBounded(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
 	select {
-	case <-done:
+	case err := <-done:
+		_ = err // the exit status is read below
 	case <-time.After(10 * time.Second):
 		_ = c.Process.Kill()
 		t.Fatalf("SIGTERM did not stop the hung squeue\n%s", stderr.String())
@@ -326,15 +328,15 @@ func childNamed(pid int, name string) bool {
 			if err != nil {
 				continue
 			}
-			open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-			if open < 0 || close < open {
+			lp, rp := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+			if lp < 0 || rp < lp {
 				continue
 			}
-			f := strings.Fields(string(b[close+1:]))
+			f := strings.Fields(string(b[rp+1:]))
 			ppid, _ := strconv.Atoi(f[1])
-			me, _ := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+			me, _ := strconv.Atoi(strings.TrimSpace(string(b[:lp])))
 			if parents[ppid] {
-				if string(b[open+1:close]) == name {
+				if string(b[lp+1:rp]) == name {
 					return true
 				}
 				parents[me] = true

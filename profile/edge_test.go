@@ -50,20 +50,20 @@ func TestLongSeriesAccepted(t *testing.T) {
 			start.Format(time.RFC3339), start.Add(n*time.Second).Format(time.RFC3339))
 		for i := 0; i < n; i++ {
 			if i > 0 {
-				bw.WriteByte(',')
+				_ = bw.WriteByte(',')
 			}
 			fmt.Fprint(bw, i)
 		}
-		bw.WriteString(`],"gpu_util_pct":[`)
+		_, _ = bw.WriteString(`],"gpu_util_pct":[`)
 		for i := 0; i < n; i++ {
 			if i > 0 {
-				bw.WriteByte(',')
+				_ = bw.WriteByte(',')
 			}
-			bw.WriteByte('0' + byte(i%10))
+			_ = bw.WriteByte('0' + byte(i%10))
 		}
-		bw.WriteString(`]}}]}]}`)
-		bw.Flush()
-		pw.Close()
+		_, _ = bw.WriteString(`]}}]}]}`)
+		_ = bw.Flush()
+		_ = pw.Close()
 	}()
 	s, err := OpenStream(pr, "long")
 	if err != nil {

@@ -23,6 +23,9 @@ type Plan struct {
 	// pods whose move would lose something (no controller, a Job, a
 	// StatefulSet), unless migration.move_blockers allows it.
 	Blockers []Blocker `json:"blockers,omitempty"`
+	// MoveBlockers is migration.move_blockers: the kubectl script then
+	// moves pods that lose something, and says what.
+	MoveBlockers bool `json:"move_blockers,omitempty"`
 	// NodePriceUSDPerHour is each released node's price, for renderers
 	// that release only some of them.
 	NodePriceUSDPerHour map[string]float64 `json:"-"`

@@ -99,7 +99,7 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 		s.free = countFree(s.gpus)
 		p.index(s)
 	}
-	plan := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}, NodePriceUSDPerHour: map[string]float64{}}
+	plan := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}, NodePriceUSDPerHour: map[string]float64{}, MoveBlockers: o.MoveBlockers}
 	// Pending work first: it must run. By default it keeps the node its
 	// owner asked for, and the GPUs it waits for there; with MovePending,
 	// best-fit puts it on the fullest nodes that take it, which then stay,

@@ -59,31 +59,6 @@ if [[ "${1-}" == "--execute" ]]; then EXECUTE=1; fi
 run() { printf '+'; printf ' %q' "$@"; printf '\n'; if [[ "$EXECUTE" == 1 ]]; then "$@"; fi; }
 `
 
-const kubectlPrelude = dryRunPrelude + `# steer NAMESPACE POD NODE: give the pod's controller a preferred node
-# affinity for NODE, so that the pod it recreates lands there.
-steer() {
-  local ns=$1 pod=$2 node=$3 kind name patch
-  if [[ "$EXECUTE" != 1 ]]; then printf '+ (prefer node %s for the controller of pod %s/%s)\n' "$node" "$ns" "$pod"; return; fi
-  kind=$(kubectl get pod -n "$ns" "$pod" -o jsonpath='{.metadata.ownerReferences[0].kind}')
-  name=$(kubectl get pod -n "$ns" "$pod" -o jsonpath='{.metadata.ownerReferences[0].name}')
-  if [[ -z "$kind" ]]; then echo "pod $ns/$pod has no controller: it would not come back; skipping" >&2; return 1; fi
-  if [[ "$kind" == ReplicaSet ]]; then
-    local d; d=$(kubectl get replicaset -n "$ns" "$name" -o jsonpath='{.metadata.ownerReferences[0].name}')
-    if [[ -n "$d" ]]; then kind=Deployment name=$d; fi
-  fi
-  patch=$(printf '{"spec":{"template":{"spec":{"affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"preference":{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["%s"]}]}}]}}}}}}' "$node")
-  run kubectl patch -n "$ns" "$kind/$name" --type merge -p "$patch"
-}
-# evict NAMESPACE POD: through the eviction API, so PodDisruptionBudgets
-# hold. The Eviction object goes on stdin: no temporary file.
-evict() {
-  local ns=$1 pod=$2 path body
-  path="/api/v1/namespaces/$ns/pods/$pod/eviction"
-  body=$(printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"%s","namespace":"%s"}}' "$pod" "$ns")
-  printf "+ kubectl create --raw %s -f - <<< '%s'\n" "$path" "$body"
-  if [[ "$EXECUTE" == 1 ]]; then kubectl create --raw "$path" -f - <<< "$body"; fi
-}
-`
 
 // scripted splits a plan's moves into those the script carries out and
 // those it cannot (a name fails the dialect's check), and lists the nodes
@@ -144,50 +119,6 @@ func releasedSavings(p *Plan, s scripted) float64 {
 		total += p.NodePriceUSDPerHour[n]
 	}
 	return total
-}
-
-func kubectlMoveValid(m Move) bool {
-	return shell.ValidNodeName(shell.Kubectl, m.To) && (m.From == nil || shell.ValidNodeName(shell.Kubectl, *m.From)) && shell.ValidPod(m.Namespace, m.Name)
-}
-
-// Kubectl writes the plan as a reviewable bash script: dry run unless run
-// with --execute; each source node is cordoned before its pods are evicted
-// through the eviction API, and each moved pod's controller gets a node
-// affinity for its target. Every name is checked (DNS-1123) and quoted; a
-// move whose names fail the check becomes a comment, and its source node is
-// neither cordoned nor drained.
-func Kubectl(w io.Writer, p *Plan) error {
-	var b strings.Builder
-	s := planScript(p, kubectlMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Kubectl, n) })
-	header(&b, p, s, "Kubernetes")
-	b.WriteString(kubectlPrelude)
-	cordoned := map[string]bool{}
-	for i, m := range p.Moves {
-		fmt.Fprintf(&b, "\n# %s\n", oneLine(fmt.Sprintf("%d. %s → %s GPUs %v: %s", i+1, m.Workload, m.To, m.GPUs, m.Reason)))
-		if why, bad := s.skip[i]; bad {
-			b.WriteString("# skipped: " + oneLine(why) + "\n")
-			continue
-		}
-		if m.From != nil && !cordoned[*m.From] {
-			cordoned[*m.From] = true
-			fmt.Fprintf(&b, "run kubectl cordon %s\n", q(*m.From))
-		}
-		fmt.Fprintf(&b, "steer %s %s %s\n", q(m.Namespace), q(m.Name), q(m.To))
-		fmt.Fprintf(&b, "evict %s %s\n", q(m.Namespace), q(m.Name))
-	}
-	for _, n := range p.ReleasedNodes {
-		fmt.Fprintf(&b, "\n# %s\n", oneLine("release "+n))
-		if s.held[n] {
-			b.WriteString("# not released: a move off it was skipped, or its name is not a valid Kubernetes node name\n")
-			continue
-		}
-		if !cordoned[n] {
-			fmt.Fprintf(&b, "run kubectl cordon %s\n", q(n))
-		}
-		fmt.Fprintf(&b, "run kubectl drain %s --ignore-daemonsets --delete-emptydir-data\n", q(n))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func slurmMoveValid(m Move) bool {

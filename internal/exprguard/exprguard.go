@@ -78,20 +78,22 @@ func Check(src string) error {
 	var quote byte
 	for i := 0; i < len(src); i++ {
 		c := src[i]
-		switch {
-		case quote != 0:
+		if quote != 0 {
 			if c == '\\' {
 				i++
 			} else if c == quote {
 				quote = 0
 			}
-		case c == '"' || c == '\'' || c == '`':
+			continue
+		}
+		switch c {
+		case '"', '\'', '`':
 			quote = c
-		case c == '(' || c == '[' || c == '{':
+		case '(', '[', '{':
 			if depth++; depth > MaxDepth {
 				return fmt.Errorf("%w: nested deeper than %d levels at byte %d: %s", ErrTooLarge, MaxDepth, i+1, Excerpt(src, i))
 			}
-		case c == ')' || c == ']' || c == '}':
+		case ')', ']', '}':
 			depth--
 		}
 	}
