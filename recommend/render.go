@@ -59,7 +59,6 @@ if [[ "${1-}" == "--execute" ]]; then EXECUTE=1; fi
 run() { printf '+'; printf ' %q' "$@"; printf '\n'; if [[ "$EXECUTE" == 1 ]]; then "$@"; fi; }
 `
 
-
 // scripted splits a plan's moves into those the script carries out and
 // those it cannot (a name fails the dialect's check), and lists the nodes
 // that can be released: a node is released only when every move off it is
