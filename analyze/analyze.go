@@ -17,10 +17,13 @@ import (
 
 // Params are the analysis parameters (docs/analysis.md).
 type Params struct {
-	IdleThresholdPct  float64       // a sample is idle when util < this
-	IdleWindow        time.Duration // an idle run counts when it lasts ≥ this
-	UnderusedPct      float64       // a node is under-used when its mean util < this
-	IdleNodeShare     float64       // a node is idle when idle for at least this share of its observed time
+	IdleThresholdPct float64       // a sample is idle when util < this
+	IdleWindow       time.Duration // an idle run counts when it lasts ≥ this
+	// StaleAfter: a node whose newest sample ends longer than this before
+	// the window does is stale (NodeReport.Stale); 0: the idle window.
+	StaleAfter        time.Duration
+	UnderusedPct      float64 // a node is under-used when its mean util < this
+	IdleNodeShare     float64 // a node is idle when idle for at least this share of its observed time
 	Prices            map[string]float64
 	DefaultGPUHourUSD float64
 	EnergyUSDPerKWh   float64
@@ -173,6 +176,16 @@ func (a *analysis) samples() int {
 		}
 	}
 	return n
+}
+
+// staleAfter is how old a node's newest sample may be at the window's end
+// for the node to be described as it is now: Params.StaleAfter, else the
+// idle window.
+func (a *analysis) staleAfter() float64 {
+	if a.p.StaleAfter > 0 {
+		return a.p.StaleAfter.Seconds()
+	}
+	return a.p.IdleWindow.Seconds()
 }
 
 // analysis is the state of one Analyze call.
@@ -368,6 +381,12 @@ func (a *analysis) report(r *Report) {
 			v := sig(length(idle) / obs)
 			nr.IdleShare = &v
 			nr.IdleNow = len(idle) > 0 && idle[len(idle)-1].EndS >= cover[len(cover)-1].EndS-eps
+			nr.DataAgeS = sig(math.Max(0, a.windowS-cover[len(cover)-1].EndS))
+			if nr.DataAgeS > a.staleAfter()+eps {
+				// Its data ends too long before the window does: what it
+				// does now is not known, so it is not "idle now".
+				nr.Stale, nr.IdleNow = true, false
+			}
 		}
 		nr.IdleIntervals = make([]Interval, 0, len(idle))
 		for _, iv := range idle {

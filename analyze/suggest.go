@@ -30,6 +30,10 @@ func ShellQuote(s string) string { return shell.Quote(s) }
 func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect, pendingUnknown string) []Suggestion {
 	out := []Suggestion{}
 	for _, n := range nodes {
+		if n.Stale && (n.Verdict == VerdictIdle || n.Verdict == VerdictStalled) {
+			out = append(out, staleNode(n))
+			continue
+		}
 		switch n.Verdict {
 		case VerdictIdle:
 			if n.IdleNow {
@@ -90,6 +94,18 @@ func scheduleNode(n NodeReport) Suggestion {
 	return Suggestion{Kind: SuggestScheduleNode, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
 		Text: fmt.Sprintf("%s: %s (%s) but busy at the end of the window: scale it down on a schedule or consolidate its work; about $%.2f/h at stake",
 			n.Name, idleSummary(n), gpusText(n), savingsPerHour(n))}
+}
+
+// SuggestStaleData is the kind of the suggestion on a node whose data ends
+// too long before the window does.
+const SuggestStaleData = "stale-data"
+
+// staleNode advises on a node that looked idle but whose data stopped:
+// what it does now is unknown, so there is no command, only the age.
+func staleNode(n NodeReport) Suggestion {
+	return Suggestion{Kind: SuggestStaleData, Node: n.Name,
+		Text: fmt.Sprintf("%s: %s, but its newest sample is %s old at the end of the window: what it does now is unknown; check its exporter before acting on it (no command)",
+			n.Name, idleSummary(n), FormatDuration(seconds(n.DataAgeS)))}
 }
 
 // FormatDuration writes a duration the way people say it: 45s, 14m, 2h05m.

@@ -244,3 +244,34 @@ func TestWorkloadSet(t *testing.T) {
 		t.Fatalf("slim workloads %+v %+v", a, b)
 	}
 }
+
+// TestStaleNodeIsNotIdleNow (#26): a node whose data ends 29 minutes
+// before the window does is not "idle now", says how old its data is, and
+// gets no release command; a node with fresh data does.
+func TestStaleNodeIsNotIdleNow(t *testing.T) {
+	fresh := gpuSpec{uuid: "f", t: steps(0, 3600), util: fill(0, 3600)}
+	old := gpuSpec{uuid: "o", t: steps(0, 3600-29*60), util: fill(0, 3600-29*60)}
+	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 3600, 1, nodeSpec{name: "fresh", gpus: []gpuSpec{fresh}}, nodeSpec{name: "old", gpus: []gpuSpec{old}}))
+	byName := map[string]NodeReport{}
+	for _, n := range r.Nodes {
+		byName[n.Name] = n
+	}
+	if n := byName["old"]; !n.Stale || n.IdleNow || n.DataAgeS != 29*60 {
+		t.Errorf("old: stale %v idle_now %v age %v", n.Stale, n.IdleNow, n.DataAgeS)
+	}
+	if n := byName["fresh"]; n.Stale || !n.IdleNow || n.DataAgeS != 0 {
+		t.Errorf("fresh: stale %v idle_now %v age %v", n.Stale, n.IdleNow, n.DataAgeS)
+	}
+	for _, s := range r.Suggestions {
+		switch s.Node {
+		case "old":
+			if s.Kind != SuggestStaleData || s.Command != "" || !strings.Contains(s.Text, "29m old") {
+				t.Errorf("old: %+v", s)
+			}
+		case "fresh":
+			if s.Kind != SuggestReleaseNode || s.Command == "" {
+				t.Errorf("fresh: %+v", s)
+			}
+		}
+	}
+}

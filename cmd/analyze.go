@@ -237,7 +237,7 @@ func analysisParams(cfg *Config, prices map[string]float64) analyze.Params {
 	ac := cfg.Analyze
 	return analyze.Params{
 		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
-		Prices: prices, DefaultGPUHourUSD: cfg.Pricing.DefaultGPUHourUSD,
+		StaleAfter: ac.StaleAfter, Prices: prices, DefaultGPUHourUSD: cfg.Pricing.DefaultGPUHourUSD,
 		EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, Dialect: analyze.DialectNone, SparklineBuckets: 40,
 	}
 }

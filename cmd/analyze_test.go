@@ -30,7 +30,7 @@ func TestAnalyzeEndToEnd(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
-	for _, want := range []string{"seedance cost-savings report", "projected", "extrapolated from 5m observed", "node-gpu-08", "release it", "kubectl cordon node-gpu-08"} {
+	for _, want := range []string{"seedance cost-savings report", "projected", "extrapolated from 5m observed", "node-gpu-08", "release it", "kubectl drain node-gpu-08 --ignore-daemonsets --timeout=300s || { kubectl uncordon node-gpu-08; false; }"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("report lacks %q:\n%s", want, r.out)
 		}

@@ -45,6 +45,7 @@ type Config struct {
 		IdleWindow       time.Duration `mapstructure:"idle_window"`
 		UnderusedPct     float64       `mapstructure:"underused_pct"`
 		IdleNodeShare    float64       `mapstructure:"idle_node_share"`
+		StaleAfter       time.Duration `mapstructure:"stale_after"`
 		FragmentRatio    float64       `mapstructure:"fragmentation_ratio"`
 		Dialect          string        `mapstructure:"dialect"`
 		Gates            []string      `mapstructure:"gates"`

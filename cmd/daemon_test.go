@@ -362,7 +362,7 @@ func TestStderrEscaped(t *testing.T) {
 	if err := profile.WriteFile(in, p); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, nil, "recommend", "-i", in, "-o", filepath.Join(t.TempDir(), "plan.sh"))
+	r := run(t, nil, "recommend", "-i", in, "--move-pending", "-o", filepath.Join(t.TempDir(), "plan.sh"))
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}

@@ -227,6 +227,15 @@ func (st *loopState) runOnce(o *AnalyzeOptions, run int) error {
 	if gateErr != nil {
 		line += "; a gate failed"
 	}
+	var stale []string
+	for _, n := range r.Nodes {
+		if n.Stale {
+			stale = append(stale, n.Name)
+		}
+	}
+	if len(stale) > 0 {
+		line += fmt.Sprintf("; %d node(s) with stale data, not acted on: %s", len(stale), table.Visible(strings.Join(stale, ", ")))
+	}
 	fmt.Fprintln(o.IO.ErrOut, line)
 	for _, w := range r.Warnings {
 		if strings.HasPrefix(w, "rule ") && strings.Contains(w, "budget") {

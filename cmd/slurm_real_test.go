@@ -14,10 +14,11 @@ import (
 )
 
 // TestSlurmPlanOnRealController: real jobs on a real slurmctld, a profile
-// whose workloads are those jobs, seedance recommend --dialect slurm, and
-// the script run with --execute: the running job is requeued held, bound
-// to its target and released; the pending one is bound to its target; the
-// freed node is drained after the moves (issue #18).
+// whose workloads are those jobs, seedance recommend --dialect slurm
+// --move-jobs, and the script run with --execute: the running job is
+// requeued held, bound to its target and released; the freed node is
+// drained after the move; the pending job keeps the node its user asked
+// for with -w, and that node is not drained (issues #18, #26).
 func TestSlurmPlanOnRealController(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
 	running := c.Submit(t, "--requeue", "--gres=gpu:2", "-w", "node-gpu-01")
@@ -25,10 +26,9 @@ func TestSlurmPlanOnRealController(t *testing.T) {
 	c.WaitFor(t, func() bool { return c.Job(t, running, "JobState") == "RUNNING" }, "job "+running+" running")
 
 	// node-gpu-01 holds the running job on 2 GPUs; node-gpu-02 is fuller
-	// (5 GPUs of a pinned job); the pending 1-GPU job waits on node-gpu-03.
-	// The plan: the pending job to node-gpu-02 (the fullest that takes
-	// it), the running job after it, node-gpu-01 (and the empty
-	// node-gpu-03) released.
+	// (5 GPUs of a pinned job); the pending 1-GPU job waits on node-gpu-03,
+	// which its user asked for. The plan: the running job to node-gpu-02
+	// (the fullest that takes it), node-gpu-01 released; node-gpu-03 stays.
 	gpus := func(busy float64) []profile.GPU {
 		var out []profile.GPU
 		for i := 0; i < 8; i++ {
@@ -53,7 +53,7 @@ func TestSlurmPlanOnRealController(t *testing.T) {
 	if err := profile.WriteFile(in, p); err != nil {
 		t.Fatal(err)
 	}
-	if r := run(t, nil, "recommend", "--input", in, "--dialect", "slurm", "--output", path); r.code != 0 || !strings.Contains(r.errOut, "plan: 2 move(s)") {
+	if r := run(t, nil, "recommend", "--input", in, "--dialect", "slurm", "--move-jobs", "--output", path); r.code != 0 || !strings.Contains(r.errOut, "plan: 1 move(s), 1 node(s) released") {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 	script, _ := os.ReadFile(path)
@@ -62,10 +62,14 @@ func TestSlurmPlanOnRealController(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the plan failed on the controller: %v\n%s\n%s", err, out, script)
 	}
-	for _, j := range []string{running, pending} {
-		if got := c.Job(t, j, "ReqNodeList"); got != "node-gpu-02" {
-			t.Errorf("job %s: ReqNodeList=%s, want node-gpu-02", j, got)
-		}
+	if got := c.Job(t, running, "ReqNodeList"); got != "node-gpu-02" {
+		t.Errorf("job %s: ReqNodeList=%s, want node-gpu-02", running, got)
+	}
+	if got := c.Job(t, pending, "ReqNodeList"); got != "node-gpu-03" {
+		t.Errorf("the pending job's -w was overridden: ReqNodeList=%s, want node-gpu-03", got)
+	}
+	if st := c.Node(t, "node-gpu-03", "State"); strings.Contains(st, "DRAIN") {
+		t.Errorf("node-gpu-03, which pending work waits for, was drained: %s", st)
 	}
 	// A requeued job passes through COMPLETING (slurmctld waits for the
 	// epilog) before it is PENDING again: wait for the state, bounded.

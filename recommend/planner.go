@@ -35,6 +35,9 @@ type Options struct {
 	// draining (AddToReport), so that the plan never moves work onto a
 	// node another suggestion empties.
 	Avoid map[string]bool
+	// Keep names nodes that are never released nor given work: nodes whose
+	// data is stale (AddToReport).
+	Keep map[string]bool
 }
 
 // state is a node during planning.
@@ -125,7 +128,7 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 		return order[i].n.Name < order[j].n.Name
 	})
 	for _, s := range order {
-		if s.receiving || s.released || anyBusy(s.gpus) {
+		if s.receiving || s.released || anyBusy(s.gpus) || o.Keep[s.n.Name] {
 			continue
 		}
 		if len(s.running) == 0 {
@@ -236,7 +239,8 @@ type placement struct {
 }
 
 // reserve keeps a pending workload on the node it waits on: the node
-// stays, and the free GPUs it asked for are taken.
+// stays, the free GPUs it asked for are taken, and no move adds work to a
+// node where work already waits.
 func (p *planner) reserve(w *Workload) {
 	s := p.byName[w.Node]
 	if s == nil {
@@ -252,7 +256,6 @@ func (p *planner) reserve(w *Workload) {
 		}
 	}
 	s.free = countFree(s.gpus)
-	p.index(s)
 }
 
 // evacuate moves every workload off s, or none; it returns the blockers
@@ -360,7 +363,7 @@ func (p *planner) find(w *Workload, exclude *state, rank int) (placement, bool) 
 	g := group(p.o, modelOf(p, w))
 	if p.o.AllowSharing && w.Milli < MilliPerGPU && w.Count == 1 {
 		for _, s := range p.shared[g] {
-			if s != exclude && !s.released && !p.o.Avoid[s.n.Name] {
+			if s != exclude && !s.released && !p.o.Avoid[s.n.Name] && !p.o.Keep[s.n.Name] {
 				if pl, ok := fitShared(s, w); ok {
 					return pl, true
 				}
@@ -375,7 +378,7 @@ func (p *planner) find(w *Workload, exclude *state, rank int) (placement, bool) 
 			if i >= p.o.Scan {
 				break
 			}
-			if s == exclude || p.o.Avoid[s.n.Name] {
+			if s == exclude || p.o.Avoid[s.n.Name] || p.o.Keep[s.n.Name] {
 				continue
 			}
 			pl, ok := fitWhole(s, w, rank)

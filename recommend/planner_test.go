@@ -290,3 +290,16 @@ func TestNoMovesOntoDrainedNodes(t *testing.T) {
 		t.Errorf("draining: %v", got)
 	}
 }
+
+// TestStaleNodesKept (#26): a node whose data is stale is neither released
+// nor given work.
+func TestStaleNodesKept(t *testing.T) {
+	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("c", "H100", 40)}, pod("p1", "a", 0), pod("big", "b", 0, 1, 2, 3, 4))
+	plan, err := MakePlan(c, Options{Keep: map[string]bool{"c": true, "b": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.ReleasedNodes) != 0 || len(plan.Moves) != 0 {
+		t.Fatalf("released %v moves %+v: a stale node was released or took work", plan.ReleasedNodes, plan.Moves)
+	}
+}

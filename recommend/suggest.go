@@ -113,13 +113,38 @@ func FromReport(r *analyze.Report, price func(model string) float64) (*Cluster, 
 	return FromProfile(r.Fleet, price, r.Params.IdleThresholdPct), nil
 }
 
-// draining names the nodes the report advises draining (release-node):
-// the plan moves no work onto them.
+// draining names the nodes the report advises draining (release-node)
+// that run no workload at the window's end: the plan moves no work onto
+// them. A node still running one is not drained by that advice (it has no
+// command), so it may take work.
 func draining(r *analyze.Report) map[string]bool {
+	running := map[string]bool{}
+	if r.Fleet != nil {
+		for _, n := range r.Fleet.Nodes {
+			for _, w := range n.Workloads {
+				if w.State != profile.StatePending {
+					running[n.Name] = true
+				}
+			}
+		}
+	}
 	out := map[string]bool{}
 	for _, s := range r.Suggestions {
-		if s.Kind == analyze.SuggestReleaseNode {
+		if s.Kind == analyze.SuggestReleaseNode && !running[s.Node] {
 			out[s.Node] = true
+		}
+	}
+	return out
+}
+
+// stale names the nodes whose data ends too long before the window does:
+// what they run now is unknown, so the plan neither releases them nor
+// moves work onto them.
+func stale(r *analyze.Report) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range r.Nodes {
+		if n.Stale {
+			out[n.Name] = true
 		}
 	}
 	return out
@@ -132,7 +157,7 @@ func AddToReport(r *analyze.Report, price func(model string) float64, o Options)
 	if r.PendingUnknown != "" {
 		return refused(r.PendingUnknown)
 	}
-	o.Avoid = draining(r)
+	o.Avoid, o.Keep = draining(r), stale(r)
 	c, err := FromReport(r, price)
 	var plan *Plan
 	if err == nil {

@@ -179,16 +179,28 @@ func writePodLabels(bw *bufio.Writer, p *profile.Profile, start float64) {
 			}
 		}
 	}
-	// kube_pod_owner: a Deployment's pod ("app-<hash>-<suffix>") is owned
-	// by its ReplicaSet ("app-<hash>").
+	// kube_pod_owner: the workload's controller label when it has one (a
+	// Deployment's pod "app-<hash>-<suffix>" is owned by its ReplicaSet
+	// "app-<hash>"); without one, a ReplicaSet named as above.
 	fmt.Fprintf(bw, "# TYPE kube_pod_owner gauge\n")
 	for _, n := range p.Nodes {
 		for _, w := range n.Workloads {
-			if i := strings.LastIndexByte(w.Name, '-'); w.Kind == profile.KindPod && i > 0 {
-				for _, t := range []float64{start, mid} {
-					fmt.Fprintf(bw, "kube_pod_owner{namespace=%q,pod=%q,owner_kind=\"ReplicaSet\",owner_name=%q,owner_is_controller=\"true\"} 1 %.3f\n",
-						w.Labels["namespace"], w.Name, w.Name[:i], t)
+			kind, name := "ReplicaSet", ""
+			if i := strings.LastIndexByte(w.Name, '-'); i > 0 {
+				name = w.Name[:i]
+			}
+			if c, ok := w.Labels[profile.ControllerLabel]; ok {
+				k, nm, _ := strings.Cut(c, "/")
+				if k != "Deployment" {
+					kind, name = k, nm
 				}
+			}
+			if w.Kind != profile.KindPod || name == "" {
+				continue
+			}
+			for _, t := range []float64{start, mid} {
+				fmt.Fprintf(bw, "kube_pod_owner{namespace=%q,pod=%q,owner_kind=%q,owner_name=%q,owner_is_controller=\"true\"} 1 %.3f\n",
+					w.Labels["namespace"], w.Name, kind, name, t)
 			}
 		}
 	}
