@@ -132,15 +132,15 @@ type NodeReport struct {
 	// IdleShare is the length of its idle intervals over that (null when
 	// nothing was observed). IdleNow: the last idle interval reaches the
 	// end of the observed time.
-	ObservedS        float64    `json:"observed_s"`
-	IdleShare        *float64   `json:"idle_share"`
-	IdleNow          bool       `json:"idle_now"`
+	ObservedS float64  `json:"observed_s"`
+	IdleShare *float64 `json:"idle_share"`
+	IdleNow   bool     `json:"idle_now"`
 	// DataAgeS is how long before the window's end the node's newest
 	// sample ends; Stale when that is more than the idle window (or
 	// analyze.stale_after): the node is not "idle now", and no command
 	// acts on it.
-	DataAgeS float64 `json:"data_age_s"`
-	Stale    bool    `json:"stale,omitempty"`
+	DataAgeS         float64    `json:"data_age_s"`
+	Stale            bool       `json:"stale,omitempty"`
 	GPUHours         float64    `json:"gpu_hours"`
 	IdleGPUHours     float64    `json:"idle_gpu_hours"`
 	IdleCostUSD      float64    `json:"idle_cost_usd"`
