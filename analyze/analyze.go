@@ -115,6 +115,7 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 		if h.PendingUnknown != "" && r.PendingUnknown == "" {
 			r.PendingUnknown = s.Name + ": " + h.PendingUnknown
 		}
+		a.unscheduled = h.Unscheduled // the latest input's
 		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
 		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, in) }); err != nil {
 			return nil, err
@@ -205,6 +206,9 @@ type analysis struct {
 	labels     labelSets       // one copy of each set of workload labels
 	models     map[string]string
 	keep       workloadKeep // what attribution needs of workloads
+	// unscheduled is the work that waits for GPUs on no node (the latest
+	// input's profile.Unscheduled).
+	unscheduled []profile.Workload
 }
 
 // model returns one shared copy of a model name.
@@ -408,6 +412,7 @@ func (a *analysis) report(r *Report) {
 		}
 		return r.Nodes[i].Name < r.Nodes[j].Name
 	})
+	placeUnscheduled(r.Nodes, a.unscheduled)
 	s := &r.Summary
 	s.Nodes = len(r.Nodes)
 	for _, n := range r.Nodes {

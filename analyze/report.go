@@ -139,8 +139,11 @@ type NodeReport struct {
 	// sample ends; Stale when that is more than the idle window (or
 	// analyze.stale_after): the node is not "idle now", and no command
 	// acts on it.
-	DataAgeS         float64    `json:"data_age_s"`
-	Stale            bool       `json:"stale,omitempty"`
+	DataAgeS float64 `json:"data_age_s"`
+	Stale    bool    `json:"stale,omitempty"`
+	// WaitingFor lists the unscheduled work (profile.Unscheduled) this idle
+	// node could run: it is stalled, not releasable (placeUnscheduled).
+	WaitingFor       []string   `json:"waiting_for,omitempty"`
 	GPUHours         float64    `json:"gpu_hours"`
 	IdleGPUHours     float64    `json:"idle_gpu_hours"`
 	IdleCostUSD      float64    `json:"idle_cost_usd"`

@@ -42,6 +42,10 @@ func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect, pendingUnkno
 				out = append(out, scheduleNode(n))
 			}
 		case VerdictStalled:
+			if len(n.WaitingFor) > 0 {
+				out = append(out, waitingFor(n, dialect))
+				continue
+			}
 			out = append(out, rebindPending(n, accs[n.Name].pending(), dialect))
 		}
 	}
@@ -154,6 +158,30 @@ func releaseNode(n NodeReport, running int, dialect, pendingUnknown string) Sugg
 		s.Command = fmt.Sprintf("kubectl drain %s --ignore-daemonsets --timeout=300s || { kubectl uncordon %s; false; }", q, q)
 	case DialectSlurm:
 		s.Command = fmt.Sprintf("scontrol update NodeName=%s State=DRAIN Reason=%s", q, ShellQuote("seedance: idle for "+idleFor(n)))
+	}
+	return s
+}
+
+// waitingFor advises on an idle node that unscheduled work could run: it
+// is not released, and the question is why the scheduler does not use it.
+func waitingFor(n NodeReport, dialect string) Suggestion {
+	s := Suggestion{Kind: SuggestRebindPending, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
+		Text: fmt.Sprintf("%s: idle now (%s) while unscheduled work waits for GPUs it could run: %s; do not release it: look at why it is not scheduled here (taints, selectors, quotas)",
+			n.Name, gpusText(n), strings.Join(n.WaitingFor, ", "))}
+	if !ValidNodeName(dialect, n.Name) || dialect == DialectNone {
+		return s
+	}
+	switch dialect {
+	case DialectKubectl:
+		var cmds []string
+		for _, id := range n.WaitingFor {
+			if ns, name, ok := strings.Cut(id, "/"); ok && shell.ValidPod(ns, name) {
+				cmds = append(cmds, fmt.Sprintf("kubectl describe pod -n %s %s", ShellQuote(ns), ShellQuote(name)))
+			}
+		}
+		s.Command = strings.Join(append(cmds, "kubectl describe node "+ShellQuote(n.Name)), " && ")
+	case DialectSlurm:
+		s.Command = fmt.Sprintf("squeue --states=PENDING --format=%s && scontrol show node %s", ShellQuote("%i %j %r"), ShellQuote(n.Name))
 	}
 	return s
 }

@@ -80,6 +80,14 @@ func validateHeader(p *Profile) error {
 	if !(p.IntervalS >= 0.001 && p.IntervalS <= 86400) {
 		return fmt.Errorf("%w: interval_s %v is outside 0.001–86400 seconds", ErrInvalid, p.IntervalS)
 	}
+	if len(p.Unscheduled) > MaxWorkloadsPerNode {
+		return fmt.Errorf("%w: %d unscheduled workloads, more than %d", ErrInvalid, len(p.Unscheduled), MaxWorkloadsPerNode)
+	}
+	for i, w := range p.Unscheduled {
+		if w.ID == "" || len(w.ID) > MaxWorkloadIDBytes || w.GPUCount < 0 || w.GPUCount > MaxGPUsPerNode {
+			return fmt.Errorf("%w: unscheduled[%d]: an id of 1–%d bytes and a gpu_count of 0–%d are required", ErrInvalid, i, MaxWorkloadIDBytes, MaxGPUsPerNode)
+		}
+	}
 	return nil
 }
 

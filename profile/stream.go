@@ -24,6 +24,8 @@ type Header struct {
 	Notes         []string
 	// PendingUnknown is Profile.PendingUnknown.
 	PendingUnknown string
+	// Unscheduled is Profile.Unscheduled.
+	Unscheduled []Workload
 }
 
 // Item is one step of a streamed profile: a GPU of a node, or the end of a
@@ -143,7 +145,7 @@ func (s *Stream) readHeader() error {
 var errStop = errors.New("stop")
 
 func (s *Stream) setHeader(p *Profile) {
-	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown}
+	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown, p.Unscheduled}
 }
 
 func (s *Stream) headerField(p *Profile, key string) error {
@@ -167,6 +169,8 @@ func (s *Stream) headerField(p *Profile, key string) error {
 		dst = &p.Notes
 	case "pending_unknown":
 		dst = &p.PendingUnknown
+	case "unscheduled":
+		dst = &p.Unscheduled
 	default:
 		return s.sc.Skip() // unknown fields are ignored
 	}

@@ -36,6 +36,11 @@ type Profile struct {
 	// failed): readers must not advise releasing or draining a node, since
 	// work may be waiting for it.
 	PendingUnknown string `json:"pending_unknown,omitempty"`
+	// Unscheduled is the work that waits for GPUs on no node yet: pods
+	// pending with no node (kube-state-metrics), Slurm jobs pending for
+	// any node of a partition. It counts against the idle capacity that
+	// could run it (docs/analysis.md, Demand not on a node).
+	Unscheduled []Workload `json:"unscheduled,omitempty"`
 	// Notes say what a source could not see (a partial answer, pods not
 	// scheduled on any node); readers show them as warnings.
 	Notes []string `json:"notes,omitempty"`

@@ -137,13 +137,13 @@ func draining(r *analyze.Report) map[string]bool {
 	return out
 }
 
-// stale names the nodes whose data ends too long before the window does:
-// what they run now is unknown, so the plan neither releases them nor
-// moves work onto them.
+// stale names the nodes whose data ends too long before the window does
+// (what they run now is unknown), and the idle nodes that unscheduled work
+// could run: the plan neither releases them nor moves work onto them.
 func stale(r *analyze.Report) map[string]bool {
 	out := map[string]bool{}
 	for _, n := range r.Nodes {
-		if n.Stale {
+		if n.Stale || len(n.WaitingFor) > 0 {
 			out[n.Name] = true
 		}
 	}

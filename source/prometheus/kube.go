@@ -192,6 +192,19 @@ func (k *kube) unknown(selector string) string {
 	return ""
 }
 
+// unscheduled is the pending GPU pods on no node of the profile: demand
+// that counts against the idle capacity that could run it.
+func (k *kube) unscheduled(d *discovery) []profile.Workload {
+	var out []profile.Workload
+	for _, pp := range k.pending {
+		if d.nodes[pp.node] == nil && !d.running[pp.id] {
+			out = append(out, profile.Workload{ID: pp.id, Name: pp.name, Kind: profile.KindPod, State: profile.StatePending,
+				GPUCount: pp.gpus, Labels: map[string]string{"namespace": pp.namespace}})
+		}
+	}
+	return out
+}
+
 func (k *kube) notes(d *discovery) []string {
 	var out, unscheduled []string
 	for _, pp := range k.pending {

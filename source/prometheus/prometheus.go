@@ -180,6 +180,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 			ErrNoMetrics, orAll(o.Selector), o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
 	}
 	p.Notes = append(p.Notes, k.notes(d)...)
+	p.Unscheduled = k.unscheduled(d)
 	if p.PendingUnknown = k.unknown(o.Selector); p.PendingUnknown != "" {
 		p.Notes = append(p.Notes, p.PendingUnknown+"; no drain or release is advised")
 	}

@@ -80,13 +80,18 @@ func roundTrip(t *testing.T, layout string) {
 		if a, b := workloadIDs(wn.Workloads), workloadIDs(gn.Workloads); a != b {
 			t.Errorf("%s workloads:\n got %s\nwant %s", wn.Name, b, a)
 		}
+		want := map[string]string{}
+		for _, w := range wn.Workloads {
+			want[w.ID] = w.Labels[profile.ControllerLabel]
+		}
 		for _, w := range gn.Workloads {
 			// kube_pod_labels' label_team, for attribution by team.
 			if w.Kind == profile.KindPod && w.Labels["team"] != dcgmtest.Team(w.Name) {
 				t.Errorf("%s: team %q, want %q (from kube_pod_labels)", w.ID, w.Labels["team"], dcgmtest.Team(w.Name))
 			}
-			if c := w.Labels[profile.ControllerLabel]; w.Kind == profile.KindPod && !strings.HasPrefix(c, "Deployment/") {
-				t.Errorf("%s: controller %q (from kube_pod_owner)", w.ID, c)
+			// kube_pod_owner's owner, a ReplicaSet as its Deployment.
+			if c := w.Labels[profile.ControllerLabel]; w.Kind == profile.KindPod && w.State != profile.StatePending && c != want[w.ID] {
+				t.Errorf("%s: controller %q (from kube_pod_owner), want %q", w.ID, c, want[w.ID])
 			}
 		}
 	}

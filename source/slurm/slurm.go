@@ -94,16 +94,18 @@ func AddPending(ctx context.Context, p *profile.Profile, squeue Squeue) ([]strin
 		if err != nil || gpus < 1 || gpus > profile.MaxGPUsPerNode {
 			return
 		}
-		n := byName[nodes]
-		if n == nil {
-			loose = append(loose, id)
-			return
-		}
 		labels := map[string]string{}
 		for k, v := range map[string]string{"user": clean(user), "account": clean(account)} {
 			if v != "" {
 				labels[k] = v
 			}
+		}
+		n := byName[nodes]
+		if n == nil {
+			// It waits for any node of its partition: demand on no node.
+			loose = append(loose, id)
+			p.Unscheduled = append(p.Unscheduled, profile.Workload{ID: id, Name: id, Kind: profile.KindJob, State: profile.StatePending, GPUCount: gpus, Labels: labels})
+			return
 		}
 		n.Workloads = append(n.Workloads, profile.Workload{ID: id, Name: id, Kind: profile.KindJob, State: profile.StatePending, GPUCount: gpus, Labels: labels})
 		touched[n] = true
