@@ -331,7 +331,7 @@ func (a *analysis) report(r *Report) {
 				parents[p] = true
 			}
 		}
-		nr := NodeReport{Name: n.name, PendingWorkloads: len(n.pending())}
+		nr := NodeReport{Name: n.name, PendingWorkloads: len(n.pending()), RunningWorkloads: n.runningAt(a.windowS)}
 		full := false
 		var ns struct{ obs, idle, util, utilW, cost, energyJ, price float64 }
 		models := map[string]bool{}
@@ -419,7 +419,13 @@ func (a *analysis) report(r *Report) {
 		s.GPUs += n.GPUs
 		switch n.Verdict {
 		case VerdictIdle:
-			s.IdleNodes++
+			// An idle node that a workload still holds at the window's end
+			// is not spare capacity to release: counted apart.
+			if n.RunningWorkloads > 0 {
+				s.IdleHeldNodes++
+			} else {
+				s.IdleNodes++
+			}
 		case VerdictStalled:
 			s.StalledNodes++
 		case VerdictUnderused:

@@ -121,12 +121,13 @@ func holderOf(byID map[string]*holding, hs *[]*holding, node string, w profile.W
 
 // holderSuggestions applies the rules to every workload that holds GPUs.
 func holderSuggestions(hs []*holding, rules HolderRules) []Suggestion {
-	var out []Suggestion
+	var out []ownedSuggestion
 	for _, h := range hs {
 		who := h.w.ID + owners(h.w.Labels)
 		if len(h.gpus) == 0 || h.f.held <= 0 {
 			continue
 		}
+		own := func(s Suggestion) { out = append(out, ownedSuggestion{s, h.w.ID, h.w.Labels[profile.ControllerLabel]}) }
 		meanUtil := 100 * h.f.used / h.f.held
 		gpus := fmt.Sprintf("%d GPU", len(h.gpus))
 		if len(h.gpus) > 1 {
@@ -141,19 +142,62 @@ func holderSuggestions(hs []*holding, rules HolderRules) []Suggestion {
 				s.Text += "; its GPUs sat idle for all of it"
 				s.Command = "scancel " + shell.Quote(h.w.ID)
 			}
-			out = append(out, s)
+			own(s)
 		}
 		if mem := h.w.GPUMemoryBytes; rules.SmallMemoryPct > 0 && mem > 0 && h.memTotal > 0 && float64(mem) < rules.SmallMemoryPct/100*float64(h.memTotal) {
-			out = append(out, Suggestion{Kind: SuggestSmallMemory, Node: h.node,
+			own(Suggestion{Kind: SuggestSmallMemory, Node: h.node,
 				Text: fmt.Sprintf("%s uses %s of the %s of memory on its %s (%.0f%%): a MIG slice or a shared GPU would hold it",
 					who, gib(mem), gib(h.memTotal), gpus, 100*float64(mem)/float64(h.memTotal))})
 		}
 		if rules.ImbalanceIdlePct > 0 && len(h.gpus) > 1 {
 			if busy, ok := oneBusy(h.gpus, rules.ImbalanceIdlePct); ok {
-				out = append(out, Suggestion{Kind: SuggestImbalanced, Node: h.node,
+				own(Suggestion{Kind: SuggestImbalanced, Node: h.node,
 					Text: fmt.Sprintf("%s keeps 1 of its %d GPUs busy (GPU %d at %.0f%%) while the others stay under %.0f%%: check its data loader and parallelism, or give it 1 GPU",
 						who, len(h.gpus), busy.index, busy.utilSum/busy.utilW, rules.ImbalanceIdlePct)})
 			}
+		}
+	}
+	return groupByOwner(out)
+}
+
+// ownedSuggestion is a suggestion about one workload, and its controller.
+type ownedSuggestion struct {
+	Suggestion
+	workload, owner string
+}
+
+// groupByOwner makes one suggestion of the suggestions of one kind about
+// several pods of one controller (a Deployment's 32 replicas): the first
+// one's text with a count, every workload listed in Workloads, the savings
+// summed. The others stay as they are.
+func groupByOwner(in []ownedSuggestion) []Suggestion {
+	type key struct{ kind, owner string }
+	groups := map[key][]int{}
+	for i, s := range in {
+		if s.owner != "" {
+			k := key{s.Kind, s.owner}
+			groups[k] = append(groups[k], i)
+		}
+	}
+	var out []Suggestion
+	for i, s := range in {
+		idx := groups[key{s.Kind, s.owner}]
+		switch {
+		case s.owner == "" || len(idx) < 2:
+			out = append(out, s.Suggestion)
+		case idx[0] == i:
+			g := s.Suggestion
+			g.Command = ""
+			nodes := map[string]bool{}
+			for _, j := range idx {
+				g.Workloads = append(g.Workloads, in[j].workload)
+				nodes[in[j].Node] = true
+				if j != i {
+					g.SavingsUSDPerHour = round(g.SavingsUSDPerHour+in[j].SavingsUSDPerHour, 4)
+				}
+			}
+			g.Text = fmt.Sprintf("%s: %d of its workloads (on %d node(s); the list is in the JSON report), for example %s", s.owner, len(idx), len(nodes), s.Text)
+			out = append(out, g)
 		}
 	}
 	return out

@@ -218,6 +218,18 @@ func slimWorkload(w profile.Workload, labels *labelSets, keep workloadKeep) prof
 	return w
 }
 
+// runningAt counts the node's workloads still running at the end of a
+// window windowS long (their tenure, in window seconds, reaches it).
+func (n *nodeAcc) runningAt(windowS float64) int {
+	c := 0
+	for _, w := range n.workloads.list {
+		if w.State != profile.StatePending && atEnd(w, windowS) {
+			c++
+		}
+	}
+	return c
+}
+
 // running counts the node's running workloads.
 func (n *nodeAcc) running() int {
 	c := 0

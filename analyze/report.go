@@ -104,10 +104,13 @@ type Summary struct {
 	// observed for at least one idle window: the basis of the idle
 	// figures (a run shorter than the window can count nothing as idle).
 	NodesFullWindow int `json:"nodes_observed_full_window"`
-	IdleNodes       int `json:"idle_nodes"`
-	StalledNodes    int `json:"stalled_nodes"`
-	UnderusedNodes  int `json:"underused_nodes"`
-	BusyNodes       int `json:"busy_nodes"`
+	// IdleNodes counts the idle nodes that run no workload at the window's
+	// end; IdleHeldNodes the idle ones a running workload still holds.
+	IdleNodes      int `json:"idle_nodes"`
+	IdleHeldNodes  int `json:"idle_held_nodes"`
+	StalledNodes   int `json:"stalled_nodes"`
+	UnderusedNodes int `json:"underused_nodes"`
+	BusyNodes      int `json:"busy_nodes"`
 	// Notes say what limits the figures (a window shorter than the idle
 	// window, for instance); they are for people, not gates.
 	Notes []string `json:"notes,omitempty"`
@@ -143,7 +146,10 @@ type NodeReport struct {
 	Stale    bool    `json:"stale,omitempty"`
 	// WaitingFor lists the unscheduled work (profile.Unscheduled) this idle
 	// node could run: it is stalled, not releasable (placeUnscheduled).
-	WaitingFor       []string   `json:"waiting_for,omitempty"`
+	WaitingFor []string `json:"waiting_for,omitempty"`
+	// RunningWorkloads counts the workloads running on the node at the
+	// window's end (their tenure reaches it).
+	RunningWorkloads int        `json:"running_workloads"`
 	GPUHours         float64    `json:"gpu_hours"`
 	IdleGPUHours     float64    `json:"idle_gpu_hours"`
 	IdleCostUSD      float64    `json:"idle_cost_usd"`
@@ -189,6 +195,9 @@ type Suggestion struct {
 	Node              string  `json:"node"`
 	Text              string  `json:"text"`
 	Command           string  `json:"command,omitempty"`
+	// Workloads lists every workload a suggestion about several pods of
+	// one owner covers (the text gives the count).
+	Workloads []string `json:"workloads,omitempty"`
 	SavingsUSDPerHour float64 `json:"savings_usd_per_hour"`
 	// Severity and Priority are a policy rule's (docs/rules.md).
 	Severity string `json:"severity,omitempty"`

@@ -37,7 +37,7 @@ func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect, pendingUnkno
 		switch n.Verdict {
 		case VerdictIdle:
 			if n.IdleNow {
-				out = append(out, releaseNode(n, accs[n.Name].running(), dialect, pendingUnknown))
+				out = append(out, releaseNode(n, n.RunningWorkloads, dialect, pendingUnknown))
 			} else {
 				out = append(out, scheduleNode(n))
 			}

@@ -88,12 +88,13 @@ func TestSuggestionCommands(t *testing.T) {
 	}
 	// A node still running a workload gets no drain: its pods move with a
 	// plan's mechanics first (#26).
-	accs["node-gpu-08"] = &nodeAcc{workloads: workloadSet{list: []profile.Workload{{ID: "nb/alice", Name: "alice", Kind: "pod", State: "running"}}}}
-	busy := suggest([]NodeReport{idle}, accs, DialectKubectl, "")[0]
+	held := idle
+	held.RunningWorkloads = 1
+	busy := suggest([]NodeReport{held}, accs, DialectKubectl, "")[0]
 	if busy.Command != "" || !strings.Contains(busy.Text, "no command: its 1 running workload(s) must move first; seedance recommend") {
 		t.Errorf("a node with a running pod: %q / %s", busy.Command, busy.Text)
 	}
-	accs["node-gpu-08"] = &nodeAcc{}
+
 	if c := got[0].Command; c != "kubectl describe pod -n ml a && kubectl describe node node-gpu-04" || !strings.Contains(got[0].Text, `no command for "x/$(id)"`) {
 		t.Errorf("stalled: %q / %q", c, got[0].Text)
 	}
@@ -132,5 +133,30 @@ func TestFormatDuration(t *testing.T) {
 		if got := FormatDuration(secs(d)); got != want {
 			t.Errorf("%v: %s, want %s", d, got, want)
 		}
+	}
+}
+
+// TestSuggestionsGroupedByOwner (#26, item 7): suggestions of one kind
+// about several pods of one controller are one suggestion with a count,
+// the pods listed, the savings summed; others stay as they are.
+func TestSuggestionsGroupedByOwner(t *testing.T) {
+	in := []ownedSuggestion{
+		{Suggestion{Kind: SuggestIdleHolder, Node: "a", Text: "ml/web-1 holds 1 GPU", SavingsUSDPerHour: 2}, "ml/web-1", "Deployment/web"},
+		{Suggestion{Kind: SuggestIdleHolder, Node: "b", Text: "ml/web-2 holds 1 GPU", SavingsUSDPerHour: 2}, "ml/web-2", "Deployment/web"},
+		{Suggestion{Kind: SuggestSmallMemory, Node: "a", Text: "ml/web-1 uses little"}, "ml/web-1", "Deployment/web"},
+		{Suggestion{Kind: SuggestIdleHolder, Node: "a", Text: "ml/web-3 holds 1 GPU", SavingsUSDPerHour: 2}, "ml/web-3", "Deployment/web"},
+		{Suggestion{Kind: SuggestIdleHolder, Node: "c", Text: "ml/lone holds 1 GPU", SavingsUSDPerHour: 1}, "ml/lone", ""},
+	}
+	out := groupByOwner(in)
+	if len(out) != 3 {
+		t.Fatalf("%d suggestions: %+v", len(out), out)
+	}
+	g := out[0]
+	if g.Kind != SuggestIdleHolder || len(g.Workloads) != 3 || g.SavingsUSDPerHour != 6 ||
+		!strings.HasPrefix(g.Text, "Deployment/web: 3 of its workloads (on 2 node(s); the list is in the JSON report), for example ml/web-1 holds 1 GPU") {
+		t.Errorf("grouped: %+v", g)
+	}
+	if out[1].Kind != SuggestSmallMemory || len(out[1].Workloads) != 0 || out[2].Text != "ml/lone holds 1 GPU" {
+		t.Errorf("others: %+v", out[1:])
 	}
 }

@@ -152,7 +152,23 @@ func Sparkline(vals []*float64) string {
 
 // intervals writes idle intervals as "0:30–1:40, 5:00–9:00" (minutes:seconds
 // from the window's start).
+// maxIntervals is how many idle intervals a cell lists; past it, a
+// summary (the JSON report has them all).
+const maxIntervals = 3
+
 func intervals(ivs []analyze.Interval) string {
+	if len(ivs) > maxIntervals {
+		longest, total := ivs[0], 0.0
+		for _, iv := range ivs {
+			total += iv.EndS - iv.StartS
+			if iv.EndS-iv.StartS > longest.EndS-longest.StartS {
+				longest = iv
+			}
+		}
+		last := ivs[len(ivs)-1]
+		return fmt.Sprintf("%d stretches, %s in all; longest %s; last %s", len(ivs),
+			analyze.FormatDuration(secondsDur(total)), clock(longest.StartS)+"–"+clock(longest.EndS), clock(last.StartS)+"–"+clock(last.EndS))
+	}
 	parts := make([]string, 0, len(ivs))
 	for _, iv := range ivs {
 		parts = append(parts, clock(iv.StartS)+"–"+clock(iv.EndS))
@@ -180,6 +196,14 @@ func pct(v *float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f%%", *v)
+}
+
+// idleHeld is " (and 2 idle but held by a running workload)", or "".
+func idleHeld(s analyze.Summary) string {
+	if s.IdleHeldNodes == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %d idle but held by a running workload)", s.IdleHeldNodes)
 }
 
 // moneyOpt writes an amount that may be null, or "n/a".

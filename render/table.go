@@ -21,7 +21,7 @@ func Table(w io.Writer, r *Result, o Options) error {
 	ew.printf("spread     nodes' mean GPU utilization: σ %s, variance %s%s\n", ptsOpt(s.NodeUtilStddevPct), numOpt(s.NodeUtilVariance, 3), delta(r, "node_util_variance", variance))
 	ew.printf("idle       %s GPU-hours (%s of observed), %s%s\n", numOpt(s.IdleGPUHours, 2), ratioPct(s.IdleRatio), moneyOpt(s.IdleCostUSD), delta(r, "idle_cost_usd", signedMoney))
 	ew.printf("energy     %s kWh, %s%s\n", numOpt(s.EnergyKWh, 2), moneyOpt(s.EnergyCostUSD), delta(r, "energy_kwh", kwh))
-	ew.printf("nodes      %d idle, %d stalled (idle with work pending), %d under-used, %d busy\n", s.IdleNodes, s.StalledNodes, s.UnderusedNodes, s.BusyNodes)
+	ew.printf("nodes      %d idle%s, %d stalled (idle with work pending), %d under-used, %d busy\n", s.IdleNodes, idleHeld(s), s.StalledNodes, s.UnderusedNodes, s.BusyNodes)
 	ew.printf("projected  %s, if this window's idle cost continued%s\n", projected(r), delta(r, "projected_monthly_savings_usd", signedMoney))
 	for _, n := range s.Notes {
 		ew.printf("note       %s\n", n)
