@@ -200,10 +200,10 @@ func liveProfile(t *testing.T, c *k8stest.Cluster) string {
 // controllerOf names a pod's controller as kube_pod_owner does, a
 // ReplicaSet as its Deployment.
 func controllerOf(kind, owner string) string {
-	switch {
-	case kind == "-":
+	switch kind {
+	case "-":
 		return ""
-	case kind == "ReplicaSet":
+	case "ReplicaSet":
 		if i := strings.LastIndexByte(owner, '-'); i > 0 {
 			return "Deployment/" + owner[:i]
 		}

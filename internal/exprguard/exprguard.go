@@ -79,9 +79,10 @@ func Check(src string) error {
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if quote != 0 {
-			if c == '\\' {
+			switch c {
+			case '\\':
 				i++
-			} else if c == quote {
+			case quote:
 				quote = 0
 			}
 			continue
