@@ -81,6 +81,13 @@ func TestOneShotRuleStopsOnSignal(t *testing.T) {
 			t.Fatalf("the run never got busy\n%s", stderr.String())
 		}
 	}
+	terminated(t, c, &stderr, out)
+}
+
+// terminated sends SIGTERM to a running seedance and checks that it ends
+// within seconds, with status 130, and that out was not written.
+func terminated(t *testing.T, c *exec.Cmd, stderr *syncBuffer, out string) {
+	t.Helper()
 	_ = c.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
@@ -89,13 +96,13 @@ func TestOneShotRuleStopsOnSignal(t *testing.T) {
 		_ = err // the exit status is read below
 	case <-time.After(10 * time.Second):
 		_ = c.Process.Kill()
-		t.Fatalf("SIGTERM did not stop the rule\n%s", stderr.String())
+		t.Fatalf("SIGTERM did not stop it\n%s", stderr.String())
 	}
 	if code := c.ProcessState.ExitCode(); code != int(ExitInterrupted) {
 		t.Errorf("exit %d, want %d\n%s", code, ExitInterrupted, stderr.String())
 	}
 	if _, err := os.Stat(out); err == nil {
-		t.Error("an interrupted run wrote its report")
+		t.Errorf("an interrupted run wrote %s", out)
 	}
 }
 
@@ -273,22 +280,7 @@ func TestSqueueBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 30*time.Second, func() bool { return childNamed(c.Process.Pid, "sleep") })
-	_ = c.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	select {
-	case err := <-done:
-		_ = err // the exit status is read below
-	case <-time.After(10 * time.Second):
-		_ = c.Process.Kill()
-		t.Fatalf("SIGTERM did not stop the hung squeue\n%s", stderr.String())
-	}
-	if code := c.ProcessState.ExitCode(); code != int(ExitInterrupted) {
-		t.Errorf("exit %d, want %d: %s", code, ExitInterrupted, stderr.String())
-	}
-	if _, err := os.Stat(out2); err == nil {
-		t.Error("an interrupted run wrote its profile")
-	}
+	terminated(t, c, &stderr, out2)
 
 	// node-gpu-01 exists in the simulated profile; 43,000 jobs wait for it,
 	// one line of 100 KiB sits in the middle.
