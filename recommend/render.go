@@ -127,11 +127,18 @@ func slurmMoveValid(m Move) bool {
 // slurmPrelude adds requeueable, which stops the script before a running
 // job is touched when Slurm would not requeue it (Requeue=0 in scontrol
 // show job: the job asked not to be, or the cluster's JobRequeue is 0).
-const slurmPrelude = dryRunPrelude + `# requeueable JOB: stop unless Slurm would requeue the running job.
+const slurmPrelude = dryRunPrelude + `# requeueable JOB: stop unless Slurm would requeue the running job, and
+# its user did not ask for its nodes (-w: ReqNodeList).
 requeueable() {
-  if [[ "$EXECUTE" != 1 ]]; then printf '+ (check that job %s can be requeued: Requeue=1)\n' "$1"; return; fi
-  if ! scontrol show job "$1" | grep -q 'Requeue=1'; then
+  if [[ "$EXECUTE" != 1 ]]; then printf '+ (check that job %s can be requeued, Requeue=1, and asked for no node, ReqNodeList=(null))\n' "$1"; return; fi
+  local info
+  info=$(scontrol show job "$1") || return 1
+  if ! grep -q 'Requeue=1' <<< "$info"; then
     echo "job $1 cannot be requeued (Requeue=0): not moved, and no node is drained" >&2
+    return 1
+  fi
+  if grep -q 'ReqNodeList=' <<< "$info" && ! grep -q 'ReqNodeList=(null)' <<< "$info"; then
+    echo "job $1 asked for its nodes (-w): not moved, and no node is drained" >&2
     return 1
   fi
 }

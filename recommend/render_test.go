@@ -53,7 +53,7 @@ func runScriptEnv(t *testing.T, env []string, script string, args ...string) (st
 	fake := "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\" >> \"$LOG\"; done; echo >> \"$LOG\"\n" +
 		"case \"$*\" in *spec.nodeName=node-a*) echo 'ml ok-5f6d ReplicaSet ok-5f6d Running - -';;\n" +
 		"  *spec.nodeName=gpu-y*) echo 'ml ok-2 ReplicaSet ok-2 Running - -';; \"get pod -n \"*) exit 1;; \"get replicaset \"*) echo '1 1';;\n" +
-		"  *'range .items[*]'*) echo 'ok-5f6d-x1 node-b';; \"show job \"*) echo \"JobId=$3 Requeue=${REQUEUE:-1}\";; esac\n"
+		"  *'range .items[*]'*) echo 'ok-5f6d-x1 node-b';; \"show job \"*) echo \"JobId=$3 Requeue=${REQUEUE:-1} ReqNodeList=${REQNODES:-(null)}\";; esac\n"
 	for _, name := range []string{"kubectl", "scontrol"} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(fake), 0o755); err != nil {
 			t.Fatal(err)
@@ -148,7 +148,12 @@ func TestSlurmScriptIsSafe(t *testing.T) {
 	}
 	// Slurm would not requeue it: the script stops before the job is
 	// touched, and drains nothing.
-	out, err := runScriptEnv(t, []string{"REQUEUE=0"}, script, "--execute")
+	// A job whose user asked for its nodes (-w) is not moved either (#26).
+	out, err := runScriptEnv(t, []string{"REQNODES=gpu07"}, script, "--execute")
+	if err == nil || !strings.Contains(out, "asked for its nodes (-w)") || strings.Contains(out, "[requeuehold]") || strings.Contains(out, "State=DRAIN]") {
+		t.Fatalf("a job its user placed with -w was moved, or a node drained (err %v):\n%s", err, out)
+	}
+	out, err = runScriptEnv(t, []string{"REQUEUE=0"}, script, "--execute")
 	if err == nil || !strings.Contains(out, "cannot be requeued (Requeue=0)") || strings.Contains(out, "[requeuehold]") || strings.Contains(out, "State=DRAIN]") {
 		t.Fatalf("a job Slurm would not requeue was moved, or a node drained (err %v):\n%s", err, out)
 	}
