@@ -191,14 +191,14 @@ const (
 // Suggestion is one thing to do, with a command to do it when a dialect is
 // chosen and every name in it is valid.
 type Suggestion struct {
-	Kind              string  `json:"kind"`
-	Node              string  `json:"node"`
-	Text              string  `json:"text"`
-	Command           string  `json:"command,omitempty"`
+	Kind    string `json:"kind"`
+	Node    string `json:"node"`
+	Text    string `json:"text"`
+	Command string `json:"command,omitempty"`
 	// Workloads lists every workload a suggestion about several pods of
 	// one owner covers (the text gives the count).
-	Workloads []string `json:"workloads,omitempty"`
-	SavingsUSDPerHour float64 `json:"savings_usd_per_hour"`
+	Workloads         []string `json:"workloads,omitempty"`
+	SavingsUSDPerHour float64  `json:"savings_usd_per_hour"`
 	// Severity and Priority are a policy rule's (docs/rules.md).
 	Severity string `json:"severity,omitempty"`
 	Priority int    `json:"priority,omitempty"`

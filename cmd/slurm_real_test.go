@@ -21,7 +21,7 @@ import (
 // for with -w, and that node is not drained (issues #18, #26).
 func TestSlurmPlanOnRealController(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
-	running := c.Submit(t, "--requeue", "--gres=gpu:2") // only node-gpu-01 has a slurmd: it runs there
+	running := c.Submit(t, "--requeue", "--gres=gpu:2")         // only node-gpu-01 has a slurmd: it runs there
 	pending := c.Submit(t, "--gres=gpu:1", "-w", "node-gpu-03") // no slurmd there: it waits
 	c.WaitFor(t, func() bool { return c.Job(t, running, "JobState") == "RUNNING" }, "job "+running+" running")
 
