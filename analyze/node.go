@@ -230,16 +230,6 @@ func (n *nodeAcc) runningAt(windowS float64) int {
 	return c
 }
 
-// running counts the node's running workloads.
-func (n *nodeAcc) running() int {
-	c := 0
-	for _, w := range n.workloads.list {
-		if w.State != profile.StatePending {
-			c++
-		}
-	}
-	return c
-}
 
 func (n *nodeAcc) pending() []profile.Workload {
 	var out []profile.Workload
