@@ -230,7 +230,6 @@ func (n *nodeAcc) runningAt(windowS float64) int {
 	return c
 }
 
-
 func (n *nodeAcc) pending() []profile.Workload {
 	var out []profile.Workload
 	for _, w := range n.workloads.list {
