@@ -158,6 +158,11 @@ func Slurm(w io.Writer, p *Plan) error {
 	s := planScript(p, slurmMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Slurm, n) })
 	header(&b, p, s, "Slurm")
 	b.WriteString(slurmPrelude)
+	if len(s.release) == 0 {
+		b.WriteString("\necho 'seedance plan: nothing to do: no node is released'\nexit 0\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	for i, m := range p.Moves {
 		fmt.Fprintf(&b, "\n# %s\n", oneLine(fmt.Sprintf("%d. %s → %s: %s", i+1, m.Workload, m.To, m.Reason)))
 		if why, bad := s.skip[i]; bad {

@@ -3,6 +3,7 @@ package recommend
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,6 +236,22 @@ func TestJSONPlanWithHostileNames(t *testing.T) {
 	for i, h := range hostile {
 		if back.Moves[i].Workload != h || back.ReleasedNodes[i] != h {
 			t.Fatalf("name %q came back as %q", h, back.Moves[i].Workload)
+		}
+	}
+}
+
+// TestEmptyPlanIsNothingToDo (#26): a plan that releases no node is a
+// script that says so and runs nothing, in both dialects.
+func TestEmptyPlanIsNothingToDo(t *testing.T) {
+	p := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}}
+	for name, write := range map[string]func(io.Writer, *Plan) error{"kubectl": Kubectl, "slurm": Slurm} {
+		var b bytes.Buffer
+		if err := write(&b, p); err != nil {
+			t.Fatal(err)
+		}
+		out := runScript(t, b.String(), "--execute")
+		if !strings.Contains(out, "seedance plan: nothing to do: no node is released") || strings.Contains(out, "LOG:\n[") {
+			t.Errorf("%s:\n%s", name, out)
 		}
 	}
 }
