@@ -1,0 +1,34 @@
+# The developer's commands (CONTRIBUTING.md). CI runs `bash .ci/run`, which does all of
+# this and starts the real engines the tests need.
+
+GOLDEN_PKGS := ./analyze ./cmd ./hwtopo ./render ./source/sim
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
+
+.PHONY: build test test-short lint update-golden bench k8s ci
+
+build: ## the binary, ./seedance
+	go build -o seedance .
+
+test: ## every test; real engines are skipped (saying how to get them) unless installed
+	go test ./...
+
+test-short: ## the inner loop: skips real engines, control planes and long streams
+	go test -short ./...
+
+lint: ## gofmt, go vet and the lint gate, as CI runs them
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	go vet ./...
+	go run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0 run ./...
+
+update-golden: ## rewrite the golden files of every package that has them, and the chart's manifests
+	go test $(GOLDEN_PKGS) -update
+	cd deploy/charttest && go test ./... -update
+
+bench: ## the planner's benchmarks of docs/performance.md (seconds); the reader's and the fleet's give their own commands there
+	GOMAXPROCS=1 go test -run XXX -bench 'OpenB|Plan10000' -benchtime 3x ./recommend
+
+k8s: ## build and cache the Kubernetes control plane the plan tests run against (~15-35 min once)
+	bash .ci/k8s-build.sh
+
+ci: ## everything CI runs, on this machine
+	bash .ci/run
