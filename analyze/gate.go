@@ -102,6 +102,10 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 	failed := false
 	for _, g := range gates {
 		res := GateResult{Expr: g, Basis: idleBasis(g, env)}
+		// The text's bounds first, once: every parse below relies on them.
+		if err := exprguard.Check(g); err != nil {
+			return results, fmt.Errorf("%w: %v", ErrInvalidGate, err)
+		}
 		if err := unknownFields(g, env); err != nil {
 			return results, fmt.Errorf("%w (gate %q)", err, g)
 		}
@@ -190,10 +194,7 @@ func idleBasis(g string, env map[string]any) string {
 // ok is false when the gate is not a comparison or its left side cannot be
 // evaluated.
 func leftValue(g string, env map[string]any) (v any, ok bool) {
-	if exprguard.Check(g) != nil {
-		return nil, false
-	}
-	tree, err := parser.Parse(g)
+	tree, err := parser.Parse(g) // g passed exprguard.Check (Gates)
 	if err != nil {
 		return nil, false
 	}

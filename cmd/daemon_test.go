@@ -25,11 +25,7 @@ import (
 // minutes goes over its budget, is named, and the loop goes on; SIGTERM in
 // the middle of a slow rule ends the daemon at once.
 func TestLoopSurvivesHostileRules(t *testing.T) {
-	dir := t.TempDir()
-	rules := filepath.Join(dir, "rules.yaml")
-	saveAs(t, rules, "rules:\n  - name: first\n    when: util_pct < 20\n    suggest: {text: \"{name} low\"}\n")
-	l := startLoop(t, "analyze", "--source", "sim", "--duration", "60", "--rules", rules, "--output", filepath.Join(dir, "report.json"))
-	l.waitFor("rule first", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="first"}`) })
+	l, rules := loopWithRule(t)
 
 	deep := strings.Repeat("(", 524200) + "true" + strings.Repeat(")", 524200)
 	saveAs(t, rules, "rules:\n  - name: deep\n    when: '"+deep+"'\n    suggest: {text: x}\n")
@@ -366,11 +362,7 @@ func TestStderrEscaped(t *testing.T) {
 // TestLoopSIGHUPReloads (#27, case 8): SIGHUP makes loop mode read its
 // configuration and rules again, and the loop goes on.
 func TestLoopSIGHUPReloads(t *testing.T) {
-	dir := t.TempDir()
-	rules := filepath.Join(dir, "rules.yaml")
-	saveAs(t, rules, "rules:\n  - name: first\n    when: util_pct < 20\n    suggest: {text: \"{name} low\"}\n")
-	l := startLoop(t, "analyze", "--source", "sim", "--duration", "60", "--rules", rules, "--output", filepath.Join(dir, "report.json"))
-	l.waitFor("rule first", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="first"}`) })
+	l, _ := loopWithRule(t)
 	if err := l.c.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -477,4 +469,16 @@ func TestLoopSoak(t *testing.T) {
 		t.Error("the hog's budget was never reported")
 	}
 	l.stop()
+}
+
+// loopWithRule starts loop mode on the simulator with a rules file of one
+// rule, first, and waits until a run has applied it.
+func loopWithRule(t *testing.T) (*loopRun, string) {
+	t.Helper()
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yaml")
+	saveAs(t, rules, "rules:\n  - name: first\n    when: util_pct < 20\n    suggest: {text: \"{name} low\"}\n")
+	l := startLoop(t, "analyze", "--source", "sim", "--duration", "60", "--rules", rules, "--output", filepath.Join(dir, "report.json"))
+	l.waitFor("rule first", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="first"}`) })
+	return l, rules
 }
