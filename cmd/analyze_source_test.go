@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -418,5 +419,51 @@ func TestPushdownEqualsRaw(t *testing.T) {
 			}
 			t.Logf("%s: %d raw samples + %d aggregates in place of about %d (%.1f×)", engine, rawN, aggN, allN, float64(allN)/float64(rawN+aggN))
 		})
+	}
+}
+
+// TestSlurmSuggestionsOnRealController (#26): every command of analyze's
+// suggestions in the Slurm dialect runs against a real slurmctld: the idle
+// nodes are drained, the stalled node's questions are answered, and the
+// node the pending job waits for is not drained.
+func TestSlurmSuggestionsOnRealController(t *testing.T) {
+	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
+	c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-02") // no slurmd there: it waits
+	for _, e := range c.Env {
+		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
+			t.Setenv(k, v)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "p.json")
+	if r := run(t, nil, "profile", "--source", "sim", "--sim-scenario", "idle", "--sim-nodes", "3", "--duration", "120", "--slurm", "-o", path, "--quiet"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	r := run(t, nil, "analyze", path, "--dialect", "slurm", "-f", "json")
+	var rep struct {
+		Suggestions []struct{ Kind, Node, Command string } `json:"suggestions"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, r.errOut)
+	}
+	ran := 0
+	for _, s := range rep.Suggestions {
+		if s.Command == "" {
+			continue
+		}
+		cmd := exec.Command("bash", "-c", s.Command)
+		cmd.Env = c.Env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s on %s: %s: %v\n%s", s.Kind, s.Node, s.Command, err, out)
+		}
+		ran++
+	}
+	if ran < 2 {
+		t.Fatalf("%d commands ran: %+v", ran, rep.Suggestions)
+	}
+	if st := c.Node(t, "node-gpu-03", "State"); !strings.Contains(st, "DRAIN") {
+		t.Errorf("node-gpu-03 is %s, want drained by its release-node command", st)
+	}
+	if st := c.Node(t, "node-gpu-02", "State"); strings.Contains(st, "DRAIN") {
+		t.Errorf("node-gpu-02, which a pending job waits for, was drained: %s", st)
 	}
 }
