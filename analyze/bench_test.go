@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/seedance/seedance/internal/synth"
+	"github.com/seedance/seedance/internal/testkit/synth"
 	"github.com/seedance/seedance/profile"
 )
 

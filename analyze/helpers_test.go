@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/testkit/golden"
 	"github.com/seedance/seedance/profile"
 )
 

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/seedance/seedance/internal/testkit/engine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 // exits 3; a failing command's status wins; the Markdown lands in the job
 // summary and the report where the output says (#15, item 3).
 func TestGitHubAction(t *testing.T) {
+	engine.SkipShort(t, "runs the action's script and the binary many times")
 	script, err := filepath.Abs("../deploy/github-action/gate.sh")
 	if err != nil {
 		t.Fatal(err)

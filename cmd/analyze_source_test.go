@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedance/seedance/internal/dcgmtest"
-	"github.com/seedance/seedance/internal/promtest"
-	"github.com/seedance/seedance/internal/schematest"
-	"github.com/seedance/seedance/internal/slurmtest"
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
+	"github.com/seedance/seedance/internal/testkit/schematest"
+	"github.com/seedance/seedance/internal/testkit/slurmtest"
 	"github.com/seedance/seedance/profile"
 )
 

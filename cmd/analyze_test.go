@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/internal/testkit/schematest"
 )
 
 // simProfile writes a simulated profile and returns its path.

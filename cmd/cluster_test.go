@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/internal/dcgmtest"
-	"github.com/seedance/seedance/internal/promtest"
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
 	"github.com/seedance/seedance/profile"
 )
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/golden"
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/nvapi"
+	"github.com/seedance/seedance/internal/testkit/golden"
 	"github.com/seedance/seedance/source/gpu"
 )
 

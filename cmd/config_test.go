@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/testkit/golden"
 	"github.com/seedance/seedance/source"
 )
 

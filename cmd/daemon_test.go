@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"github.com/seedance/seedance/internal/testkit/engine"
 	"io"
 	"net"
 	"net/http"
@@ -133,6 +134,7 @@ func lastLine(s, prefix string) string {
 // the runs, /healthz or SIGTERM; the stuck answer is cut off after
 // limits.http_timeout, and connections past the cap wait their turn.
 func TestLoopSlowClients(t *testing.T) {
+	engine.SkipShort(t, "waits for HTTP timeouts")
 	dir := t.TempDir()
 	t.Setenv("SEEDANCE_LIMITS_HTTP_TIMEOUT", "2s")
 	t.Setenv("SEEDANCE_LIMITS_HTTP_CONNECTIONS", "4")

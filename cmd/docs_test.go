@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra/doc"
 
-	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/testkit/golden"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/source"

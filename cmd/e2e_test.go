@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/browsertest"
-	"github.com/seedance/seedance/internal/dcgmtest"
-	"github.com/seedance/seedance/internal/promtest"
-	"github.com/seedance/seedance/internal/schematest"
-	"github.com/seedance/seedance/internal/synth"
+	"github.com/seedance/seedance/internal/testkit/browsertest"
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
+	"github.com/seedance/seedance/internal/testkit/schematest"
+	"github.com/seedance/seedance/internal/testkit/synth"
 	"github.com/seedance/seedance/profile"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedance/seedance/internal/dcgmtest"
-	"github.com/seedance/seedance/internal/promtest"
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
 	"github.com/seedance/seedance/profile"
 )
 

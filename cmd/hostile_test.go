@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/golden"
-	"github.com/seedance/seedance/internal/hostile"
+	"github.com/seedance/seedance/internal/testkit/golden"
+	"github.com/seedance/seedance/internal/testkit/hostile"
 )
 
 const hostileDir = "testdata/hostile"
 
 // TestHostileCorpusUpToDate keeps testdata/hostile in step with its
-// generator (internal/hostile); -update rewrites it.
+// generator (internal/testkit/hostile); -update rewrites it.
 func TestHostileCorpusUpToDate(t *testing.T) {
 	for _, c := range hostile.Cases() {
 		golden.Check(t, filepath.Join(hostileDir, c.Name), c.Data)

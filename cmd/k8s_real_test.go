@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/k8stest"
+	"github.com/seedance/seedance/internal/testkit/k8stest"
 	"github.com/seedance/seedance/profile"
 )
 

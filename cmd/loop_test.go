@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/testnet"
+	"github.com/seedance/seedance/internal/testkit/testnet"
 )
 
 // syncBuffer is a child's stderr, read while it runs.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/internal/testkit/schematest"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 )

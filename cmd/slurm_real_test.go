@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/slurmtest"
+	"github.com/seedance/seedance/internal/testkit/slurmtest"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 )

@@ -19,8 +19,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/seedance/seedance/internal/dcgmtest"
-	"github.com/seedance/seedance/internal/promtest"
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/testkit/golden"
 )
 
 var _ = golden.Update

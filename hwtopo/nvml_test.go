@@ -17,7 +17,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
-	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/testkit/golden"
 )
 
 // cpuWords turns a CPU list into NVML's affinity words.

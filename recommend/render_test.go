@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/internal/testkit/schematest"
 )
 
 func str(s string) *string { return &s }

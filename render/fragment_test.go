@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/internal/testkit/schematest"
 	"github.com/seedance/seedance/source/sim"
 )
 

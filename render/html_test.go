@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/internal/browsertest"
-	"github.com/seedance/seedance/internal/golden"
+	"github.com/seedance/seedance/internal/testkit/browsertest"
+	"github.com/seedance/seedance/internal/testkit/golden"
 )
 
 // svgStructure summarises each chart: its id and how many of each element

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/internal/golden"
-	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/internal/testkit/golden"
+	"github.com/seedance/seedance/internal/testkit/schematest"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"

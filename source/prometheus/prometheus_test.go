@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/testkit/engine"
 	"io"
 	"math"
 	"net/http"
@@ -16,13 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
 
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"
 
-	"github.com/seedance/seedance/internal/promtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
 )
 
 func promOptions(url string, p *profile.Profile) Options {
@@ -359,6 +360,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 // TestEndlessAnswer: a server whose answer never ends is refused once it
 // passes the answer bound, with a hint (its memory is bounded by that size).
 func TestEndlessAnswer(t *testing.T) {
+	engine.SkipShort(t, "streams 256 MiB to reach the answer bound")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Endless series of one sample each: past the answer bound, not a
 		// series' own.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/golden"
-	"github.com/seedance/seedance/internal/schematest"
+	"github.com/seedance/seedance/internal/testkit/golden"
+	"github.com/seedance/seedance/internal/testkit/schematest"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 )

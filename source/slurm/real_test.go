@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedance/seedance/internal/slurmtest"
+	"github.com/seedance/seedance/internal/testkit/slurmtest"
 	"github.com/seedance/seedance/profile"
 )
 

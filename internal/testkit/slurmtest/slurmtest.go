@@ -11,6 +11,7 @@ package slurmtest
 import (
 	"bytes"
 	"fmt"
+	"github.com/seedance/seedance/internal/testkit/engine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/testnet"
+	"github.com/seedance/seedance/internal/testkit/testnet"
 )
 
 // Cluster is a running Slurm cluster.
@@ -33,6 +34,7 @@ type Cluster struct {
 // node has 2 CPUs and 8 GPUs.
 func Start(t testing.TB, nodes ...string) *Cluster {
 	t.Helper()
+	engine.SkipShort(t, "starts slurmctld, slurmd and munged")
 	bins := map[string]string{}
 	for _, name := range []string{"munged", "slurmctld", "slurmd", "scontrol", "sbatch"} {
 		p, err := exec.LookPath(name)

@@ -17,6 +17,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"github.com/seedance/seedance/internal/testkit/engine"
 	"math/big"
 	"net"
 	"os"
@@ -26,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/testnet"
+	"github.com/seedance/seedance/internal/testkit/testnet"
 )
 
 // Versions are those .ci/k8s-build.sh builds.
@@ -56,6 +57,7 @@ func Dir() string {
 // default ServiceAccount exists and the scheduler and controllers run.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	engine.SkipShort(t, "starts a Kubernetes control plane")
 	bin := filepath.Join(Dir(), "bin")
 	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/seedance/seedance/internal/testkit/engine"
 	"net"
 	"os"
 	"os/exec"
@@ -22,6 +23,7 @@ import (
 
 func chromium(t testing.TB) string {
 	t.Helper()
+	engine.SkipShort(t, "starts Chromium")
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

@@ -21,7 +21,7 @@ var (
 // DocsDir is the repository's docs/ directory.
 func DocsDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "docs")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "docs")
 }
 
 // Validate checks doc against docs/<schema> and fails the test if it does

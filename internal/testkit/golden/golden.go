@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Update is set by `go test ./... -update`.
+// Update is set by -update (make update-golden passes it to every package that has golden files).
 var Update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // Same compares got with a golden file another package's test owns: it
@@ -39,7 +39,7 @@ func Check(t testing.TB, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read golden file (run go test ./... -update to create it): %v", err)
+		t.Fatalf("read golden file (run make update-golden to create it): %v", err)
 	}
 	compare(t, path, got, want)
 }
@@ -52,7 +52,7 @@ func compare(t testing.TB, path string, got, want []byte) {
 			i++
 		}
 		lo := max(0, i-80)
-		t.Fatalf("output differs from %s at byte %d (run go test ./... -update if the change is intended)\n got: …%s\nwant: …%s",
+		t.Fatalf("output differs from %s at byte %d (run make update-golden if the change is intended)\n got: …%s\nwant: …%s",
 			path, i, got[lo:min(len(got), i+80)], want[lo:min(len(want), i+80)])
 	}
 }
