@@ -9,7 +9,9 @@ import (
 // ReportSchema is the value of "schema_version" in a JSON report.
 const ReportSchema = "seedance.report/v1"
 
-// Report is the result of an analysis (docs/report-v1.schema.json).
+// Report is what an analysis computes. The JSON report
+// (docs/report-v1.schema.json) is report.Result, which adds what later
+// stages make of it: the plan, the rules' matches, the gates, the delta.
 type Report struct {
 	SchemaVersion string       `json:"schema_version"`
 	Window        Window       `json:"window"`
@@ -23,19 +25,14 @@ type Report struct {
 	// Params.Fragmentation.
 	StrandedMemory []StrandedGPU `json:"stranded_memory,omitempty"`
 	// GPUFigures is each GPU's figures, with Params.GPUFigures.
-	GPUFigures []GPUReport `json:"gpu_figures,omitempty"`
-	// RuleMatches counts each policy rule's matches (docs/rules.md), by
-	// rule name, every rule evaluated listed.
-	RuleMatches map[string]int     `json:"rule_matches,omitempty"`
-	Delta       map[string]float64 `json:"delta,omitempty"`
-	Nodes       []NodeReport       `json:"nodes"`
-	Suggestions []Suggestion       `json:"suggestions"`
-	Warnings    []string           `json:"warnings,omitempty"`
+	GPUFigures  []GPUReport  `json:"gpu_figures,omitempty"`
+	Nodes       []NodeReport `json:"nodes"`
+	Suggestions []Suggestion `json:"suggestions"`
+	Warnings    []string     `json:"warnings,omitempty"`
 	// PendingUnknown says why the work waiting for GPUs is unknown (an
 	// input's pending_unknown); no suggestion then drains or releases a
 	// node.
-	PendingUnknown string       `json:"pending_unknown,omitempty"`
-	Gates          []GateResult `json:"gates,omitempty"`
+	PendingUnknown string `json:"pending_unknown,omitempty"`
 	// Fleet is what a migration planner needs of the nodes: each GPU's
 	// mean utilization as a one-sample series, the workloads, the
 	// topology. Kept only with Params.KeepFleet; never written.
@@ -202,17 +199,4 @@ type Suggestion struct {
 	// Severity and Priority are a policy rule's (docs/rules.md).
 	Severity string `json:"severity,omitempty"`
 	Priority int    `json:"priority,omitempty"`
-}
-
-// GateResult is one CI gate's outcome.
-type GateResult struct {
-	Expr   string `json:"expr"`
-	Passed bool   `json:"passed"`
-	// Value is what the left side of a comparison evaluated to, so that a
-	// failure says by how much (absent for other expressions).
-	Value any    `json:"value,omitempty"`
-	Error string `json:"error,omitempty"`
-	// Basis says what an idle figure rests on when not every node was
-	// observed for a full idle window.
-	Basis string `json:"basis,omitempty"`
 }

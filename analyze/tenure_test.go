@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -159,22 +158,5 @@ func TestAttributionUserAccount(t *testing.T) {
 	// Each held one idle GPU for 120 s: 120 ÷ 3600 × $2 = $0.0667; ties by key.
 	if want := "[(none)/(none):0.0667 vision/alice:0.0667 vision/bob:0.0667]"; fmt.Sprint(got) != want {
 		t.Fatalf("groups %v, want %s", got, want)
-	}
-}
-
-// TestGateOnGroup: a gate names a group by its key; one that names no
-// group is invalid, never passed; a group's null efficiency fails it.
-func TestGateOnGroup(t *testing.T) {
-	r := attributionReport(t, "", "namespace", "team=team")
-	res, err := Gates(r, []string{"attribution.group['a|x'].efficiency >= 0.3", "attribution.group['b|(none)'].idle_held_gpu_hours > 0"})
-	if err != nil || len(res) != 2 || !res[0].Passed || !res[1].Passed {
-		t.Fatalf("%+v %v", res, err)
-	}
-	res, err = Gates(r, []string{"attribution.group['a|x'].efficiency >= 0.5"})
-	if !errors.Is(err, ErrGateFailed) || fmt.Sprint(res[0].Value) != "0.333333333" {
-		t.Fatalf("%+v %v", res, err)
-	}
-	if _, err := Gates(r, []string{"attribution.group['nobody'].efficiency >= 0.5"}); !errors.Is(err, ErrInvalidGate) {
-		t.Fatalf("a gate on no group: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
+	"github.com/seedance/seedance/report"
 	"github.com/seedance/seedance/source"
 )
 
@@ -212,17 +213,17 @@ func analyzeRun(o *AnalyzeOptions) error {
 	for _, n := range r.Summary.Notes {
 		fmt.Fprintln(o.IO.ErrOut, "note: "+table.Visible(n))
 	}
-	for _, g := range r.Gates {
-		fmt.Fprintln(o.IO.ErrOut, "gate "+table.Visible(analyze.GateLine(g)))
+	for _, g := range res.Gates {
+		fmt.Fprintln(o.IO.ErrOut, "gate "+table.Visible(report.GateLine(g)))
 	}
 	if gateErr != nil {
 		failed := 0
-		for _, g := range r.Gates {
+		for _, g := range res.Gates {
 			if !g.Passed {
 				failed++
 			}
 		}
-		return &ExitError{Code: ExitGateFailed, Err: fmt.Errorf("%d of %d gates failed", failed, len(r.Gates))}
+		return &ExitError{Code: ExitGateFailed, Err: fmt.Errorf("%d of %d gates failed", failed, len(res.Gates))}
 	}
 	return interrupted
 }
@@ -259,7 +260,7 @@ func (o *AnalyzeOptions) context() context.Context {
 	return context.Background()
 }
 
-func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, err error) {
+func analyzeOnce(o *AnalyzeOptions) (res *report.Result, gateErr, interrupted, err error) {
 	ac := o.Config.Analyze
 	if !render.ValidReport(ac.Report) {
 		return nil, nil, nil, usageErrorf("unknown --report %q (choose %s)", ac.Report, strings.Join(render.Reports, ", "))
@@ -284,7 +285,7 @@ func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, e
 	if err := fsutil.CheckOutput(ac.Output, append([]string{o.Baseline}, o.Inputs...)...); err != nil {
 		return nil, nil, nil, usageErrorf("--output: %v", err)
 	}
-	var base *analyze.Report
+	var base *analyze.Summary
 	if o.Baseline != "" {
 		if base, err = readBaseline(o.Baseline, o.IO.In); err != nil {
 			return nil, nil, nil, err
@@ -329,10 +330,10 @@ func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, e
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	res = &report.Result{Report: r}
 	if base != nil {
-		analyze.ApplyBaseline(r, base)
+		res.SetBaseline(base)
 	}
-	res = &render.Result{Report: r}
 	if params.KeepFleet {
 		price := pricing.New(o.Prices, o.Config.Pricing.DefaultGPUHourUSD).Price
 		ro := planOptions(o.Config)
@@ -345,17 +346,17 @@ func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, e
 	}
 	if o.Rules != nil {
 		lc := o.Config.Limits
-		in := policy.Input{Report: r, Fragmentation: res.Fragmentation, Dialect: ac.Dialect, Total: lc.RulesTime,
+		in := policy.Input{Result: res, Dialect: ac.Dialect, Total: lc.RulesTime,
 			Limits: exprguard.Limits{Time: lc.ExprTime, Bytes: int64(lc.ExprMemoryMiB) << 20}}
 		if err := o.Rules.Apply(o.context(), in); err != nil {
 			return nil, nil, nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted while the rules ran, nothing written: %w", err)}
 		}
 	}
-	r.Gates, gateErr = analyze.Gates(res, ac.Gates)
-	if errors.Is(gateErr, analyze.ErrInvalidGate) {
+	res.Gates, gateErr = report.Gates(res, ac.Gates)
+	if errors.Is(gateErr, report.ErrInvalidGate) {
 		return nil, nil, nil, &UsageError{Err: gateErr}
 	}
-	if gateErr != nil && !errors.Is(gateErr, analyze.ErrGateFailed) {
+	if gateErr != nil && !errors.Is(gateErr, report.ErrGateFailed) {
 		return nil, nil, nil, gateErr
 	}
 	return res, gateErr, interrupted, nil
@@ -363,7 +364,7 @@ func analyzeOnce(o *AnalyzeOptions) (res *render.Result, gateErr, interrupted, e
 
 // writeReport writes the report in the chosen format: to stdout, or
 // atomically to the --output file.
-func writeReport(o *AnalyzeOptions, res *render.Result) error {
+func writeReport(o *AnalyzeOptions, res *report.Result) error {
 	ac := o.Config.Analyze
 	write, err := render.For(ac.Format)
 	if err != nil {
@@ -440,13 +441,13 @@ func sourceInput(o *ProfileOptions) (sources []analyze.Source, closeAll func(), 
 	return []analyze.Source{{Name: name, Stream: s}}, closeAll, interrupted, nil
 }
 
-func readBaseline(path string, stdin io.Reader) (*analyze.Report, error) {
+func readBaseline(path string, stdin io.Reader) (*analyze.Summary, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read baseline: %w: %v", analyze.ErrInvalidBaseline, err)
+		return nil, fmt.Errorf("read baseline: %w: %v", report.ErrInvalidBaseline, err)
 	}
 	defer f.Close()
-	return analyze.ReadBaseline(f, path)
+	return report.ReadBaseline(f, path)
 }
 
 // openInputs opens every input and reads its header; the streams are read

@@ -3,6 +3,7 @@ package cmd
 import (
 	"compress/gzip"
 	"encoding/json"
+	"github.com/seedance/seedance/report"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,7 +136,10 @@ func TestAnalyzeGatesAndBaseline(t *testing.T) {
 	if r.code != ExitGateFailed || !strings.Contains(r.errOut, "gate FAIL: summary.avg_gpu_util_pct >= 60") || !strings.Contains(r.errOut, "1 of 2 gates failed") {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
-	var rep analyze.Report
+	var rep struct {
+		Gates []report.Gate      `json:"gates"`
+		Delta map[string]float64 `json:"delta"`
+	}
 	b, _ := os.ReadFile(out)
 	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Gates) != 2 || rep.Delta["idle_cost_usd"] != 0 {
 		t.Fatalf("report gates %+v delta %v (%v)", rep.Gates, rep.Delta, err)

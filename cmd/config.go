@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/table"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -190,7 +191,7 @@ func readConfig(v *viper.Viper, path string, b []byte) error {
 	}
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(b)); err != nil { // what was checked, not the path again
-		return usageErrorf("config %s: %s", path, oneLine(err.Error()))
+		return usageErrorf("config %s: %s", path, table.Flatten(err.Error()))
 	}
 	return nil
 }
@@ -204,7 +205,7 @@ const maxConfigBytes = 1 << 20
 func checkConfigKeys(path string, b []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return usageErrorf("config %s: %s", path, strings.TrimPrefix(oneLine(err.Error()), "yaml: "))
+		return usageErrorf("config %s: %s", path, strings.TrimPrefix(table.Flatten(err.Error()), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
 		return nil

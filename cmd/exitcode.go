@@ -3,7 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"github.com/seedance/seedance/report"
 
 	nvmlsrc "github.com/seedance/seedance/source/nvml"
 
@@ -62,13 +62,8 @@ func exitCodeFor(err error) ExitCode {
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.As(err, &ue), errors.Is(err, profile.ErrInvalid), errors.Is(err, gpu.ErrNoGPU), errors.Is(err, nvmlsrc.ErrNotBuilt), errors.Is(err, source.ErrSettings),
-		errors.Is(err, analyze.ErrInvalidBaseline), errors.Is(err, analyze.ErrInvalidGate), errors.Is(err, analyze.ErrScaling):
+		errors.Is(err, report.ErrInvalidBaseline), errors.Is(err, report.ErrInvalidGate), errors.Is(err, analyze.ErrScaling):
 		return ExitUsage
 	}
 	return ExitFailure
-}
-
-// oneLine flattens an error message to a single line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }

@@ -90,7 +90,7 @@ func analyzeLoop(ctx context.Context, o *AnalyzeOptions, reload func() (*Analyze
 				}
 			}
 			if !ran {
-				fmt.Fprintf(o.IO.ErrOut, "reload: %s; keeping the last good configuration and rules\n", table.Visible(oneLine(err.Error())))
+				fmt.Fprintf(o.IO.ErrOut, "reload: %s; keeping the last good configuration and rules\n", table.Visible(table.Flatten(err.Error())))
 				st.reloaded(false)
 			}
 		}
@@ -210,7 +210,7 @@ func (st *loopState) runOnce(o *AnalyzeOptions, run int) error {
 	defer st.mu.Unlock()
 	if err != nil {
 		st.runsFailed++
-		st.lastErr = oneLine(err.Error())
+		st.lastErr = table.Flatten(err.Error())
 		fmt.Fprintf(o.IO.ErrOut, "run %d: %s\n", run, table.Visible(st.lastErr))
 		return err
 	}

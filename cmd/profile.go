@@ -235,7 +235,7 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 		}
 		p.PendingUnknown = "" // Slurm's queue is where the work waits
 		if serr != nil {
-			p.PendingUnknown = "Slurm's pending jobs unknown: " + oneLine(serr.Error())
+			p.PendingUnknown = "Slurm's pending jobs unknown: " + table.Flatten(serr.Error())
 			notes = []string{p.PendingUnknown + " (a node they wait for may look idle; no drain or release is advised)"}
 		}
 		p.Notes = append(p.Notes, notes...)
@@ -245,7 +245,7 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 			return nil, nil, &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted while squeue or sacct ran: nothing written")}
 		}
 		if serr != nil {
-			notes = []string{"the user and account of Slurm's running jobs unknown: " + oneLine(serr.Error())}
+			notes = []string{"the user and account of Slurm's running jobs unknown: " + table.Flatten(serr.Error())}
 		}
 		p.Notes = append(p.Notes, notes...)
 	}
@@ -266,7 +266,7 @@ func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptib
 		}
 		var ee *ExitError
 		if errors.As(err, &ee) && ee.Code != ExitOK {
-			fmt.Fprintln(o.IO.ErrOut, "seedance: "+table.Visible(oneLine(nothing.Error())))
+			fmt.Fprintln(o.IO.ErrOut, "seedance: "+table.Visible(table.Flatten(nothing.Error())))
 			return err
 		}
 		return nothing

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/prometheus/common/config"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/spf13/viper"
 	yaml "go.yaml.in/yaml/v2"
 )
@@ -31,7 +32,7 @@ func httpConfig(v *viper.Viper, section string) (config.HTTPClientConfig, error)
 		return cfg, usageErrorf("config %s: %v", key, err)
 	}
 	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
-		return cfg, usageErrorf("config %s: %s", key, oneLine(err.Error()))
+		return cfg, usageErrorf("config %s: %s", key, table.Flatten(err.Error()))
 	}
 	return cfg, nil
 }

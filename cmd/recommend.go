@@ -125,7 +125,7 @@ func recommendRun(o *RecommendOptions) error {
 	fmt.Fprintf(o.IO.ErrOut, "plan: %d move(s), %d node(s) released, $%.2f/h ($%.2f/month)\n",
 		len(plan.Moves), len(plan.ReleasedNodes), plan.SavingsUSDPerHour, plan.SavingsUSDPerMonth)
 	if plan.Refused != "" {
-		fmt.Fprintf(o.IO.ErrOut, "note: %s\n", oneLine(plan.Refused))
+		fmt.Fprintf(o.IO.ErrOut, "note: %s\n", table.Flatten(plan.Refused))
 	}
 	if len(plan.Unplaced) > 0 {
 		fmt.Fprintf(o.IO.ErrOut, "note: %d pending workload(s) fit nowhere else: %s\n", len(plan.Unplaced), table.Visible(strings.Join(plan.Unplaced, ", ")))

@@ -53,7 +53,7 @@ func NewFactory() *Factory {
 func (f *Factory) Config() (*Config, error) {
 	var c Config
 	if err := f.viper.Unmarshal(&c, viper.DecodeHook(durationHook())); err != nil {
-		return nil, usageErrorf("configuration: %s", oneLine(err.Error()))
+		return nil, usageErrorf("configuration: %s", table.Flatten(err.Error()))
 	}
 	if err := checkRanges(&c); err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func Run(ctx context.Context, f *Factory, args []string) ExitCode {
 	}
 	if err != nil {
 		if ee, ok := err.(*ExitError); !ok || ee.Err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "seedance: %s\n", table.Visible(oneLine(err.Error())))
+			fmt.Fprintf(f.IO.ErrOut, "seedance: %s\n", table.Visible(table.Flatten(err.Error())))
 		}
 	}
 	return code

@@ -18,13 +18,15 @@ import (
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/shell"
 	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/report"
 )
 
 // Input is what the rules are evaluated over.
 type Input struct {
-	Report        *analyze.Report
-	Fragmentation *recommend.Fragmentation // nil without the fragmentation report
-	Dialect       string                   // of commands: kubectl, slurm or none
+	// Result is the report the rules read and add to: its suggestions,
+	// warnings and RuleMatches.
+	Result  *report.Result
+	Dialect string // of commands: kubectl, slurm or none
 	// Limits bound each evaluation of a condition, Total all of them in
 	// one Apply (0: DefaultTotal); a rule over either is reported and not
 	// evaluated again in that run.
@@ -72,18 +74,18 @@ func (s *Set) NeedsGPUFigures() bool {
 // rule does not hold for its node (or pool), or is turned off, is dropped;
 // the others take their rule's severity and priority. Every other rule's
 // matches are added as suggestions of kind rule:<name>, the highest
-// priority first. Report.RuleMatches counts each rule's matches.
+// priority first. Result.RuleMatches counts each rule's matches.
 //
 // Each evaluation is bounded by in.Limits and all of them by in.Total
 // (docs/rules.md, Budgets); the end of ctx stops them and is returned.
 func (s *Set) Apply(ctx context.Context, in Input) error {
-	r := in.Report
-	subjects := map[string][]subject{OnNode: nodeSubjects(r), OnGPU: gpuSubjects(r), OnGroup: groupSubjects(r), OnPool: poolSubjects(in.Fragmentation, r.Window.CoveredS)}
+	r, matches := in.Result.Report, map[string]int{}
+	in.Result.RuleMatches = matches
+	subjects := map[string][]subject{OnNode: nodeSubjects(r), OnGPU: gpuSubjects(r), OnGroup: groupSubjects(r), OnPool: poolSubjects(in.Result.Fragmentation, r.Window.CoveredS)}
 	byName := map[string]*compiled{}
-	r.RuleMatches = map[string]int{}
 	for i := range s.rules {
 		byName[s.rules[i].Name] = &s.rules[i]
-		r.RuleMatches[s.rules[i].Name] = 0
+		matches[s.rules[i].Name] = 0
 	}
 	if in.Limits == (exprguard.Limits{}) {
 		in.Limits = exprguard.DefaultLimits
@@ -113,7 +115,7 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 			}
 		}
 		sg.Severity, sg.Priority = c.Severity, c.Priority
-		r.RuleMatches[c.Name]++
+		matches[c.Name]++
 		kept = append(kept, sg)
 	}
 	r.Suggestions = kept
@@ -127,7 +129,7 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 			if !ok {
 				continue
 			}
-			r.RuleMatches[c.Name]++
+			matches[c.Name]++
 			added = append(added, c.suggestion(subj, held, in.Dialect))
 		}
 	}
@@ -196,7 +198,7 @@ func (c *compiled) match(s subject, bu *budget) (float64, bool) {
 			return false
 		default:
 			if _, seen := bu.errs[c.Name]; !seen {
-				bu.errs[c.Name] = fmt.Sprintf("%s: %s", s.id, oneLine(err.Error()))
+				bu.errs[c.Name] = fmt.Sprintf("%s: %s", s.id, joinLines(err.Error()))
 			}
 			return false
 		}

@@ -21,7 +21,7 @@ var (
 func Load(data []byte, path string, only bool) ([]Rule, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(oneLine(err.Error()), "yaml: "))
+		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(joinLines(err.Error()), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil
@@ -63,7 +63,7 @@ func Load(data []byte, path string, only bool) ([]Rule, error) {
 		}
 		var r Rule
 		if err := item.Decode(&r); err != nil {
-			msg := strings.TrimPrefix(strings.TrimPrefix(oneLine(err.Error()), "yaml: "), "unmarshal errors: | ")
+			msg := strings.TrimPrefix(strings.TrimPrefix(joinLines(err.Error()), "yaml: "), "unmarshal errors: | ")
 			return nil, fmt.Errorf("%s:%d: %s", path, item.Line, msg)
 		}
 		r.line, r.file = item.Line, path

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/report"
 )
 
 func f(v float64) *float64 { return &v }
@@ -17,7 +18,7 @@ func f(v float64) *float64 { return &v }
 // report is ten one-minute slices of two nodes: a, busy except a 4-minute
 // dip to 5 % (minutes 2–5, an idle interval), and b at 5 % throughout (idle
 // now) with a null in the last slice.
-func report() *analyze.Report {
+func sample() *report.Result {
 	tl := func(vs ...float64) []*float64 {
 		out := make([]*float64, len(vs))
 		for i, v := range vs {
@@ -27,7 +28,7 @@ func report() *analyze.Report {
 		}
 		return out
 	}
-	return &analyze.Report{
+	return &report.Result{Report: &analyze.Report{
 		Window:   analyze.Window{DurationS: 600, CoveredS: 600},
 		Timeline: analyze.Timeline{BucketS: 60},
 		Nodes: []analyze.NodeReport{
@@ -40,7 +41,7 @@ func report() *analyze.Report {
 			{Kind: "release-node", Node: "b;rm -rf", Text: "release b"},
 			{Kind: "migrate", Node: "a", Text: "move"},
 		},
-	}
+	}}
 }
 
 func mustCompile(t *testing.T, rules ...Rule) *Set {
@@ -66,8 +67,8 @@ func TestForOverTheTimeLine(t *testing.T) {
 		{"9m1s", nil},
 		{"", []string{"a held 4m", "b;rm -rf held 9m"}},
 	} {
-		r := report()
-		if err := mustCompile(t, Rule{Name: "low", When: "util_pct < 10", For: tt.forS, Suggest: Suggest{Text: "{name} held {held}"}}).Apply(context.Background(), Input{Report: r, Dialect: "kubectl"}); err != nil {
+		r := sample()
+		if err := mustCompile(t, Rule{Name: "low", When: "util_pct < 10", For: tt.forS, Suggest: Suggest{Text: "{name} held {held}"}}).Apply(context.Background(), Input{Result: r, Dialect: "kubectl"}); err != nil {
 			t.Fatal(err)
 		}
 		var got []string
@@ -81,8 +82,8 @@ func TestForOverTheTimeLine(t *testing.T) {
 		}
 	}
 	// idle: the slice lies inside an idle interval.
-	r := report()
-	if err := mustCompile(t, Rule{Name: "idle", When: "idle", For: "4m", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Report: r}); err != nil {
+	r := sample()
+	if err := mustCompile(t, Rule{Name: "idle", When: "idle", For: "4m", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Result: r}); err != nil {
 		t.Fatal(err)
 	}
 	if r.RuleMatches["idle"] != 2 {
@@ -94,30 +95,30 @@ func TestForOverTheTimeLine(t *testing.T) {
 // suggestions or turns them off, and gives them its severity and priority;
 // other suggestions are untouched.
 func TestBuiltinRules(t *testing.T) {
-	r := report()
-	if err := mustCompile(t).Apply(context.Background(), Input{Report: r}); err != nil {
+	r := sample()
+	if err := mustCompile(t).Apply(context.Background(), Input{Result: r}); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Suggestions) != 2 || r.Suggestions[0].Severity != "warning" || r.RuleMatches["release-node"] != 1 {
 		t.Fatalf("defaults: %+v %v", r.Suggestions, r.RuleMatches)
 	}
-	r = report()
-	if err := mustCompile(t, Rule{Name: "release-node", When: "price_usd_per_hour > 10"}).Apply(context.Background(), Input{Report: r}); err != nil {
+	r = sample()
+	if err := mustCompile(t, Rule{Name: "release-node", When: "price_usd_per_hour > 10"}).Apply(context.Background(), Input{Result: r}); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Suggestions) != 1 || r.Suggestions[0].Kind != "migrate" {
 		t.Errorf("narrowed: %+v", r.Suggestions)
 	}
 	off := false
-	r = report()
-	if err := mustCompile(t, Rule{Name: "release-node", Enabled: &off}).Apply(context.Background(), Input{Report: r}); err != nil {
+	r = sample()
+	if err := mustCompile(t, Rule{Name: "release-node", Enabled: &off}).Apply(context.Background(), Input{Result: r}); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Suggestions) != 1 || r.RuleMatches["release-node"] != 0 {
 		t.Errorf("off: %+v", r.Suggestions)
 	}
-	r = report()
-	if err := mustCompile(t, Rule{Name: "release-node", When: "idle_now", For: "9m", Severity: "critical", Priority: 7}).Apply(context.Background(), Input{Report: r}); err != nil {
+	r = sample()
+	if err := mustCompile(t, Rule{Name: "release-node", When: "idle_now", For: "9m", Severity: "critical", Priority: 7}).Apply(context.Background(), Input{Result: r}); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Suggestions) != 2 || r.Suggestions[0].Severity != "critical" || r.Suggestions[0].Priority != 7 {
@@ -130,8 +131,8 @@ func TestBuiltinRules(t *testing.T) {
 func TestCommandsAreSafe(t *testing.T) {
 	rule := Rule{Name: "label", When: "verdict == 'busy' || verdict == 'idle'", Priority: 5, Severity: "info",
 		Suggest: Suggest{Text: "{name}: {verdict}", Command: "kubectl label node {name} seedance.io/verdict={verdict}"}}
-	r := report()
-	if err := mustCompile(t, rule).Apply(context.Background(), Input{Report: r, Dialect: "kubectl"}); err != nil {
+	r := sample()
+	if err := mustCompile(t, rule).Apply(context.Background(), Input{Result: r, Dialect: "kubectl"}); err != nil {
 		t.Fatal(err)
 	}
 	var cmds []string
@@ -142,17 +143,17 @@ func TestCommandsAreSafe(t *testing.T) {
 	if strings.Join(cmds, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
 	}
-	r = report()
-	if err := mustCompile(t, rule).Apply(context.Background(), Input{Report: r, Dialect: analyze.DialectNone}); err != nil {
+	r = sample()
+	if err := mustCompile(t, rule).Apply(context.Background(), Input{Result: r, Dialect: analyze.DialectNone}); err != nil {
 		t.Fatal(err)
 	}
 	if r.Suggestions[2].Command != "" {
 		t.Errorf("dialect none: %q", r.Suggestions[2].Command)
 	}
 	// A value from the input is quoted whole.
-	r = report()
+	r = sample()
 	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: "H100 $(reboot)'x"}}}
-	if err := mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "{model}", Command: "echo {model}"}}).Apply(context.Background(), Input{Report: r, Fragmentation: frag, Dialect: "kubectl"}); err != nil {
+	if err := mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "{model}", Command: "echo {model}"}}).Apply(context.Background(), Input{Result: withFrag(r, frag), Dialect: "kubectl"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.Suggestions[len(r.Suggestions)-1].Command; got != `echo 'H100 $(reboot)'\''x'` {
@@ -163,15 +164,15 @@ func TestCommandsAreSafe(t *testing.T) {
 // TestNullFigures: comparing a figure that was not measured does not match
 // and says why in a warning, once per rule.
 func TestNullFigures(t *testing.T) {
-	r := report()
-	if err := mustCompile(t, Rule{Name: "low-mean", When: "avg_gpu_util_pct < 80", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Report: r}); err != nil {
+	r := sample()
+	if err := mustCompile(t, Rule{Name: "low-mean", When: "avg_gpu_util_pct < 80", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Result: r}); err != nil {
 		t.Fatal(err)
 	}
 	if r.RuleMatches["low-mean"] != 1 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "rule low-mean: b;rm -rf:") {
 		t.Errorf("%v %q", r.RuleMatches, r.Warnings)
 	}
-	r = report()
-	if err := mustCompile(t, Rule{Name: "low-mean", When: "(avg_gpu_util_pct ?? 0) < 80", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Report: r}); err != nil {
+	r = sample()
+	if err := mustCompile(t, Rule{Name: "low-mean", When: "(avg_gpu_util_pct ?? 0) < 80", Suggest: Suggest{Text: "{name}"}}).Apply(context.Background(), Input{Result: r}); err != nil {
 		t.Fatal(err)
 	}
 	if r.RuleMatches["low-mean"] != 2 || len(r.Warnings) != 0 {
@@ -184,14 +185,14 @@ func TestPoolsAndPriority(t *testing.T) {
 	ratio := 0.6
 	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: "H100", FreeGPUs: 5, StrandedGPUs: 3, Ratio: &ratio, Above: true,
 		StrandedOn: []recommend.StrandedSet{{Node: "a", GPUs: []int{7}}}}}}
-	r := report()
+	r := sample()
 	r.Suggestions = append(r.Suggestions, analyze.Suggestion{Kind: "fragmentation", Node: "a", Text: "stranded"})
 	set := mustCompile(t,
 		Rule{Name: "low", When: "util_pct < 10", Priority: 1, Suggest: Suggest{Text: "low {name}"}},
 		Rule{Name: "frag", On: "pool", When: "ratio > 0.5 && stranded_gpus >= 3", Priority: 9, Suggest: Suggest{Text: "{model}: {stranded_gpus} of {free_gpus}"}},
 		Rule{Name: "fragmentation", On: "pool", When: "ratio > 0.9"},
 	)
-	if err := set.Apply(context.Background(), Input{Report: r, Fragmentation: frag}); err != nil {
+	if err := set.Apply(context.Background(), Input{Result: withFrag(r, frag)}); err != nil {
 		t.Fatal(err)
 	}
 	var kinds []string
@@ -312,4 +313,10 @@ func TestCommandPlaceholdersUnquoted(t *testing.T) {
 			t.Errorf("%q printed %q, want %q", got, out, want)
 		}
 	}
+}
+
+// withFrag is r with its fragmentation report.
+func withFrag(r *report.Result, f *recommend.Fragmentation) *report.Result {
+	r.Fragmentation = f
+	return r
 }

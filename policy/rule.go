@@ -186,9 +186,9 @@ func compile(r Rule) (compiled, error) {
 	return c, nil
 }
 
-// oneLine puts a multi-line message (expr's, with the expression and a
+// joinLines puts a multi-line message (expr's, with the expression and a
 // caret under the position; yaml's list of errors) on one line.
-func oneLine(s string) string {
+func joinLines(s string) string {
 	var parts []string
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "|"))

@@ -153,13 +153,13 @@ func Kubectl(w io.Writer, p *Plan) error {
 	}
 	b.WriteString(" )\n")
 	for i, m := range p.Moves {
-		fmt.Fprintf(&b, "# %s\n", oneLine(fmt.Sprintf("%d. %s → %s GPUs %v: %s", i+1, m.Workload, m.To, m.GPUs, m.Reason)))
+		fmt.Fprintf(&b, "# %s\n", commentText(fmt.Sprintf("%d. %s → %s GPUs %v: %s", i+1, m.Workload, m.To, m.GPUs, m.Reason)))
 		if why, bad := s.skip[i]; bad {
-			b.WriteString("#    skipped: " + oneLine(why) + "\n")
+			b.WriteString("#    skipped: " + commentText(why) + "\n")
 		}
 	}
 	for n := range s.held {
-		fmt.Fprintf(&b, "# %s\n", oneLine("not released: "+n+": a move off it was skipped, or its name is not a valid Kubernetes node name"))
+		fmt.Fprintf(&b, "# %s\n", commentText("not released: "+n+": a move off it was skipped, or its name is not a valid Kubernetes node name"))
 	}
 	b.WriteString(kubectlSteps)
 	_, err := io.WriteString(w, b.String())

@@ -103,7 +103,7 @@ func header(b *strings.Builder, p *Plan, s scripted, dialect string) {
 		fmt.Fprintf(b, "# %d node(s) of the plan are not released here because a move off them could not be scripted.\n", len(s.held))
 	}
 	if p.Refused != "" {
-		b.WriteString("# " + oneLine(p.Refused) + "\n")
+		b.WriteString("# " + commentText(p.Refused) + "\n")
 	}
 	b.WriteString("# Review it. As it is, it only prints what it would do; run it with --execute to do it.\n")
 }
@@ -164,9 +164,9 @@ func Slurm(w io.Writer, p *Plan) error {
 		return err
 	}
 	for i, m := range p.Moves {
-		fmt.Fprintf(&b, "\n# %s\n", oneLine(fmt.Sprintf("%d. %s → %s: %s", i+1, m.Workload, m.To, m.Reason)))
+		fmt.Fprintf(&b, "\n# %s\n", commentText(fmt.Sprintf("%d. %s → %s: %s", i+1, m.Workload, m.To, m.Reason)))
 		if why, bad := s.skip[i]; bad {
-			b.WriteString("# skipped: " + oneLine(why) + "\n")
+			b.WriteString("# skipped: " + commentText(why) + "\n")
 			continue
 		}
 		if m.From == nil {
@@ -181,7 +181,7 @@ func Slurm(w io.Writer, p *Plan) error {
 		fmt.Fprintf(&b, "run scontrol release %s\n", q(m.Name))
 	}
 	for _, n := range p.ReleasedNodes {
-		fmt.Fprintf(&b, "\n# %s\n", oneLine("release "+n+": DRAIN stops new jobs from starting on it; jobs running there finish first"))
+		fmt.Fprintf(&b, "\n# %s\n", commentText("release "+n+": DRAIN stops new jobs from starting on it; jobs running there finish first"))
 		if s.held[n] {
 			b.WriteString("# not released: a move off it was skipped, or its name is not a valid Slurm node name\n")
 			continue
@@ -192,9 +192,9 @@ func Slurm(w io.Writer, p *Plan) error {
 	return err
 }
 
-// oneLine flattens text for a comment line: no newline or other control
+// commentText flattens text for a comment line: no newline or other control
 // character can end the comment and start a command.
-func oneLine(s string) string {
+func commentText(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || r == 0x2028 || r == 0x2029 {
 			return ' '

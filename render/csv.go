@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"io"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ func deltaNum(d map[string]float64, k string) string {
 // parentheses cannot be node names. The attribution report writes one row
 // per group instead (attributionCSV), the fragmentation report one row
 // per pool (fragmentationCSV).
-func CSV(w io.Writer, r *Result, o Options) error {
+func CSV(w io.Writer, r *report.Result, o Options) error {
 	cw := csv.NewWriter(w)
 	if o.Report == "attribution" && r.Attribution != nil {
 		return attributionCSV(cw, r.Attribution)

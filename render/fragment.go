@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"io"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ func afterText(p recommend.FragPool) string {
 
 // fragmentationTable writes the pools' fragmentation, then the GPUs that
 // held the most memory while idle.
-func fragmentationTable(w io.Writer, ew *errWriter, r *Result) error {
+func fragmentationTable(w io.Writer, ew *errWriter, r *report.Result) error {
 	f := r.Fragmentation
 	if f == nil {
 		return nil
@@ -89,7 +90,7 @@ func fragmentationTable(w io.Writer, ew *errWriter, r *Result) error {
 func formatS(s float64) string { return analyze.FormatDuration(secondsDur(s)) }
 
 // fragmentationMarkdown writes the pools as a Markdown table.
-func fragmentationMarkdown(ew *errWriter, r *Result) {
+func fragmentationMarkdown(ew *errWriter, r *report.Result) {
 	f := r.Fragmentation
 	if f == nil {
 		return
@@ -107,7 +108,7 @@ func fragmentationMarkdown(ew *errWriter, r *Result) {
 
 // fragmentationGauges writes a series per pool (labelled by model) and the
 // memory each GPU held while idle.
-func fragmentationGauges(p *promWriter, r *Result) {
+func fragmentationGauges(p *promWriter, r *report.Result) {
 	f := r.Fragmentation
 	if f == nil {
 		return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"github.com/seedance/seedance/report"
 	"os"
 	"os/exec"
 	"strings"
@@ -66,12 +67,12 @@ func TestFragmentationSections(t *testing.T) {
 	}
 	schematest.Validate(t, "report-v1.schema.json", render(t, "json", r, o))
 	// A gate on a pool, by its model.
-	gates, err := analyze.Gates(r, []string{"fragmentation.pool['NVIDIA H100 80GB HBM3'].ratio <= 0.35"})
-	if len(gates) != 1 || gates[0].Passed || gates[0].Error != "" || !errors.Is(err, analyze.ErrGateFailed) {
+	gates, err := report.Gates(r, []string{"fragmentation.pool['NVIDIA H100 80GB HBM3'].ratio <= 0.35"})
+	if len(gates) != 1 || gates[0].Passed || gates[0].Error != "" || !errors.Is(err, report.ErrGateFailed) {
 		t.Errorf("gates %+v: %v", gates, err)
 	}
 	// A pool that is not in the report is an invalid gate, never a pass.
-	if _, err := analyze.Gates(r, []string{"fragmentation.pool['A100'].ratio <= 0.35"}); !errors.Is(err, analyze.ErrInvalidGate) {
+	if _, err := report.Gates(r, []string{"fragmentation.pool['A100'].ratio <= 0.35"}); !errors.Is(err, report.ErrInvalidGate) {
 		t.Errorf("gate on a missing pool: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"html/template"
 	"io"
 	"sort"
@@ -161,7 +162,7 @@ type nodeRow struct {
 // HTML writes one self-contained page: inline CSS, SVG charts and a small
 // script, no request to anything outside the file (a Content-Security-Policy
 // forbids it, and the browser test checks it).
-func HTML(w io.Writer, r *Result, _ Options) error {
+func HTML(w io.Writer, r *report.Result, _ Options) error {
 	s := r.Summary
 	d := map[string]any{}
 	d["CSS"] = template.CSS(pageCSS)
@@ -280,7 +281,7 @@ func HTML(w io.Writer, r *Result, _ Options) error {
 }
 
 // heatRows picks GPUs × time for small clusters, nodes × time otherwise.
-func heatRows(r *Result) ([]heatmapRow, string, string) {
+func heatRows(r *report.Result) ([]heatmapRow, string, string) {
 	var rows []heatmapRow
 	gpus := true
 	for _, n := range r.Nodes {
@@ -303,7 +304,7 @@ func heatRows(r *Result) ([]heatmapRow, string, string) {
 	return rows, "Nodes × time", fmt.Sprintf("Each cell is a node's mean utilization over %s (downsampled: %d nodes, %d slices); nodes sorted by idle cost.", slice, len(r.Nodes), len(r.Timeline.MeanUtilPct))
 }
 
-func costByNode(r *Result) []barItem {
+func costByNode(r *report.Result) []barItem {
 	var items []barItem
 	for _, n := range r.Nodes {
 		if n.IdleCostUSD > 0 && len(items) < 15 {
@@ -313,7 +314,7 @@ func costByNode(r *Result) []barItem {
 	return items
 }
 
-func costByModel(r *Result) []barItem {
+func costByModel(r *report.Result) []barItem {
 	byModel := map[string]float64{}
 	for _, n := range r.Nodes {
 		if n.IdleCostUSD > 0 {

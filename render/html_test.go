@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"image/png"
 	"io"
 	"os"
@@ -70,7 +71,7 @@ func TestHTMLStructureGolden(t *testing.T) {
 	}
 }
 
-func writePage(t *testing.T, r *Result) string {
+func writePage(t *testing.T, r *report.Result) string {
 	path := filepath.Join(t.TempDir(), "report.html")
 	if err := os.WriteFile(path, render(t, "html", r, Options{}), 0o644); err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func writePage(t *testing.T, r *Result) string {
 // request to anything.
 func TestHTMLInBrowser(t *testing.T) {
 	r := simReport(t, analyze.DialectKubectl)
-	analyze.ApplyBaseline(r.Report, r.Report)
+	r.SetBaseline(&r.Summary)
 	path := writePage(t, r)
 	b := browsertest.New(t)
 

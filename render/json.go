@@ -2,16 +2,17 @@ package render
 
 import (
 	"encoding/json"
+	"github.com/seedance/seedance/report"
 	"io"
 
 	"github.com/seedance/seedance/internal/yamlout"
 )
 
 // YAML writes the JSON report as YAML, keys in the same order.
-func YAML(w io.Writer, r *Result, _ Options) error { return yamlout.Write(w, r) }
+func YAML(w io.Writer, r *report.Result, _ Options) error { return yamlout.Write(w, r) }
 
 // JSON writes the report as indented JSON (docs/report-v1.schema.json).
-func JSON(w io.Writer, r *Result, _ Options) error {
+func JSON(w io.Writer, r *report.Result, _ Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"io"
 	"strings"
 
@@ -28,7 +29,7 @@ func code(s string) string {
 }
 
 // Markdown writes a compact summary fit for a pull-request comment.
-func Markdown(w io.Writer, r *Result, o Options) error {
+func Markdown(w io.Writer, r *report.Result, o Options) error {
 	s := r.Summary
 	ew := &errWriter{w: w}
 	ew.printf("### seedance: %s\n\n", reportName(o))

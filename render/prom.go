@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"io"
 	"slices"
 	"strconv"
@@ -73,7 +74,7 @@ func clean(v float64) float64 {
 // exposition format, for node_exporter's textfile collector. A figure that
 // was not measured is left out (absent), never written as 0; node verdicts
 // are one 0/1 series per state, as node_exporter writes states.
-func Prom(w io.Writer, r *Result, _ Options) error {
+func Prom(w io.Writer, r *report.Result, _ Options) error {
 	p := &promWriter{}
 	p.gauge("window_seconds", "Length of the analysed window, from the earliest profile start to the latest end.", val(r.Window.DurationS))
 	p.gauge("window_covered_seconds", "Time within the window covered by at least one sample.", val(r.Window.CoveredS))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"github.com/seedance/seedance/internal/testkit/engine"
+	"github.com/seedance/seedance/report"
 	"html"
 	"os"
 	"os/exec"
@@ -31,9 +32,9 @@ func TestPromtoolFindsNothing(t *testing.T) {
 		t.Skip("needs promtool on PATH (Debian: apt-get install prometheus; or run bash .ci/run)")
 	}
 	r := simReport(t, analyze.DialectKubectl)
-	analyze.ApplyBaseline(r.Report, simReport(t, analyze.DialectKubectl).Report)
+	r.SetBaseline(&simReport(t, analyze.DialectKubectl).Summary)
 	// A failed gate is what this report should carry.
-	if err := analyze.EvalGates(r.Report, []string{"summary.idle_ratio <= 0.2"}); !errors.Is(err, analyze.ErrGateFailed) {
+	if r.Gates, err = report.Gates(r, []string{"summary.idle_ratio <= 0.2"}); !errors.Is(err, report.ErrGateFailed) {
 		t.Fatalf("gate: %v", err)
 	}
 	cmd := exec.Command(promtool, "check", "metrics")
@@ -112,7 +113,7 @@ func TestWindowAndMoneyText(t *testing.T) {
 	r := simReport(t, analyze.DialectKubectl)
 	base := simReport(t, analyze.DialectKubectl)
 	*base.Summary.IdleCostUSD -= 97577.54
-	analyze.ApplyBaseline(r.Report, base.Report)
+	r.SetBaseline(&base.Summary)
 	r.Window.End = r.Window.Start.Add(25 * time.Hour)
 	r.Window.DurationS, r.Window.CoveredS = 25*3600, 2*3600
 	for _, f := range []string{"table", "markdown", "html"} {

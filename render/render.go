@@ -1,5 +1,5 @@
-// Package render writes a Result (an analysis report and the migration plan
-// made from it) in the formats people, CI and monitoring read: table (terminal), json, markdown (pull requests), csv
+// Package render writes a report.Result (an analysis report and what later
+// stages made of it) in the formats people, CI and monitoring read: table (terminal), json, markdown (pull requests), csv
 // (spreadsheets) and prom (node_exporter's textfile collector). One file per
 // format; each is a Func.
 package render
@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/report"
 )
 
 // Options shape the human-readable formats.
@@ -28,18 +28,8 @@ var (
 	Formats = []string{"table", "json", "yaml", "markdown", "csv", "prom", "html"}
 )
 
-// Result is what the renderers write: the analysis report and, when one was
-// made, the migration plan (the JSON report's "migration" section).
-type Result struct {
-	*analyze.Report
-	Migration *recommend.Plan `json:"migration,omitempty"`
-	// Fragmentation is the fragmentation report (--report
-	// fragmentation|all).
-	Fragmentation *recommend.Fragmentation `json:"fragmentation,omitempty"`
-}
-
 // Func writes a report.
-type Func func(w io.Writer, r *Result, o Options) error
+type Func func(w io.Writer, r *report.Result, o Options) error
 
 // For returns the writer of a format.
 func For(format string) (Func, error) {
@@ -273,7 +263,7 @@ func windowText(w analyze.Window, layout string) string {
 
 // projection is the monthly projection rounded to what its basis supports
 // ("~$98,000") and that basis ("extrapolated from 2h00m observed").
-func projection(r *Result) (amount, basis string) {
+func projection(r *report.Result) (amount, basis string) {
 	if r.Summary.ProjectedMonthlySavingsUSD == nil {
 		return "n/a", "no utilization measured"
 	}
@@ -286,7 +276,7 @@ func projection(r *Result) (amount, basis string) {
 }
 
 // projected is "~$98,000 per month (extrapolated from 2h00m observed)".
-func projected(r *Result) string {
+func projected(r *report.Result) string {
 	amount, basis := projection(r)
 	return amount + " per month (" + basis + ")"
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
+	"github.com/seedance/seedance/report"
 	"strings"
 	"testing"
 	"time"
@@ -20,19 +21,19 @@ import (
 )
 
 // simReport analyzes five simulated minutes of the mixed 8-node cluster.
-func simReport(t *testing.T, dialect string) *Result {
+func simReport(t *testing.T, dialect string) *report.Result {
 	return simReportWith(t, dialect, false)
 }
 
 // simReportWith adds the scaling, migration, attribution and fragmentation
 // sections when all is set.
-func simReportWith(t *testing.T, dialect string, all bool) *Result {
+func simReportWith(t *testing.T, dialect string, all bool) *report.Result {
 	t.Helper()
 	return simScenarioReport(t, sim.ScenarioMixed, dialect, all)
 }
 
 // simScenarioReport is simReportWith on a scenario of the simulator.
-func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *Result {
+func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *report.Result {
 	t.Helper()
 	p, err := sim.Record(sim.Options{Nodes: 8, Scenario: scenario, Seed: 1}, time.Second, 300*time.Second, profile.Generator{})
 	if err != nil {
@@ -59,7 +60,7 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *Result
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &Result{Report: r}
+	res := &report.Result{Report: r}
 	if all {
 		price := pricing.New(nil, params.DefaultGPUHourUSD).Price
 		res.Migration = recommend.AddToReport(r, price, recommend.Options{})
@@ -68,7 +69,7 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *Result
 	return res
 }
 
-func render(t *testing.T, format string, r *Result, o Options) []byte {
+func render(t *testing.T, format string, r *report.Result, o Options) []byte {
 	t.Helper()
 	f, err := For(format)
 	if err != nil {
@@ -104,8 +105,9 @@ func TestGoldenFormats(t *testing.T) {
 
 func TestJSONConformsToSchema(t *testing.T) {
 	r := simReport(t, analyze.DialectSlurm)
-	analyze.ApplyBaseline(r.Report, r.Report)
-	if err := analyze.EvalGates(r.Report, []string{"summary.idle_ratio <= 0.2", "delta.idle_cost_usd == 0"}); err == nil {
+	r.SetBaseline(&r.Summary)
+	var err error
+	if r.Gates, err = report.Gates(r, []string{"summary.idle_ratio <= 0.2", "delta.idle_cost_usd == 0"}); err == nil {
 		t.Fatal("the idle-ratio gate should fail on the mixed cluster")
 	}
 	schematest.Validate(t, "report-v1.schema.json", render(t, "json", r, Options{}))
@@ -149,7 +151,7 @@ func TestCSVRows(t *testing.T) {
 	if err != nil || len(rows) != 10 || rows[0][0] != "node" || rows[9][0] != "(total)" {
 		t.Fatalf("rows %d err %v", len(rows), err)
 	}
-	analyze.ApplyBaseline(r.Report, r.Report)
+	r.SetBaseline(&r.Summary)
 	rows, _ = csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
 	if len(rows) != 11 || rows[10][0] != "(delta vs baseline)" || rows[10][7] != "0" {
 		t.Fatalf("delta row %v", rows[len(rows)-1])
@@ -163,7 +165,7 @@ func TestSpreadInEveryFormat(t *testing.T) {
 	base := *r.Report
 	v := 0.02
 	base.Summary.NodeUtilVariance = &v
-	analyze.ApplyBaseline(r.Report, &base)
+	r.SetBaseline(&base.Summary)
 	want := num(*r.Summary.NodeUtilVariance)
 	wantDelta := num(r.Delta["node_util_variance"])
 	if r.Delta["node_util_variance"] == 0 {
@@ -184,7 +186,7 @@ func TestSpreadInEveryFormat(t *testing.T) {
 }
 
 func TestHostileNames(t *testing.T) {
-	r := &Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Nodes: []analyze.NodeReport{
+	r := &report.Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Nodes: []analyze.NodeReport{
 		{Name: "=cmd|' /C calc'!A0", GPUs: 1, Models: []string{"H100"}, Verdict: "idle"},
 		{Name: "n|<script>alert(1)</script>", GPUs: 1, Models: []string{"`x`"}, Verdict: "idle"},
 	}}}
@@ -219,7 +221,7 @@ func TestMoneyAndSparkline(t *testing.T) {
 func TestAttributionSections(t *testing.T) {
 	eff := 0.25
 	f := analyze.AttributionFigures{HeldGPUHours: 2, UsedGPUHours: 0.5, IdleHeldGPUHours: 1, WasteCostUSD: 3.5, Efficiency: &eff}
-	r := &Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Attribution: &analyze.Attribution{
+	r := &report.Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Attribution: &analyze.Attribution{
 		GroupBy:     []string{"team=team"},
 		Groups:      []analyze.AttributionGroup{{Key: []string{"=cmd|<b>x</b>\x1b[31m"}, Workloads: 2, AttributionFigures: f}},
 		Unallocated: f, Total: f,

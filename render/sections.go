@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"io"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 
 // scalingTable writes the scaling what-if: per pool, what the WMA autoscaler
 // and the HPA-style baseline would have provisioned against the static size.
-func scalingTable(w io.Writer, ew *errWriter, r *Result) error {
+func scalingTable(w io.Writer, ew *errWriter, r *report.Result) error {
 	if r.Scaling == nil {
 		return nil
 	}
@@ -30,7 +31,7 @@ func scalingTable(w io.Writer, ew *errWriter, r *Result) error {
 }
 
 // migrationText writes the plan's outcome and moves.
-func migrationText(ew *errWriter, r *Result) {
+func migrationText(ew *errWriter, r *report.Result) {
 	p := r.Migration
 	if p == nil {
 		return
@@ -51,7 +52,7 @@ func migrationText(ew *errWriter, r *Result) {
 
 // attributionTable writes who held the GPU time, by waste: one row per
 // group, then the time nobody held and the total.
-func attributionTable(w io.Writer, ew *errWriter, r *Result) error {
+func attributionTable(w io.Writer, ew *errWriter, r *report.Result) error {
 	a := r.Attribution
 	if a == nil {
 		return nil

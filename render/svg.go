@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"html"
 	"math"
 	"strings"
@@ -58,7 +59,7 @@ func clockLabel(start time.Time, s float64) string {
 
 // utilizationChart draws the cluster's mean utilization, the 10th–90th
 // percentile band across GPUs, and shades the slices where nodes were idle.
-func utilizationChart(r *Result) string {
+func utilizationChart(r *report.Result) string {
 	const w, h, left, top, bottom, strip = 900.0, 260.0, 44.0, 10.0, 48.0, 14.0
 	tl := r.Timeline
 	n := len(tl.MeanUtilPct)
@@ -105,7 +106,7 @@ func utilizationChart(r *Result) string {
 }
 
 // timeAxis labels five times along the bottom of a chart.
-func timeAxis(s *svg, r *Result, left, pw, y float64) {
+func timeAxis(s *svg, r *report.Result, left, pw, y float64) {
 	for i := 0; i <= 4; i++ {
 		f := float64(i) / 4
 		anchor := "middle"
@@ -125,7 +126,7 @@ type heatmapRow struct {
 // heatmap draws rows × time slices coloured by utilization. Equal
 // neighbouring cells are merged into one rectangle to keep large clusters
 // small.
-func heatmap(r *Result, rows []heatmapRow) string {
+func heatmap(r *report.Result, rows []heatmapRow) string {
 	const w, left = 900.0, 150.0
 	rowH := 14.0
 	if len(rows) > 64 {
@@ -190,7 +191,7 @@ type barItem struct {
 
 // capacityChart draws one pool's demand against what the WMA autoscaler and
 // the HPA baseline would have provisioned, and the static size.
-func capacityChart(id string, r *Result, p analyze.ScalingPool) string {
+func capacityChart(id string, r *report.Result, p analyze.ScalingPool) string {
 	const w, h, left, top, bottom = 440.0, 170.0, 36.0, 8.0, 22.0
 	s := newSVG(id, w, h, "demand and capacity of "+p.Pool)
 	n := len(p.Demand)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/report"
 	"io"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 
 // Table writes the report for a person at a terminal: a summary block, the
 // nodes sorted by idle cost, then the suggestions with their commands.
-func Table(w io.Writer, r *Result, o Options) error {
+func Table(w io.Writer, r *report.Result, o Options) error {
 	s := r.Summary
 	ew := &errWriter{w: w}
 	ew.printf("seedance %s report\n\n", reportName(o))
@@ -94,13 +95,13 @@ func Table(w io.Writer, r *Result, o Options) error {
 
 func secondsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-func gatesText(ew *errWriter, r *Result) {
+func gatesText(ew *errWriter, r *report.Result) {
 	if len(r.Gates) == 0 {
 		return
 	}
 	ew.printf("\nGates\n")
 	for _, g := range r.Gates {
-		ew.printf("  %s\n", analyze.GateLine(g))
+		ew.printf("  %s\n", report.GateLine(g))
 	}
 }
 
@@ -113,7 +114,7 @@ func reportName(o Options) string {
 
 // delta writes "  (+x vs baseline)" when the report has a baseline and the
 // field has a delta (a null on either side has none).
-func delta(r *Result, field string, format func(float64) string) string {
+func delta(r *report.Result, field string, format func(float64) string) string {
 	if r.Delta == nil {
 		return ""
 	}

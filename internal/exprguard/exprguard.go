@@ -148,12 +148,12 @@ func Short(err error, src string) string {
 		if fe.Line == 1 {
 			at = fe.Column
 		}
-		return fmt.Sprintf("%s (%d:%d) at %s", oneLine(fe.Message), fe.Line, fe.Column+1, Excerpt(src, at))
+		return fmt.Sprintf("%s (%d:%d) at %s", shortLine(fe.Message), fe.Line, fe.Column+1, Excerpt(src, at))
 	}
-	return oneLine(err.Error())
+	return shortLine(err.Error())
 }
 
-func oneLine(s string) string {
+func shortLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 300 {
 		s = s[:300] + "…"

@@ -103,3 +103,7 @@ func (t *Table) Flush() error {
 	_, err := io.WriteString(t.w, strings.Join(lines, "\n")+"\n")
 	return err
 }
+
+// Flatten puts a message on one line: every run of white space, newlines
+// included, becomes one space.
+func Flatten(s string) string { return strings.Join(strings.Fields(s), " ") }

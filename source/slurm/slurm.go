@@ -201,7 +201,7 @@ func AddOwners(ctx context.Context, p *profile.Profile, squeue Squeue, sacct Sac
 	}
 	why := "squeue no longer lists them"
 	if sacctErr != nil {
-		why += "; " + oneLine(sacctErr.Error())
+		why += "; " + firstLine(sacctErr.Error())
 	} else {
 		why += " and sacct does not know them"
 	}
@@ -235,8 +235,8 @@ func clean(v string) string {
 	return v
 }
 
-// oneLine keeps the first line of a message.
-func oneLine(s string) string {
+// firstLine keeps the first line of a message.
+func firstLine(s string) string {
 	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return first
 }

@@ -1,4 +1,4 @@
-package analyze
+package report
 
 import (
 	"errors"
@@ -13,11 +13,9 @@ func FuzzGate(f *testing.F) {
 		"summary.avg_mem_bw_util_pct > 1", "len(nodes) > 0 && summary.gpus == 2", "map(1..100000000, #)", "nodes[99].name == 'x'"} {
 		f.Add(g)
 	}
-	r := mustAnalyze(f, DefaultParams(), mkProfile(f, t0, 120, 1, nodeSpec{name: "n1", gpus: []gpuSpec{{uuid: "a", t: steps(0, 120), util: fill(0, 120)}}}))
+	r := analyzed(f, fill(0, 120))
 	f.Fuzz(func(t *testing.T, g string) {
-		rc := *r
-		rc.Gates = nil
-		err := EvalGates(&rc, []string{g})
+		_, err := Gates(r, []string{g})
 		switch {
 		case err == nil, errors.Is(err, ErrGateFailed), errors.Is(err, ErrInvalidGate):
 		default:

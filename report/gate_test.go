@@ -1,22 +1,24 @@
-package analyze
+package report
 
 import (
+	"fmt"
+
 	"errors"
+	"github.com/seedance/seedance/analyze"
 	"math"
 	"strings"
 	"testing"
 )
 
-func gateReport(t *testing.T) *Report {
+func gateReport(t *testing.T) *Result {
 	t.Helper()
-	a := gpuSpec{uuid: "a", t: steps(0, 120), util: cat(fill(0, 64), fill(100, 56))}
-	return mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 1, nodeSpec{name: "n1", gpus: []gpuSpec{a}}))
+	return analyzed(t, append(fill(0, 64), fill(100, 56)...))
 }
 
 // TestGateShowsValue: a failed comparison says what its left side was.
 func TestGateShowsValue(t *testing.T) {
 	r := gateReport(t) // idle 64 of 120 s: idle_ratio 0.533333333
-	err := EvalGates(r, []string{"summary.idle_ratio <= 0.2", "summary.gpus == 1", "all(nodes, .verdict != 'busy')"})
+	err := eval(r, "summary.idle_ratio <= 0.2", "summary.gpus == 1", "all(nodes, .verdict != 'busy')")
 	if !errors.Is(err, ErrGateFailed) {
 		t.Fatalf("err %v", err)
 	}
@@ -36,7 +38,7 @@ func TestGateShowsValue(t *testing.T) {
 // with a reason; it never passes, and it is not a usage error.
 func TestGateOnNullFails(t *testing.T) {
 	r := gateReport(t) // no memory-bandwidth column
-	err := EvalGates(r, []string{"summary.avg_mem_bw_util_pct >= 10"})
+	err := eval(r, "summary.avg_mem_bw_util_pct >= 10")
 	if !errors.Is(err, ErrGateFailed) || r.Gates[0].Passed {
 		t.Fatalf("err %v gates %+v", err, r.Gates)
 	}
@@ -45,7 +47,7 @@ func TestGateOnNullFails(t *testing.T) {
 	}
 	// A field that does not exist is still a mistake in the gate.
 	r = gateReport(t)
-	if err := EvalGates(r, []string{"summary.no_such_field >= 10"}); !errors.Is(err, ErrInvalidGate) {
+	if err := eval(r, "summary.no_such_field >= 10"); !errors.Is(err, ErrInvalidGate) {
 		t.Errorf("unknown field: %v", err)
 	}
 }
@@ -56,11 +58,13 @@ func TestBaselineSkipsNulls(t *testing.T) {
 	v := 12.0
 	base.Summary.AvgMemBWUtilPct = &v
 	*base.Summary.IdleCostUSD = *r.Summary.IdleCostUSD - 1.5
-	ApplyBaseline(r, base)
+	r.SetBaseline(&base.Summary)
 	if _, ok := r.Delta["avg_mem_bw_util_pct"]; ok {
 		t.Errorf("delta of a null: %v", r.Delta)
 	}
-	near(t, "idle cost delta", r.Delta["idle_cost_usd"], 1.5)
+	if d := r.Delta["idle_cost_usd"]; math.Abs(d-1.5) > 1e-9 {
+		t.Errorf("idle cost delta %v, want 1.5", d)
+	}
 	if _, ok := r.Delta["notes"]; ok {
 		t.Error("notes have no delta")
 	}
@@ -70,13 +74,12 @@ func TestBaselineSkipsNulls(t *testing.T) {
 // null, the idle figures are null, not 0, and a gate over them fails with
 // its reason; without power or energy, so are the energy figures.
 func TestNothingMeasuredIsNull(t *testing.T) {
-	a := gpuSpec{uuid: "a", t: steps(0, 120), util: fill(math.NaN(), 120)}
-	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 1, nodeSpec{name: "n1", gpus: []gpuSpec{a}}))
+	r := analyzed(t, fill(math.NaN(), 120))
 	s := r.Summary
 	if s.IdleRatio != nil || s.IdleGPUHours != nil || s.IdleCostUSD != nil || s.ProjectedMonthlySavingsUSD != nil || s.EnergyKWh != nil || s.EnergyCostUSD != nil {
 		t.Fatalf("figures from no measurement: %+v", s)
 	}
-	err := EvalGates(r, []string{"summary.idle_ratio <= 0.2"})
+	err := eval(r, "summary.idle_ratio <= 0.2")
 	if !errors.Is(err, ErrGateFailed) || r.Gates[0].Passed {
 		t.Fatalf("err %v gates %+v", err, r.Gates)
 	}
@@ -88,9 +91,8 @@ func TestNothingMeasuredIsNull(t *testing.T) {
 // TestShortRunSaysItsBasis (#25, case 2): a run shorter than the idle
 // window can pass a gate on idle_ratio, but the gate says on what.
 func TestShortRunSaysItsBasis(t *testing.T) {
-	a := gpuSpec{uuid: "a", t: steps(0, 30), util: fill(0, 30)}
-	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 30, 1, nodeSpec{name: "n1", gpus: []gpuSpec{a}}))
-	if err := EvalGates(r, []string{"summary.idle_ratio <= 0.2", "summary.gpus == 1"}); err != nil {
+	r := analyzed(t, fill(0, 30))
+	if err := eval(r, "summary.idle_ratio <= 0.2", "summary.gpus == 1"); err != nil {
 		t.Fatal(err)
 	}
 	if got := GateLine(r.Gates[0]); got != "PASS: summary.idle_ratio <= 0.2 (was 0) [0 of 1 nodes observed for a full idle window]" {
@@ -101,7 +103,7 @@ func TestShortRunSaysItsBasis(t *testing.T) {
 	}
 	// Observed for the whole window: no basis to add.
 	r = gateReport(t)
-	_ = EvalGates(r, []string{"summary.idle_ratio <= 0.9"})
+	_ = eval(r, "summary.idle_ratio <= 0.9")
 	if r.Gates[0].Basis != "" || r.Summary.NodesFullWindow != 1 {
 		t.Errorf("basis %q, nodes_observed_full_window %d", r.Gates[0].Basis, r.Summary.NodesFullWindow)
 	}
@@ -117,19 +119,41 @@ func TestMisspeltGateField(t *testing.T) {
 		{"nodes[0].verdict == 'idle' && summary.gpu_hourz > 0", `no field "gpu_hourz" in summary; nearest: gpu_hours`},
 	} {
 		r := gateReport(t)
-		err := EvalGates(r, []string{tt.gate})
+		err := eval(r, tt.gate)
 		if !errors.Is(err, ErrInvalidGate) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.gate, err, tt.want)
 		}
 	}
 	// A delta without a baseline keeps its own hint.
 	r := gateReport(t)
-	if err := EvalGates(r, []string{"delta.idle_ratio <= 0"}); !errors.Is(err, ErrInvalidGate) || !strings.Contains(err.Error(), "delta needs --baseline") {
+	if err := eval(r, "delta.idle_ratio <= 0"); !errors.Is(err, ErrInvalidGate) || !strings.Contains(err.Error(), "delta needs --baseline") {
 		t.Errorf("delta: %v", err)
 	}
 	// Closures' variables and functions are not fields.
 	r = gateReport(t)
-	if err := EvalGates(r, []string{"all(nodes, .verdict != 'x')", "len(nodes) == 1"}); err != nil {
+	if err := eval(r, "all(nodes, .verdict != 'x')", "len(nodes) == 1"); err != nil {
 		t.Errorf("closures: %v", err)
+	}
+}
+
+// TestGateOnGroup: a gate names an attribution group by its key; one that
+// names no group is invalid, never passed.
+func TestGateOnGroup(t *testing.T) {
+	r := gateReport(t)
+	third := 0.333333333
+	r.Attribution = &analyze.Attribution{GroupBy: []string{"namespace", "team=team"}, Groups: []analyze.AttributionGroup{
+		{Key: []string{"a", "x"}, AttributionFigures: analyze.AttributionFigures{Efficiency: &third}},
+		{Key: []string{"b", "(none)"}, AttributionFigures: analyze.AttributionFigures{IdleHeldGPUHours: 0.1}},
+	}}
+	res, err := Gates(r, []string{"attribution.group['a|x'].efficiency >= 0.3", "attribution.group['b|(none)'].idle_held_gpu_hours > 0"})
+	if err != nil || len(res) != 2 || !res[0].Passed || !res[1].Passed {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res, err = Gates(r, []string{"attribution.group['a|x'].efficiency >= 0.5"})
+	if !errors.Is(err, ErrGateFailed) || fmt.Sprint(res[0].Value) != "0.333333333" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if _, err := Gates(r, []string{"attribution.group['nobody'].efficiency >= 0.5"}); !errors.Is(err, ErrInvalidGate) {
+		t.Fatalf("a gate on no group: %v", err)
 	}
 }

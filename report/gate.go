@@ -1,12 +1,10 @@
-package analyze
+package report
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"reflect"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -14,6 +12,7 @@ import (
 	"github.com/expr-lang/expr/parser"
 
 	"github.com/seedance/seedance/internal/exprguard"
+	"github.com/seedance/seedance/internal/table"
 )
 
 // ErrGateFailed is returned when at least one CI gate did not pass.
@@ -23,7 +22,7 @@ var ErrGateFailed = fmt.Errorf("a CI gate failed")
 // gate names fields as the JSON report does (summary.idle_ratio). hasDelta
 // is false when the document has no delta section (no --baseline); gates
 // then see an empty one.
-func asMap(doc any) (m map[string]any, hasDelta bool, err error) {
+func asMap(doc *Result) (m map[string]any, hasDelta bool, err error) {
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, false, err
@@ -75,20 +74,11 @@ func poolIndexKey(p map[string]any) string {
 	return model
 }
 
-// EvalGates evaluates each gate over the report's JSON and records the
-// results in r.Gates. See Gates.
-func EvalGates(r *Report, gates []string) error {
-	res, err := Gates(r, gates)
-	r.Gates = append(r.Gates, res...)
-	return err
-}
-
-// Gates evaluates each boolean expression (expr-lang) over doc's JSON (a
-// report, or a report with the sections later stages add, such as the
-// migration plan) and returns the results, with ErrGateFailed when any is
-// false. A gate that does not compile or cannot be evaluated returns
-// ErrInvalidGate.
-func Gates(doc any, gates []string) ([]GateResult, error) {
+// Gates evaluates each boolean expression (expr-lang) over the result's
+// JSON document, as it is written, and returns the outcomes, with
+// ErrGateFailed when any is false. A gate that does not compile or cannot
+// be evaluated returns ErrInvalidGate.
+func Gates(doc *Result, gates []string) ([]Gate, error) {
 	if len(gates) == 0 {
 		return nil, nil
 	}
@@ -98,10 +88,10 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 	}
 	indexBy(env, "attribution", "groups", "group", groupIndexKey)
 	indexBy(env, "fragmentation", "pools", "pool", poolIndexKey)
-	var results []GateResult
+	var results []Gate
 	failed := false
 	for _, g := range gates {
-		res := GateResult{Expr: g, Basis: idleBasis(g, env)}
+		res := Gate{Expr: g, Basis: idleBasis(g, env)}
 		// The text's bounds first, once: every parse below relies on them.
 		if err := exprguard.Check(g); err != nil {
 			return results, fmt.Errorf("%w: %v", ErrInvalidGate, err)
@@ -141,7 +131,7 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 			if !hasDelta && strings.Contains(g, "delta.") {
 				hint = " (delta needs --baseline)"
 			}
-			return results, fmt.Errorf("%w %q: %v%s", ErrInvalidGate, g, oneLine(err.Error()), hint)
+			return results, fmt.Errorf("%w %q: %v%s", ErrInvalidGate, g, table.Flatten(err.Error()), hint)
 		}
 		res.Passed = out == true
 		failed = failed || !res.Passed
@@ -155,7 +145,7 @@ func Gates(doc any, gates []string) ([]GateResult, error) {
 
 // GateLine is a gate's outcome in one line: "FAIL: summary.idle_ratio <=
 // 0.2 (was 0.534)".
-func GateLine(g GateResult) string {
+func GateLine(g Gate) string {
 	status := "PASS"
 	if !g.Passed {
 		status = "FAIL"
@@ -246,98 +236,3 @@ func lookup(n ast.Node, env map[string]any) (v any, found bool) {
 
 // ErrInvalidGate marks a gate expression that does not compile.
 var ErrInvalidGate = fmt.Errorf("invalid gate")
-
-// ErrInvalidBaseline marks a --baseline file that is not a JSON report.
-var ErrInvalidBaseline = errors.New("invalid baseline")
-
-// ReadBaseline reads a JSON report written earlier (--baseline).
-func ReadBaseline(r io.Reader, name string) (*Report, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read baseline %s: %w", name, err)
-	}
-	var head struct {
-		SchemaVersion string `json:"schema_version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("read baseline %s: %w: not a JSON report (%v)", name, ErrInvalidBaseline, oneLine(err.Error()))
-	}
-	if head.SchemaVersion != ReportSchema {
-		return nil, fmt.Errorf("read baseline %s: %w: schema_version %q, want %q (write it with seedance analyze --format json)", name, ErrInvalidBaseline, head.SchemaVersion, ReportSchema)
-	}
-	var b Report
-	if err := json.Unmarshal(data, &b); err != nil {
-		return nil, fmt.Errorf("read baseline %s: %w: %v", name, ErrInvalidBaseline, oneLine(err.Error()))
-	}
-	return &b, nil
-}
-
-// ApplyBaseline sets r.Delta to current − baseline for every summary field.
-func ApplyBaseline(r, base *Report) {
-	r.Delta = map[string]float64{}
-	old := SummaryNumbers(base.Summary)
-	for name, a := range SummaryNumbers(r.Summary) {
-		if b, ok := old[name]; ok { // a null on either side has no delta
-			r.Delta[name] = sig(a - b)
-		}
-	}
-}
-
-func jsonName(f reflect.StructField) string {
-	tag := f.Tag.Get("json")
-	for i := 0; i < len(tag); i++ {
-		if tag[i] == ',' {
-			return tag[:i]
-		}
-	}
-	return tag
-}
-
-// SummaryNumbers maps the summary's numeric fields, by their JSON names, to
-// their values; a null field is absent.
-func SummaryNumbers(s Summary) map[string]float64 {
-	out := map[string]float64{}
-	v := reflect.ValueOf(s)
-	for i := 0; i < v.NumField(); i++ {
-		if x, ok := toFloat(v.Field(i)); ok {
-			out[jsonName(v.Type().Field(i))] = x
-		}
-	}
-	return out
-}
-
-// toFloat reads a numeric summary field; ok is false for a null or a
-// field that is not a number.
-func toFloat(v reflect.Value) (float64, bool) {
-	if v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return 0, false
-		}
-		v = v.Elem()
-	}
-	switch v.Kind() {
-	case reflect.Int, reflect.Int64:
-		return float64(v.Int()), true
-	case reflect.Float64:
-		return v.Float(), true
-	}
-	return 0, false
-}
-
-func oneLine(s string) string {
-	out := make([]byte, 0, len(s))
-	space := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\n' || c == '\t' || c == ' ' || c == '\r' {
-			space = true
-			continue
-		}
-		if space && len(out) > 0 {
-			out = append(out, ' ')
-		}
-		space = false
-		out = append(out, c)
-	}
-	return string(out)
-}

@@ -1,0 +1,84 @@
+// Package report owns the combined report of a run: what the analysis
+// computed (analyze.Report), the migration plan and the fragmentation
+// report made from it (recommend), the policy rules' matches, the change
+// from a baseline, and the CI gates evaluated over all of it. Its JSON
+// document is docs/report-v1.schema.json; the renderers (render) write a
+// Result in every format.
+package report
+
+import (
+	"encoding/json"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/recommend"
+)
+
+// Result is the combined report. The analysis' fields are promoted, so
+// that r.Summary is the analysis' summary.
+type Result struct {
+	*analyze.Report
+	// Migration is the plan made from the analysis (--report
+	// migration|all), nil when none was asked for or none could be made.
+	Migration *recommend.Plan
+	// Fragmentation is the fragmentation report (--report
+	// fragmentation|all).
+	Fragmentation *recommend.Fragmentation
+	// RuleMatches counts each policy rule's matches (docs/rules.md), by
+	// rule name, every rule evaluated listed; nil without rules.
+	RuleMatches map[string]int
+	// Delta is current − baseline for every summary field (SetBaseline);
+	// nil without a baseline.
+	Delta map[string]float64
+	// Gates are the CI gates' outcomes (Gates).
+	Gates []Gate
+}
+
+// Gate is one CI gate's outcome.
+type Gate struct {
+	Expr   string `json:"expr"`
+	Passed bool   `json:"passed"`
+	// Value is what the left side of a comparison evaluated to, so that a
+	// failure says by how much (absent for other expressions).
+	Value any    `json:"value,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Basis says what an idle figure rests on when not every node was
+	// observed for a full idle window.
+	Basis string `json:"basis,omitempty"`
+}
+
+// document is the JSON report, its sections in the schema's order: the
+// analysis', with the rules' matches and the delta before the nodes, the
+// gates after the warnings, and the plan's sections last.
+// TestDocumentHasEveryField keeps it in step with analyze.Report.
+type document struct {
+	SchemaVersion  string                   `json:"schema_version"`
+	Window         analyze.Window           `json:"window"`
+	Params         analyze.ReportParams     `json:"params"`
+	Inputs         []analyze.Input          `json:"inputs"`
+	Summary        analyze.Summary          `json:"summary"`
+	Timeline       analyze.Timeline         `json:"timeline"`
+	Scaling        *analyze.Scaling         `json:"scaling,omitempty"`
+	Attribution    *analyze.Attribution     `json:"attribution,omitempty"`
+	StrandedMemory []analyze.StrandedGPU    `json:"stranded_memory,omitempty"`
+	GPUFigures     []analyze.GPUReport      `json:"gpu_figures,omitempty"`
+	RuleMatches    map[string]int           `json:"rule_matches,omitempty"`
+	Delta          map[string]float64       `json:"delta,omitempty"`
+	Nodes          []analyze.NodeReport     `json:"nodes"`
+	Suggestions    []analyze.Suggestion     `json:"suggestions"`
+	Warnings       []string                 `json:"warnings,omitempty"`
+	PendingUnknown string                   `json:"pending_unknown,omitempty"`
+	Gates          []Gate                   `json:"gates,omitempty"`
+	Migration      *recommend.Plan          `json:"migration,omitempty"`
+	Fragmentation  *recommend.Fragmentation `json:"fragmentation,omitempty"`
+}
+
+// MarshalJSON writes the JSON report.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	a := r.Report
+	return json.Marshal(document{
+		SchemaVersion: a.SchemaVersion, Window: a.Window, Params: a.Params, Inputs: a.Inputs, Summary: a.Summary,
+		Timeline: a.Timeline, Scaling: a.Scaling, Attribution: a.Attribution, StrandedMemory: a.StrandedMemory,
+		GPUFigures: a.GPUFigures, RuleMatches: r.RuleMatches, Delta: r.Delta, Nodes: a.Nodes, Suggestions: a.Suggestions,
+		Warnings: a.Warnings, PendingUnknown: a.PendingUnknown, Gates: r.Gates, Migration: r.Migration, Fragmentation: r.Fragmentation,
+	})
+}
