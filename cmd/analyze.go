@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"os"
 	"strconv"
@@ -94,7 +95,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 					if f.configFile != "" {
 						b, err := fsutil.ReadRegular(f.configFile, maxConfigBytes)
 						if err != nil {
-							return nil, usageErrorf("config %s: %v", f.configFile, err)
+							return nil, exit.Usagef("config %s: %v", f.configFile, err)
 						}
 						if err := readConfig(f.viper, f.configFile, b); err != nil {
 							return nil, err
@@ -104,7 +105,7 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 				}
 				return analyzeLoop(c.Context(), o, reload, watch)
 			case o.Config.Analyze.Listen != "":
-				return usageErrorf("--listen serves the reports of a loop: give --every too (e.g. --every 5m)")
+				return exit.Usagef("--listen serves the reports of a loop: give --every too (e.g. --every 5m)")
 			}
 			return analyzeRun(o)
 		},
@@ -134,14 +135,14 @@ func configure(f *Factory, base *AnalyzeOptions, src *ProfileOptions, gpuPrices 
 	o.Config = cfg
 	switch {
 	case cfg.Analyze.Source != "" && len(o.Inputs) > 0:
-		return nil, usageErrorf("--source reads from a source instead of profile files: give one or the other")
+		return nil, exit.Usagef("--source reads from a source instead of profile files: give one or the other")
 	case cfg.Analyze.Source != "":
 		s := *src
 		s.Config = cfg
 		s.Config.Profile.Source = cfg.Analyze.Source
 		o.Source = &s
 	case len(o.Inputs) == 0:
-		return nil, usageErrorf("no input: give a profile with --input FILE (or - for stdin), or read a source with --source")
+		return nil, exit.Usagef("no input: give a profile with --input FILE (or - for stdin), or read a source with --source")
 	}
 	if o.Prices, err = mergePrices(cfg.Pricing.GPUHourUSD, gpuPrices); err != nil {
 		return nil, err
@@ -165,21 +166,21 @@ func loadRules(file, configFile string) (*policy.Set, error) {
 	}
 	b, err := fsutil.ReadRegular(path, maxConfigBytes)
 	if err != nil {
-		return nil, usageErrorf("--rules %s: %v", path, err)
+		return nil, exit.Usagef("--rules %s: %v", path, err)
 	}
 	rules, err := policy.Load(b, path, only)
 	if err == nil && len(rules) == 0 && only {
 		err = fmt.Errorf("%s: no rules: list", path)
 	}
 	if err != nil {
-		return nil, &UsageError{Err: err}
+		return nil, &exit.UsageError{Err: err}
 	}
 	if len(rules) == 0 {
 		return nil, nil
 	}
 	set, err := policy.Compile(rules, path)
 	if err != nil {
-		return nil, &UsageError{Err: err}
+		return nil, &exit.UsageError{Err: err}
 	}
 	return set, nil
 }
@@ -194,7 +195,7 @@ func mergePrices(cfg map[string]float64, flags []string) (map[string]float64, er
 		model, price, ok := strings.Cut(f, "=")
 		v, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
 		if !ok || strings.TrimSpace(model) == "" || err != nil || !(v >= 0 && v <= 1e6) {
-			return nil, usageErrorf("--gpu-price %q: want MODEL=USD_PER_HOUR, e.g. H100=2.49", f)
+			return nil, exit.Usagef("--gpu-price %q: want MODEL=USD_PER_HOUR, e.g. H100=2.49", f)
 		}
 		out[strings.TrimSpace(model)] = v
 	}
@@ -223,7 +224,7 @@ func analyzeRun(o *AnalyzeOptions) error {
 				failed++
 			}
 		}
-		return &ExitError{Code: ExitGateFailed, Err: fmt.Errorf("%d of %d gates failed", failed, len(res.Gates))}
+		return &exit.Error{Code: exit.GateFailed, Err: fmt.Errorf("%d of %d gates failed", failed, len(res.Gates))}
 	}
 	return interrupted
 }
@@ -263,27 +264,27 @@ func (o *AnalyzeOptions) context() context.Context {
 func analyzeOnce(o *AnalyzeOptions) (res *report.Result, gateErr, interrupted, err error) {
 	ac := o.Config.Analyze
 	if !render.ValidReport(ac.Report) {
-		return nil, nil, nil, usageErrorf("unknown --report %q (choose %s)", ac.Report, strings.Join(render.Reports, ", "))
+		return nil, nil, nil, exit.Usagef("unknown --report %q (choose %s)", ac.Report, strings.Join(render.Reports, ", "))
 	}
 	if _, err := render.For(ac.Format); err != nil {
-		return nil, nil, nil, &UsageError{Err: fmt.Errorf("--format: %w", err)}
+		return nil, nil, nil, &exit.UsageError{Err: fmt.Errorf("--format: %w", err)}
 	}
 	switch ac.Dialect {
 	case analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone:
 	default:
-		return nil, nil, nil, usageErrorf("unknown --dialect %q (choose kubectl, slurm or none)", ac.Dialect)
+		return nil, nil, nil, exit.Usagef("unknown --dialect %q (choose kubectl, slurm or none)", ac.Dialect)
 	}
 	if ac.IdleThresholdPct < 0 || ac.IdleThresholdPct > 100 || ac.IdleWindow <= 0 {
-		return nil, nil, nil, usageErrorf("--idle-threshold must be 0–100 and --idle-window positive")
+		return nil, nil, nil, exit.Usagef("--idle-threshold must be 0–100 and --idle-window positive")
 	}
 	if !(ac.IdleNodeShare > 0 && ac.IdleNodeShare <= 1) {
-		return nil, nil, nil, usageErrorf("--idle-node-share must be in (0, 1], e.g. 0.5 for half the observed time")
+		return nil, nil, nil, exit.Usagef("--idle-node-share must be in (0, 1], e.g. 0.5 for half the observed time")
 	}
 	if err := checkOutputName("--output", ac.Output); err != nil {
 		return nil, nil, nil, err
 	}
 	if err := fsutil.CheckOutput(ac.Output, append([]string{o.Baseline}, o.Inputs...)...); err != nil {
-		return nil, nil, nil, usageErrorf("--output: %v", err)
+		return nil, nil, nil, exit.Usagef("--output: %v", err)
 	}
 	var base *analyze.Summary
 	if o.Baseline != "" {
@@ -307,7 +308,7 @@ func analyzeOnce(o *AnalyzeOptions) (res *report.Result, gateErr, interrupted, e
 	if ac.Report == "scaling" || ac.Report == "all" {
 		sc := o.Config.Scaling
 		if sc.Period <= 0 || sc.Alpha <= 0 || sc.Alpha > 1 || sc.TargetPct <= 0 || sc.UpPeriods < 1 || sc.DownPeriods < 1 {
-			return nil, nil, nil, usageErrorf("scaling settings: period, alpha (0–1], target_pct, up_periods and down_periods must be positive")
+			return nil, nil, nil, exit.Usagef("scaling settings: period, alpha (0–1], target_pct, up_periods and down_periods must be positive")
 		}
 		params.Scaling = &analyze.ScalingParams{Period: sc.Period, Weights: sc.Weights, PreferSMActive: sc.PreferSMActive,
 			Alpha: sc.Alpha, TargetPct: sc.TargetPct, LowerPct: sc.LowerPct, UpPeriods: sc.UpPeriods, DownPeriods: sc.DownPeriods,
@@ -320,7 +321,7 @@ func analyzeOnce(o *AnalyzeOptions) (res *report.Result, gateErr, interrupted, e
 	params.Fragmentation = ac.Report == "fragmentation" || ac.Report == "all"
 	if ac.Report == "attribution" || ac.Report == "all" {
 		if err := analyze.CheckGroupBy(ac.GroupBy); err != nil {
-			return nil, nil, nil, &UsageError{Err: err}
+			return nil, nil, nil, &exit.UsageError{Err: err}
 		}
 		rc := o.Config.Attribution
 		params.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy, Rules: analyze.HolderRules{
@@ -349,12 +350,12 @@ func analyzeOnce(o *AnalyzeOptions) (res *report.Result, gateErr, interrupted, e
 		in := policy.Input{Result: res, Dialect: ac.Dialect, Total: lc.RulesTime,
 			Limits: exprguard.Limits{Time: lc.ExprTime, Bytes: int64(lc.ExprMemoryMiB) << 20}}
 		if err := o.Rules.Apply(o.context(), in); err != nil {
-			return nil, nil, nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted while the rules ran, nothing written: %w", err)}
+			return nil, nil, nil, &exit.Error{Code: exit.Interrupted, Err: fmt.Errorf("interrupted while the rules ran, nothing written: %w", err)}
 		}
 	}
 	res.Gates, gateErr = report.Gates(res, ac.Gates)
 	if errors.Is(gateErr, report.ErrInvalidGate) {
-		return nil, nil, nil, &UsageError{Err: gateErr}
+		return nil, nil, nil, &exit.UsageError{Err: gateErr}
 	}
 	if gateErr != nil && !errors.Is(gateErr, report.ErrGateFailed) {
 		return nil, nil, nil, gateErr
@@ -368,7 +369,7 @@ func writeReport(o *AnalyzeOptions, res *report.Result) error {
 	ac := o.Config.Analyze
 	write, err := render.For(ac.Format)
 	if err != nil {
-		return &UsageError{Err: fmt.Errorf("--format: %w", err)}
+		return &exit.UsageError{Err: fmt.Errorf("--format: %w", err)}
 	}
 	ropts := render.Options{Report: ac.Report, Terminal: ac.Output == "-" && o.IO.IsStdoutTTY()}
 	if ac.Output == "-" {
@@ -391,7 +392,7 @@ func sourceInput(o *ProfileOptions) (sources []analyze.Source, closeAll func(), 
 	closeAll = func() {}
 	pc := o.Config.Profile
 	if pc.Interval < MinInterval || pc.Duration < 0 {
-		return nil, closeAll, nil, usageErrorf("--interval must be at least %s and --duration not negative", MinInterval)
+		return nil, closeAll, nil, exit.Usagef("--interval must be at least %s and --duration not negative", MinInterval)
 	}
 	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
 		return nil, closeAll, nil, err
@@ -412,7 +413,7 @@ func sourceInput(o *ProfileOptions) (sources []analyze.Source, closeAll func(), 
 			return nil, closeAll, nil, fmt.Errorf("%w: the %s source collected no GPU sample, so there is nothing to analyze", source.ErrNothingObserved, p.Source)
 		}
 		if !p.Complete && o.Ctx.Err() != nil {
-			interrupted = &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: analyzed the samples collected so far")}
+			interrupted = &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted: analyzed the samples collected so far")}
 		}
 		r, err := sp.Reader(p)
 		if err != nil {
@@ -429,7 +430,7 @@ func sourceInput(o *ProfileOptions) (sources []analyze.Source, closeAll func(), 
 	}
 	attachTopologyFiles(o, p)
 	if !p.Complete && o.Ctx.Err() != nil {
-		interrupted = &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: analyzed the samples collected so far")}
+		interrupted = &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted: analyzed the samples collected so far")}
 	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(profile.Encode(pw, p)) }()
@@ -465,7 +466,7 @@ func openInputs(paths []string, stdin io.Reader) ([]analyze.Source, func(), erro
 		var r io.Reader
 		if p == "-" {
 			if stdinUsed {
-				return nil, closeAll, usageErrorf("- (stdin) given more than once")
+				return nil, closeAll, exit.Usagef("- (stdin) given more than once")
 			}
 			stdinUsed, r = true, stdin
 		} else {

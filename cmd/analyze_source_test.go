@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +58,7 @@ func TestAnalyzeSourceSimEqualsProfileThenAnalyze(t *testing.T) {
 		t.Fatalf("exit %d / %d: %s %s", viaFile.code, direct.code, viaFile.errOut, direct.errOut)
 	}
 	sameReport(t, viaFile.out, direct.out)
-	if r := run(t, nil, "analyze", path, "--source", "sim"); r.code != ExitUsage {
+	if r := run(t, nil, "analyze", path, "--source", "sim"); r.code != exit.Usage {
 		t.Fatalf("files and --source together: exit %d %s", r.code, r.errOut)
 	}
 }
@@ -196,7 +197,7 @@ func TestAttributionReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &rep); err != nil || len(rep.Attribution.Groups) == 0 || len(rep.Attribution.Groups[0].Key) != 2 {
 		t.Fatalf("%v: %+v", err, rep.Attribution)
 	}
-	if r := run(t, nil, "analyze", path, "--report", "attribution", "--group-by", "owner"); r.code != ExitUsage || !strings.Contains(r.errOut, `invalid --group-by "owner"`) {
+	if r := run(t, nil, "analyze", path, "--report", "attribution", "--group-by", "owner"); r.code != exit.Usage || !strings.Contains(r.errOut, `invalid --group-by "owner"`) {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"compress/gzip"
 	"encoding/json"
+	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/report"
 	"os"
 	"path/filepath"
@@ -108,7 +109,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(t, nil, "analyze", tt.path)
-			if r.code != ExitUsage || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, tt.want) {
+			if r.code != exit.Usage || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, tt.want) {
 				t.Fatalf("exit %d, stderr %q, want one line with %q", r.code, r.errOut, tt.want)
 			}
 		})
@@ -133,7 +134,7 @@ func TestAnalyzeGatesAndBaseline(t *testing.T) {
 	// A failing gate: exit 3, and the report is still written.
 	out := filepath.Join(t.TempDir(), "r.json")
 	r = run(t, nil, "analyze", idle, "--baseline", base, "--format", "json", "-o", out, "--gate", "summary.avg_gpu_util_pct >= 60", "--gate", "summary.gpus == 16")
-	if r.code != ExitGateFailed || !strings.Contains(r.errOut, "gate FAIL: summary.avg_gpu_util_pct >= 60") || !strings.Contains(r.errOut, "1 of 2 gates failed") {
+	if r.code != exit.GateFailed || !strings.Contains(r.errOut, "gate FAIL: summary.avg_gpu_util_pct >= 60") || !strings.Contains(r.errOut, "1 of 2 gates failed") {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 	var rep struct {
@@ -147,12 +148,12 @@ func TestAnalyzeGatesAndBaseline(t *testing.T) {
 	// A gate that does not compile, names no field, or uses delta without a
 	// baseline is a usage error.
 	for _, g := range []string{"summary.idle_ratio <=", "summary.no_such_field > 1", "delta.idle_ratio < 0"} {
-		if r := run(t, nil, "analyze", idle, "--gate", g); r.code != ExitUsage || !strings.Contains(r.errOut, "invalid gate") {
+		if r := run(t, nil, "analyze", idle, "--gate", g); r.code != exit.Usage || !strings.Contains(r.errOut, "invalid gate") {
 			t.Errorf("gate %q: exit %d %s", g, r.code, r.errOut)
 		}
 	}
 	// A baseline that is not a report.
-	if r := run(t, nil, "analyze", idle, "--baseline", idle); r.code != ExitUsage || !strings.Contains(r.errOut, `schema_version "seedance.profile/v1", want "seedance.report/v1"`) {
+	if r := run(t, nil, "analyze", idle, "--baseline", idle); r.code != exit.Usage || !strings.Contains(r.errOut, `schema_version "seedance.profile/v1", want "seedance.report/v1"`) {
 		t.Errorf("bad baseline: exit %d %s", r.code, r.errOut)
 	}
 }
@@ -180,7 +181,7 @@ func TestAnalyzeFlagsAndConfig(t *testing.T) {
 		{"analyze", p, "--gpu-price", "H100"},
 		{"analyze", p, "--idle-threshold", "150"},
 	} {
-		if r := run(t, nil, args...); r.code != ExitUsage || strings.Count(r.errOut, "\n") != 1 {
+		if r := run(t, nil, args...); r.code != exit.Usage || strings.Count(r.errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d %q", args, r.code, r.errOut)
 		}
 	}
@@ -192,7 +193,7 @@ func TestAnalyzeOutputIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, nil, "analyze", filepath.Join(t.TempDir(), "missing.json"), "-o", out)
-	if r.code != ExitUsage {
+	if r.code != exit.Usage {
 		t.Fatal(r.errOut)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "last week's report" {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"math"
 	"reflect"
 	"strings"
@@ -73,7 +74,7 @@ func inRange(k configKey, key string, v reflect.Value) error {
 	if !math.IsNaN(x) && x >= k.Range.Min && x <= k.Range.Max {
 		return nil
 	}
-	return usageErrorf("%s = %s is outside %s%s", key, shown, rangeText(k), whereSet(k.Key))
+	return exit.Usagef("%s = %s is outside %s%s", key, shown, rangeText(k), whereSet(k.Key))
 }
 
 // rangeText writes a key's range as its values are written: "0–100",

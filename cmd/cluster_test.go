@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -87,7 +88,7 @@ func TestPrometheusSourceErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := run(t, nil, append([]string{"profile", "--source", "prometheus"}, tt.args...)...)
-		if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) || strings.Count(r.errOut, "\n") != 1 {
+		if r.code != exit.Usage || !strings.Contains(r.errOut, tt.want) || strings.Count(r.errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d %q", tt.args, r.code, r.errOut)
 		}
 	}
@@ -112,7 +113,7 @@ scrape:
 `)
 	env := map[string]string{"SEEDANCE_CONFIG": cfg}
 	r := run(t, env, "profile", "--source", "prometheus", "--prometheus-url", "http://bob:url-pass@127.0.0.1:1", "--duration", "1h")
-	if r.code != ExitFailure || strings.Contains(r.errOut, "hunter2") || strings.Contains(r.errOut, "url-pass") {
+	if r.code != exit.Failure || strings.Contains(r.errOut, "hunter2") || strings.Contains(r.errOut, "url-pass") {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 	r = run(t, env, "config", "view", "--config", cfg)
@@ -121,7 +122,7 @@ scrape:
 	}
 	bad := writeConfig(t, "prometheus:\n  http:\n    basic_auth:\n      usrname: alice\n      password: hunter2-pw\n")
 	r = run(t, map[string]string{"SEEDANCE_CONFIG": bad}, "profile", "--source", "prometheus", "--prometheus-url", "http://127.0.0.1:1", "--duration", "1h")
-	if r.code != ExitUsage || strings.Contains(r.errOut, "hunter2") || !strings.Contains(r.errOut, "usrname") {
+	if r.code != exit.Usage || strings.Contains(r.errOut, "hunter2") || !strings.Contains(r.errOut, "usrname") {
 		t.Fatalf("misspelt http setting: exit %d %s", r.code, r.errOut)
 	}
 }
@@ -153,7 +154,7 @@ func TestScrapeSourceCLI(t *testing.T) {
 	if p.Source != "scrape" || p.Nodes[0].GPUs[0].Series.Len() != 5 {
 		t.Fatalf("profile %s %d samples", p.Source, p.Nodes[0].GPUs[0].Series.Len())
 	}
-	if r := run(t, nil, "profile", "--source", "scrape"); r.code != ExitUsage || !strings.Contains(r.errOut, "needs --targets") {
+	if r := run(t, nil, "profile", "--source", "scrape"); r.code != exit.Usage || !strings.Contains(r.errOut, "needs --targets") {
 		t.Fatalf("no targets: %d %s", r.code, r.errOut)
 	}
 	// Every scrape failed: exit 1, one line naming the targets and the first
@@ -164,7 +165,7 @@ func TestScrapeSourceCLI(t *testing.T) {
 	r = run(t, nil, "profile", "--source", "scrape", "--targets-file", list, "--interval", "100ms", "--duration", "0.3", "--output", out)
 	lines := strings.Split(strings.TrimSpace(r.errOut), "\n")
 	last := lines[len(lines)-1]
-	if r.code != ExitFailure || !strings.HasPrefix(last, "seedance: nothing observed: no GPU sample from "+down.URL+"/metrics (first error: "+down.URL+"/metrics: HTTP 500)") {
+	if r.code != exit.Failure || !strings.HasPrefix(last, "seedance: nothing observed: no GPU sample from "+down.URL+"/metrics (first error: "+down.URL+"/metrics: HTTP 500)") {
 		t.Fatalf("all failed: exit %d: %s", r.code, r.errOut)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "precious" {
@@ -186,11 +187,11 @@ func TestPrometheusHTTPSettingsApplied(t *testing.T) {
 	defer srv.Close()
 	cfg := writeConfig(t, "prometheus:\n  basic_auth:\n    username: alice\n    password: hunter2-pw\n  http_headers:\n    X-Scope-OrgID:\n      values: [tenant-1]\n")
 	r := run(t, map[string]string{"SEEDANCE_CONFIG": cfg}, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h")
-	if r.code != ExitFailure || !strings.Contains(r.errOut, "nothing observed: no dcgm-exporter metrics match") {
+	if r.code != exit.Failure || !strings.Contains(r.errOut, "nothing observed: no dcgm-exporter metrics match") {
 		t.Fatalf("with credentials: exit %d %s", r.code, r.errOut)
 	}
 	r = run(t, nil, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h")
-	if r.code != ExitFailure || !strings.Contains(r.errOut, "HTTP 401: who are you") {
+	if r.code != exit.Failure || !strings.Contains(r.errOut, "HTTP 401: who are you") {
 		t.Fatalf("without: exit %d %s", r.code, r.errOut)
 	}
 }

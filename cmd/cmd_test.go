@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ var _ = golden.Update
 
 // result is what one in-process run of seedance produced.
 type result struct {
-	code        ExitCode
+	code        exit.Code
 	out, errOut string
 }
 
@@ -58,7 +59,7 @@ func run(t *testing.T, env map[string]string, args ...string) result {
 func TestProfileSimWritesValidProfile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.json")
 	r := run(t, nil, "profile", "--source", "sim", "--duration", "300", "--interval", "1s", "--output", path)
-	if r.code != ExitOK {
+	if r.code != exit.OK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 	if want := "wrote " + path + ": 8 nodes, 64 GPUs, 300 samples, mean GPU util "; !strings.HasPrefix(r.errOut, want) {
@@ -79,7 +80,7 @@ func TestProfileSimWritesValidProfile(t *testing.T) {
 
 func TestProfileSimGoldenViaCLI(t *testing.T) {
 	r := run(t, nil, "profile", "--source", "sim", "--sim-seed", "1", "--duration", "60", "--output", "-", "--quiet")
-	if r.code != ExitOK || r.errOut != "" {
+	if r.code != exit.OK || r.errOut != "" {
 		t.Fatalf("exit %d: %q", r.code, r.errOut)
 	}
 	// The simulator's own test owns (and -update rewrites) this file; the
@@ -92,7 +93,7 @@ func TestProfileNoDriver(t *testing.T) {
 	path := filepath.Join(dir, "p.json")
 	start := time.Now()
 	r := run(t, nil, "profile", "--output", path)
-	if r.code != ExitUsage {
+	if r.code != exit.Usage {
 		t.Fatalf("exit %d, want 2: %s", r.code, r.errOut)
 	}
 	if time.Since(start) > 5*time.Second { // the issue asks for under a second; this only catches a hang
@@ -118,7 +119,7 @@ func TestFailedRunKeepsExistingFile(t *testing.T) {
 		{"profile", "--source", "sim", "--interval", "50ms", "--output", path},
 	} {
 		r := run(t, nil, args...)
-		if r.code != ExitUsage {
+		if r.code != exit.Usage {
 			t.Errorf("%v: exit %d", args, r.code)
 		}
 		if b, _ := os.ReadFile(path); string(b) != "yesterday's profile" {
@@ -144,7 +145,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := run(t, nil, tt.args...)
-			if r.code != ExitUsage {
+			if r.code != exit.Usage {
 				t.Fatalf("exit %d, want 2 (%s)", r.code, r.errOut)
 			}
 			if !strings.Contains(r.errOut, tt.want) || strings.Count(r.errOut, "\n") != 1 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/table"
 	"os"
 	"path/filepath"
@@ -178,7 +179,7 @@ func loadConfig(v *viper.Viper, flagPath string, getenv func(string) string) (st
 		if errors.Is(err, os.ErrNotExist) && !must {
 			return "", nil
 		}
-		return "", usageErrorf("config %s: %v", path, err)
+		return "", exit.Usagef("config %s: %v", path, err)
 	}
 	return path, readConfig(v, path, b)
 }
@@ -191,7 +192,7 @@ func readConfig(v *viper.Viper, path string, b []byte) error {
 	}
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(b)); err != nil { // what was checked, not the path again
-		return usageErrorf("config %s: %s", path, table.Flatten(err.Error()))
+		return exit.Usagef("config %s: %s", path, table.Flatten(err.Error()))
 	}
 	return nil
 }
@@ -205,14 +206,14 @@ const maxConfigBytes = 1 << 20
 func checkConfigKeys(path string, b []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return usageErrorf("config %s: %s", path, strings.TrimPrefix(table.Flatten(err.Error()), "yaml: "))
+		return exit.Usagef("config %s: %s", path, strings.TrimPrefix(table.Flatten(err.Error()), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
 		return nil
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return usageErrorf("config %s:%d: the top level must be a mapping of keys to values", path, root.Line)
+		return exit.Usagef("config %s:%d: the top level must be a mapping of keys to values", path, root.Line)
 	}
 	known := map[string]configKey{}
 	for _, k := range configKeys {
@@ -231,7 +232,7 @@ func checkConfigKeys(path string, b []byte) error {
 			}
 			if k, ok := known[key]; ok {
 				if k.Map && vn.Kind != yaml.MappingNode {
-					return usageErrorf("config %s:%d: key %q must be a mapping", path, kn.Line, key)
+					return exit.Usagef("config %s:%d: key %q must be a mapping", path, kn.Line, key)
 				}
 				continue
 			}
@@ -241,7 +242,7 @@ func checkConfigKeys(path string, b []byte) error {
 				}
 				continue
 			}
-			return usageErrorf("config %s:%d: unknown key %q", path, kn.Line, key)
+			return exit.Usagef("config %s:%d: unknown key %q", path, kn.Line, key)
 		}
 		return nil
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -107,7 +108,7 @@ func TestConfigErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeConfig(t, tt.body)
 			r := run(t, nil, "--config", path, "profile", "--source", "sim")
-			if r.code != ExitUsage {
+			if r.code != exit.Usage {
 				t.Fatalf("exit %d: %s", r.code, r.errOut)
 			}
 			if !strings.Contains(r.errOut, tt.want) || strings.Count(r.errOut, "\n") != 1 {
@@ -119,7 +120,7 @@ func TestConfigErrors(t *testing.T) {
 		})
 	}
 	r := run(t, nil, "--config", "/nonexistent/seedance.yaml", "version")
-	if r.code != ExitUsage || !strings.Contains(r.errOut, "/nonexistent/seedance.yaml") {
+	if r.code != exit.Usage || !strings.Contains(r.errOut, "/nonexistent/seedance.yaml") {
 		t.Fatalf("missing explicit config: %d %q", r.code, r.errOut)
 	}
 }
@@ -127,7 +128,7 @@ func TestConfigErrors(t *testing.T) {
 func TestConfigView(t *testing.T) {
 	file := writeConfig(t, "sim:\n  nodes: 3\n")
 	r := run(t, map[string]string{"SEEDANCE_CONFIG": file, "SEEDANCE_PROFILE_SOURCE": "sim"}, "config", "view")
-	if r.code != ExitOK {
+	if r.code != exit.OK {
 		t.Fatal(r.errOut)
 	}
 	lines := map[string]string{}
@@ -177,7 +178,7 @@ func TestSettingRanges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			r := run(t, tt.env, tt.args...)
-			if r.code != ExitUsage || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, tt.want) {
+			if r.code != exit.Usage || strings.Count(r.errOut, "\n") != 1 || !strings.Contains(r.errOut, tt.want) {
 				t.Errorf("%v %v: exit %d %q, want %q", tt.env, tt.args, r.code, r.errOut, tt.want)
 			}
 		})
@@ -278,7 +279,7 @@ func TestCLIHabits(t *testing.T) {
 	}
 	for _, args := range [][]string{{"analyze", "--source", "sim", "-o", "json"}, {"profile", "--source", "sim", "-o", "yaml"}, {"recommend", "-i", "x.json", "-o", "json"}} {
 		r := run(t, nil, args...)
-		if r.code != ExitUsage || !strings.Contains(r.errOut, "did you mean --format") {
+		if r.code != exit.Usage || !strings.Contains(r.errOut, "did you mean --format") {
 			t.Errorf("%v: exit %d %q", args, r.code, r.errOut)
 		}
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"net/url"
 	"regexp"
@@ -99,7 +100,7 @@ func structured(w io.Writer, format, plain string, doc any) error {
 	case "yaml":
 		return yamlout.Write(w, doc)
 	}
-	return usageErrorf("unknown --format %q (choose %s, json or yaml)", format, plain)
+	return exit.Usagef("unknown --format %q (choose %s, json or yaml)", format, plain)
 }
 
 // secretKey matches settings that hold a secret (the *_file variants name a

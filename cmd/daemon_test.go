@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/testkit/engine"
 	"io"
 	"net"
@@ -95,8 +96,8 @@ func terminated(t *testing.T, c *exec.Cmd, stderr *syncBuffer, out string) {
 		_ = c.Process.Kill()
 		t.Fatalf("SIGTERM did not stop it\n%s", stderr.String())
 	}
-	if code := c.ProcessState.ExitCode(); code != int(ExitInterrupted) {
-		t.Errorf("exit %d, want %d\n%s", code, ExitInterrupted, stderr.String())
+	if code := c.ProcessState.ExitCode(); code != int(exit.Interrupted) {
+		t.Errorf("exit %d, want %d\n%s", code, exit.Interrupted, stderr.String())
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("an interrupted run wrote %s", out)
@@ -389,7 +390,7 @@ func TestRulesFIFO(t *testing.T) {
 	go func() { done <- run(t, nil, "analyze", "--source", "sim", "--duration", "60", "--rules", fifo) }()
 	select {
 	case r := <-done:
-		if r.code != ExitUsage || !strings.Contains(r.errOut, "is not a regular file (a FIFO)") {
+		if r.code != exit.Usage || !strings.Contains(r.errOut, "is not a regular file (a FIFO)") {
 			t.Errorf("exit %d: %s", r.code, r.errOut)
 		}
 	case <-time.After(20 * time.Second):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -107,7 +108,7 @@ func TestInterruptWritesPartialProfile(t *testing.T) {
 			if err := c.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			if code := exitCode(c.Wait()); code != int(ExitInterrupted) {
+			if code := exitCode(c.Wait()); code != int(exit.Interrupted) {
 				t.Fatalf("exit %d, want 130: %s", code, stderr)
 			}
 			p := readProfile(t, path)
@@ -168,7 +169,7 @@ func TestWrapForwardsSignals(t *testing.T) {
 func TestWrapCommandNotFound(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.json")
 	c, stderr := startSeedance(t, "profile", "--source", "sim", "--output", path, "--", "/no/such/program")
-	if code := exitCode(c.Wait()); code != int(ExitUsage) {
+	if code := exitCode(c.Wait()); code != int(exit.Usage) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stderr.String(), "/no/such/program") {
@@ -580,7 +581,7 @@ func TestInterruptPrometheus(t *testing.T) {
 	if err := c.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if code := exitCode(c.Wait()); code != int(ExitInterrupted) {
+	if code := exitCode(c.Wait()); code != int(exit.Interrupted) {
 		t.Fatalf("exit %d, want 130: %s", code, stderr)
 	}
 	p := readProfile(t, path)
@@ -688,7 +689,7 @@ func TestMisbehavingPrometheus(t *testing.T) {
 				return
 			}
 			msg := stderr.String()
-			if code != int(ExitFailure) || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, want[name]) || !strings.Contains(msg, "DCGM_FI_") {
+			if code != int(exit.Failure) || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, want[name]) || !strings.Contains(msg, "DCGM_FI_") {
 				t.Fatalf("exit %d: %q, want one line with %q and the query", code, msg, want[name])
 			}
 		})

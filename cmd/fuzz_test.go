@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,7 @@ func FuzzConfigFile(f *testing.F) {
 func TestConfigFileSizeBound(t *testing.T) {
 	for _, path := range []string{"/dev/zero", writeConfig(t, "# "+strings.Repeat("x", 2<<20)+"\n")} {
 		r := run(t, map[string]string{"SEEDANCE_CONFIG": path}, "config", "view")
-		if r.code != ExitUsage || !strings.Contains(r.errOut, "not a seedance settings file") && !strings.Contains(r.errOut, "not a regular file") {
+		if r.code != exit.Usage || !strings.Contains(r.errOut, "not a seedance settings file") && !strings.Contains(r.errOut, "not a regular file") {
 			t.Errorf("%s: exit %d %s", path, r.code, r.errOut)
 		}
 	}

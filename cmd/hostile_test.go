@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,7 +125,7 @@ func runHostile(t *testing.T, file string, args []string) bool {
 			t.Errorf("%s: exit 0 and no output", what)
 		}
 		return true
-	case int(ExitUsage):
+	case int(exit.Usage):
 		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "seedance: ") || len(errOut) > 600 {
 			t.Errorf("%s: not one short line: %q", what, errOut)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"net"
 	"net/http"
@@ -39,7 +40,7 @@ func analyzeLoop(ctx context.Context, o *AnalyzeOptions, reload func() (*Analyze
 	if addr := o.Config.Analyze.Listen; addr != "" {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return usageErrorf("--listen %s: %v", addr, err)
+			return exit.Usagef("--listen %s: %v", addr, err)
 		}
 		srv := listenServer(st, o.Config.Limits.HTTPTimeout)
 		go func() { _ = srv.Serve(netutil.LimitListener(ln, o.Config.Limits.HTTPConnections)) }() // ends below
@@ -129,7 +130,7 @@ func (p *period) finished(now time.Time) time.Duration {
 }
 
 func isUsage(err error) bool {
-	var ue *UsageError
+	var ue *exit.UsageError
 	return errors.As(err, &ue)
 }
 

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,7 @@ func newManCmd(f *Factory) *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if dir == "" {
-				return usageErrorf("--dir DIR is required")
+				return exit.Usagef("--dir DIR is required")
 			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func TestStepBelowScrapeInterval(t *testing.T) {
 			}
 		}
 	}
-	if r := run(t, nil, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h", "--step", "soon"); r.code != ExitUsage || !strings.Contains(r.errOut, `--step "soon" is not auto or a duration`) {
+	if r := run(t, nil, "profile", "--source", "prometheus", "--prometheus-url", srv.URL, "--duration", "1h", "--step", "soon"); r.code != exit.Usage || !strings.Contains(r.errOut, `--step "soon" is not auto or a duration`) {
 		t.Errorf("--step soon: exit %d %s", r.code, r.errOut)
 	}
 }
@@ -141,7 +142,7 @@ func TestWrapWithoutGPU(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
 	r := run(t, nil, "profile", "-o", filepath.Join(dir, "out.json"), "--", "touch", marker)
-	if r.code != ExitUsage {
+	if r.code != exit.Usage {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 	if _, err := os.Stat(marker); err == nil {

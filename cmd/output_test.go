@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,7 +25,7 @@ func TestOutputCheckedBeforeWork(t *testing.T) {
 	for _, tt := range tests {
 		c, stderr := startSeedance(t, "profile", "--source", "sim", "--sim-nodes", "1", "-o", tt.out, "--", "touch", marker)
 		code := exitCode(c.Wait())
-		if code != int(ExitUsage) || !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+		if code != int(exit.Usage) || !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("-o %s: exit %d: %s", tt.out, code, stderr)
 		}
 		if _, err := os.Stat(marker); err == nil {
@@ -44,7 +45,7 @@ func TestOutputIsNotAnInput(t *testing.T) {
 		{"recommend", "-i", p, "-o", p},
 	} {
 		r := run(t, nil, args...)
-		if r.code != ExitUsage || !strings.Contains(r.errOut, "is also an input") {
+		if r.code != exit.Usage || !strings.Contains(r.errOut, "is also an input") {
 			t.Errorf("%v: exit %d %s", args, r.code, r.errOut)
 		}
 	}
@@ -56,7 +57,7 @@ func TestOutputIsNotAnInput(t *testing.T) {
 	if r := run(t, nil, "analyze", p, "--format", "json", "-o", base); r.code != 0 {
 		t.Fatal(r.errOut)
 	}
-	if r := run(t, nil, "analyze", p, "--baseline", base, "--format", "json", "-o", base); r.code != ExitUsage {
+	if r := run(t, nil, "analyze", p, "--baseline", base, "--format", "json", "-o", base); r.code != exit.Usage {
 		t.Errorf("baseline as output: exit %d %s", r.code, r.errOut)
 	}
 }
@@ -106,7 +107,7 @@ func TestShortJobSaysSo(t *testing.T) {
 	// The gates decide on measured values (pass or fail: the simulated
 	// node's first second varies), never on nothing.
 	r = run(t, nil, "analyze", path, "--idle-window", "200ms", "--gate", "summary.avg_gpu_util_pct >= 5", "--gate", "summary.idle_ratio <= 0.9")
-	if (r.code != 0 && r.code != ExitGateFailed) || strings.Contains(r.errOut, "note:") || !regexp.MustCompile(`gate (PASS|FAIL): summary.avg_gpu_util_pct >= 5 \(was [0-9.]+\)`).MatchString(r.errOut) {
+	if (r.code != 0 && r.code != exit.GateFailed) || strings.Contains(r.errOut, "note:") || !regexp.MustCompile(`gate (PASS|FAIL): summary.avg_gpu_util_pct >= 5 \(was [0-9.]+\)`).MatchString(r.errOut) {
 		t.Fatalf("scaled window: exit %d: %s", r.code, r.errOut)
 	}
 }
@@ -127,7 +128,7 @@ func TestSourceURLsAndInputs(t *testing.T) {
 		{[]string{"recommend", "-i", t.TempDir()}, "it is a directory, not a profile file"},
 	} {
 		r := run(t, nil, tt.args...)
-		if r.code != ExitUsage || !strings.Contains(r.errOut, tt.want) || strings.Contains(r.errOut, "pw@") {
+		if r.code != exit.Usage || !strings.Contains(r.errOut, tt.want) || strings.Contains(r.errOut, "pw@") {
 			t.Errorf("%v: exit %d %q", tt.args, r.code, r.errOut)
 		}
 	}
@@ -179,7 +180,7 @@ func TestYAMLFormats(t *testing.T) {
 	same("plan", []string{"recommend", "--input", path, "--dialect", "json"}, []string{"recommend", "--input", path, "--dialect", "yaml"})
 	same("config", []string{"config", "view", "-f", "json"}, []string{"config", "view", "-f", "yaml"})
 	same("version", []string{"version", "-f", "json"}, []string{"version", "-f", "yaml"})
-	if r := run(t, nil, "version", "-f", "xml"); r.code != ExitUsage || !strings.Contains(r.errOut, "choose text, json or yaml") {
+	if r := run(t, nil, "version", "-f", "xml"); r.code != exit.Usage || !strings.Contains(r.errOut, "choose text, json or yaml") {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"os"
 	"path/filepath"
@@ -75,11 +76,11 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 		RunE: func(c *cobra.Command, args []string) error {
 			if n := c.ArgsLenAtDash(); n >= 0 {
 				if n > 0 {
-					return usageErrorf("unexpected argument %q before --", args[0])
+					return exit.Usagef("unexpected argument %q before --", args[0])
 				}
 				opts.Command = args
 			} else if len(args) > 0 {
-				return usageErrorf("unexpected argument %q (to profile a command, put it after --)", args[0])
+				return exit.Usagef("unexpected argument %q (to profile a command, put it after --)", args[0])
 			}
 			cfg, err := f.Config()
 			if err != nil {
@@ -105,13 +106,13 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 func profileRun(o *ProfileOptions) error {
 	pc := o.Config.Profile
 	if pc.Interval < MinInterval {
-		return usageErrorf("--interval %s is below the minimum of %s: NVML averages utilization over at least 1/6 s, so faster sampling only repeats values", pc.Interval, MinInterval)
+		return exit.Usagef("--interval %s is below the minimum of %s: NVML averages utilization over at least 1/6 s, so faster sampling only repeats values", pc.Interval, MinInterval)
 	}
 	if pc.Duration < 0 {
-		return usageErrorf("--duration must not be negative")
+		return exit.Usagef("--duration must not be negative")
 	}
 	if pc.Output == "" {
-		return usageErrorf("--output must name a file, or - for stdout")
+		return exit.Usagef("--output must name a file, or - for stdout")
 	}
 	// Before any sampling, and before a wrapped command runs: a run that
 	// cannot write its profile at the end must not start.
@@ -119,7 +120,7 @@ func profileRun(o *ProfileOptions) error {
 		return err
 	}
 	if err := fsutil.CheckOutput(pc.Output); err != nil {
-		return usageErrorf("--output: %v", err)
+		return exit.Usagef("--output: %v", err)
 	}
 	var err error
 	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
@@ -161,7 +162,7 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 		return nil, nil, err
 	}
 	if len(o.Command) > 0 && !reg.Wraps {
-		return nil, nil, usageErrorf("--source %s cannot profile a command: it does not see this node's processes (use nvml)", pc.Source)
+		return nil, nil, exit.Usagef("--source %s cannot profile a command: it does not see this node's processes (use nvml)", pc.Source)
 	}
 	env, err := o.sourceEnv()
 	if err != nil {
@@ -215,7 +216,7 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 	}
 	bar.done()
 	if errors.Is(err, source.ErrInterrupted) {
-		return nil, nil, &ExitError{Code: ExitInterrupted, Err: err}
+		return nil, nil, &exit.Error{Code: exit.Interrupted, Err: err}
 	}
 	if p != nil && o.Config.Slurm.Pending {
 		// Without Slurm's pending jobs a node they wait for would look
@@ -231,7 +232,7 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 		}
 		notes, serr := slurm.AddPending(ctx, p, squeue)
 		if ctx.Err() != nil {
-			return nil, nil, &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted while squeue ran: nothing written")}
+			return nil, nil, &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted while squeue ran: nothing written")}
 		}
 		p.PendingUnknown = "" // Slurm's queue is where the work waits
 		if serr != nil {
@@ -242,7 +243,7 @@ func recordProfile(o *ProfileOptions, spillDir string) (*profile.Profile, *spill
 		// The owners of the running jobs, for attribution by user and account.
 		notes, serr = slurm.AddOwners(ctx, p, squeue, sacct)
 		if ctx.Err() != nil {
-			return nil, nil, &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted while squeue or sacct ran: nothing written")}
+			return nil, nil, &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted while squeue or sacct ran: nothing written")}
 		}
 		if serr != nil {
 			notes = []string{"the user and account of Slurm's running jobs unknown: " + table.Flatten(serr.Error())}
@@ -264,8 +265,8 @@ func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptib
 		if len(p.Notes) > 0 {
 			nothing = fmt.Errorf("%w (%s)", nothing, p.Notes[0])
 		}
-		var ee *ExitError
-		if errors.As(err, &ee) && ee.Code != ExitOK {
+		var ee *exit.Error
+		if errors.As(err, &ee) && ee.Code != exit.OK {
 			fmt.Fprintln(o.IO.ErrOut, "seedance: "+table.Visible(table.Flatten(nothing.Error())))
 			return err
 		}
@@ -285,7 +286,7 @@ func finishProfile(o *ProfileOptions, p *profile.Profile, err error, interruptib
 		return err
 	}
 	if !p.Complete && interruptible && o.Ctx.Err() != nil {
-		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: wrote the samples collected so far (\"complete\": false)")}
+		return &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted: wrote the samples collected so far (\"complete\": false)")}
 	}
 	return nil
 }
@@ -317,7 +318,7 @@ func (o *ProfileOptions) sourceEnv() (source.Env, error) {
 		}
 		v, err := time.Parse(time.RFC3339, t.value)
 		if err != nil {
-			return env, usageErrorf("%s %q is not an RFC 3339 time", t.flag, t.value)
+			return env, exit.Usagef("%s %q is not an RFC 3339 time", t.flag, t.value)
 		}
 		*t.into = v
 	}
@@ -398,12 +399,12 @@ func readTopologyFiles(specs []string) ([]topologyFile, error) {
 		}
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, usageErrorf("--topology-file: %v", err)
+			return nil, exit.Usagef("--topology-file: %v", err)
 		}
 		t, err := hwtopo.ParseMatrix(f)
 		f.Close()
 		if err != nil {
-			return nil, usageErrorf("--topology-file %s: %v", file, err)
+			return nil, exit.Usagef("--topology-file %s: %v", file, err)
 		}
 		out = append(out, topologyFile{node, file, t})
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/prometheus/common/config"
+	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/spf13/viper"
 	yaml "go.yaml.in/yaml/v2"
@@ -29,10 +30,10 @@ func httpConfig(v *viper.Viper, section string) (config.HTTPClientConfig, error)
 	}
 	b, err := yaml.Marshal(m)
 	if err != nil {
-		return cfg, usageErrorf("config %s: %v", key, err)
+		return cfg, exit.Usagef("config %s: %v", key, err)
 	}
 	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
-		return cfg, usageErrorf("config %s: %s", key, table.Flatten(err.Error()))
+		return cfg, exit.Usagef("config %s: %s", key, table.Flatten(err.Error()))
 	}
 	return cfg, nil
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"os"
 	"strings"
@@ -48,10 +49,10 @@ move. Every plan is replayed and checked before it is printed.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.Input == "" {
-				return usageErrorf("no input: give a profile with --input FILE (or - for stdin)")
+				return exit.Usagef("no input: give a profile with --input FILE (or - for stdin)")
 			}
 			if _, err := recommend.For(o.Dialect); err != nil {
-				return &UsageError{Err: err}
+				return &exit.UsageError{Err: err}
 			}
 			cfg, err := f.Config()
 			if err != nil {
@@ -83,7 +84,7 @@ func recommendRun(o *RecommendOptions) error {
 		return err
 	}
 	if err := fsutil.CheckOutput(o.Output, o.Input); err != nil {
-		return usageErrorf("--output: %v", err)
+		return exit.Usagef("--output: %v", err)
 	}
 	// The plan of analyze --report migration, from the same analysis of
 	// the same input (#26: one plan).
@@ -105,7 +106,7 @@ func recommendRun(o *RecommendOptions) error {
 	}
 	write, err := recommend.For(o.Dialect)
 	if err != nil {
-		return &UsageError{Err: err}
+		return &exit.UsageError{Err: err}
 	}
 	var buf bytes.Buffer
 	if err := write(&buf, plan); err != nil {

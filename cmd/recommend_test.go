@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ func TestRecommendOnSimulatedCluster(t *testing.T) {
 		t.Fatalf("mode %v script %.300s", fi.Mode(), b)
 	}
 	for _, args := range [][]string{{"recommend"}, {"recommend", "--input", p, "--dialect", "ansible"}, {"recommend", "--input", "/nope.json"}} {
-		if r := run(t, nil, args...); r.code != ExitUsage {
+		if r := run(t, nil, args...); r.code != exit.Usage {
 			t.Errorf("%v: exit %d", args, r.code)
 		}
 	}

@@ -7,6 +7,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"os/signal"
 	"syscall"
@@ -53,7 +54,7 @@ func NewFactory() *Factory {
 func (f *Factory) Config() (*Config, error) {
 	var c Config
 	if err := f.viper.Unmarshal(&c, viper.DecodeHook(durationHook())); err != nil {
-		return nil, usageErrorf("configuration: %s", table.Flatten(err.Error()))
+		return nil, exit.Usagef("configuration: %s", table.Flatten(err.Error()))
 	}
 	if err := checkRanges(&c); err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 	root.SetVersionTemplate("seedance {{.Version}}\n")
 	root.PersistentFlags().StringVar(&configFlag, "config", "", "config file (default $SEEDANCE_CONFIG, $XDG_CONFIG_HOME/seedance/config.yaml, /etc/seedance/config.yaml)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &UsageError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		return &exit.UsageError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
@@ -112,7 +113,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 }
 
 // Main runs seedance with the process's arguments and returns its exit status.
-func Main() ExitCode {
+func Main() exit.Code {
 	f := NewFactory()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -120,16 +121,16 @@ func Main() ExitCode {
 }
 
 // Run executes the command line args and prints any error as one line.
-func Run(ctx context.Context, f *Factory, args []string) ExitCode {
+func Run(ctx context.Context, f *Factory, args []string) exit.Code {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := exitCodeFor(err)
 	if err != nil && !f.started {
-		code = ExitUsage
+		code = exit.Usage
 	}
 	if err != nil {
-		if ee, ok := err.(*ExitError); !ok || ee.Err != nil {
+		if ee, ok := err.(*exit.Error); !ok || ee.Err != nil {
 			fmt.Fprintf(f.IO.ErrOut, "seedance: %s\n", table.Visible(table.Flatten(err.Error())))
 		}
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"maps"
 	"regexp"
 	"slices"
@@ -342,7 +343,7 @@ var formatNames = []string{"json", "yaml", "yml", "table", "csv", "markdown", "m
 // meant --format json, as kubectl users write it.
 func checkOutputName(flag, path string) error {
 	if slices.Contains(formatNames, path) {
-		return usageErrorf("%s %s would write a file named %q: did you mean --format %s? (write ./%s to mean the file)", flag, path, path, path, path)
+		return exit.Usagef("%s %s would write a file named %q: did you mean --format %s? (write ./%s to mean the file)", flag, path, path, path, path)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -266,7 +267,7 @@ func TestDocSnippets(t *testing.T) {
 				out, code := sb.sh(t, sb.subst.Replace(c))
 				if want, ok := needsGPU[c]; ok {
 					// Without a GPU, the documented refusal.
-					if code != int(ExitUsage) || !strings.Contains(out, want) {
+					if code != int(exit.Usage) || !strings.Contains(out, want) {
 						t.Errorf("%s: without a GPU: exit %d: %s\n%s", where, code, c, out)
 					}
 					continue

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
@@ -45,7 +46,7 @@ func spillRun(o *ProfileOptions, s source.NodeStreamer, ro source.RecordOptions,
 	if err != nil {
 		sp.Close()
 		if errors.Is(err, source.ErrInterrupted) {
-			return nil, nil, &ExitError{Code: ExitInterrupted, Err: err}
+			return nil, nil, &exit.Error{Code: exit.Interrupted, Err: err}
 		}
 		return nil, nil, err
 	}
@@ -76,7 +77,7 @@ func finishSpilled(o *ProfileOptions, h *profile.Profile, sp *spilled) error {
 		fmt.Fprintln(o.IO.ErrOut, "note: "+table.Visible(n))
 	}
 	if !h.Complete && o.Ctx.Err() != nil {
-		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted: wrote the samples collected so far (\"complete\": false)")}
+		return &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted: wrote the samples collected so far (\"complete\": false)")}
 	}
 	return nil
 }

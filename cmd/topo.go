@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
+	"github.com/seedance/seedance/internal/exit"
 
 	nvmlsrc "github.com/seedance/seedance/source/nvml"
 
@@ -40,7 +41,7 @@ host part and says so (exit 0).`,
 			switch o.Format {
 			case "table", "json", "matrix":
 			default:
-				return usageErrorf("unknown --format %q (choose table, json or matrix)", o.Format)
+				return exit.Usagef("unknown --format %q (choose table, json or matrix)", o.Format)
 			}
 			if runF != nil {
 				return runF(o)
@@ -83,7 +84,7 @@ func topoRunWithHost(o *TopoOptions, host *hwtopo.Host, warnings ...string) erro
 		return enc.Encode(rep)
 	case "matrix":
 		if rep.Topology == nil {
-			return usageErrorf("no GPU found (%s): there is no matrix to print", rep.NoGPU)
+			return exit.Usagef("no GPU found (%s): there is no matrix to print", rep.NoGPU)
 		}
 		return hwtopo.WriteMatrix(o.IO.Out, rep.Topology, o.IO.ColorEnabled())
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"github.com/seedance/seedance/internal/exit"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,7 @@ func TestTopoWithoutGPU(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &res); err != nil || res["gpu_topology"] != nil || res["host"] == nil {
 		t.Fatalf("json %v: %s", err, r.out)
 	}
-	if r := run(t, nil, "topo", "--format", "dot"); r.code != ExitUsage {
+	if r := run(t, nil, "topo", "--format", "dot"); r.code != exit.Usage {
 		t.Fatalf("bad format: %d", r.code)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 
 // recordCommand runs o.Command, samples until it exits, and returns the
 // profile with the command's process tree as a job workload. The command's
-// exit status becomes seedance's (an *ExitError). The child runs in its own
+// exit status becomes seedance's (an *exit.Error). The child runs in its own
 // process group: SIGINT, SIGTERM and SIGHUP sent to seedance are forwarded to
 // that group once, and a second SIGINT kills it (internal/procgroup).
 func recordCommand(o *ProfileOptions, src source.Profiler, ro source.RecordOptions) (*profile.Profile, error) {
@@ -29,7 +30,7 @@ func recordCommand(o *ProfileOptions, src source.Profiler, ro source.RecordOptio
 	}
 	child, err := procgroup.Start(c)
 	if err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("run %s: %w", o.Command[0], err)}
+		return nil, &exit.UsageError{Err: fmt.Errorf("run %s: %w", o.Command[0], err)}
 	}
 	ro.Stop = child.Exited()
 	ro.Job = &source.Job{Name: filepath.Base(o.Command[0]), PID: child.PID(), ProcRoot: o.Config.NVML.ProcRoot}
@@ -53,9 +54,9 @@ func commandExit(err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return &ExitError{Code: ExitCode(128 + int(ws.Signal()))}
+			return &exit.Error{Code: exit.Code(128 + int(ws.Signal()))}
 		}
-		return &ExitError{Code: ExitCode(ee.ExitCode())}
+		return &exit.Error{Code: exit.Code(ee.ExitCode())}
 	}
 	return fmt.Errorf("wait for command: %w", err)
 }
