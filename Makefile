@@ -1,7 +1,7 @@
 # The developer's commands (CONTRIBUTING.md). CI runs `bash .ci/run`, which does all of
 # this and starts the real engines the tests need.
 
-GOLDEN_PKGS := ./analyze ./cmd ./hwtopo ./render ./source/sim
+GOLDEN_PKGS := ./analyze ./cmd ./hwtopo ./render ./settings ./source/sim
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: build test test-short lint update-golden bench k8s ci

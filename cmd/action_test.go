@@ -1,12 +1,13 @@
 package cmd
 
 import (
-	"github.com/seedance/seedance/internal/testkit/engine"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/internal/testkit/engine"
 )
 
 // TestGitHubAction runs the action's step script (deploy/github-action/

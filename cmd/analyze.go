@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/settings"
 
 	"github.com/spf13/cobra"
 
@@ -30,7 +32,7 @@ import (
 // AnalyzeOptions are the inputs of `seedance analyze`.
 type AnalyzeOptions struct {
 	IO       *iostreams.IOStreams
-	Config   *Config
+	Config   *settings.Config
 	Inputs   []string
 	Baseline string
 	// Prices from --gpu-price, over the config file's pricing.gpu_hour_usd.
@@ -93,11 +95,11 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 				// options built anew, with the same flags.
 				reload := func() (*AnalyzeOptions, error) {
 					if f.configFile != "" {
-						b, err := fsutil.ReadRegular(f.configFile, maxConfigBytes)
+						b, err := fsutil.ReadRegular(f.configFile, settings.MaxFileBytes)
 						if err != nil {
 							return nil, exit.Usagef("config %s: %v", f.configFile, err)
 						}
-						if err := readConfig(f.viper, f.configFile, b); err != nil {
+						if err := settings.Read(f.viper, f.configFile, b); err != nil {
 							return nil, err
 						}
 					}
@@ -164,7 +166,7 @@ func loadRules(file, configFile string) (*policy.Set, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := fsutil.ReadRegular(path, maxConfigBytes)
+	b, err := fsutil.ReadRegular(path, settings.MaxFileBytes)
 	if err != nil {
 		return nil, exit.Usagef("--rules %s: %v", path, err)
 	}
@@ -235,7 +237,7 @@ func analyzeRun(o *AnalyzeOptions) error {
 // analysisParams are the analysis settings of the configuration, the same
 // for analyze and for recommend, whose plans are made from the same
 // analysis (#26: one plan).
-func analysisParams(cfg *Config, prices map[string]float64) analyze.Params {
+func analysisParams(cfg *settings.Config, prices map[string]float64) analyze.Params {
 	ac := cfg.Analyze
 	return analyze.Params{
 		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
@@ -247,7 +249,7 @@ func analysisParams(cfg *Config, prices map[string]float64) analyze.Params {
 // planOptions are the migration settings: what may move. They are
 // settings, never the output dialect's, so that the plan of the same data
 // is the same however it is written.
-func planOptions(cfg *Config) recommend.Options {
+func planOptions(cfg *settings.Config) recommend.Options {
 	m := cfg.Migration
 	return recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
 		MoveJobs: m.MoveJobs, MovePending: m.MovePending, MoveBlockers: m.MoveBlockers}
@@ -280,7 +282,7 @@ func analyzeOnce(o *AnalyzeOptions) (res *report.Result, gateErr, interrupted, e
 	if !(ac.IdleNodeShare > 0 && ac.IdleNodeShare <= 1) {
 		return nil, nil, nil, exit.Usagef("--idle-node-share must be in (0, 1], e.g. 0.5 for half the observed time")
 	}
-	if err := checkOutputName("--output", ac.Output); err != nil {
+	if err := settings.CheckOutputName("--output", ac.Output); err != nil {
 		return nil, nil, nil, err
 	}
 	if err := fsutil.CheckOutput(ac.Output, append([]string{o.Baseline}, o.Inputs...)...); err != nil {
@@ -391,8 +393,8 @@ func writeReport(o *AnalyzeOptions, res *report.Result) error {
 func sourceInput(o *ProfileOptions) (sources []analyze.Source, closeAll func(), interrupted, err error) {
 	closeAll = func() {}
 	pc := o.Config.Profile
-	if pc.Interval < MinInterval || pc.Duration < 0 {
-		return nil, closeAll, nil, exit.Usagef("--interval must be at least %s and --duration not negative", MinInterval)
+	if pc.Interval < settings.MinInterval || pc.Duration < 0 {
+		return nil, closeAll, nil, exit.Usagef("--interval must be at least %s and --duration not negative", settings.MinInterval)
 	}
 	if o.topologies, err = readTopologyFiles(o.TopologyFiles); err != nil {
 		return nil, closeAll, nil, err

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"math"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
 	"github.com/seedance/seedance/internal/testkit/promtest"

@@ -3,12 +3,13 @@ package cmd
 import (
 	"compress/gzip"
 	"encoding/json"
-	"github.com/seedance/seedance/internal/exit"
-	"github.com/seedance/seedance/report"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/report"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/testkit/schematest"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"

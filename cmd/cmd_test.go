@@ -3,12 +3,14 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/settings"
 
 	"github.com/seedance/seedance/internal/iostreams"
 	"github.com/seedance/seedance/internal/nvapi"
@@ -168,12 +170,12 @@ func TestParseDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{
 		"300": 300 * time.Second, "0.5": 500 * time.Millisecond, "90s": 90 * time.Second, "5m": 5 * time.Minute, "1h30m": 90 * time.Minute, "0": 0,
 	} {
-		got, err := parseDuration(in)
+		got, err := settings.ParseDuration(in)
 		if err != nil || got != want {
-			t.Errorf("parseDuration(%q) = %v, %v; want %v", in, got, err, want)
+			t.Errorf("settings.ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := parseDuration("5 minutes"); err == nil {
+	if _, err := settings.ParseDuration("5 minutes"); err == nil {
 		t.Error("accepted 5 minutes")
 	}
 }

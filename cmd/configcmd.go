@@ -3,12 +3,14 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/settings"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +45,7 @@ Precedence is flag > env > file > default.`,
 			}
 			fmt.Fprintf(f.IO.Out, "config file: %s\n\n", file)
 			t := table.New(f.IO.Out, "KEY", "VALUE", "SOURCE")
-			for _, key := range sortedKeys(f.viper) {
+			for _, key := range settings.SortedKeys(f.viper) {
 				t.Row(key, redactSetting(key, f.viper.Get(key)), settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv))
 			}
 			return t.Flush()
@@ -72,7 +74,7 @@ func configDoc(f *Factory, c *cobra.Command) any {
 	if f.configFile != "" {
 		doc.ConfigFile = &f.configFile
 	}
-	for _, key := range sortedKeys(f.viper) {
+	for _, key := range settings.SortedKeys(f.viper) {
 		last := key[strings.LastIndex(key, ".")+1:]
 		doc.Settings = append(doc.Settings, setting{key, plainValue(redactValue(f.viper.Get(key), isSecretKey(last))),
 			settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv)})

@@ -3,8 +3,6 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
-	"github.com/seedance/seedance/internal/testkit/engine"
 	"io"
 	"net"
 	"net/http"
@@ -17,8 +15,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/testkit/engine"
+
 	"time"
+
+	"github.com/seedance/seedance/profile"
 )
 
 // TestLoopSurvivesHostileRules (#27, cases 2 and 3): in loop mode, a rules

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/testkit/browsertest"
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/report"
 

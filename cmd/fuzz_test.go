@@ -1,11 +1,13 @@
 package cmd
 
 import (
-	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/settings"
 )
 
 // FuzzConfigFile: any config file is read, or refused with one line; it
@@ -21,8 +23,8 @@ func FuzzConfigFile(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		v := newViper()
-		if _, err := loadConfig(v, path, func(string) string { return "" }); err != nil {
+		v := settings.NewViper()
+		if _, err := settings.Load(v, path, func(string) string { return "" }); err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of more than one line: %q", err)
 			}
@@ -33,7 +35,7 @@ func FuzzConfigFile(f *testing.F) {
 			t.Fatalf("error of more than one line: %q", err)
 		}
 		for _, section := range []string{"prometheus", "scrape"} {
-			_, _ = httpConfig(v, section) // an error is a result here; a panic is not
+			_, _ = settings.HTTP(v, section) // an error is a result here; a panic is not
 		}
 	})
 }

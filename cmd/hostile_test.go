@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/testkit/golden"
 	"github.com/seedance/seedance/internal/testkit/hostile"

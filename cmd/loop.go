@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/net/netutil"

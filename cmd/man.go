@@ -1,8 +1,9 @@
 package cmd
 
 import (
-	"github.com/seedance/seedance/internal/exit"
 	"os"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"

@@ -3,11 +3,12 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
 	"github.com/seedance/seedance/internal/testkit/promtest"

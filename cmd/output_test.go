@@ -2,13 +2,14 @@ package cmd
 
 import (
 	"encoding/json"
-	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"gopkg.in/yaml.v3"
 )

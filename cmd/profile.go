@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/settings"
 
 	"github.com/prometheus/common/config"
 	"github.com/spf13/cobra"
@@ -26,11 +28,6 @@ import (
 	"github.com/seedance/seedance/source/slurm"
 )
 
-// MinInterval is the shortest sampling interval: NVML's utilization counters
-// are averaged over 1/6 s to 1 s depending on the GPU, so faster sampling
-// only repeats values while costing CPU.
-const MinInterval = 100 * time.Millisecond
-
 // ProfileOptions are the inputs of `seedance profile`.
 type ProfileOptions struct {
 	IO     *iostreams.IOStreams
@@ -38,7 +35,7 @@ type ProfileOptions struct {
 	Now    func() time.Time
 	Build  BuildInfo
 	Ctx    context.Context
-	Config *Config
+	Config *settings.Config
 	// Command is the command to run and profile (after "--").
 	Command []string
 	// Start and End bound the range read from Prometheus.
@@ -105,8 +102,8 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error, bad input or no GPU;
 // profileRun checks the options, opens the source, records and writes.
 func profileRun(o *ProfileOptions) error {
 	pc := o.Config.Profile
-	if pc.Interval < MinInterval {
-		return exit.Usagef("--interval %s is below the minimum of %s: NVML averages utilization over at least 1/6 s, so faster sampling only repeats values", pc.Interval, MinInterval)
+	if pc.Interval < settings.MinInterval {
+		return exit.Usagef("--interval %s is below the minimum of %s: NVML averages utilization over at least 1/6 s, so faster sampling only repeats values", pc.Interval, settings.MinInterval)
 	}
 	if pc.Duration < 0 {
 		return exit.Usagef("--duration must not be negative")
@@ -116,7 +113,7 @@ func profileRun(o *ProfileOptions) error {
 	}
 	// Before any sampling, and before a wrapped command runs: a run that
 	// cannot write its profile at the end must not start.
-	if err := checkOutputName("--output", pc.Output); err != nil {
+	if err := settings.CheckOutputName("--output", pc.Output); err != nil {
 		return err
 	}
 	if err := fsutil.CheckOutput(pc.Output); err != nil {
@@ -301,8 +298,8 @@ func writeProfile(stdout io.Writer, path string, p *profile.Profile) error {
 // sourceEnv is what the source reads its settings from.
 func (o *ProfileOptions) sourceEnv() (source.Env, error) {
 	env := source.Env{
-		Settings: o.Config.sourceSettings,
-		HTTP:     func(section string) (config.HTTPClientConfig, error) { return httpConfig(o.viper, section) },
+		Settings: o.Config.SourceSettings,
+		HTTP:     func(section string) (config.HTTPClientConfig, error) { return settings.HTTP(o.viper, section) },
 		NVML:     o.NVML,
 		Now:      o.Now,
 		Duration: o.Config.Profile.Duration, Interval: o.Config.Profile.Interval,

@@ -3,10 +3,12 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/settings"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +23,7 @@ import (
 // RecommendOptions are the inputs of `seedance recommend`.
 type RecommendOptions struct {
 	IO      *iostreams.IOStreams
-	Config  *Config
+	Config  *settings.Config
 	Input   string
 	Dialect string
 	Output  string
@@ -80,7 +82,7 @@ move. Every plan is replayed and checked before it is printed.`,
 }
 
 func recommendRun(o *RecommendOptions) error {
-	if err := checkOutputName("--output", o.Output); err != nil {
+	if err := settings.CheckOutputName("--output", o.Output); err != nil {
 		return err
 	}
 	if err := fsutil.CheckOutput(o.Output, o.Input); err != nil {

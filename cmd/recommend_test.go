@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/testkit/schematest"
 	"github.com/seedance/seedance/profile"

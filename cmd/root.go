@@ -7,11 +7,13 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/settings"
 
 	nvmlsrc "github.com/seedance/seedance/source/nvml"
 
@@ -51,20 +53,11 @@ func NewFactory() *Factory {
 }
 
 // Config returns the effective configuration.
-func (f *Factory) Config() (*Config, error) {
-	var c Config
-	if err := f.viper.Unmarshal(&c, viper.DecodeHook(durationHook())); err != nil {
-		return nil, exit.Usagef("configuration: %s", table.Flatten(err.Error()))
-	}
-	if err := checkRanges(&c); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
+func (f *Factory) Config() (*settings.Config, error) { return settings.Decode(f.viper) }
 
 // NewRootCmd builds the seedance command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
-	f.viper = newViper()
+	f.viper = settings.NewViper()
 	var configFlag string
 	root := &cobra.Command{
 		Use:   "seedance",
@@ -82,7 +75,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 			if err := bindFlags(f.viper, c.Flags()); err != nil {
 				return err
 			}
-			path, err := loadConfig(f.viper, configFlag, f.Getenv)
+			path, err := settings.Load(f.viper, configFlag, f.Getenv)
 			f.configFile = path
 			return err
 		},

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+
 	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/table"

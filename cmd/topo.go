@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"errors"
+
 	"github.com/seedance/seedance/internal/exit"
 
 	nvmlsrc "github.com/seedance/seedance/source/nvml"

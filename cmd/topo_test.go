@@ -2,9 +2,10 @@ package cmd
 
 import (
 	"encoding/json"
-	"github.com/seedance/seedance/internal/exit"
 	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
 )
 
 func TestTopoWithoutGPU(t *testing.T) {

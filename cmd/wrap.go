@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/procgroup"
 

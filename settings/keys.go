@@ -1,31 +1,29 @@
-package cmd
+package settings
 
 import (
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"
 )
 
-// configKey is one setting, defined once. Its config file key, its
+// Key is one setting, defined once. Its config file key, its
 // environment variable (SEEDANCE_ + the key), its default, its flag, the
 // range checked at start-up, `seedance config view` and the settings tables
 // of docs/configuration.md are all made from it.
-type configKey struct {
+type Key struct {
 	Key string
 	// Default's type is the setting's: string, bool, int, int64, float64,
-	// dur (a duration), []string or a map.
+	// Dur (a duration), []string or a map.
 	Default any
 	Help    string
 	// Cmd names the commands (space-separated) whose flag Flag sets the key
@@ -47,11 +45,11 @@ type configKey struct {
 	Range *valueRange
 }
 
-// dur is a duration default, written as users write it ("60s", "2h").
-type dur string
+// Dur is a duration default, written as users write it ("60s", "2h").
+type Dur string
 
 // secondsDur writes a default duration in seconds ("60s").
-func secondsDur(d time.Duration) dur { return dur(fmt.Sprintf("%gs", d.Seconds())) }
+func secondsDur(d time.Duration) Dur { return Dur(fmt.Sprintf("%gs", d.Seconds())) }
 
 // valueRange is an inclusive range of valid values.
 type valueRange struct{ Min, Max float64 }
@@ -76,7 +74,7 @@ var httpClientKeys = map[string]bool{
 func init() {
 	for _, section := range []string{"prometheus", "scrape"} {
 		for k, nested := range httpClientKeys {
-			configKeys = append(configKeys, configKey{Key: section + "." + k, Map: nested, NoDefault: true})
+			Keys = append(Keys, Key{Key: section + "." + k, Map: nested, NoDefault: true})
 		}
 	}
 }
@@ -97,14 +95,14 @@ func orList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// configKeys is every setting seedance knows. A config file key that is not
+// Keys is every setting seedance knows. A config file key that is not
 // here (or below a Map key) is an error.
-var configKeys = []configKey{
+var Keys = []Key{
 	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: " + orList(source.Names())},
-	{Key: "profile.interval", Default: dur("1s"), Cmd: "profile analyze", Flag: "interval", Help: "time between samples (at least 100ms)", Range: rng(0.1, day)},
-	{Key: "profile.duration", Default: dur("0s"), Cmd: "profile analyze", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h): nvml and scrape sample for it (0: until interrupted, or until CMD exits); prometheus reads the range that ends at --end (default now) and lasts it, unless --start is given; sim simulates it (0: 300s)", Range: rng(0, span)},
+	{Key: "profile.interval", Default: Dur("1s"), Cmd: "profile analyze", Flag: "interval", Help: "time between samples (at least 100ms)", Range: rng(0.1, day)},
+	{Key: "profile.duration", Default: Dur("0s"), Cmd: "profile analyze", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h): nvml and scrape sample for it (0: until interrupted, or until CMD exits); prometheus reads the range that ends at --end (default now) and lasts it, unless --start is given; sim simulates it (0: 300s)", Range: rng(0, span)},
 	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed"},
-	{Key: "profile.checkpoint", Default: dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: rng(0, day)},
+	{Key: "profile.checkpoint", Default: Dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: rng(0, day)},
 	{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
 	{Key: "nvml.node_name", Default: "", Cmd: "profile analyze", Flag: "node-name", Help: "node name to record (default: the host name)", DocDefault: "host name"},
 	{Key: "nvml.proc_root", Default: "/proc", Help: "procfs mount, for process names and pod cgroups"},
@@ -124,10 +122,10 @@ var configKeys = []configKey{
 	{Key: "analyze.idle_window", Default: secondsDur(analysisDefaults.IdleWindow), Cmd: "analyze", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: rng(0.001, span)},
 	{Key: "analyze.underused_pct", Default: analysisDefaults.UnderusedPct, Cmd: "analyze", Flag: "underused", Help: "a node is under-used when its mean GPU utilization is below this percentage", Range: rng(0, 100)},
 	{Key: "analyze.idle_node_share", Default: analysisDefaults.IdleNodeShare, Cmd: "analyze", Flag: "idle-node-share", Help: "a node is idle when idle for at least this share (0–1) of its observed time", Range: rng(0.001, 1)},
-	{Key: "analyze.stale_after", Default: dur("0s"), Cmd: "analyze", Flag: "stale-after", Help: "a node whose newest sample ends longer than this before the window does is stale: not idle now, no command acts on it (0: the idle window)", Range: rng(0, span)},
+	{Key: "analyze.stale_after", Default: Dur("0s"), Cmd: "analyze", Flag: "stale-after", Help: "a node whose newest sample ends longer than this before the window does is stale: not idle now, no command acts on it (0: the idle window)", Range: rng(0, span)},
 	{Key: "analyze.fragmentation_ratio", Default: recommend.DefaultFragmentationRatio, Cmd: "analyze", Flag: "fragmentation-ratio", Help: "fragmentation report: a pool whose stranded share of free GPUs is above this (0–1) gets a suggestion", Range: rng(0, 1)},
 	{Key: "analyze.dialect", Default: analysisDefaults.Dialect, Cmd: "analyze", Flag: "dialect", Help: "commands in suggestions: kubectl, slurm or none"},
-	{Key: "analyze.every", Default: dur("0s"), Cmd: "analyze", Flag: "every", Help: "run again every this long, re-reading the config and rules files when they change (0: once; docs/rules.md, Loop mode)", Range: rng(0, span)},
+	{Key: "analyze.every", Default: Dur("0s"), Cmd: "analyze", Flag: "every", Help: "run again every this long, re-reading the config and rules files when they change (0: once; docs/rules.md, Loop mode)", Range: rng(0, span)},
 	{Key: "analyze.listen", Default: "", Cmd: "analyze", Flag: "listen", Help: "with --every: serve the latest report's series at http://ADDR/metrics and /healthz (e.g. :9464)"},
 	{Key: "analyze.gates", Default: []string{}, Cmd: "analyze", Flag: "gate", Help: "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3"},
 	{Key: "attribution.idle_holder_util_pct", Default: holderDefaults.IdleUtilPct, Help: "holder rule: a workload holding GPUs below this mean utilization… (0 turns the rule off)", Range: rng(0, 100)},
@@ -159,9 +157,9 @@ var configKeys = []configKey{
 	{Key: "prometheus.url", Default: "", Cmd: "profile analyze", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
 	{Key: "prometheus.step", Default: "auto", Cmd: "profile analyze", Flag: "step", Help: "dcgm-exporter's scrape interval (--source prometheus): auto measures it on each target's samples, which is what the figures use; a duration (30s) is assumed only where a target has one sample, and noted when the data contradicts it"},
 	{Key: "prometheus.selector", Default: "", Cmd: "profile analyze", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
-	{Key: "prometheus.chunk", Default: dur("2h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: rng(1, 31*day)},
+	{Key: "prometheus.chunk", Default: Dur("2h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: rng(1, 31*day)},
 	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile analyze", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: rng(1, 64)},
-	{Key: "prometheus.timeout", Default: dur("2m"), Cmd: "profile analyze", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: rng(0.1, day)},
+	{Key: "prometheus.timeout", Default: Dur("2m"), Cmd: "profile analyze", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: rng(0.1, day)},
 	{Key: "prometheus.max_samples", Default: 100_000_000, Help: "most samples one batch of nodes holds (about 20 bytes of memory each); past it the read stops with a message saying how to narrow it", Range: rng(1000, 1e10)},
 	{Key: "prometheus.pushdown", Default: false, Cmd: "profile analyze", Flag: "pushdown", Help: "read utilization raw and the energy counter as exact per-chunk aggregates, nothing else: the idle time, costs and energy of the raw read for about a tenth of the samples (docs/sources.md, Pushdown)"},
 	{Key: "prometheus.batch_samples", Default: 2_500_000, Help: "sample values the nodes read together hold at most (about 20 bytes of memory each): the read's working set, whatever the range or the number of nodes", Range: rng(1000, 1e10)},
@@ -169,69 +167,27 @@ var configKeys = []configKey{
 	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings: prometheus/common HTTPClientConfig (basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
 	{Key: "scrape.targets", Default: []string{}, Cmd: "profile analyze", Flag: "targets", Split: true, Help: "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)"},
 	{Key: "scrape.targets_file", Default: "", Cmd: "profile analyze", Flag: "targets-file", Help: "file with one scrape target per line (--source scrape)"},
-	{Key: "scrape.timeout", Default: dur("10s"), Help: "timeout of one scrape (at most the interval)", Range: rng(0, 3600)},
+	{Key: "scrape.timeout", Default: Dur("10s"), Help: "timeout of one scrape (at most the interval)", Range: rng(0, 3600)},
 	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings of the scrapes (like prometheus.http)", Map: true},
-	{Key: "limits.expr_time", Default: dur("1s"), Help: "longest evaluation of one policy rule's condition or one gate (docs/rules.md, Budgets)", Range: rng(0.001, 3600)},
+	{Key: "limits.expr_time", Default: Dur("1s"), Help: "longest evaluation of one policy rule's condition or one gate (docs/rules.md, Budgets)", Range: rng(0.001, 3600)},
 	{Key: "limits.expr_memory_mib", Default: 64, Help: "most memory the values of one evaluation of a condition or gate may take, in MiB", Range: rng(1, 4096)},
-	{Key: "limits.rules_time", Default: dur("30s"), Help: "longest time all policy rules of one run may take together", Range: rng(0.001, day)},
-	{Key: "limits.command_time", Default: dur("60s"), Help: "longest run of one external command (squeue, sacct, scontrol); then it is killed and the run says so", Range: rng(0.1, day)},
+	{Key: "limits.rules_time", Default: Dur("30s"), Help: "longest time all policy rules of one run may take together", Range: rng(0.001, day)},
+	{Key: "limits.command_time", Default: Dur("60s"), Help: "longest run of one external command (squeue, sacct, scontrol); then it is killed and the run says so", Range: rng(0.1, day)},
 	{Key: "limits.command_output_mib", Default: 64, Help: "most output read from one external command, in MiB; past it the command is killed and the run says so", Range: rng(1, 4096)},
-	{Key: "limits.http_timeout", Default: dur("30s"), Help: "with --listen: longest read of a request and longest write of an answer; an idle keep-alive connection is closed after it too", Range: rng(0.1, 3600)},
+	{Key: "limits.http_timeout", Default: Dur("30s"), Help: "with --listen: longest read of a request and longest write of an answer; an idle keep-alive connection is closed after it too", Range: rng(0.1, 3600)},
 	{Key: "limits.http_connections", Default: 64, Help: "with --listen: most connections served at once; more wait to be accepted", Range: rng(1, 100000)},
 }
 
-// addSettingFlags defines the flags of a command's settings, each marked
-// with its key (bindFlags ties them when the command runs) and completing
-// to its values where they are a fixed set.
-func addSettingFlags(c *cobra.Command, cmd string) {
-	fs := c.Flags()
-	for _, k := range configKeys {
-		if k.Flag == "" || !slices.Contains(strings.Fields(k.Cmd), cmd) {
-			continue
-		}
-		if vals := flagValues(k.Key); vals != nil {
-			defer completeValues(c, k.Flag, vals) // once the flag exists
-		}
-		switch d := k.Default.(type) {
-		case string:
-			fs.StringP(k.Flag, k.Short, d, k.Help)
-		case bool:
-			fs.BoolP(k.Flag, k.Short, d, k.Help)
-		case int:
-			fs.IntP(k.Flag, k.Short, d, k.Help)
-		case int64:
-			fs.Int64P(k.Flag, k.Short, d, k.Help)
-		case float64:
-			fs.Float64P(k.Flag, k.Short, d, k.Help)
-		case dur:
-			def, err := parseDuration(string(d))
-			if err != nil {
-				panic(fmt.Sprintf("setting %s: default %v", k.Key, err)) // programming error
-			}
-			durationFlag(fs, k.Flag, def, k.Help)
-		case []string:
-			if k.Split {
-				fs.StringSliceP(k.Flag, k.Short, d, k.Help)
-			} else {
-				fs.StringArrayP(k.Flag, k.Short, d, k.Help)
-			}
-		default:
-			panic(fmt.Sprintf("setting %s: no flag for a %T", k.Key, d)) // programming error
-		}
-		_ = fs.SetAnnotation(k.Flag, keyAnnotation, []string{k.Key}) // the flag was just defined
-	}
-}
-
 // defaultValue is a key's default as viper holds it.
-func (k configKey) defaultValue() any {
-	if d, ok := k.Default.(dur); ok {
+func (k Key) defaultValue() any {
+	if d, ok := k.Default.(Dur); ok {
 		return string(d)
 	}
 	return k.Default
 }
 
 // docDefault is a key's default as docs/configuration.md shows it.
-func (k configKey) docDefault() string {
+func (k Key) docDefault() string {
 	if k.DocDefault != "" {
 		return k.DocDefault
 	}
@@ -264,14 +220,14 @@ func (k configKey) docDefault() string {
 // docs/configuration.md (which sits beside them).
 var docLink = regexp.MustCompile(`docs/([a-z-]+\.md)`)
 
-// settingsDoc writes the settings tables of docs/configuration.md: every
+// Doc writes the settings tables of docs/configuration.md: every
 // key with its flag, environment variable, default and meaning, then every
 // range checked at start-up.
-func settingsDoc() string {
+func Doc() string {
 	var b strings.Builder
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	b.WriteString("| key | flag | environment | default | meaning |\n|---|---|---|---|---|\n")
-	for _, k := range configKeys {
+	for _, k := range Keys {
 		if k.NoDefault {
 			continue // an HTTP setting: see prometheus.http
 		}
@@ -285,7 +241,7 @@ func settingsDoc() string {
 		if flag != "" {
 			flag = "`" + flag + "`"
 		}
-		env := "`" + envName(k.Key) + "`"
+		env := "`" + EnvName(k.Key) + "`"
 		if k.Map {
 			env = "" // a map is set in the file (or, for pricing, by flags)
 		}
@@ -293,7 +249,7 @@ func settingsDoc() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Key, flag, env, cell(k.docDefault()), help)
 	}
 	b.WriteString("\n| key | range |\n|---|---|\n")
-	for _, k := range configKeys {
+	for _, k := range Keys {
 		if k.Range != nil {
 			fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, rangeText(k))
 		}
@@ -301,47 +257,13 @@ func settingsDoc() string {
 	return b.String()
 }
 
-// flagValues are the values a setting's flag takes, for completion; nil
-// where they are open.
-func flagValues(key string) []string {
-	switch key {
-	case "profile.source", "analyze.source":
-		return source.Names()
-	case "sim.scenario":
-		return sim.Scenarios
-	case "analyze.report":
-		return render.Reports
-	case "analyze.format":
-		return render.Formats
-	case "analyze.dialect":
-		return []string{analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone}
-	case "analyze.group_by":
-		return []string{"namespace", "workload", "controller", "user", "account", "team="}
-	}
-	return nil
-}
-
-// completeValues makes a flag complete to a fixed set of values (a value
-// ending in "=" waits for the rest, as team=LABEL).
-func completeValues(c *cobra.Command, flag string, vals []string) {
-	_ = c.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		d := cobra.ShellCompDirectiveNoFileComp
-		for _, v := range vals {
-			if strings.HasSuffix(v, "=") {
-				d |= cobra.ShellCompDirectiveNoSpace
-			}
-		}
-		return vals, d
-	}) // the flag was just defined
-}
-
 // formatNames are the format names that, given to --output, are more
 // likely a mistaken --format than a file name.
 var formatNames = []string{"json", "yaml", "yml", "table", "csv", "markdown", "md", "html", "prom", "kubectl", "slurm"}
 
-// checkOutputName refuses an output file named like a format: -o json
+// CheckOutputName refuses an output file named like a format: -o json
 // meant --format json, as kubectl users write it.
-func checkOutputName(flag, path string) error {
+func CheckOutputName(flag, path string) error {
 	if slices.Contains(formatNames, path) {
 		return exit.Usagef("%s %s would write a file named %q: did you mean --format %s? (write ./%s to mean the file)", flag, path, path, path, path)
 	}

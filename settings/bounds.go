@@ -1,22 +1,23 @@
-package cmd
+package settings
 
 import (
 	"fmt"
-	"github.com/seedance/seedance/internal/exit"
 	"math"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/seedance/seedance/internal/exit"
 )
 
-// checkRanges checks every setting that has a Range (configKeys) in the
+// checkRanges checks every setting that has a Range (Keys) in the
 // effective configuration, whichever of flag, environment or file set it:
 // a value outside its range, NaN or infinite is a usage error of one line
 // naming the key, its flag and environment variable, and the range.
-func checkRanges(c *Config) error {
+func (c *Config) checkRanges() error {
 	values := map[string]reflect.Value{}
 	collect(reflect.ValueOf(c).Elem(), "", values)
-	for _, k := range configKeys {
+	for _, k := range Keys {
 		v, ok := values[k.Key]
 		if k.Range == nil || !ok {
 			continue
@@ -54,7 +55,7 @@ func collect(v reflect.Value, prefix string, out map[string]reflect.Value) {
 	}
 }
 
-func inRange(k configKey, key string, v reflect.Value) error {
+func inRange(k Key, key string, v reflect.Value) error {
 	var x float64
 	shown := ""
 	switch {
@@ -79,8 +80,8 @@ func inRange(k configKey, key string, v reflect.Value) error {
 
 // rangeText writes a key's range as its values are written: "0–100",
 // "1s–24h0m0s".
-func rangeText(k configKey) string {
-	if _, ok := k.Default.(dur); ok {
+func rangeText(k Key) string {
+	if _, ok := k.Default.(Dur); ok {
 		return secs(k.Range.Min) + "–" + secs(k.Range.Max)
 	}
 	return fmt.Sprint(k.Range.Min) + "–" + fmt.Sprint(k.Range.Max)
@@ -90,7 +91,7 @@ func secs(s float64) string { return time.Duration(s * float64(time.Second)).Str
 
 // whereSet names the flag and environment variable of a key.
 func whereSet(key string) string {
-	parts := []string{"environment " + envName(key)}
+	parts := []string{"environment " + EnvName(key)}
 	if flag := flagOf(key); flag != "" {
 		parts = append([]string{"flag --" + flag}, parts...)
 	}

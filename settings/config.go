@@ -1,0 +1,198 @@
+// Package settings is seedance's configuration: one table of keys (Keys)
+// from which the flags, the SEEDANCE_* environment variables, the config
+// file's schema, the ranges checked at start-up and the settings tables of
+// docs/configuration.md are all made, and the typed Config they fill, one
+// section type per concern, each with its Validate. A source's section is
+// that source's own Settings type. cmd binds the flags; the stages read
+// Config.
+package settings
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/render"
+	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/gpu"
+	"github.com/seedance/seedance/source/prometheus"
+	"github.com/seedance/seedance/source/scrape"
+	"github.com/seedance/seedance/source/sim"
+)
+
+// Config is the typed configuration, filled from flags, env, file and
+// defaults (Decode).
+type Config struct {
+	Profile     Profile             `mapstructure:"profile"`
+	NVML        gpu.Settings        `mapstructure:"nvml"`
+	Sim         sim.Settings        `mapstructure:"sim"`
+	Analyze     Analyze             `mapstructure:"analyze"`
+	Attribution Attribution         `mapstructure:"attribution"`
+	Scaling     Scaling             `mapstructure:"scaling"`
+	Migration   Migration           `mapstructure:"migration"`
+	Prometheus  prometheus.Settings `mapstructure:"prometheus"`
+	Slurm       Slurm               `mapstructure:"slurm"`
+	Scrape      scrape.Settings     `mapstructure:"scrape"`
+	Pricing     Pricing             `mapstructure:"pricing"`
+	Limits      Limits              `mapstructure:"limits"`
+}
+
+// Validate checks every range of Keys, whichever of flag, environment or
+// file set the value, then what each section checks of itself.
+func (c *Config) Validate() error {
+	if err := c.checkRanges(); err != nil {
+		return err
+	}
+	for _, s := range []interface{ Validate() error }{c.Profile, c.Analyze} {
+		if err := s.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MinInterval is the shortest sampling interval: NVML's utilization
+// counters are averaged over 1/6 s to 1 s depending on the GPU, so faster
+// sampling only repeats values while costing CPU.
+const MinInterval = 100 * time.Millisecond
+
+// Profile is how seedance profile samples and writes.
+type Profile struct {
+	Source     string        `mapstructure:"source"`
+	Interval   time.Duration `mapstructure:"interval"`
+	Duration   time.Duration `mapstructure:"duration"`
+	Output     string        `mapstructure:"output"`
+	Checkpoint time.Duration `mapstructure:"checkpoint"`
+	Quiet      bool          `mapstructure:"quiet"`
+}
+
+// Validate checks the sampling interval and the output.
+func (p Profile) Validate() error {
+	if p.Interval < MinInterval {
+		return exit.Usagef("--interval %s is below the minimum of %s: NVML averages utilization over at least 1/6 s, so faster sampling only repeats values", p.Interval, MinInterval)
+	}
+	if p.Output == "" {
+		return exit.Usagef("--output must name a file, or - for stdout")
+	}
+	return nil
+}
+
+// Analyze is what seedance analyze reports, how, and how often.
+type Analyze struct {
+	Source           string        `mapstructure:"source"`
+	Report           string        `mapstructure:"report"`
+	Format           string        `mapstructure:"format"`
+	Output           string        `mapstructure:"output"`
+	IdleThresholdPct float64       `mapstructure:"idle_threshold_pct"`
+	IdleWindow       time.Duration `mapstructure:"idle_window"`
+	UnderusedPct     float64       `mapstructure:"underused_pct"`
+	IdleNodeShare    float64       `mapstructure:"idle_node_share"`
+	StaleAfter       time.Duration `mapstructure:"stale_after"`
+	FragmentRatio    float64       `mapstructure:"fragmentation_ratio"`
+	Dialect          string        `mapstructure:"dialect"`
+	Gates            []string      `mapstructure:"gates"`
+	Every            time.Duration `mapstructure:"every"`
+	Listen           string        `mapstructure:"listen"`
+	GroupBy          []string      `mapstructure:"group_by"`
+}
+
+// Validate checks the report, format and dialect names, the output, and
+// the attribution levels when the report has them.
+func (a Analyze) Validate() error {
+	if !render.ValidReport(a.Report) {
+		return exit.Usagef("unknown --report %q (choose %s)", a.Report, strings.Join(render.Reports, ", "))
+	}
+	if _, err := render.For(a.Format); err != nil {
+		return &exit.UsageError{Err: fmt.Errorf("--format: %w", err)}
+	}
+	if !slices.Contains([]string{analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone}, a.Dialect) {
+		return exit.Usagef("unknown --dialect %q (choose kubectl, slurm or none)", a.Dialect)
+	}
+	if a.Source != "" {
+		if _, err := source.Lookup(a.Source); err != nil {
+			return &exit.UsageError{Err: err}
+		}
+	}
+	if err := CheckOutputName("--output", a.Output); err != nil {
+		return err
+	}
+	if a.Has("attribution") {
+		if err := analyze.CheckGroupBy(a.GroupBy); err != nil {
+			return &exit.UsageError{Err: err}
+		}
+	}
+	return nil
+}
+
+// Has says whether the report includes a section: scaling, migration,
+// fragmentation or attribution.
+func (a Analyze) Has(section string) bool { return a.Report == section || a.Report == "all" }
+
+// Attribution holds the holder rules' thresholds (docs/attribution.md).
+type Attribution struct {
+	IdleHolderUtilPct float64 `mapstructure:"idle_holder_util_pct"`
+	IdleHolderHours   float64 `mapstructure:"idle_holder_hours"`
+	SmallMemoryPct    float64 `mapstructure:"small_memory_pct"`
+	ImbalanceIdlePct  float64 `mapstructure:"imbalance_idle_pct"`
+}
+
+// Scaling is the elastic-scaling model's (docs/scaling.md).
+type Scaling struct {
+	Period         time.Duration      `mapstructure:"period"`
+	Weights        map[string]float64 `mapstructure:"weights"`
+	PreferSMActive bool               `mapstructure:"prefer_sm_active"`
+	Alpha          float64            `mapstructure:"alpha"`
+	TargetPct      float64            `mapstructure:"target_pct"`
+	LowerPct       float64            `mapstructure:"lower_pct"`
+	UpPeriods      int                `mapstructure:"up_periods"`
+	DownPeriods    int                `mapstructure:"down_periods"`
+	MinGPUs        int                `mapstructure:"min_gpus"`
+	MaxGPUs        int                `mapstructure:"max_gpus"`
+	PoolBy         string             `mapstructure:"pool_by"`
+}
+
+// Migration is what a plan may move (docs/recommend.md): settings, never
+// the output dialect's, so that the plan of the same data is the same
+// however it is written.
+type Migration struct {
+	AllowModelChange bool `mapstructure:"allow_model_change"`
+	AllowSharing     bool `mapstructure:"allow_sharing"`
+	MaxMovesPerNode  int  `mapstructure:"max_moves_per_node"`
+	MoveJobs         bool `mapstructure:"move_jobs"`
+	MovePending      bool `mapstructure:"move_pending"`
+	MoveBlockers     bool `mapstructure:"move_blockers"`
+}
+
+// Options are the planner's options.
+func (m Migration) Options() recommend.Options {
+	return recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
+		MoveJobs: m.MoveJobs, MovePending: m.MovePending, MoveBlockers: m.MoveBlockers}
+}
+
+// Slurm says whether to ask Slurm for its queue and its jobs' owners.
+type Slurm struct {
+	Pending bool `mapstructure:"pending"`
+}
+
+// Pricing is the GPU-hour and energy prices (docs/pricing.md).
+type Pricing struct {
+	GPUHourUSD        map[string]float64 `mapstructure:"gpu_hour_usd"`
+	DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`
+	EnergyUSDPerKWh   float64            `mapstructure:"energy_usd_per_kwh"`
+}
+
+// Limits bound what a long-running seedance does with what it is given:
+// expressions, external commands, HTTP clients (docs/rules.md, Budgets).
+type Limits struct {
+	ExprTime         time.Duration `mapstructure:"expr_time"`
+	ExprMemoryMiB    int           `mapstructure:"expr_memory_mib"`
+	RulesTime        time.Duration `mapstructure:"rules_time"`
+	CommandTime      time.Duration `mapstructure:"command_time"`
+	CommandOutputMiB int           `mapstructure:"command_output_mib"`
+	HTTPTimeout      time.Duration `mapstructure:"http_timeout"`
+	HTTPConnections  int           `mapstructure:"http_connections"`
+}

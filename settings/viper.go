@@ -1,0 +1,235 @@
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/common/config"
+	"github.com/spf13/viper"
+	yamlv2 "go.yaml.in/yaml/v2"
+	"gopkg.in/yaml.v3"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/internal/table"
+)
+
+// NewViper returns the root command's own viper instance with defaults and
+// SEEDANCE_* environment variables set up.
+func NewViper() *viper.Viper {
+	v := viper.New()
+	for _, k := range Keys {
+		if !k.NoDefault {
+			v.SetDefault(k.Key, k.defaultValue())
+		}
+	}
+	v.SetEnvPrefix("SEEDANCE")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	return v
+}
+
+// flagOf names the flag that sets key, "" when none does.
+func flagOf(key string) string {
+	for _, k := range Keys {
+		if k.Key == key {
+			return k.Flag
+		}
+	}
+	return ""
+}
+
+// EnvName is the environment variable of a key.
+func EnvName(key string) string {
+	return "SEEDANCE_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// configPath returns the config file to read and whether it must exist.
+func configPath(flagPath string, getenv func(string) string) (string, bool) {
+	if flagPath != "" {
+		return flagPath, true
+	}
+	if p := getenv("SEEDANCE_CONFIG"); p != "" {
+		return p, true
+	}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "seedance", "config.yaml"), false
+	}
+	if home := getenv("HOME"); home != "" {
+		p := filepath.Join(home, ".config", "seedance", "config.yaml")
+		if _, err := os.Stat(p); err == nil {
+			return p, false
+		}
+	}
+	return "/etc/seedance/config.yaml", false
+}
+
+// Load reads the config file into v after checking that every key in it
+// is known. It returns the path read, or "" when there was none.
+func Load(v *viper.Viper, flagPath string, getenv func(string) string) (string, error) {
+	path, must := configPath(flagPath, getenv)
+	b, err := fsutil.ReadRegular(path, MaxFileBytes)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !must {
+			return "", nil
+		}
+		return "", exit.Usagef("config %s: %v", path, err)
+	}
+	return path, Read(v, path, b)
+}
+
+// Read checks the config file's keys and reads it into v (at start,
+// and again when a loop sees the file change).
+func Read(v *viper.Viper, path string, b []byte) error {
+	if err := checkConfigKeys(path, b); err != nil {
+		return err
+	}
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(b)); err != nil { // what was checked, not the path again
+		return exit.Usagef("config %s: %s", path, table.Flatten(err.Error()))
+	}
+	return nil
+}
+
+// MaxFileBytes bounds a config file: seedance's settings fit in a few
+// kilobytes, and /dev/zero must not be read for ever.
+const MaxFileBytes = 1 << 20
+
+// checkConfigKeys parses the YAML itself, to name the file, line and key of
+// the first setting seedance does not know.
+func checkConfigKeys(path string, b []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return exit.Usagef("config %s: %s", path, strings.TrimPrefix(table.Flatten(err.Error()), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return exit.Usagef("config %s:%d: the top level must be a mapping of keys to values", path, root.Line)
+	}
+	known := map[string]Key{}
+	for _, k := range Keys {
+		known[k.Key] = k
+	}
+	var walk func(n *yaml.Node, prefix string) error
+	walk = func(n *yaml.Node, prefix string) error {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			kn, vn := n.Content[i], n.Content[i+1]
+			key := strings.ToLower(kn.Value)
+			if prefix != "" {
+				key = prefix + "." + key
+			}
+			if key == "rules" {
+				continue // the policy rules: checked by policy.Load
+			}
+			if k, ok := known[key]; ok {
+				if k.Map && vn.Kind != yaml.MappingNode {
+					return exit.Usagef("config %s:%d: key %q must be a mapping", path, kn.Line, key)
+				}
+				continue
+			}
+			if vn.Kind == yaml.MappingNode && hasPrefix(known, key+".") {
+				if err := walk(vn, key); err != nil {
+					return err
+				}
+				continue
+			}
+			return exit.Usagef("config %s:%d: unknown key %q", path, kn.Line, key)
+		}
+		return nil
+	}
+	return walk(root, "")
+}
+
+func hasPrefix(known map[string]Key, prefix string) bool {
+	for k := range known {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// SortedKeys returns the config keys in order (the optional HTTP settings
+// only when set).
+func SortedKeys(v *viper.Viper) []string {
+	out := make([]string, 0, len(Keys))
+	for _, k := range Keys {
+		if k.NoDefault && !v.IsSet(k.Key) {
+			continue
+		}
+		out = append(out, k.Key)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SourceSettings hands a source its section of the configuration (the
+// Settings of source.Env): the section's value is copied into into, which
+// must be a pointer to the section's type.
+func (c *Config) SourceSettings(section string, into any) error {
+	cv := reflect.ValueOf(c).Elem()
+	for i := 0; i < cv.NumField(); i++ {
+		if name, _, _ := strings.Cut(cv.Type().Field(i).Tag.Get("mapstructure"), ","); name != section {
+			continue
+		}
+		dst := reflect.ValueOf(into)
+		if dst.Kind() != reflect.Pointer || dst.Elem().Type() != cv.Field(i).Type() {
+			return fmt.Errorf("settings %s: want a *%v, got a %T", section, cv.Field(i).Type(), into) // programming error
+		}
+		dst.Elem().Set(cv.Field(i))
+		return nil
+	}
+	return fmt.Errorf("no settings section %q", section) // programming error
+}
+
+// HTTP decodes the HTTP settings of a section (prometheus or scrape)
+// into prometheus/common's HTTPClientConfig, strictly, so that a misspelt
+// setting is an error. The settings may stand directly in the section, as in
+// a Prometheus scrape config, or under its http: key. The message names the
+// setting, never its value.
+func HTTP(v *viper.Viper, section string) (config.HTTPClientConfig, error) {
+	cfg := config.DefaultHTTPClientConfig
+	key := section + ".http"
+	m := map[string]any{}
+	for k, val := range v.GetStringMap(key) {
+		m[k] = val
+	}
+	for k := range httpClientKeys {
+		if v.IsSet(section + "." + k) {
+			m[k] = v.Get(section + "." + k)
+		}
+	}
+	if len(m) == 0 {
+		return cfg, nil
+	}
+	b, err := yamlv2.Marshal(m)
+	if err != nil {
+		return cfg, exit.Usagef("config %s: %v", key, err)
+	}
+	if err := yamlv2.UnmarshalStrict(b, &cfg); err != nil {
+		return cfg, exit.Usagef("config %s: %s", key, table.Flatten(err.Error()))
+	}
+	return cfg, nil
+}
+
+// Decode reads the effective configuration out of v (flags, environment,
+// file and defaults, in that precedence) and validates it.
+func Decode(v *viper.Viper) (*Config, error) {
+	var c Config
+	if err := v.Unmarshal(&c, viper.DecodeHook(durationHook())); err != nil {
+		return nil, exit.Usagef("configuration: %s", table.Flatten(err.Error()))
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
