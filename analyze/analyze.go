@@ -21,14 +21,15 @@ type Params struct {
 	IdleWindow       time.Duration // an idle run counts when it lasts ≥ this
 	// StaleAfter: a node whose newest sample ends longer than this before
 	// the window does is stale (NodeReport.Stale); 0: the idle window.
-	StaleAfter        time.Duration
-	UnderusedPct      float64 // a node is under-used when its mean util < this
-	IdleNodeShare     float64 // a node is idle when idle for at least this share of its observed time
-	Prices            map[string]float64
-	DefaultGPUHourUSD float64
-	EnergyUSDPerKWh   float64
-	Dialect           string // kubectl, slurm or none: the commands in suggestions
-	SparklineBuckets  int
+	StaleAfter    time.Duration
+	UnderusedPct  float64 // a node is under-used when its mean util < this
+	IdleNodeShare float64 // a node is idle when idle for at least this share of its observed time
+	// Pricer prices a GPU-hour by model: the run's one Pricer, which the
+	// planner shares (nil: the default prices).
+	Pricer           *pricing.Pricer
+	EnergyUSDPerKWh  float64
+	Dialect          string // kubectl, slurm or none: the commands in suggestions
+	SparklineBuckets int
 	// Scaling, when set, adds the elastic-scaling what-if.
 	Scaling *ScalingParams
 	// KeepFleet keeps in Report.Fleet what a migration planner needs of
@@ -46,7 +47,7 @@ type Params struct {
 // DefaultParams are the documented defaults.
 func DefaultParams() Params {
 	return Params{IdleThresholdPct: 15, IdleWindow: 60 * time.Second, UnderusedPct: 40, IdleNodeShare: 0.5,
-		DefaultGPUHourUSD: 1.0, EnergyUSDPerKWh: 0.12, Dialect: DialectKubectl, SparklineBuckets: 40}
+		EnergyUSDPerKWh: 0.12, Dialect: DialectKubectl, SparklineBuckets: 40}
 }
 
 // MaxScalingPeriods bounds the scaling what-if's periods (a year at 60 s
@@ -318,7 +319,10 @@ func (a *analysis) item(it profile.Item, in input) error {
 
 // report finishes every GPU and node and fills r.
 func (a *analysis) report(r *Report) {
-	pricer := pricing.New(a.p.Prices, a.p.DefaultGPUHourUSD)
+	pricer := a.p.Pricer
+	if pricer == nil {
+		pricer = pricing.New(nil, pricing.DefaultGPUHourUSD)
+	}
 	var sum struct{ obs, idle, util, utilW, bw, bwW, cost, energyJ float64 }
 	var covered []Interval
 	memBWGPUs := 0
@@ -460,11 +464,11 @@ func (a *analysis) report(r *Report) {
 	}
 	r.Params = ReportParams{
 		IdleThresholdPct: a.p.IdleThresholdPct, IdleWindowS: a.p.IdleWindow.Seconds(), UnderusedPct: a.p.UnderusedPct, IdleNodeShare: a.p.IdleNodeShare,
-		EnergyUSDPerKWh: a.p.EnergyUSDPerKWh, Prices: pricer.Table(), DefaultGPUHourUSD: a.p.DefaultGPUHourUSD,
+		EnergyUSDPerKWh: a.p.EnergyUSDPerKWh, Prices: pricer.Table(), DefaultGPUHourUSD: pricer.Fallback(),
 		DefaultPricesUsed: pricer.DefaultsUsed(), UnpricedModelsUsed: pricer.Unmatched(),
 	}
 	if u := pricer.Unmatched(); len(u) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), a.p.DefaultGPUHourUSD))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), pricer.Fallback()))
 	}
 	r.Suggestions = suggest(r.Nodes, a.nodes, a.p.Dialect, r.PendingUnknown)
 	if a.p.Scaling != nil && a.p.Scaling.Period > 0 {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"github.com/seedance/seedance/pricing"
 	"testing"
 
 	"github.com/seedance/seedance/profile"
@@ -33,7 +34,7 @@ func attributionNode(milli string) nodeSpec {
 func attributionReport(t *testing.T, milli string, groupBy ...string) *Report {
 	t.Helper()
 	p := DefaultParams()
-	p.DefaultGPUHourUSD = 2
+	p.Pricer = pricing.New(nil, 2)
 	p.Attribution = &AttributionParams{GroupBy: groupBy}
 	return mustAnalyze(t, p, mkProfile(t, t0, 120, 10, attributionNode(milli)))
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/pricing"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestAttributionTenure(t *testing.T) {
 		pod("mid", 1, profile.Tenure{StartS: 100, EndS: 160}),
 	}}
 	p := DefaultParams()
-	p.DefaultGPUHourUSD = 2
+	p.Pricer = pricing.New(nil, 2)
 	p.Attribution = &AttributionParams{GroupBy: []string{"workload"}}
 	r := mustAnalyze(t, p, mkProfile(t, t0, 240, 10, node))
 	got := map[string]AttributionGroup{}
@@ -72,7 +73,7 @@ func TestAttributionTenureAcrossInputs(t *testing.T) {
 		workloads: []profile.Workload{{ID: "ml/a", Name: "a", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}}}}
 	second := nodeSpec{name: "n", gpus: []gpuSpec{{uuid: "GPU-0", model: "TestGPU", t: every10(12), util: fill(0, 12)}}}
 	p := DefaultParams()
-	p.DefaultGPUHourUSD = 2
+	p.Pricer = pricing.New(nil, 2)
 	p.Attribution = &AttributionParams{GroupBy: []string{"workload"}}
 	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, first), mkProfile(t, t0.Add(120*time.Second), 120, 10, second))
 	h := 1.0 / 3600
@@ -148,7 +149,7 @@ func TestAttributionUserAccount(t *testing.T) {
 		{uuid: "GPU-2", model: "TestGPU", t: ts, util: fill(0, 12)},
 	}, workloads: []profile.Workload{job("10", 0, "alice", "vision"), job("11", 1, "bob", "vision"), job("12", 2, "", "")}}
 	p := DefaultParams()
-	p.DefaultGPUHourUSD = 2
+	p.Pricer = pricing.New(nil, 2)
 	p.Attribution = &AttributionParams{GroupBy: []string{"account", "user"}}
 	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, node))
 	var got []string

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seedance/seedance/pricing"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestIdleShareThreshold(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := DefaultParams()
-			p.Prices = map[string]float64{"H100": 2}
+			p.Pricer = pricing.New(map[string]float64{"H100": 2}, pricing.DefaultGPUHourUSD)
 			r := mustAnalyze(t, p, mkProfile(t, t0, 240, 1, nodeSpec{name: "n1", gpus: []gpuSpec{{uuid: "g", t: steps(0, 240), util: tt.util}}}))
 			n := nodeByName(r, "n1")
 			nearPtr(t, "idle share", n.IdleShare, tt.wantShare)
@@ -129,7 +130,7 @@ func TestProjectionOverCoveredTime(t *testing.T) {
 	day1 := mkProfile(t, t0, 3600, 1, nodeSpec{name: "n1", gpus: []gpuSpec{g}})
 	day2 := mkProfile(t, t0.Add(24*time.Hour), 3600, 1, nodeSpec{name: "n1", gpus: []gpuSpec{g}})
 	p := DefaultParams()
-	p.Prices = map[string]float64{"H100": 2}
+	p.Pricer = pricing.New(map[string]float64{"H100": 2}, pricing.DefaultGPUHourUSD)
 	r := mustAnalyze(t, p, day1, day2)
 	near(t, "window", r.Window.DurationS, 25*3600)
 	near(t, "covered", r.Window.CoveredS, 7200)

@@ -8,21 +8,22 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/pipeline"
 )
 
 // captureProfileOptions runs `seedance ARGS` with the profile command's run
 // function replaced, and returns the options it would have run with.
-func captureProfileOptions(t *testing.T, env map[string]string, args ...string) (*ProfileOptions, result) {
+func captureProfileOptions(t *testing.T, env map[string]string, args ...string) (*pipeline.RecordSpec, result) {
 	t.Helper()
 	f, get := testFactory(t, env)
 	root := NewRootCmd(f)
-	var got *ProfileOptions
+	var got *pipeline.RecordSpec
 	for _, c := range root.Commands() {
 		if c.Name() == "profile" {
 			root.RemoveCommand(c)
 		}
 	}
-	root.AddCommand(newProfileCmd(f, func(o *ProfileOptions) error { got = o; return nil }))
+	root.AddCommand(newProfileCmd(f, func(o *pipeline.RecordSpec) error { got = o; return nil }))
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	r := get()

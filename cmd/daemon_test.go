@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,47 +198,6 @@ func waitUntil(t *testing.T, d time.Duration, ok func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not so after %s", d)
 		}
-	}
-}
-
-// blockingWriter is a client that never reads: Write blocks until release.
-type blockingWriter struct {
-	header  http.Header
-	writing chan struct{}
-	release chan struct{}
-}
-
-func (w *blockingWriter) Header() http.Header { return w.header }
-func (w *blockingWriter) WriteHeader(int)     {}
-func (w *blockingWriter) Write(p []byte) (int, error) {
-	close(w.writing)
-	<-w.release
-	return len(p), nil
-}
-
-// TestMetricsWriteHoldsNoLock (#27, case 1): while /metrics is written to a
-// client that does not read, the loop's state stays free: a run can store
-// its report and /healthz can answer.
-func TestMetricsWriteHoldsNoLock(t *testing.T) {
-	st := &loopState{metrics: []byte("seedance_nodes 1\n"), lastOK: time.Now()}
-	w := &blockingWriter{header: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
-	go st.mux().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
-	<-w.writing
-	defer close(w.release)
-	locked := make(chan struct{})
-	go func() {
-		st.mu.Lock()
-		st.runsOK++ // what a run does when it ends
-		st.mu.Unlock()
-		close(locked)
-	}()
-	select {
-	case <-locked:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the loop's state stayed locked while /metrics was written")
-	}
-	if code, _ := st.health(); code != http.StatusOK {
-		t.Errorf("/healthz %d", code)
 	}
 }
 

@@ -194,35 +194,3 @@ func TestListenNeedsEvery(t *testing.T) {
 		t.Errorf("exit %d: %s", r.code, r.errOut)
 	}
 }
-
-// TestLoopFixedPeriod (#25, case 8): runs start on a fixed period whatever
-// each takes; a run that overruns is followed at once, and says so.
-func TestLoopFixedPeriod(t *testing.T) {
-	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	every := 10 * time.Second
-	p := period{next: t0}
-	var starts []time.Time
-	// Runs that take 3 s, 9 s, 14 s (over), 1 s.
-	now := t0
-	for _, took := range []time.Duration{3 * time.Second, 9 * time.Second, 14 * time.Second, time.Second} {
-		starts = append(starts, now)
-		p.started(every)
-		late := p.finished(now.Add(took))
-		if took > every && late != took-every {
-			t.Errorf("run of %s: late %s, want %s", took, late, took-every)
-		}
-		if took <= every && late != 0 {
-			t.Errorf("run of %s: late %s", took, late)
-		}
-		now = p.next
-	}
-	want := []time.Time{t0, t0.Add(10 * time.Second), t0.Add(20 * time.Second), t0.Add(34 * time.Second)}
-	for i := range want {
-		if !starts[i].Equal(want[i]) {
-			t.Errorf("run %d started at +%s, want +%s", i+1, starts[i].Sub(t0), want[i].Sub(t0))
-		}
-	}
-	if !p.next.Equal(t0.Add(44 * time.Second)) {
-		t.Errorf("next at +%s, want +44s", p.next.Sub(t0))
-	}
-}

@@ -10,21 +10,31 @@ import (
 	"github.com/seedance/seedance/source"
 )
 
-// progressBar draws "[=====>    ] 1m10s / 5m0s  64 GPUs  util 41%" on stderr,
-// redrawn in place at most ten times a second. It is only used when stderr
-// is a terminal.
+// progressBar is a recording's progress (pipeline.Progress) on stderr,
+// when it is a terminal: "[=====>    ] 1m10s / 5m0s  64 GPUs  util 41%"
+// for a sampled source, redrawn in place at most ten times a second;
+// "queries 12/40 (30%), …" for a read of history.
 type progressBar struct {
 	w           io.Writer
 	nodes, gpus int
 	last        time.Time
 	drawn       bool
+	started     time.Time
 }
 
-func newProgressBar(w io.Writer, nodes, gpus int) *progressBar {
-	return &progressBar{w: w, nodes: nodes, gpus: gpus}
+func newProgress(w io.Writer) *progressBar { return &progressBar{w: w, started: time.Now()} }
+
+// Start is told the size of a sampled source.
+func (b *progressBar) Start(nodes, gpus int) { b.nodes, b.gpus = nodes, gpus }
+
+// Read shows a read of history's progress.
+func (b *progressBar) Read(p source.ReadProgress) {
+	b.drawn = true
+	fmt.Fprint(b.w, "\r\033[K"+readProgressText(p, time.Since(b.started)))
 }
 
-func (b *progressBar) update(p source.Progress) {
+// Sample shows a sampled source's progress.
+func (b *progressBar) Sample(p source.Progress) {
 	now := time.Now()
 	if now.Sub(b.last) < 100*time.Millisecond && b.drawn {
 		return
@@ -57,9 +67,9 @@ func progressText(p source.Progress, nodes, gpus int) string {
 	return fmt.Sprintf("[%s] %s / %s  %d GPUs  util %s", bar, elapsed, p.Total, gpus, util)
 }
 
-// done clears the bar's line.
-func (b *progressBar) done() {
-	if b != nil && b.drawn {
+// Done clears the bar's line.
+func (b *progressBar) Done() {
+	if b.drawn {
 		fmt.Fprint(b.w, "\r\033[K")
 	}
 }

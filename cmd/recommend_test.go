@@ -193,8 +193,10 @@ func TestRecommendOptionsFromFlags(t *testing.T) {
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got == nil || got.Input != "p.json" || got.Dialect != "slurm" || !got.Plan.AllowSharing || got.Plan.AllowModelChange ||
-		got.Plan.MaxMovesPerNode != 2 || got.Prices["H100"] != 2.5 {
+	if got == nil || got.Spec.Input != "p.json" || got.Dialect != "slurm" {
+		t.Fatalf("options %+v", got)
+	}
+	if m, p := got.Spec.Config.Migration, got.Spec.Config.Pricing; !m.AllowSharing || m.AllowModelChange || m.MaxMovesPerNode != 2 || p.GPUHourUSD["H100"] != 2.5 {
 		t.Fatalf("options %+v", got)
 	}
 }

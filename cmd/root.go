@@ -94,7 +94,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 		newProfileCmd(f, nil),
 		newVersionCmd(f),
 		newConfigCmd(f),
-		newAnalyzeCmd(f, nil),
+		newAnalyzeCmd(f),
 		newTopoCmd(f, nil),
 		newRecommendCmd(f, nil),
 		newManCmd(f),

@@ -98,3 +98,10 @@ func (p *Pricer) DefaultsUsed() []string { return slices.Sorted(maps.Keys(p.used
 
 // Unmatched lists the models priced at the fallback price.
 func (p *Pricer) Unmatched() []string { return slices.Sorted(maps.Keys(p.unmatched)) }
+
+// DefaultGPUHourUSD is the fallback price of a model with no price, unless
+// the user sets one (pricing.default_gpu_hour_usd).
+const DefaultGPUHourUSD = 1.0
+
+// Fallback is the price of a model that matches no entry.
+func (p *Pricer) Fallback() float64 { return p.fallback }

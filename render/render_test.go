@@ -62,7 +62,7 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *report
 	}
 	res := &report.Result{Report: r}
 	if all {
-		price := pricing.New(nil, params.DefaultGPUHourUSD).Price
+		price := pricing.New(nil, pricing.DefaultGPUHourUSD).Price
 		res.Migration = recommend.AddToReport(r, price, recommend.Options{})
 		res.Fragmentation = recommend.AddFragmentation(r, price, recommend.Options{}, res.Migration, recommend.FragmentOptions{ThresholdRatio: recommend.DefaultFragmentationRatio})
 	}

@@ -10,11 +10,13 @@ package settings
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/source"
@@ -78,7 +80,7 @@ func (p Profile) Validate() error {
 	if p.Output == "" {
 		return exit.Usagef("--output must name a file, or - for stdout")
 	}
-	return nil
+	return CheckOutputName("--output", p.Output)
 }
 
 // Analyze is what seedance analyze reports, how, and how often.
@@ -196,3 +198,25 @@ type Limits struct {
 	HTTPTimeout      time.Duration `mapstructure:"http_timeout"`
 	HTTPConnections  int           `mapstructure:"http_connections"`
 }
+
+// WithFlags overlays --gpu-price MODEL=USD entries on the file's
+// gpu_hour_usd map.
+func (p Pricing) WithFlags(flags []string) (Pricing, error) {
+	out := map[string]float64{}
+	for k, v := range p.GPUHourUSD {
+		out[k] = v
+	}
+	for _, f := range flags {
+		model, price, ok := strings.Cut(f, "=")
+		v, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
+		if !ok || strings.TrimSpace(model) == "" || err != nil || !(v >= 0 && v <= 1e6) {
+			return p, exit.Usagef("--gpu-price %q: want MODEL=USD_PER_HOUR, e.g. H100=2.49", f)
+		}
+		out[strings.TrimSpace(model)] = v
+	}
+	p.GPUHourUSD = out
+	return p, nil
+}
+
+// Pricer is a run's one Pricer, which every stage that prices is handed.
+func (p Pricing) Pricer() *pricing.Pricer { return pricing.New(p.GPUHourUSD, p.DefaultGPUHourUSD) }

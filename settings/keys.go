@@ -10,6 +10,7 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/source"
@@ -134,7 +135,7 @@ var Keys = []Key{
 	{Key: "attribution.imbalance_idle_pct", Default: holderDefaults.ImbalanceIdlePct, Help: "holder rule: a multi-GPU workload with one GPU busy and the others below this (0: off)", Range: rng(0, 50)},
 	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring (docs/pricing.md); flag entries override file entries; not settable by environment",
 		DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: rng(0, 1e6)},
-	{Key: "pricing.default_gpu_hour_usd", Default: analysisDefaults.DefaultGPUHourUSD, Cmd: "analyze", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: rng(0, 1e6)},
+	{Key: "pricing.default_gpu_hour_usd", Default: pricing.DefaultGPUHourUSD, Cmd: "analyze", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: rng(0, 1e6)},
 	{Key: "pricing.energy_usd_per_kwh", Default: analysisDefaults.EnergyUSDPerKWh, Cmd: "analyze", Flag: "energy-price", Help: "USD per kWh", Range: rng(0, 1e3)},
 	{Key: "scaling.period", Default: secondsDur(scalingDefaults.Period), Help: "length of one autoscaling period (docs/scaling.md)", Range: rng(1, day)},
 	{Key: "scaling.weights", Default: scalingDefaults.Weights, Help: "weights of the metrics in the load signal", Map: true, Range: rng(0, 1e3)},

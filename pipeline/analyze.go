@@ -1,0 +1,225 @@
+// Package pipeline owns the order of the stages of each command: a typed
+// spec in, a result out. Record runs a source into a profile (seedance
+// profile); Analyze reads profiles or a source, analyzes, plans, applies
+// the rules and evaluates the gates (seedance analyze, one run of its
+// loop); Plan makes the migration plan from the same analysis (seedance
+// recommend); Loop runs Analyze on a period and serves /metrics. One-shot
+// runs, --source and loop mode all go through these, so that the same data
+// gives the same numbers and the same plan whichever way it came.
+//
+// Data flows one way: sources → profile → analyze → recommend → policy →
+// report (gates) → render.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/exprguard"
+	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/policy"
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/report"
+	"github.com/seedance/seedance/settings"
+)
+
+// AnalyzeSpec is one analysis: what it reads and the settings.
+type AnalyzeSpec struct {
+	Config *settings.Config
+	// Inputs are profile files; - is Stdin.
+	Inputs []string
+	Stdin  io.Reader
+	// Source, when set, is read instead of Inputs, as seedance profile
+	// would record it (--source).
+	Source *RecordSpec
+	// Baseline is an earlier JSON report, for the delta.
+	Baseline string
+	// Rules are the policy rules in force; nil when the user gave none.
+	Rules *policy.Set
+}
+
+// Outcome is how a run ended when it made a report.
+type Outcome struct {
+	// GatesFailed counts the gates that did not pass.
+	GatesFailed int
+	// Interrupted: the source was stopped part-way; what it read was
+	// analyzed, and the report says the input is incomplete.
+	Interrupted bool
+}
+
+// Analyze reads the inputs (or runs the source), analyzes them, makes the
+// plan and the fragmentation report the settings ask for, applies the
+// rules and evaluates the gates.
+func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, error) {
+	cfg, ac := spec.Config, spec.Config.Analyze
+	if err := fsutil.CheckOutput(ac.Output, append([]string{spec.Baseline}, spec.Inputs...)...); err != nil {
+		return nil, Outcome{}, exit.Usagef("--output: %v", err)
+	}
+	var base *analyze.Summary
+	var err error
+	if spec.Baseline != "" {
+		if base, err = readBaseline(spec.Baseline); err != nil {
+			return nil, Outcome{}, err
+		}
+	}
+	sources, out, closeAll, err := spec.open(ctx)
+	defer closeAll()
+	if err != nil {
+		return nil, out, err
+	}
+	pricer := cfg.Pricing.Pricer()
+	params := Params(cfg, pricer)
+	params.Dialect = ac.Dialect
+	params.GPUFigures = spec.Rules != nil && spec.Rules.NeedsGPUFigures()
+	r, err := analyze.Analyze(sources, params)
+	if err != nil {
+		return nil, out, err
+	}
+	res := &report.Result{Report: r}
+	if base != nil {
+		res.SetBaseline(base)
+	}
+	addPlan(res, cfg, pricer)
+	if spec.Rules != nil {
+		lc := cfg.Limits
+		in := policy.Input{Result: res, Dialect: ac.Dialect, Total: lc.RulesTime,
+			Limits: exprguard.Limits{Time: lc.ExprTime, Bytes: int64(lc.ExprMemoryMiB) << 20}}
+		if err := spec.Rules.Apply(ctx, in); err != nil {
+			return nil, out, &exit.Error{Code: exit.Interrupted, Err: fmt.Errorf("interrupted while the rules ran, nothing written: %w", err)}
+		}
+	}
+	res.Gates, err = report.Gates(res, ac.Gates)
+	switch {
+	case errors.Is(err, report.ErrInvalidGate):
+		return nil, out, &exit.UsageError{Err: err}
+	case err != nil && !errors.Is(err, report.ErrGateFailed):
+		return nil, out, err
+	}
+	for _, g := range res.Gates {
+		if !g.Passed {
+			out.GatesFailed++
+		}
+	}
+	return res, out, nil
+}
+
+// Params are the analysis settings, the same for analyze and for
+// recommend, whose plans are made from the same analysis (#26: one plan),
+// with the run's one Pricer.
+func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
+	ac := cfg.Analyze
+	p := analyze.Params{
+		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
+		StaleAfter: ac.StaleAfter, Pricer: pricer, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, Dialect: analyze.DialectNone, SparklineBuckets: 40,
+		KeepFleet: ac.Has("migration") || ac.Has("fragmentation"), Fragmentation: ac.Has("fragmentation"),
+	}
+	if ac.Has("scaling") {
+		sc, hpa := cfg.Scaling, analyze.DefaultScaling()
+		p.Scaling = &analyze.ScalingParams{Period: sc.Period, Weights: sc.Weights, PreferSMActive: sc.PreferSMActive,
+			Alpha: sc.Alpha, TargetPct: sc.TargetPct, LowerPct: sc.LowerPct, UpPeriods: sc.UpPeriods, DownPeriods: sc.DownPeriods,
+			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, PoolBy: sc.PoolBy, HPATolerance: hpa.HPATolerance, HPAStabilization: hpa.HPAStabilization}
+	}
+	if ac.Has("attribution") {
+		rc := cfg.Attribution
+		p.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy, Rules: analyze.HolderRules{
+			IdleUtilPct: rc.IdleHolderUtilPct, IdleHours: rc.IdleHolderHours, SmallMemoryPct: rc.SmallMemoryPct, ImbalanceIdlePct: rc.ImbalanceIdlePct}}
+	}
+	return p
+}
+
+// addPlan adds the migration plan and the fragmentation report the
+// settings ask for, priced by the run's Pricer.
+func addPlan(res *report.Result, cfg *settings.Config, pricer *pricing.Pricer) {
+	ac := cfg.Analyze
+	ro := cfg.Migration.Options()
+	if ac.Has("migration") {
+		res.Migration = recommend.AddToReport(res.Report, pricer.Price, ro)
+	}
+	if ac.Has("fragmentation") {
+		res.Fragmentation = recommend.AddFragmentation(res.Report, pricer.Price, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
+	}
+}
+
+// open opens the inputs, or runs the source, as analysis sources.
+func (spec *AnalyzeSpec) open(ctx context.Context) ([]analyze.Source, Outcome, func(), error) {
+	if spec.Source == nil {
+		sources, closeAll, err := openInputs(spec.Inputs, spec.Stdin)
+		return sources, Outcome{}, closeAll, err
+	}
+	rec, err := Record(ctx, *spec.Source)
+	if err != nil {
+		return nil, Outcome{}, func() {}, err
+	}
+	name := "--source " + spec.Source.Config.Profile.Source
+	s, closeStream, err := rec.Stream(name)
+	closeAll := func() { closeStream(); rec.Close() }
+	if err != nil {
+		return nil, Outcome{}, closeAll, err
+	}
+	out := Outcome{Interrupted: !rec.Profile.Complete && ctx.Err() != nil}
+	return []analyze.Source{{Name: name, Stream: s}}, out, closeAll, nil
+}
+
+func readBaseline(path string) (*analyze.Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read baseline: %w: %v", report.ErrInvalidBaseline, err)
+	}
+	defer f.Close()
+	return report.ReadBaseline(f, path)
+}
+
+// openInputs opens every input and reads its header; the streams are read
+// by the analysis, one GPU at a time.
+func openInputs(paths []string, stdin io.Reader) ([]analyze.Source, func(), error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	var out []analyze.Source
+	stdinUsed := false
+	for _, p := range paths {
+		var r io.Reader
+		if p == "-" {
+			if stdinUsed {
+				return nil, closeAll, exit.Usagef("- (stdin) given more than once")
+			}
+			stdinUsed, r = true, stdin
+		} else {
+			f, err := openProfile(p)
+			if err != nil {
+				return nil, closeAll, err
+			}
+			files = append(files, f)
+			r = f
+		}
+		s, err := profile.OpenStream(r, p)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		out = append(out, analyze.Source{Name: p, Stream: s})
+	}
+	return out, closeAll, nil
+}
+
+// openProfile opens a profile file; a directory is an invalid profile.
+func openProfile(p string) (*os.File, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("read profile %s: %w: %v", p, profile.ErrInvalid, err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("read profile %s: %w: it is a directory, not a profile file", p, profile.ErrInvalid)
+	}
+	return f, nil
+}

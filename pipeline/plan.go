@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/render"
+	"github.com/seedance/seedance/report"
+	"github.com/seedance/seedance/settings"
+)
+
+// PlanSpec is one plan: the profile it is made from and the settings.
+type PlanSpec struct {
+	Config *settings.Config
+	// Input is the profile; - is Stdin.
+	Input string
+	Stdin io.Reader
+}
+
+// Plan makes the migration plan of seedance recommend: the plan of analyze
+// --report migration, from the same analysis of the same input (#26: one
+// plan).
+func Plan(_ context.Context, spec PlanSpec) (*recommend.Plan, error) {
+	sources, closeAll, err := openInputs([]string{spec.Input}, spec.Stdin)
+	defer closeAll()
+	if err != nil {
+		return nil, err
+	}
+	pricer := spec.Config.Pricing.Pricer()
+	params := Params(spec.Config, pricer)
+	params.KeepFleet = true
+	r, err := analyze.Analyze(sources, params)
+	if err != nil {
+		return nil, err
+	}
+	plan := recommend.AddToReport(r, pricer.Price, spec.Config.Migration.Options())
+	if plan == nil {
+		return nil, fmt.Errorf("no migration plan: %s", strings.Join(r.Warnings, "; "))
+	}
+	return plan, nil
+}
+
+// WritePlan writes the plan in a dialect to path ("-" is stdout),
+// atomically for a file; a script written to a regular file is made
+// executable.
+func WritePlan(stdout io.Writer, path, dialect string, plan *recommend.Plan) error {
+	write, err := recommend.For(dialect)
+	if err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	var buf bytes.Buffer
+	if err := write(&buf, plan); err != nil {
+		return err
+	}
+	if path == "-" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	err = fsutil.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+	if fi, serr := os.Stat(path); err == nil && serr == nil && fi.Mode().IsRegular() && dialect != "json" && dialect != "yaml" {
+		err = os.Chmod(path, 0o755) // a script; never chmod a device
+	}
+	return err
+}
+
+// WriteReport writes the report in the settings' format: to stdout
+// (terminal says whether that is a terminal), or atomically to the output
+// file.
+func WriteReport(stdout io.Writer, terminal bool, ac settings.Analyze, res *report.Result) error {
+	write, err := render.For(ac.Format)
+	if err != nil {
+		return &exit.UsageError{Err: fmt.Errorf("--format: %w", err)}
+	}
+	ropts := render.Options{Report: ac.Report, Terminal: ac.Output == "-" && terminal}
+	if ac.Output == "-" {
+		var buf bytes.Buffer
+		if err := write(&buf, res, ropts); err != nil {
+			return err
+		}
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	return fsutil.WriteAtomic(ac.Output, func(w io.Writer) error { return write(w, res, ropts) })
+}
