@@ -28,7 +28,6 @@ type Params struct {
 	// planner shares (nil: the default prices).
 	Pricer           *pricing.Pricer
 	EnergyUSDPerKWh  float64
-	Dialect          string // kubectl, slurm or none: the commands in suggestions
 	SparklineBuckets int
 	// Scaling, when set, adds the elastic-scaling what-if.
 	Scaling *ScalingParams
@@ -47,7 +46,7 @@ type Params struct {
 // DefaultParams are the documented defaults.
 func DefaultParams() Params {
 	return Params{IdleThresholdPct: 15, IdleWindow: 60 * time.Second, UnderusedPct: 40, IdleNodeShare: 0.5,
-		EnergyUSDPerKWh: 0.12, Dialect: DialectKubectl, SparklineBuckets: 40}
+		EnergyUSDPerKWh: 0.12, SparklineBuckets: 40}
 }
 
 // MaxScalingPeriods bounds the scaling what-if's periods (a year at 60 s
@@ -470,7 +469,7 @@ func (a *analysis) report(r *Report) {
 	if u := pricer.Unmatched(); len(u) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), pricer.Fallback()))
 	}
-	r.Suggestions = suggest(r.Nodes, a.nodes, a.p.Dialect, r.PendingUnknown)
+	r.Suggestions = suggest(r.Nodes, a.nodes)
 	if a.p.Scaling != nil && a.p.Scaling.Period > 0 {
 		r.Scaling = a.scalingReport(pricer)
 	}

@@ -1,8 +1,9 @@
 package analyze
 
 import (
-	"github.com/seedance/seedance/pricing"
 	"testing"
+
+	"github.com/seedance/seedance/pricing"
 
 	"github.com/seedance/seedance/profile"
 )

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seedance/seedance/internal/shell"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
@@ -140,7 +139,7 @@ func holderSuggestions(hs []*holding, rules HolderRules) []Suggestion {
 					who, gpus, h.node, meanUtil, held, h.pricePH)}
 			if h.w.Kind == profile.KindJob && slurmJobID.MatchString(h.w.ID) && h.f.idle >= h.f.held*(1-1e-9) {
 				s.Text += "; its GPUs sat idle for all of it"
-				s.Command = "scancel " + shell.Quote(h.w.ID)
+				s.Action = &Action{Cancel: h.w.ID}
 			}
 			own(s)
 		}
@@ -187,7 +186,7 @@ func groupByOwner(in []ownedSuggestion) []Suggestion {
 			out = append(out, s.Suggestion)
 		case idx[0] == i:
 			g := s.Suggestion
-			g.Command = ""
+			g.Action = nil
 			nodes := map[string]bool{}
 			for _, j := range idx {
 				g.Workloads = append(g.Workloads, in[j].workload)

@@ -69,13 +69,7 @@ func rebind(node string, w profile.Workload, t *hwtopo.Topology, numa int) (Sugg
 	s := Suggestion{Kind: SuggestRebindNUMA, Node: node,
 		Text: fmt.Sprintf("%s: %s may run on CPUs %s, but its GPU(s) %s are on NUMA node %d: bind it to CPUs %s (restart with numactl --cpunodebind=%d --membind=%d; on Kubernetes, the topology manager's single-numa-node policy)",
 			node, w.ID, w.CPUsAllowed, joinInts(w.GPUs), numa, cpus, numa, numa)}
-	var cmds []string
-	for _, pid := range w.PIDs {
-		if pid > 0 {
-			cmds = append(cmds, fmt.Sprintf("taskset -a -cp %s %d", ShellQuote(cpus), pid))
-		}
-	}
-	s.Command = strings.Join(cmds, " && ")
+	s.Action = &Action{CPUs: cpus, PIDs: w.PIDs}
 	return s, true
 }
 

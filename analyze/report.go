@@ -186,7 +186,9 @@ const (
 )
 
 // Suggestion is one thing to do, with a command to do it when a dialect is
-// chosen and every name in it is valid.
+// chosen and every name in it is valid. Analysis leaves Command empty and
+// says in Action what a command would act on; recommend.Commands writes
+// it in the dialect.
 type Suggestion struct {
 	Kind    string `json:"kind"`
 	Node    string `json:"node"`
@@ -199,4 +201,19 @@ type Suggestion struct {
 	// Severity and Priority are a policy rule's (docs/rules.md).
 	Severity string `json:"severity,omitempty"`
 	Priority int    `json:"priority,omitempty"`
+	// Action is what a command would act on, beyond the node: never
+	// written.
+	Action *Action `json:"-"`
+}
+
+// Action is what a suggestion's command acts on beyond its node, for the
+// dialect that writes it.
+type Action struct {
+	// Pending are the workloads waiting on the node (rebind-pending).
+	Pending []profile.Workload
+	// CPUs and PIDs: bind the processes to the CPUs (rebind-numa).
+	CPUs string
+	PIDs []int
+	// Cancel is the Slurm job to cancel (idle-holder).
+	Cancel string
 }

@@ -6,28 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seedance/seedance/internal/shell"
 	"github.com/seedance/seedance/profile"
 )
 
-// Dialects of the commands in suggestions.
-const (
-	DialectKubectl = shell.Kubectl
-	DialectSlurm   = shell.Slurm
-	DialectNone    = shell.None
-)
-
-// ValidNodeName reports whether name is a valid node name in the dialect.
-func ValidNodeName(dialect, name string) bool { return shell.ValidNodeName(dialect, name) }
-
-// ShellQuote quotes s for a POSIX shell.
-func ShellQuote(s string) string { return shell.Quote(s) }
-
 // suggest makes a suggestion for every idle and stalled node, the largest
-// saving first.
-// pendingUnknown, when set, says why the pending work is unknown: a
-// node then gets no drain or release command, since work may wait for it.
-func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect, pendingUnknown string) []Suggestion {
+// saving first. Analysis writes no command: the dialect that writes them
+// is the plan's side's (recommend.Commands), from each suggestion's kind,
+// node and Action.
+func suggest(nodes []NodeReport, accs map[string]*nodeAcc) []Suggestion {
 	out := []Suggestion{}
 	for _, n := range nodes {
 		if n.Stale && (n.Verdict == VerdictIdle || n.Verdict == VerdictStalled) {
@@ -37,16 +23,16 @@ func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect, pendingUnkno
 		switch n.Verdict {
 		case VerdictIdle:
 			if n.IdleNow {
-				out = append(out, releaseNode(n, n.RunningWorkloads, dialect, pendingUnknown))
+				out = append(out, releaseNode(n))
 			} else {
 				out = append(out, scheduleNode(n))
 			}
 		case VerdictStalled:
 			if len(n.WaitingFor) > 0 {
-				out = append(out, waitingFor(n, dialect))
+				out = append(out, waitingFor(n))
 				continue
 			}
-			out = append(out, rebindPending(n, accs[n.Name].pending(), dialect))
+			out = append(out, rebindPending(n, accs[n.Name].pending()))
 		}
 	}
 	for _, n := range nodes {
@@ -58,7 +44,8 @@ func suggest(nodes []NodeReport, accs map[string]*nodeAcc, dialect, pendingUnkno
 	return out
 }
 
-func idleFor(n NodeReport) string {
+// IdleFor is how long the node sat idle in all, as people say it: 14m.
+func (n NodeReport) IdleFor() string {
 	return FormatDuration(seconds(length(n.IdleIntervals)))
 }
 
@@ -128,91 +115,31 @@ func gpusText(n NodeReport) string {
 	return fmt.Sprintf("%d × %s", n.GPUs, strings.Join(n.Models, "+"))
 }
 
-func releaseNode(n NodeReport, running int, dialect, pendingUnknown string) Suggestion {
-	s := Suggestion{Kind: SuggestReleaseNode, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
+// releaseNode advises releasing a node idle now; its command (a drain)
+// is the dialect's, which says when there is none.
+func releaseNode(n NodeReport) Suggestion {
+	return Suggestion{Kind: SuggestReleaseNode, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
 		Text: fmt.Sprintf("%s: %s and idle now for %s (%s), release it: saves about $%.2f/h (%.0f%% of its $%.2f/h)",
 			n.Name, idleSummary(n), idleNowFor(n), gpusText(n), savingsPerHour(n), 100*share(n), n.PriceUSDPerHour)}
-	switch {
-	case dialect == DialectSlurm:
-		// Slurm's DRAIN stops new jobs from starting; running ones finish.
-		s.Text += " (DRAIN stops new jobs from starting there; running jobs finish first)"
-	case running > 0 && dialect == DialectKubectl:
-		// Its pods must move first, with the mechanics of a plan (docs/recommend.md).
-		s.Text += fmt.Sprintf(" (no command: its %d running workload(s) must move first; seedance recommend writes the plan that moves them and then drains it)", running)
-		return s
-	}
-	if pendingUnknown != "" && dialect != DialectNone {
-		s.Text += " (no command: the work waiting for GPUs is unknown, and may wait for this node; see pending_unknown)"
-		return s
-	}
-	if !ValidNodeName(dialect, n.Name) {
-		s.Text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", n.Name, dialect)
-		return s
-	}
-	q := ShellQuote(n.Name)
-	switch dialect {
-	case DialectKubectl:
-		// No GPU workload runs there: the drain moves what else runs, within
-		// disruption budgets, and undoes its cordon if it cannot (a pod
-		// without a controller, local data): the node is left as it was.
-		s.Command = fmt.Sprintf("kubectl drain %s --ignore-daemonsets --timeout=300s || { kubectl uncordon %s; false; }", q, q)
-	case DialectSlurm:
-		s.Command = fmt.Sprintf("scontrol update NodeName=%s State=DRAIN Reason=%s", q, ShellQuote("seedance: idle for "+idleFor(n)))
-	}
-	return s
 }
 
 // waitingFor advises on an idle node that unscheduled work could run: it
 // is not released, and the question is why the scheduler does not use it.
-func waitingFor(n NodeReport, dialect string) Suggestion {
-	s := Suggestion{Kind: SuggestRebindPending, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
+func waitingFor(n NodeReport) Suggestion {
+	return Suggestion{Kind: SuggestRebindPending, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
 		Text: fmt.Sprintf("%s: idle now (%s) while unscheduled work waits for GPUs it could run: %s; do not release it: look at why it is not scheduled here (taints, selectors, quotas)",
 			n.Name, gpusText(n), strings.Join(n.WaitingFor, ", "))}
-	if !ValidNodeName(dialect, n.Name) || dialect == DialectNone {
-		return s
-	}
-	switch dialect {
-	case DialectKubectl:
-		var cmds []string
-		for _, id := range n.WaitingFor {
-			if ns, name, ok := strings.Cut(id, "/"); ok && shell.ValidPod(ns, name) {
-				cmds = append(cmds, fmt.Sprintf("kubectl describe pod -n %s %s", ShellQuote(ns), ShellQuote(name)))
-			}
-		}
-		s.Command = strings.Join(append(cmds, "kubectl describe node "+ShellQuote(n.Name)), " && ")
-	case DialectSlurm:
-		s.Command = fmt.Sprintf("squeue --states=PENDING --format=%s && scontrol show node %s", ShellQuote("%i %j %r"), ShellQuote(n.Name))
-	}
-	return s
 }
 
-func rebindPending(n NodeReport, pending []profile.Workload, dialect string) Suggestion {
+// rebindPending advises looking at why the work pending on a node is not
+// scheduled while its GPUs sit idle; Action.Pending are the workloads to
+// look at.
+func rebindPending(n NodeReport, pending []profile.Workload) Suggestion {
 	ids := make([]string, 0, len(pending))
 	for _, w := range pending {
 		ids = append(ids, w.ID)
 	}
-	s := Suggestion{Kind: SuggestRebindPending, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n),
+	return Suggestion{Kind: SuggestRebindPending, Node: n.Name, SavingsUSDPerHour: savingsPerHour(n), Action: &Action{Pending: pending},
 		Text: fmt.Sprintf("%s: %d pending workload(s) (%s) while its %s sat idle for %s (%.0f%% of %s observed): look at why they are not scheduled here",
-			n.Name, len(pending), strings.Join(ids, ", "), gpusText(n), idleFor(n), 100*share(n), FormatDuration(seconds(n.ObservedS)))}
-	if !ValidNodeName(dialect, n.Name) {
-		s.Text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", n.Name, dialect)
-		return s
-	}
-	switch dialect {
-	case DialectKubectl:
-		var cmds []string
-		for _, w := range pending {
-			ns, name := w.Labels["namespace"], w.Name
-			if w.Kind != profile.KindPod || !shell.ValidPod(ns, name) {
-				s.Text += fmt.Sprintf(" (no command for %q: not a valid pod reference)", w.ID)
-				continue
-			}
-			cmds = append(cmds, fmt.Sprintf("kubectl describe pod -n %s %s", ShellQuote(ns), ShellQuote(name)))
-		}
-		cmds = append(cmds, "kubectl describe node "+ShellQuote(n.Name))
-		s.Command = strings.Join(cmds, " && ")
-	case DialectSlurm:
-		s.Command = fmt.Sprintf("squeue --states=PENDING --format=%s && scontrol show node %s", ShellQuote("%i %j %r"), ShellQuote(n.Name))
-	}
-	return s
+			n.Name, len(pending), strings.Join(ids, ", "), gpusText(n), n.IdleFor(), 100*share(n), FormatDuration(seconds(n.ObservedS)))}
 }

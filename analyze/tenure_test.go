@@ -2,10 +2,11 @@ package analyze
 
 import (
 	"fmt"
-	"github.com/seedance/seedance/pricing"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/pricing"
 
 	"github.com/seedance/seedance/profile"
 )
@@ -121,8 +122,10 @@ func TestIdleHolderScancel(t *testing.T) {
 		if s.Kind == SuggestIdleHolder && strings.HasPrefix(s.Text, "4242 ") && !strings.HasPrefix(s.Text, "4242 (user alice, account vision) holds 1 GPU") {
 			t.Errorf("the owner is not named: %s", s.Text)
 		}
-		if s.Kind == SuggestIdleHolder {
-			cmds[s.Text[:strings.Index(s.Text, " ")]] = s.Command
+		if s.Kind == SuggestIdleHolder && s.Action != nil {
+			cmds[s.Text[:strings.Index(s.Text, " ")]] = "scancel " + s.Action.Cancel
+		} else if s.Kind == SuggestIdleHolder {
+			cmds[s.Text[:strings.Index(s.Text, " ")]] = ""
 		}
 	}
 	want := map[string]string{"4242": "scancel 4242", "77": "", "4242;reboot": ""}

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/recommend"
+
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/settings"
 	"github.com/seedance/seedance/source"
@@ -71,7 +72,7 @@ func flagValues(key string) []string {
 	case "analyze.format":
 		return render.Formats
 	case "analyze.dialect":
-		return []string{analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone}
+		return []string{recommend.DialectKubectl, recommend.DialectSlurm, recommend.DialectNone}
 	case "analyze.group_by":
 		return []string{"namespace", "workload", "controller", "user", "account", "team="}
 	}

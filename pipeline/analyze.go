@@ -76,12 +76,12 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 	}
 	pricer := cfg.Pricing.Pricer()
 	params := Params(cfg, pricer)
-	params.Dialect = ac.Dialect
 	params.GPUFigures = spec.Rules != nil && spec.Rules.NeedsGPUFigures()
 	r, err := analyze.Analyze(sources, params)
 	if err != nil {
 		return nil, out, err
 	}
+	recommend.Commands(r, ac.Dialect)
 	res := &report.Result{Report: r}
 	if base != nil {
 		res.SetBaseline(base)
@@ -117,7 +117,7 @@ func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
 	ac := cfg.Analyze
 	p := analyze.Params{
 		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
-		StaleAfter: ac.StaleAfter, Pricer: pricer, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, Dialect: analyze.DialectNone, SparklineBuckets: 40,
+		StaleAfter: ac.StaleAfter, Pricer: pricer, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, SparklineBuckets: 40,
 		KeepFleet: ac.Has("migration") || ac.Has("fragmentation"), Fragmentation: ac.Has("fragmentation"),
 	}
 	if ac.Has("scaling") {

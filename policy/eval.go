@@ -230,7 +230,7 @@ func (c *compiled) suggestion(s subject, held float64, dialect string) analyze.S
 	text := expand(c.Suggest.Text, s.env, held, false)
 	sg := analyze.Suggestion{Kind: "rule:" + c.Name, Node: s.node, Severity: c.Severity, Priority: c.Priority}
 	switch {
-	case c.Suggest.Command == "" || dialect == analyze.DialectNone:
+	case c.Suggest.Command == "" || dialect == recommend.DialectNone:
 	case s.node != "" && !shell.ValidNodeName(dialect, s.node):
 		text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", s.node, dialect)
 	default:

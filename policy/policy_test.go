@@ -144,7 +144,7 @@ func TestCommandsAreSafe(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(cmds, "\n"), strings.Join(want, "\n"))
 	}
 	r = sample()
-	if err := mustCompile(t, rule).Apply(context.Background(), Input{Result: r, Dialect: analyze.DialectNone}); err != nil {
+	if err := mustCompile(t, rule).Apply(context.Background(), Input{Result: r, Dialect: recommend.DialectNone}); err != nil {
 		t.Fatal(err)
 	}
 	if r.Suggestions[2].Command != "" {

@@ -3,10 +3,11 @@ package render
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/seedance/seedance/report"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/seedance/seedance/report"
 
 	"github.com/seedance/seedance/analyze"
 )

@@ -3,10 +3,11 @@ package render
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/seedance/seedance/report"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/seedance/seedance/report"
 
 	dto "github.com/prometheus/client_model/go"
 

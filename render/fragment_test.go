@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
-	"github.com/seedance/seedance/report"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/report"
+
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/testkit/schematest"
 	"github.com/seedance/seedance/source/sim"
 )
@@ -22,7 +23,7 @@ import (
 // every format: each carries the pool's figures (6 of 13 free GPUs
 // stranded, docs/simulator.md) and the memory held while idle.
 func TestFragmentationSections(t *testing.T) {
-	r := simScenarioReport(t, sim.ScenarioFragmented, analyze.DialectKubectl, true)
+	r := simScenarioReport(t, sim.ScenarioFragmented, recommend.DialectKubectl, true)
 	f := r.Fragmentation
 	if f == nil || len(f.Pools) != 1 || f.Pools[0].FreeGPUs != 13 || f.Pools[0].StrandedGPUs != 6 || !f.Pools[0].Above ||
 		f.Pools[0].AfterPlan == nil || f.Pools[0].AfterPlan.Unstranded != 0 || len(r.StrandedMemory) == 0 {

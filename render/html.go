@@ -4,13 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"github.com/seedance/seedance/report"
 	"html/template"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seedance/seedance/report"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/recommend"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"github.com/seedance/seedance/report"
 	"image/png"
 	"io"
 	"os"
@@ -15,7 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/report"
+
 	"github.com/seedance/seedance/internal/testkit/browsertest"
 	"github.com/seedance/seedance/internal/testkit/golden"
 )
@@ -56,9 +57,9 @@ func svgStructure(t *testing.T, page []byte) string {
 }
 
 func TestHTMLStructureGolden(t *testing.T) {
-	page := render(t, "html", simReport(t, analyze.DialectKubectl), Options{})
+	page := render(t, "html", simReport(t, recommend.DialectKubectl), Options{})
 	golden.Check(t, "testdata/report-sim.html.structure", []byte(svgStructure(t, page)))
-	all := render(t, "html", simReportWith(t, analyze.DialectKubectl, true), Options{Report: "all"})
+	all := render(t, "html", simReportWith(t, recommend.DialectKubectl, true), Options{Report: "all"})
 	golden.Check(t, "testdata/report-sim-all.html.structure", []byte(svgStructure(t, all)))
 	if !bytes.Contains(all, []byte(`<table id="scaling">`)) || !bytes.Contains(all, []byte("<h2>Migration plan</h2>")) ||
 		!bytes.Contains(all, []byte(`<table class="sortable" id="attribution">`)) {
@@ -84,7 +85,7 @@ func writePage(t *testing.T, r *report.Result) string {
 // equal to the JSON report's, the script allowed by the page's CSP, and no
 // request to anything.
 func TestHTMLInBrowser(t *testing.T) {
-	r := simReport(t, analyze.DialectKubectl)
+	r := simReport(t, recommend.DialectKubectl)
 	r.SetBaseline(&r.Summary)
 	path := writePage(t, r)
 	b := browsertest.New(t)
@@ -155,7 +156,7 @@ func TestBrowserSeesRequests(t *testing.T) {
 }
 
 func TestHTMLHostileNames(t *testing.T) {
-	r := simReport(t, analyze.DialectKubectl)
+	r := simReport(t, recommend.DialectKubectl)
 	evil := `<img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script>`
 	r.Nodes[0].Name = evil
 	r.Suggestions[0].Text = evil
@@ -173,7 +174,7 @@ func TestHTMLHostileNames(t *testing.T) {
 // TestHTMLAttributionInBrowser: the attribution section, its table and its
 // chart of the top wasters, as a real browser builds the page.
 func TestHTMLAttributionInBrowser(t *testing.T) {
-	r := simReportWith(t, analyze.DialectKubectl, true)
+	r := simReportWith(t, recommend.DialectKubectl, true)
 	path := writePage(t, r)
 	dom := browsertest.New(t).DumpDOM(t, path)
 	if !strings.Contains(dom, `id="chart-attribution"`) || !strings.Contains(dom, "Who held the idle GPUs") {

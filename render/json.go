@@ -2,8 +2,9 @@ package render
 
 import (
 	"encoding/json"
-	"github.com/seedance/seedance/report"
 	"io"
+
+	"github.com/seedance/seedance/report"
 
 	"github.com/seedance/seedance/internal/yamlout"
 )

@@ -2,11 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/seedance/seedance/report"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/seedance/seedance/report"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"

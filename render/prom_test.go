@@ -3,8 +3,6 @@ package render
 import (
 	"bytes"
 	"errors"
-	"github.com/seedance/seedance/internal/testkit/engine"
-	"github.com/seedance/seedance/report"
 	"html"
 	"os"
 	"os/exec"
@@ -12,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/engine"
+	"github.com/seedance/seedance/recommend"
+	"github.com/seedance/seedance/report"
+
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/seedance/seedance/analyze"
 )
 
 // TestPromtoolFindsNothing runs promtool check metrics, the linter users
@@ -31,8 +31,8 @@ func TestPromtoolFindsNothing(t *testing.T) {
 		}
 		t.Skip("needs promtool on PATH (Debian: apt-get install prometheus; or run bash .ci/run)")
 	}
-	r := simReport(t, analyze.DialectKubectl)
-	r.SetBaseline(&simReport(t, analyze.DialectKubectl).Summary)
+	r := simReport(t, recommend.DialectKubectl)
+	r.SetBaseline(&simReport(t, recommend.DialectKubectl).Summary)
 	// A failed gate is what this report should carry.
 	if r.Gates, err = report.Gates(r, []string{"summary.idle_ratio <= 0.2"}); !errors.Is(err, report.ErrGateFailed) {
 		t.Fatalf("gate: %v", err)
@@ -54,7 +54,7 @@ func TestPromtoolFindsNothing(t *testing.T) {
 // TestPromUnitsAndStates: figures in base units, one 0/1 series per verdict
 // state, and a null figure left out rather than written as 0.
 func TestPromUnitsAndStates(t *testing.T) {
-	r := simReport(t, analyze.DialectKubectl)
+	r := simReport(t, recommend.DialectKubectl)
 	r.Summary.AvgMemBWUtilPct = nil
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(render(t, "prom", r, Options{})))
@@ -110,8 +110,8 @@ func TestPromUnitsAndStates(t *testing.T) {
 // TestWindowAndMoneyText: a window over days shows the end's date and the
 // covered time; money deltas are money.
 func TestWindowAndMoneyText(t *testing.T) {
-	r := simReport(t, analyze.DialectKubectl)
-	base := simReport(t, analyze.DialectKubectl)
+	r := simReport(t, recommend.DialectKubectl)
+	base := simReport(t, recommend.DialectKubectl)
 	*base.Summary.IdleCostUSD -= 97577.54
 	r.SetBaseline(&base.Summary)
 	r.Window.End = r.Window.Start.Add(25 * time.Hour)

@@ -3,10 +3,11 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
-	"github.com/seedance/seedance/report"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/report"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -48,7 +49,6 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *report
 		t.Fatal(err)
 	}
 	params := analyze.DefaultParams()
-	params.Dialect = dialect
 	if all {
 		sp := analyze.DefaultScaling()
 		params.Scaling = &sp
@@ -60,6 +60,7 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *report
 	if err != nil {
 		t.Fatal(err)
 	}
+	recommend.Commands(r, dialect)
 	res := &report.Result{Report: r}
 	if all {
 		price := pricing.New(nil, pricing.DefaultGPUHourUSD).Price
@@ -83,7 +84,7 @@ func render(t *testing.T, format string, r *report.Result, o Options) []byte {
 }
 
 func TestGoldenFormats(t *testing.T) {
-	r := simReport(t, analyze.DialectKubectl)
+	r := simReport(t, recommend.DialectKubectl)
 	for _, tt := range []struct {
 		format, file string
 		o            Options
@@ -104,7 +105,7 @@ func TestGoldenFormats(t *testing.T) {
 }
 
 func TestJSONConformsToSchema(t *testing.T) {
-	r := simReport(t, analyze.DialectSlurm)
+	r := simReport(t, recommend.DialectSlurm)
 	r.SetBaseline(&r.Summary)
 	var err error
 	if r.Gates, err = report.Gates(r, []string{"summary.idle_ratio <= 0.2", "delta.idle_cost_usd == 0"}); err == nil {
@@ -129,7 +130,7 @@ func TestJSONConformsToSchema(t *testing.T) {
 }
 
 func TestPromParses(t *testing.T) {
-	r := simReport(t, analyze.DialectKubectl)
+	r := simReport(t, recommend.DialectKubectl)
 	out := render(t, "prom", r, Options{})
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(out))
@@ -146,7 +147,7 @@ func TestPromParses(t *testing.T) {
 }
 
 func TestCSVRows(t *testing.T) {
-	r := simReport(t, analyze.DialectKubectl)
+	r := simReport(t, recommend.DialectKubectl)
 	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
 	if err != nil || len(rows) != 10 || rows[0][0] != "node" || rows[9][0] != "(total)" {
 		t.Fatalf("rows %d err %v", len(rows), err)
@@ -161,7 +162,7 @@ func TestCSVRows(t *testing.T) {
 // TestSpreadInEveryFormat: the nodes' utilization variance, and its change
 // against a baseline, is in every format (CSV on its total and delta rows).
 func TestSpreadInEveryFormat(t *testing.T) {
-	r := simReport(t, analyze.DialectKubectl)
+	r := simReport(t, recommend.DialectKubectl)
 	base := *r.Report
 	v := 0.02
 	base.Summary.NodeUtilVariance = &v

@@ -2,9 +2,10 @@ package render
 
 import (
 	"fmt"
-	"github.com/seedance/seedance/report"
 	"io"
 	"strings"
+
+	"github.com/seedance/seedance/report"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/table"

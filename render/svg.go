@@ -2,11 +2,12 @@ package render
 
 import (
 	"fmt"
-	"github.com/seedance/seedance/report"
 	"html"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/seedance/seedance/report"
 
 	"github.com/seedance/seedance/analyze"
 )

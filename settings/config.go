@@ -111,7 +111,7 @@ func (a Analyze) Validate() error {
 	if _, err := render.For(a.Format); err != nil {
 		return &exit.UsageError{Err: fmt.Errorf("--format: %w", err)}
 	}
-	if !slices.Contains([]string{analyze.DialectKubectl, analyze.DialectSlurm, analyze.DialectNone}, a.Dialect) {
+	if !slices.Contains([]string{recommend.DialectKubectl, recommend.DialectSlurm, recommend.DialectNone}, a.Dialect) {
 		return exit.Usagef("unknown --dialect %q (choose kubectl, slurm or none)", a.Dialect)
 	}
 	if a.Source != "" {

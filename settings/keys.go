@@ -125,7 +125,7 @@ var Keys = []Key{
 	{Key: "analyze.idle_node_share", Default: analysisDefaults.IdleNodeShare, Cmd: "analyze", Flag: "idle-node-share", Help: "a node is idle when idle for at least this share (0–1) of its observed time", Range: rng(0.001, 1)},
 	{Key: "analyze.stale_after", Default: Dur("0s"), Cmd: "analyze", Flag: "stale-after", Help: "a node whose newest sample ends longer than this before the window does is stale: not idle now, no command acts on it (0: the idle window)", Range: rng(0, span)},
 	{Key: "analyze.fragmentation_ratio", Default: recommend.DefaultFragmentationRatio, Cmd: "analyze", Flag: "fragmentation-ratio", Help: "fragmentation report: a pool whose stranded share of free GPUs is above this (0–1) gets a suggestion", Range: rng(0, 1)},
-	{Key: "analyze.dialect", Default: analysisDefaults.Dialect, Cmd: "analyze", Flag: "dialect", Help: "commands in suggestions: kubectl, slurm or none"},
+	{Key: "analyze.dialect", Default: recommend.DialectKubectl, Cmd: "analyze", Flag: "dialect", Help: "commands in suggestions: kubectl, slurm or none"},
 	{Key: "analyze.every", Default: Dur("0s"), Cmd: "analyze", Flag: "every", Help: "run again every this long, re-reading the config and rules files when they change (0: once; docs/rules.md, Loop mode)", Range: rng(0, span)},
 	{Key: "analyze.listen", Default: "", Cmd: "analyze", Flag: "listen", Help: "with --every: serve the latest report's series at http://ADDR/metrics and /healthz (e.g. :9464)"},
 	{Key: "analyze.gates", Default: []string{}, Cmd: "analyze", Flag: "gate", Help: "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3"},
