@@ -67,7 +67,7 @@ type slice struct {
 // NeedsGPUFigures says whether a rule is about GPUs, so that the analysis
 // keeps each GPU's figures (analyze.Params.GPUFigures).
 func (s *Set) NeedsGPUFigures() bool {
-	return slices.ContainsFunc(s.rules, func(c compiled) bool { return c.On == OnGPU && c.prog != nil })
+	return slices.ContainsFunc(s.rules, func(c compiled) bool { return c.On == OnGPU && !c.off })
 }
 
 // Apply evaluates the rules over the report. A built-in suggestion whose
@@ -101,11 +101,11 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 			kept = append(kept, sg)
 			continue
 		}
-		if c.prog == nil {
-			continue // turned off
+		if c.off {
+			continue
 		}
 		subj, ok := findSubject(subjects[c.On], sg)
-		if ok {
+		if ok && c.prog != nil {
 			_, holds := c.match(subj, b)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -148,7 +148,7 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 func (s *Set) ordered() []*compiled {
 	var out []*compiled
 	for i := range s.rules {
-		if c := &s.rules[i]; !c.builtin && c.prog != nil {
+		if c := &s.rules[i]; !c.builtin && !c.off {
 			out = append(out, c)
 		}
 	}

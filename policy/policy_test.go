@@ -275,7 +275,7 @@ func TestDocsListEveryField(t *testing.T) {
 		}
 	}
 	for _, d := range Defaults {
-		if !strings.Contains(string(doc), "| `"+d.Name+"` | "+d.On+" | `"+d.When+"` | "+d.Severity+" |") {
+		if !strings.Contains(string(doc), "| `"+d.Name+"` | "+d.On+" | ") || !strings.Contains(string(doc), " | "+d.Severity+" |") {
 			t.Errorf("docs/rules.md's table lacks the default rule %s", d.Name)
 		}
 	}
@@ -319,4 +319,31 @@ func TestCommandPlaceholdersUnquoted(t *testing.T) {
 func withFrag(r *report.Result, f *recommend.Fragmentation) *report.Result {
 	r.Fragmentation = f
 	return r
+}
+
+// TestDefaultsHaveNoCondition (#28): the built-in suggestions' conditions
+// are the analysis', written once; a default rule restates none, and a
+// user's rule of that name without a when only re-ranks.
+func TestDefaultsHaveNoCondition(t *testing.T) {
+	for _, d := range Defaults {
+		if d.When != "" {
+			t.Errorf("default rule %s restates a condition: %s", d.Name, d.When)
+		}
+	}
+	r := sample()
+	if err := mustCompile(t, Rule{Name: "release-node", Severity: "critical", Priority: 3}).Apply(context.Background(), Input{Result: r}); err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, s := range r.Suggestions {
+		if s.Kind == "release-node" && s.Severity == "critical" && s.Priority == 3 {
+			kept++
+		}
+	}
+	if kept != 1 || r.RuleMatches["release-node"] != 1 {
+		t.Errorf("re-ranked %d, matches %v: %+v", kept, r.RuleMatches, r.Suggestions)
+	}
+	if _, err := Compile([]Rule{{Name: "release-node", For: "1h"}}, "test"); err == nil || !strings.Contains(err.Error(), "for: needs a when") {
+		t.Errorf("for without when: %v", err)
+	}
 }

@@ -61,16 +61,17 @@ type Suggest struct {
 	Command string `mapstructure:"command" yaml:"command" json:"command,omitempty"`
 }
 
-// Defaults are the built-in suggestions' conditions as rules: a match of
-// the rule of a built-in kind keeps that kind's suggestion; seedance
-// writes its text and command. Their thresholds are the analysis settings
-// (analyze.idle_threshold_pct, idle_window, idle_node_share,
-// fragmentation_ratio).
+// Defaults are the built-in suggestions of one node or pool as rules: their
+// names, scopes and severities. Their conditions are the analysis' own
+// (the verdicts, docs/analysis.md; the fragmentation threshold), defined
+// there once: a default rule has no when of its own. A user's rule of the
+// same name may add a when (and for) that must hold too, re-rank it, or
+// turn it off; seedance writes the text and command.
 var Defaults = []Rule{
-	{Name: "release-node", On: OnNode, When: `verdict == "idle" && idle_now`, Severity: "warning"},
-	{Name: "schedule-node", On: OnNode, When: `verdict == "idle" && !idle_now`, Severity: "info"},
-	{Name: "rebind-pending", On: OnNode, When: `verdict == "stalled"`, Severity: "warning"},
-	{Name: "fragmentation", On: OnPool, When: `above_threshold`, Severity: "warning"},
+	{Name: "release-node", On: OnNode, Severity: "warning"},
+	{Name: "schedule-node", On: OnNode, Severity: "info"},
+	{Name: "rebind-pending", On: OnNode, Severity: "warning"},
+	{Name: "fragmentation", On: OnPool, Severity: "warning"},
 }
 
 // builtin says whether a rule name is a built-in suggestion kind.
@@ -81,9 +82,10 @@ func builtin(name string) bool {
 // compiled is a rule ready to run.
 type compiled struct {
 	Rule
-	prog    *exprguard.Program
+	prog    *exprguard.Program // nil for a built-in rule without a when
 	forS    float64
 	builtin bool
+	off     bool // enabled: false
 }
 
 // Set is the rules in force: the defaults, with the user's rules replacing
@@ -153,10 +155,17 @@ func compile(r Rule) (compiled, error) {
 		return c, fmt.Errorf("severity: %q (choose %s)", r.Severity, strings.Join(Severities, ", "))
 	}
 	if c.Enabled != nil && !*c.Enabled {
-		return c, nil // off: nothing else to check
+		c.off = true
+		return c, nil // nothing else to check
 	}
 	if strings.TrimSpace(r.When) == "" {
-		return c, fmt.Errorf("when: an expression is required")
+		switch {
+		case !c.builtin:
+			return c, fmt.Errorf("when: an expression is required")
+		case r.For != "":
+			return c, fmt.Errorf("for: needs a when, the condition that must hold for that long")
+		}
+		return c, nil // the built-in suggestion's condition alone
 	}
 	if r.For != "" {
 		d, err := time.ParseDuration(r.For)
