@@ -69,23 +69,71 @@ type Source struct {
 // time ranges of the same ones) and computes the report. It reads each
 // source once, one GPU at a time.
 func Analyze(sources []Source, p Params) (*Report, error) {
+	a, r, err := read(sources, p)
+	if err != nil {
+		return nil, err
+	}
+	a.report(r)
+	return r, nil
+}
+
+// read reads every source into the analysis' accumulators: the point of
+// the largest live state, before the report is made.
+func read(sources []Source, p Params) (*analysis, *Report, error) {
+	start, end, err := window(sources)
+	if err != nil {
+		return nil, nil, err
+	}
+	windowS := end.Sub(start).Seconds()
+	a, err := newAnalysis(p, start, end)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: start.UTC(), End: end.UTC(), DurationS: sig(windowS)}}
+	for _, s := range sources {
+		h := s.Stream.Header
+		r.addInput(s.Name, h)
+		a.unscheduled = h.Unscheduled // the latest input's
+		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
+		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, in) }); err != nil {
+			return nil, nil, err
+		}
+	}
+	if a.samples() == 0 {
+		names := make([]string, len(sources))
+		for i, s := range sources {
+			names[i] = s.Name
+		}
+		return nil, nil, fmt.Errorf("%w: no GPU samples in %s: nothing was observed, so there is nothing to report", profile.ErrInvalid, strings.Join(names, ", "))
+	}
+	return a, r, nil
+}
+
+// window is the span of the sources, in the order of their starts; more
+// than profile.MaxSpan is an error.
+func window(sources []Source) (start, end time.Time, err error) {
 	if len(sources) == 0 {
-		return nil, fmt.Errorf("%w: no input profiles", profile.ErrInvalid)
+		return start, end, fmt.Errorf("%w: no input profiles", profile.ErrInvalid)
 	}
 	sort.SliceStable(sources, func(i, j int) bool {
 		return sources[i].Stream.Header.StartedAt.Before(sources[j].Stream.Header.StartedAt)
 	})
-	start, end := sources[0].Stream.Header.StartedAt, sources[0].Stream.Header.EndedAt
+	start, end = sources[0].Stream.Header.StartedAt, sources[0].Stream.Header.EndedAt
 	for _, s := range sources {
 		if s.Stream.Header.EndedAt.After(end) {
 			end = s.Stream.Header.EndedAt
 		}
 	}
-	windowS := end.Sub(start).Seconds()
 	if end.Sub(start) > profile.MaxSpan {
-		return nil, fmt.Errorf("%w: the inputs span %s, from %s to %s: more than the %d days one analysis covers",
+		return start, end, fmt.Errorf("%w: the inputs span %s, from %s to %s: more than the %d days one analysis covers",
 			profile.ErrInvalid, end.Sub(start).Round(time.Hour), start.Format(time.RFC3339), end.Format(time.RFC3339), int(profile.MaxSpan.Hours()/24))
 	}
+	return start, end, nil
+}
+
+// newAnalysis is the accumulators of an analysis of the window.
+func newAnalysis(p Params, start, end time.Time) (*analysis, error) {
+	windowS := end.Sub(start).Seconds()
 	periods := 0
 	if p.Scaling != nil && p.Scaling.Period > 0 {
 		periods = int(math.Ceil(windowS/p.Scaling.Period.Seconds() - 1e-9))
@@ -102,37 +150,22 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 		a.keep = workloadKeep{labels: p.Attribution.labels(), uuids: true}
 	}
 	a.keep.uuids = a.keep.uuids || p.KeepFleet // the planner reads which MIG devices a workload holds
-	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: start.UTC(), End: end.UTC(), DurationS: sig(windowS)}}
-	for _, s := range sources {
-		h := s.Stream.Header
-		r.Inputs = append(r.Inputs, Input{Name: s.Name, Source: h.Source, StartedAt: h.StartedAt.UTC(), EndedAt: h.EndedAt.UTC(), Complete: h.Complete})
-		if !h.Complete {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s is incomplete (the run was interrupted or failed part-way)", s.Name))
-		}
-		for _, n := range h.Notes {
-			r.Warnings = append(r.Warnings, s.Name+": "+n)
-		}
-		if h.PendingUnknown != "" && r.PendingUnknown == "" {
-			r.PendingUnknown = s.Name + ": " + h.PendingUnknown
-		}
-		a.unscheduled = h.Unscheduled // the latest input's
-		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
-		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, in) }); err != nil {
-			return nil, err
-		}
+	return a, nil
+}
+
+// addInput records an input of the report, with its warnings: an
+// incomplete run, its notes, the pending work it does not know.
+func (r *Report) addInput(name string, h profile.Header) {
+	r.Inputs = append(r.Inputs, Input{Name: name, Source: h.Source, StartedAt: h.StartedAt.UTC(), EndedAt: h.EndedAt.UTC(), Complete: h.Complete})
+	if !h.Complete {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s is incomplete (the run was interrupted or failed part-way)", name))
 	}
-	if a.samples() == 0 {
-		names := make([]string, len(sources))
-		for i, s := range sources {
-			names[i] = s.Name
-		}
-		return nil, fmt.Errorf("%w: no GPU samples in %s: nothing was observed, so there is nothing to report", profile.ErrInvalid, strings.Join(names, ", "))
+	for _, n := range h.Notes {
+		r.Warnings = append(r.Warnings, name+": "+n)
 	}
-	if beforeReport != nil {
-		beforeReport()
+	if h.PendingUnknown != "" && r.PendingUnknown == "" {
+		r.PendingUnknown = name + ": " + h.PendingUnknown
 	}
-	a.report(r)
-	return r, nil
 }
 
 // nodeSpread is the population standard deviation (percentage points)
@@ -162,9 +195,6 @@ func nodeSpread(nodes []NodeReport) (stddevPct, variance *float64) {
 	return &sd, &vr
 }
 
-// beforeReport, when set (by a benchmark), runs once the inputs are read and
-// before the report is made: the point of the largest live state.
-var beforeReport func()
 
 // samples counts the GPUs with at least one sample.
 func (a *analysis) samples() int {

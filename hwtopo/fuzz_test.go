@@ -40,15 +40,6 @@ func FuzzParseMatrix(f *testing.F) {
 	})
 }
 
-// FuzzParseNVLinkStatus: any `nvidia-smi nvlink -s` text parses or fails.
-func FuzzParseNVLinkStatus(f *testing.F) {
-	addCaptures(f, "nvlink-*.txt")
-	f.Add([]byte("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = ParseNVLinkStatus(bytes.NewReader(data)) // an error is a result here; a panic is not
-	})
-}
-
 // FuzzParseCPUList: work is bounded by MaxCPU whatever the list says.
 func FuzzParseCPUList(f *testing.F) {
 	for _, s := range []string{"0-3,8,10-11", "0-99999999", "-1", "5-2", "1,1,1", ""} {

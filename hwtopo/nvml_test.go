@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seedance/seedance/internal/nvapi"
+
 	nvmlsrc "github.com/seedance/seedance/source/nvml"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -36,8 +38,9 @@ func cpuWords(t *testing.T, list string) []uint {
 // mockNode sets topology functions on a DGX mock: every GPU's CPU list and
 // NUMA node, NVLinks to NVSwitches (links per GPU, NVLink version), and a
 // PCIe common ancestor.
-func mockNode(t *testing.T, srv *server.Server, cpus func(i int) (string, int), links int, version uint32, pcie nvml.GpuTopologyLevel) []nvml.Device {
-	var devs []nvml.Device
+func mockNode(t *testing.T, srv *server.Server, cpus func(i int) (string, int), links int, version uint32, pcie nvml.GpuTopologyLevel) []nvapi.Device {
+	var devs []nvapi.Device
+	lib := nvmlsrc.Wrap(srv)
 	for i, d := range srv.Devices {
 		dev := d.(*server.Device)
 		bus := dev.PciBusID
@@ -64,7 +67,11 @@ func mockNode(t *testing.T, srv *server.Server, cpus func(i int) (string, int), 
 			return nvml.NVLINK_DEVICE_TYPE_SWITCH, nvml.SUCCESS
 		}
 		dev.GetTopologyCommonAncestorFunc = func(nvml.Device) (nvml.GpuTopologyLevel, nvml.Return) { return pcie, nvml.SUCCESS }
-		devs = append(devs, dev)
+		d, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvapi.SUCCESS {
+			t.Fatalf("device %d: %v", i, ret)
+		}
+		devs = append(devs, d)
 	}
 	return devs
 }
@@ -88,7 +95,7 @@ func TestRenderMatchesRealCaptures(t *testing.T) {
 			g := parsed.GPUs[0]
 			devs := mockNode(t, srv, func(int) (string, int) { return g.CPUAffinity, *g.NUMANode }, 0, 4, nvml.TOPOLOGY_SYSTEM)
 			var got bytes.Buffer
-			if err := WriteMatrix(&got, FromNVML(nvmlsrc.WrapDevices(devs), 4, nil), true); err != nil {
+			if err := WriteMatrix(&got, FromNVML(devs, 4, nil), true); err != nil {
 				t.Fatal(err)
 			}
 			if got.String() != string(want) {
@@ -105,14 +112,14 @@ func TestDGXInterconnect(t *testing.T) {
 		}
 		return "24-47", 1
 	}
-	topo := FromNVML(nvmlsrc.WrapDevices(mockNode(t, dgxa100.New(), cpusA100, 12, 3, nvml.TOPOLOGY_SYSTEM)), 4, nil)
+	topo := FromNVML(mockNode(t, dgxa100.New(), cpusA100, 12, 3, nvml.TOPOLOGY_SYSTEM), 4, nil)
 	if topo.Matrix[0][7] != "NV12" || topo.Matrix[3][3] != "X" || topo.NVLinkGBps[0][1] != 300 {
 		t.Fatalf("A100 matrix %v, %v GB/s", topo.Matrix[0], topo.NVLinkGBps[0][1])
 	}
 	if topo.GPUs[5].CPUAffinity != "24-47" || *topo.GPUs[5].NUMANode != 1 {
 		t.Fatalf("GPU5 %+v", topo.GPUs[5])
 	}
-	h100 := FromNVML(nvmlsrc.WrapDevices(mockNode(t, dgxh100.New(), func(i int) (string, int) { return "0-51,104-155", 0 }, 18, 4, nvml.TOPOLOGY_NODE)), 4, nil)
+	h100 := FromNVML(mockNode(t, dgxh100.New(), func(i int) (string, int) { return "0-51,104-155", 0 }, 18, 4, nvml.TOPOLOGY_NODE), 4, nil)
 	if h100.Matrix[2][6] != "NV18" || h100.NVLinkGBps[2][6] < 478 || h100.NVLinkGBps[2][6] > 478.2 {
 		t.Fatalf("H100 %v %v", h100.Matrix[2], h100.NVLinkGBps[2][6])
 	}
@@ -130,7 +137,7 @@ func TestDGXInterconnect(t *testing.T) {
 	}
 	golden.Check(t, "testdata/topo-dgxa100.txt", out.Bytes())
 	// Without NVLink, the PCIe level shows.
-	pcie := FromNVML(nvmlsrc.WrapDevices(mockNode(t, dgxa100.New(), cpusA100, 0, 3, nvml.TOPOLOGY_HOSTBRIDGE)), 4, nil)
+	pcie := FromNVML(mockNode(t, dgxa100.New(), cpusA100, 0, 3, nvml.TOPOLOGY_HOSTBRIDGE), 4, nil)
 	if pcie.Matrix[0][1] != "PHB" || LinkRank("PHB") >= LinkRank("NV12") || LinkRank("NV12") >= LinkRank("NV18") || LinkRank("SYS") >= LinkRank("NODE") {
 		t.Fatalf("PCIe %v", pcie.Matrix[0][1])
 	}
@@ -158,7 +165,7 @@ func TestMIGLayout(t *testing.T) {
 		}
 		return nil, nvml.ERROR_NOT_FOUND
 	}
-	topo := FromNVML(nvmlsrc.WrapDevices(devs), 4, nil)
+	topo := FromNVML(devs, 4, nil)
 	got := topo.GPUs[0].MIG
 	if len(got) != 2 || got[0].Profile != "3g.20gb" || got[1].Profile != "1g.5gb" || got[1].GI != 2 || got[0].UUID != "MIG-a" || topo.GPUs[1].MIG != nil {
 		t.Fatalf("MIG layout %+v", got)

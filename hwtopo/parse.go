@@ -126,45 +126,6 @@ func isLinkLabel(s string) bool {
 	return strings.HasPrefix(s, "NV") && len(s) > 2 && s[2] >= '0' && s[2] <= '9'
 }
 
-var linkLine = regexp.MustCompile(`^\s*Link (\d+): ([0-9.]+) GB/s`)
-var gpuLine = regexp.MustCompile(`^GPU (\d+): (.*?) \(UUID: ([^)]+)\)`)
-
-// ParseNVLinkStatus reads `nvidia-smi nvlink -s` (or --status): the links of
-// each GPU and their speed per direction. Links reported inactive are down.
-func ParseNVLinkStatus(r io.Reader) ([]GPU, error) {
-	sc := bufio.NewScanner(r)
-	var out []GPU
-	for sc.Scan() {
-		line := sc.Text()
-		if m := gpuLine.FindStringSubmatch(line); m != nil {
-			i, _ := strconv.Atoi(m[1])
-			out = append(out, GPU{Index: i, UUID: m[3]})
-			continue
-		}
-		if len(out) == 0 {
-			continue
-		}
-		g := &out[len(out)-1]
-		if m := linkLine.FindStringSubmatch(line); m != nil {
-			l, _ := strconv.Atoi(m[1])
-			v, _ := strconv.ParseFloat(m[2], 64)
-			g.NVLinks = append(g.NVLinks, NVLink{Link: l, Up: true, GBps: v})
-		} else if strings.Contains(line, "<inactive>") {
-			var l int
-			if _, err := fmt.Sscanf(strings.TrimSpace(line), "Link %d:", &l); err == nil {
-				g.NVLinks = append(g.NVLinks, NVLink{Link: l})
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("not an nvlink status: no GPU lines")
-	}
-	return out, nil
-}
-
 // FromCapture completes a topology parsed from a `topo -m` capture: the
 // NVLink bandwidth of each pair is its link count × the per-link speed of
 // the model's NVLink generation, and the host's NUMA nodes are those the

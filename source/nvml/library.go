@@ -90,12 +90,3 @@ func (x library) GpmMetricsGet(m *nvapi.GpmMetrics) nvapi.Return {
 	}
 	return nvapi.Return(r)
 }
-
-// WrapDevices adapts go-nvml devices to nvapi.
-func WrapDevices(ds []nv.Device) []nvapi.Device {
-	out := make([]nvapi.Device, len(ds))
-	for i, d := range ds {
-		out[i] = &device{d: d}
-	}
-	return out
-}
