@@ -195,7 +195,6 @@ func nodeSpread(nodes []NodeReport) (stddevPct, variance *float64) {
 	return &sd, &vr
 }
 
-
 // samples counts the GPUs with at least one sample.
 func (a *analysis) samples() int {
 	n := 0
@@ -352,92 +351,9 @@ func (a *analysis) report(r *Report) {
 	if pricer == nil {
 		pricer = pricing.New(nil, pricing.DefaultGPUHourUSD)
 	}
-	var sum struct{ obs, idle, util, utilW, bw, bwW, cost, energyJ float64 }
-	var covered []Interval
-	memBWGPUs := 0
-	longestSpan := 0.0
-	fullWindowNodes, energyMeasured := 0, false
+	var t totals
 	for _, n := range a.order {
-		parents, bwSeen := map[string]bool{}, map[string]bool{}
-		for _, g := range n.gpus {
-			if p := g.parent(); p != "" {
-				parents[p] = true
-			}
-		}
-		nr := NodeReport{Name: n.name, PendingWorkloads: len(n.pending()), RunningWorkloads: n.runningAt(a.windowS)}
-		full := false
-		var ns struct{ obs, idle, util, utilW, cost, energyJ, price float64 }
-		models := map[string]bool{}
-		for _, g := range n.gpus {
-			g.finish()
-			if parents[g.uuid] {
-				g.share = 0 // its MIG devices stand for it
-			}
-			price := pricer.Price(g.model) * g.share
-			ns.energyJ += g.energyJ()
-			energyMeasured = energyMeasured || g.energyMeasured()
-			if g.parent() == "" { // a physical GPU, with or without MIG devices
-				nr.GPUs++
-				models[shortModel(g.model)] = true
-			}
-			if g.share == 0 {
-				continue
-			}
-			ns.obs += g.observedS * g.share
-			ns.idle += g.idleS * g.share
-			ns.util += g.utilSum * g.share
-			ns.utilW += g.utilW * g.share
-			ns.cost += g.idleS / 3600 * price
-			ns.price += price
-			sum.bw += g.bwSum * g.share
-			sum.bwW += g.bwW * g.share
-			if phys := g.physical(); g.bwW > 0 && !bwSeen[phys] {
-				bwSeen[phys] = true
-				memBWGPUs++
-			}
-			if k := len(g.cover); k > 0 {
-				longestSpan = math.Max(longestSpan, g.cover[k-1].EndS-g.cover[0].StartS)
-				full = full || g.utilW > 0 && g.cover[k-1].EndS-g.cover[0].StartS >= a.p.IdleWindow.Seconds()-eps
-			}
-		}
-		if full {
-			fullWindowNodes++
-		}
-		nr.Models = slices.Sorted(maps.Keys(models))
-		nr.GPUHours = sig(ns.obs / 3600)
-		nr.IdleGPUHours = sig(ns.idle / 3600)
-		nr.IdleCostUSD = sig(ns.cost)
-		nr.EnergyKWh = sig(ns.energyJ / 3.6e6)
-		nr.PriceUSDPerHour = sig(ns.price)
-		nr.AvgGPUUtilPct = mean(ns.util, ns.utilW)
-		cover := n.coverage()
-		covered = append(covered, cover...)
-		idle := nodeIntervals(n.gpus, a.p.IdleWindow.Seconds())
-		nr.ObservedS = sig(length(cover))
-		if obs := length(cover); obs > 0 {
-			v := sig(length(idle) / obs)
-			nr.IdleShare = &v
-			nr.IdleNow = len(idle) > 0 && idle[len(idle)-1].EndS >= cover[len(cover)-1].EndS-eps
-			nr.DataAgeS = sig(math.Max(0, a.windowS-cover[len(cover)-1].EndS))
-			if nr.DataAgeS > a.staleAfter()+eps {
-				// Its data ends too long before the window does: what it
-				// does now is not known, so it is not "idle now".
-				nr.Stale, nr.IdleNow = true, false
-			}
-		}
-		nr.IdleIntervals = make([]Interval, 0, len(idle))
-		for _, iv := range idle {
-			nr.IdleIntervals = append(nr.IdleIntervals, Interval{sig(iv.StartS), sig(iv.EndS)})
-		}
-		nr.UtilSparkline = n.spark.values()
-		nr.Verdict = a.verdict(&nr)
-		r.Nodes = append(r.Nodes, nr)
-		sum.obs += ns.obs
-		sum.idle += ns.idle
-		sum.util += ns.util
-		sum.utilW += ns.utilW
-		sum.cost += ns.cost
-		sum.energyJ += ns.energyJ
+		r.Nodes = append(r.Nodes, a.nodeReport(n, pricer, &t))
 	}
 	sort.SliceStable(r.Nodes, func(i, j int) bool {
 		if r.Nodes[i].IdleCostUSD != r.Nodes[j].IdleCostUSD {
@@ -446,51 +362,7 @@ func (a *analysis) report(r *Report) {
 		return r.Nodes[i].Name < r.Nodes[j].Name
 	})
 	placeUnscheduled(r.Nodes, a.unscheduled)
-	s := &r.Summary
-	s.Nodes = len(r.Nodes)
-	for _, n := range r.Nodes {
-		s.GPUs += n.GPUs
-		switch n.Verdict {
-		case VerdictIdle:
-			// An idle node that a workload still holds at the window's end
-			// is not spare capacity to release: counted apart.
-			if n.RunningWorkloads > 0 {
-				s.IdleHeldNodes++
-			} else {
-				s.IdleNodes++
-			}
-		case VerdictStalled:
-			s.StalledNodes++
-		case VerdictUnderused:
-			s.UnderusedNodes++
-		case VerdictBusy:
-			s.BusyNodes++
-		}
-	}
-	s.GPUHours = sig(sum.obs / 3600)
-	s.AvgGPUUtilPct = mean(sum.util, sum.utilW)
-	s.AvgMemBWUtilPct = mean(sum.bw, sum.bwW)
-	s.NodeUtilStddevPct, s.NodeUtilVariance = nodeSpread(r.Nodes)
-	s.MemBWGPUs = memBWGPUs
-	coveredS := length(union(covered))
-	r.Window.CoveredS = sig(coveredS)
-	if sum.utilW > 0 {
-		s.IdleGPUHours = num(sum.idle / 3600)
-		s.IdleRatio = num(ratio(sum.idle, sum.obs))
-		s.IdleCostUSD = num(sum.cost)
-		if coveredS > 0 {
-			s.ProjectedMonthlySavingsUSD = num(sum.cost / (coveredS / 3600) * HoursPerMonth)
-		}
-	}
-	if energyMeasured {
-		s.EnergyKWh = num(sum.energyJ / 3.6e6)
-		s.EnergyCostUSD = num(sum.energyJ / 3.6e6 * a.p.EnergyUSDPerKWh)
-	}
-	s.NodesFullWindow = fullWindowNodes
-	if w := a.p.IdleWindow.Seconds(); longestSpan < w-eps {
-		s.Notes = append(s.Notes, fmt.Sprintf("no GPU was observed for as long as the %s idle window (the longest for %s), so nothing can count as idle: gate on summary.avg_gpu_util_pct, or pass an --idle-window shorter than the run",
-			FormatDuration(a.p.IdleWindow), FormatDuration(time.Duration(longestSpan*float64(time.Second)))))
-	}
+	a.summarize(r, &t)
 	r.Params = ReportParams{
 		IdleThresholdPct: a.p.IdleThresholdPct, IdleWindowS: a.p.IdleWindow.Seconds(), UnderusedPct: a.p.UnderusedPct, IdleNodeShare: a.p.IdleNodeShare,
 		EnergyUSDPerKWh: a.p.EnergyUSDPerKWh, Prices: pricer.Table(), DefaultGPUHourUSD: pricer.Fallback(),
@@ -500,6 +372,182 @@ func (a *analysis) report(r *Report) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), pricer.Fallback()))
 	}
 	r.Suggestions = suggest(r.Nodes, a.nodes)
+	a.sections(r, pricer)
+	r.Timeline = a.timeline(r.Nodes)
+	if a.perGPU {
+		for i := range r.Nodes {
+			for _, g := range a.nodes[r.Nodes[i].Name].gpus {
+				if g.share > 0 {
+					r.Nodes[i].GPUTimelines = append(r.Nodes[i].GPUTimelines, g.ext.own.values())
+				}
+			}
+		}
+	}
+}
+
+// sums are GPU-seconds and their weights summed over GPUs (each by its
+// share of a physical GPU): observed, idle, utilization, idle cost,
+// energy, price per hour.
+type sums struct{ obs, idle, util, utilW, cost, energyJ, price float64 }
+
+// totals are the cluster's figures, summed node by node.
+type totals struct {
+	sums
+	bw, bwW                    float64
+	covered                    []Interval
+	memBWGPUs, fullWindowNodes int
+	longestSpan                float64
+	energyMeasured             bool
+}
+
+// nodeReport finishes a node's GPUs and makes its figures, adding them to
+// the cluster's.
+func (a *analysis) nodeReport(n *nodeAcc, pricer *pricing.Pricer, t *totals) NodeReport {
+	nr := NodeReport{Name: n.name, PendingWorkloads: len(n.pending()), RunningWorkloads: n.runningAt(a.windowS)}
+	ns, models, full := a.nodeSums(n, pricer, &nr, t)
+	if full {
+		t.fullWindowNodes++
+	}
+	nr.Models = slices.Sorted(maps.Keys(models))
+	nr.GPUHours = sig(ns.obs / 3600)
+	nr.IdleGPUHours = sig(ns.idle / 3600)
+	nr.IdleCostUSD = sig(ns.cost)
+	nr.EnergyKWh = sig(ns.energyJ / 3.6e6)
+	nr.PriceUSDPerHour = sig(ns.price)
+	nr.AvgGPUUtilPct = mean(ns.util, ns.utilW)
+	cover := n.coverage()
+	t.covered = append(t.covered, cover...)
+	idle := nodeIntervals(n.gpus, a.p.IdleWindow.Seconds())
+	nr.ObservedS = sig(length(cover))
+	if obs := length(cover); obs > 0 {
+		v := sig(length(idle) / obs)
+		nr.IdleShare = &v
+		nr.IdleNow = len(idle) > 0 && idle[len(idle)-1].EndS >= cover[len(cover)-1].EndS-eps
+		nr.DataAgeS = sig(math.Max(0, a.windowS-cover[len(cover)-1].EndS))
+		if nr.DataAgeS > a.staleAfter()+eps {
+			// Its data ends too long before the window does: what it
+			// does now is not known, so it is not "idle now".
+			nr.Stale, nr.IdleNow = true, false
+		}
+	}
+	nr.IdleIntervals = make([]Interval, 0, len(idle))
+	for _, iv := range idle {
+		nr.IdleIntervals = append(nr.IdleIntervals, Interval{sig(iv.StartS), sig(iv.EndS)})
+	}
+	nr.UtilSparkline = n.spark.values()
+	nr.Verdict = a.verdict(&nr)
+	t.obs += ns.obs
+	t.idle += ns.idle
+	t.util += ns.util
+	t.utilW += ns.utilW
+	t.cost += ns.cost
+	t.energyJ += ns.energyJ
+	return nr
+}
+
+// nodeSums finishes a node's GPUs and sums their figures, counting its
+// physical GPUs and their models into nr; full says whether a GPU's
+// utilization was observed for at least one idle window.
+func (a *analysis) nodeSums(n *nodeAcc, pricer *pricing.Pricer, nr *NodeReport, t *totals) (ns sums, models map[string]bool, full bool) {
+	parents, bwSeen := map[string]bool{}, map[string]bool{}
+	for _, g := range n.gpus {
+		if p := g.parent(); p != "" {
+			parents[p] = true
+		}
+	}
+	models = map[string]bool{}
+	for _, g := range n.gpus {
+		g.finish()
+		if parents[g.uuid] {
+			g.share = 0 // its MIG devices stand for it
+		}
+		price := pricer.Price(g.model) * g.share
+		ns.energyJ += g.energyJ()
+		t.energyMeasured = t.energyMeasured || g.energyMeasured()
+		if g.parent() == "" { // a physical GPU, with or without MIG devices
+			nr.GPUs++
+			models[shortModel(g.model)] = true
+		}
+		if g.share == 0 {
+			continue
+		}
+		ns.obs += g.observedS * g.share
+		ns.idle += g.idleS * g.share
+		ns.util += g.utilSum * g.share
+		ns.utilW += g.utilW * g.share
+		ns.cost += g.idleS / 3600 * price
+		ns.price += price
+		t.bw += g.bwSum * g.share
+		t.bwW += g.bwW * g.share
+		if phys := g.physical(); g.bwW > 0 && !bwSeen[phys] {
+			bwSeen[phys] = true
+			t.memBWGPUs++
+		}
+		if k := len(g.cover); k > 0 {
+			t.longestSpan = math.Max(t.longestSpan, g.cover[k-1].EndS-g.cover[0].StartS)
+			full = full || g.utilW > 0 && g.cover[k-1].EndS-g.cover[0].StartS >= a.p.IdleWindow.Seconds()-eps
+		}
+	}
+	return ns, models, full
+}
+
+// summarize fills the summary from the nodes and the totals: the verdict
+// counts, and the figures, null where nothing was measured.
+func (a *analysis) summarize(r *Report, t *totals) {
+	s := &r.Summary
+	s.Nodes = len(r.Nodes)
+	for _, n := range r.Nodes {
+		s.GPUs += n.GPUs
+		s.count(n)
+	}
+	s.GPUHours = sig(t.obs / 3600)
+	s.AvgGPUUtilPct = mean(t.util, t.utilW)
+	s.AvgMemBWUtilPct = mean(t.bw, t.bwW)
+	s.NodeUtilStddevPct, s.NodeUtilVariance = nodeSpread(r.Nodes)
+	s.MemBWGPUs = t.memBWGPUs
+	coveredS := length(union(t.covered))
+	r.Window.CoveredS = sig(coveredS)
+	if t.utilW > 0 {
+		s.IdleGPUHours = num(t.idle / 3600)
+		s.IdleRatio = num(ratio(t.idle, t.obs))
+		s.IdleCostUSD = num(t.cost)
+		if coveredS > 0 {
+			s.ProjectedMonthlySavingsUSD = num(t.cost / (coveredS / 3600) * HoursPerMonth)
+		}
+	}
+	if t.energyMeasured {
+		s.EnergyKWh = num(t.energyJ / 3.6e6)
+		s.EnergyCostUSD = num(t.energyJ / 3.6e6 * a.p.EnergyUSDPerKWh)
+	}
+	s.NodesFullWindow = t.fullWindowNodes
+	if w := a.p.IdleWindow.Seconds(); t.longestSpan < w-eps {
+		s.Notes = append(s.Notes, fmt.Sprintf("no GPU was observed for as long as the %s idle window (the longest for %s), so nothing can count as idle: gate on summary.avg_gpu_util_pct, or pass an --idle-window shorter than the run",
+			FormatDuration(a.p.IdleWindow), FormatDuration(time.Duration(t.longestSpan*float64(time.Second)))))
+	}
+}
+
+// count counts a node by its verdict. An idle node that a workload still
+// holds at the window's end is not spare capacity to release: counted
+// apart.
+func (s *Summary) count(n NodeReport) {
+	switch {
+	case n.Verdict == VerdictIdle && n.RunningWorkloads > 0:
+		s.IdleHeldNodes++
+	case n.Verdict == VerdictIdle:
+		s.IdleNodes++
+	case n.Verdict == VerdictStalled:
+		s.StalledNodes++
+	case n.Verdict == VerdictUnderused:
+		s.UnderusedNodes++
+	case n.Verdict == VerdictBusy:
+		s.BusyNodes++
+	}
+}
+
+// sections adds the sections the parameters ask for: scaling, the fleet a
+// planner reads, attribution and its holder suggestions, stranded memory,
+// each GPU's figures.
+func (a *analysis) sections(r *Report, pricer *pricing.Pricer) {
 	if a.p.Scaling != nil && a.p.Scaling.Period > 0 {
 		r.Scaling = a.scalingReport(pricer)
 	}
@@ -516,16 +564,6 @@ func (a *analysis) report(r *Report) {
 	}
 	if a.p.GPUFigures {
 		r.GPUFigures = a.gpuFigures()
-	}
-	r.Timeline = a.timeline(r.Nodes)
-	if a.perGPU {
-		for i := range r.Nodes {
-			for _, g := range a.nodes[r.Nodes[i].Name].gpus {
-				if g.share > 0 {
-					r.Nodes[i].GPUTimelines = append(r.Nodes[i].GPUTimelines, g.ext.own.values())
-				}
-			}
-		}
 	}
 }
 
