@@ -38,6 +38,46 @@ func Markdown(w io.Writer, r *report.Result, o Options) error {
 	for _, n := range s.Notes {
 		ew.printf("> **Note:** %s\n\n", mdEscape.Replace(n))
 	}
+	mdSummary(ew, r)
+	if o.has("nodes") {
+		mdNodes(ew, r)
+	}
+	if o.has("suggestions") && len(r.Suggestions) > 0 {
+		ew.printf("\n**Suggestions**\n\n")
+		for _, sg := range r.Suggestions {
+			ew.printf("- %s%s", severityTag(sg), mdEscape.Replace(sg.Text))
+			if sg.Command != "" {
+				ew.printf("<br>%s", code(sg.Command))
+			}
+			ew.printf("\n")
+		}
+	}
+	if r.Migration != nil && o.has("migration") {
+		ew.printf("\n**Migration plan**: %d move(s) release %d node(s), saving %s/h.\n", len(r.Migration.Moves), len(r.Migration.ReleasedNodes), money(r.Migration.SavingsUSDPerHour))
+	}
+	if a := r.Attribution; a != nil && o.has("attribution") {
+		mdAttribution(ew, a)
+	}
+	if o.has("fragmentation") {
+		fragmentationMarkdown(ew, r)
+	}
+	if r.Scaling != nil && o.has("scaling") {
+		ew.printf("\n| Pool | GPUs | Static GPU-h | WMA GPU-h | WMA saves | HPA GPU-h |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, p := range r.Scaling.Pools {
+			ew.printf("| %s | %d | %.2f | %.2f | %s | %.2f |\n", mdEscape.Replace(p.Pool), p.GPUs, p.StaticGPUH, p.WMA.ProvisionedGPUH, money(p.WMA.SavingUSD), p.HPA.ProvisionedGPUH)
+		}
+	}
+	mdGates(ew, r.Gates)
+	for _, wmsg := range r.Warnings {
+		ew.printf("\n> %s\n", mdEscape.Replace(wmsg))
+	}
+	return ew.err
+}
+
+// mdSummary is the summary's table, with the change from the baseline
+// when there is one.
+func mdSummary(ew *errWriter, r *report.Result) {
+	s := r.Summary
 	hasDelta := r.Delta != nil
 	if hasDelta {
 		ew.printf("| | value | vs baseline |\n|---|---:|---:|\n")
@@ -63,83 +103,66 @@ func Markdown(w io.Writer, r *report.Result, o Options) error {
 	row("Idle cost", moneyOpt(s.IdleCostUSD), "idle_cost_usd", signedMoney)
 	row("Energy", fmt.Sprintf("%s kWh (%s)", numOpt(s.EnergyKWh, 2), moneyOpt(s.EnergyCostUSD)), "energy_kwh", kwh)
 	row("Projected monthly savings ("+basis+")", amount, "projected_monthly_savings_usd", signedMoney)
-	if o.has("nodes") {
-		top := r.Nodes
-		if len(top) > 10 {
-			top = top[:10]
-		}
-		ew.printf("\n| Node | GPUs | Verdict | Util | Idle share | Idle cost |\n|---|---|---|---:|---:|---:|\n")
-		for _, n := range top {
-			ew.printf("| %s | %s | %s | %s | %s | %s |\n", mdEscape.Replace(n.Name), mdEscape.Replace(gpusText(n)), n.Verdict, pct(n.AvgGPUUtilPct), share(n.IdleShare), money(n.IdleCostUSD))
-		}
-		if len(r.Nodes) > len(top) {
-			ew.printf("\n%d more nodes in the full report.\n", len(r.Nodes)-len(top))
-		}
+}
+
+// mdNodes is the ten most expensive nodes' table.
+func mdNodes(ew *errWriter, r *report.Result) {
+	top := r.Nodes
+	if len(top) > 10 {
+		top = top[:10]
 	}
-	if o.has("suggestions") && len(r.Suggestions) > 0 {
-		ew.printf("\n**Suggestions**\n\n")
-		for _, sg := range r.Suggestions {
-			ew.printf("- %s%s", severityTag(sg), mdEscape.Replace(sg.Text))
-			if sg.Command != "" {
-				ew.printf("<br>%s", code(sg.Command))
-			}
-			ew.printf("\n")
-		}
+	ew.printf("\n| Node | GPUs | Verdict | Util | Idle share | Idle cost |\n|---|---|---|---:|---:|---:|\n")
+	for _, n := range top {
+		ew.printf("| %s | %s | %s | %s | %s | %s |\n", mdEscape.Replace(n.Name), mdEscape.Replace(gpusText(n)), n.Verdict, pct(n.AvgGPUUtilPct), share(n.IdleShare), money(n.IdleCostUSD))
 	}
-	if r.Migration != nil && o.has("migration") {
-		ew.printf("\n**Migration plan**: %d move(s) release %d node(s), saving %s/h.\n", len(r.Migration.Moves), len(r.Migration.ReleasedNodes), money(r.Migration.SavingsUSDPerHour))
+	if len(r.Nodes) > len(top) {
+		ew.printf("\n%d more nodes in the full report.\n", len(r.Nodes)-len(top))
 	}
-	if a := r.Attribution; a != nil && o.has("attribution") {
-		ew.printf("\n**Attribution** by %s\n\n| %s | Workloads | Held GPU-h | Used GPU-h | Efficiency | Idle-held GPU-h | Waste |\n|%s---:|---:|---:|---:|---:|---:|\n",
-			mdEscape.Replace(strings.Join(a.GroupBy, ", then ")), strings.Join(mdCells(a.GroupBy), " | "), strings.Repeat("---|", len(a.GroupBy)))
-		mdRow := func(key []string, workloads string, f analyze.AttributionFigures) {
-			ew.printf("| %s | %s | %.2f | %.2f | %s | %.2f | %s |\n", strings.Join(mdCells(key), " | "), workloads, f.HeldGPUHours, f.UsedGPUHours,
-				share(f.Efficiency), f.IdleHeldGPUHours, money(f.WasteCostUSD))
-		}
-		top := a.Groups
-		if len(top) > 10 {
-			top = top[:10]
-		}
-		for _, g := range top {
-			mdRow(g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures)
-		}
-		rest := make([]string, len(a.GroupBy))
-		rest[0] = "(held by no workload)"
-		mdRow(rest, "", a.Unallocated)
-		if len(a.Groups) > len(top) {
-			ew.printf("\n%d more groups in the full report.\n", len(a.Groups)-len(top))
-		}
+}
+
+// mdAttribution is the ten largest groups' table and the unallocated row.
+func mdAttribution(ew *errWriter, a *analyze.Attribution) {
+	ew.printf("\n**Attribution** by %s\n\n| %s | Workloads | Held GPU-h | Used GPU-h | Efficiency | Idle-held GPU-h | Waste |\n|%s---:|---:|---:|---:|---:|---:|\n",
+		mdEscape.Replace(strings.Join(a.GroupBy, ", then ")), strings.Join(mdCells(a.GroupBy), " | "), strings.Repeat("---|", len(a.GroupBy)))
+	mdRow := func(key []string, workloads string, f analyze.AttributionFigures) {
+		ew.printf("| %s | %s | %.2f | %.2f | %s | %.2f | %s |\n", strings.Join(mdCells(key), " | "), workloads, f.HeldGPUHours, f.UsedGPUHours,
+			share(f.Efficiency), f.IdleHeldGPUHours, money(f.WasteCostUSD))
 	}
-	if o.has("fragmentation") {
-		fragmentationMarkdown(ew, r)
+	top := a.Groups
+	if len(top) > 10 {
+		top = top[:10]
 	}
-	if r.Scaling != nil && o.has("scaling") {
-		ew.printf("\n| Pool | GPUs | Static GPU-h | WMA GPU-h | WMA saves | HPA GPU-h |\n|---|---:|---:|---:|---:|---:|\n")
-		for _, p := range r.Scaling.Pools {
-			ew.printf("| %s | %d | %.2f | %.2f | %s | %.2f |\n", mdEscape.Replace(p.Pool), p.GPUs, p.StaticGPUH, p.WMA.ProvisionedGPUH, money(p.WMA.SavingUSD), p.HPA.ProvisionedGPUH)
+	for _, g := range top {
+		mdRow(g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures)
+	}
+	rest := make([]string, len(a.GroupBy))
+	rest[0] = "(held by no workload)"
+	mdRow(rest, "", a.Unallocated)
+	if len(a.Groups) > len(top) {
+		ew.printf("\n%d more groups in the full report.\n", len(a.Groups)-len(top))
+	}
+}
+
+// mdGates lists the gates with their outcomes.
+func mdGates(ew *errWriter, gates []report.Gate) {
+	if len(gates) == 0 {
+		return
+	}
+	ew.printf("\n**Gates**\n\n")
+	for _, g := range gates {
+		mark := "✅"
+		if !g.Passed {
+			mark = "❌"
 		}
-	}
-	if len(r.Gates) > 0 {
-		ew.printf("\n**Gates**\n\n")
-		for _, g := range r.Gates {
-			mark := "✅"
-			if !g.Passed {
-				mark = "❌"
-			}
-			ew.printf("- %s %s", mark, code(g.Expr))
-			switch {
-			case g.Error != "":
-				ew.printf(" (%s)", mdEscape.Replace(g.Error))
-			case g.Value != nil:
-				ew.printf(" (was %s)", mdEscape.Replace(fmt.Sprint(g.Value)))
-			}
-			ew.printf("\n")
+		ew.printf("- %s %s", mark, code(g.Expr))
+		switch {
+		case g.Error != "":
+			ew.printf(" (%s)", mdEscape.Replace(g.Error))
+		case g.Value != nil:
+			ew.printf(" (was %s)", mdEscape.Replace(fmt.Sprint(g.Value)))
 		}
+		ew.printf("\n")
 	}
-	for _, wmsg := range r.Warnings {
-		ew.printf("\n> %s\n", mdEscape.Replace(wmsg))
-	}
-	return ew.err
 }
 
 // mdCells escapes each cell of a Markdown table row.
