@@ -45,10 +45,8 @@ func migProfileFor(model string, mem uint64) string {
 // no workload moves twice, and that released nodes end up empty.
 func Verify(c *Cluster, plan *Plan) error {
 	gpus := map[string][]GPU{}
-	model := map[string]string{}
 	for _, n := range c.Nodes {
 		gpus[n.Name] = append([]GPU(nil), n.GPUs...)
-		model[n.Name] = n.Model
 	}
 	byID := map[string]*Workload{}
 	running := map[string]int{}
@@ -60,55 +58,72 @@ func Verify(c *Cluster, plan *Plan) error {
 	}
 	moved := map[string]bool{}
 	for i, m := range plan.Moves {
-		from := ""
-		if m.From != nil {
-			from = *m.From
-		}
-		w := byID[m.Workload+"\x00"+from]
-		if w == nil && m.From == nil {
-			for _, x := range c.Workloads {
-				if x.ID == m.Workload && x.Pending {
-					w = x
-				}
-			}
-		}
-		if w == nil {
-			return fmt.Errorf("move %d: unknown workload %s", i, m.Workload)
-		}
-		if w.Pinned {
-			return fmt.Errorf("move %d: %s is pinned", i, w.ID)
+		w, err := movedWorkload(c, byID, m)
+		if err != nil {
+			return fmt.Errorf("move %d: %w", i, err)
 		}
 		if moved[w.ID+"\x00"+w.Node] {
 			return fmt.Errorf("move %d: %s moves twice", i, w.ID)
 		}
 		moved[w.ID+"\x00"+w.Node] = true
-		if len(m.GPUs) != w.Count {
-			return fmt.Errorf("move %d: %s needs %d GPUs, gets %d", i, w.ID, w.Count, len(m.GPUs))
-		}
 		if m.From != nil {
 			running[*m.From]--
 		}
-		target := gpus[m.To]
-		for _, gi := range m.GPUs {
-			if gi < 0 || gi >= len(target) {
-				return fmt.Errorf("move %d: %s has no GPU %d", i, m.To, gi)
-			}
-			g := &target[gi]
-			add := MilliPerGPU
-			if m.Sharing != nil && w.Milli < MilliPerGPU {
-				add = w.Milli
-			}
-			g.UsedMilli += add
-			g.UsedMem += w.MemPerGPU
-			if g.UsedMilli > MilliPerGPU || (g.MemBytes > 0 && g.UsedMem > g.MemBytes) || g.Busy {
-				return fmt.Errorf("move %d: GPU %d of %s goes over capacity", i, gi, m.To)
-			}
+		if err := place(gpus[m.To], m, w); err != nil {
+			return fmt.Errorf("move %d: %w", i, err)
 		}
 		running[m.To]++
 	}
 	for _, n := range plan.ReleasedNodes {
 		if running[n] != 0 {
 			return fmt.Errorf("released node %s still runs %d workload(s)", n, running[n])
+		}
+	}
+	return nil
+}
+
+// movedWorkload is the workload a move moves: running on its source node,
+// or pending; never a pinned one, and on as many GPUs as it had.
+func movedWorkload(c *Cluster, byID map[string]*Workload, m Move) (*Workload, error) {
+	from := ""
+	if m.From != nil {
+		from = *m.From
+	}
+	w := byID[m.Workload+"\x00"+from]
+	if w == nil && m.From == nil {
+		for _, x := range c.Workloads {
+			if x.ID == m.Workload && x.Pending {
+				w = x
+			}
+		}
+	}
+	switch {
+	case w == nil:
+		return nil, fmt.Errorf("unknown workload %s", m.Workload)
+	case w.Pinned:
+		return nil, fmt.Errorf("%s is pinned", w.ID)
+	case len(m.GPUs) != w.Count:
+		return nil, fmt.Errorf("%s needs %d GPUs, gets %d", w.ID, w.Count, len(m.GPUs))
+	}
+	return w, nil
+}
+
+// place adds the workload to the move's GPUs of its target node, which
+// must hold it.
+func place(target []GPU, m Move, w *Workload) error {
+	for _, gi := range m.GPUs {
+		if gi < 0 || gi >= len(target) {
+			return fmt.Errorf("%s has no GPU %d", m.To, gi)
+		}
+		g := &target[gi]
+		add := MilliPerGPU
+		if m.Sharing != nil && w.Milli < MilliPerGPU {
+			add = w.Milli
+		}
+		g.UsedMilli += add
+		g.UsedMem += w.MemPerGPU
+		if g.UsedMilli > MilliPerGPU || (g.MemBytes > 0 && g.UsedMem > g.MemBytes) || g.Busy {
+			return fmt.Errorf("GPU %d of %s goes over capacity", gi, m.To)
 		}
 	}
 	return nil

@@ -270,48 +270,47 @@ func (s *Scanner) Number() (float64, error) {
 }
 
 // validJSONNumber checks the JSON number grammar (strconv is laxer: it takes
-// "1_000", "+1", "Inf", ".5").
+// "1_000", "+1", "Inf", ".5"): -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func validJSONNumber(b []byte) bool {
 	i := 0
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	if i >= len(b) {
-		return false
-	}
-	if b[i] == '0' {
+	switch {
+	case i < len(b) && b[i] == '0':
 		i++
-	} else if b[i] >= '1' && b[i] <= '9' {
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	} else {
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
 		return false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
+		j := digits(b, i+1)
+		if j == i+1 {
 			return false
 		}
+		i = j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
+		j := digits(b, i)
+		if j == i {
 			return false
 		}
+		i = j
 	}
 	return i == len(b)
+}
+
+// digits is the index past the decimal digits of b from i.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // Column reads an array of numbers and nulls into dst (reusing its space).
