@@ -145,9 +145,6 @@ func TestConfigView(t *testing.T) {
 	}
 }
 
-type env map[string]string
-
-func (e env) get(k string) string { return e[k] }
 
 // TestSettingRanges: every bounded setting is checked at start-up, from a
 // flag, the environment or the config file alike; NaN and infinities are

@@ -80,8 +80,8 @@ func (r *Recording) Summary(path string) string { return r.line(path, r.Profile.
 
 // Stream hands the recording to an analysis as a profile stream, read
 // through the same reader and validator as a profile file, so the numbers
-// are those of profile then analyze. close releases it.
-func (r *Recording) Stream(name string) (s *profile.Stream, close func(), err error) {
+// are those of profile then analyze. release frees it.
+func (r *Recording) Stream(name string) (s *profile.Stream, release func(), err error) {
 	if r.samples == 0 {
 		return nil, func() {}, fmt.Errorf("%w: the %s source collected no GPU sample, so there is nothing to analyze", source.ErrNothingObserved, r.Profile.Source)
 	}

@@ -111,20 +111,8 @@ func (b *ClusterBuilder) addNode(pn *profile.Node) {
 	}
 	held := map[int]bool{}
 	for _, w := range pn.Workloads {
-		cw := &Workload{ID: w.ID, Name: w.Name, Namespace: w.Labels["namespace"], Kind: w.Kind, Node: pn.Name,
-			Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: MilliPerGPU,
-			Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.Kind != profile.KindJob && w.State != profile.StatePending),
-			Job:    w.Kind == profile.KindJob && w.State != profile.StatePending}
-		if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < MilliPerGPU {
-			cw.Milli = m
-		}
-		if w.Kind == profile.KindPod && !cw.Pending {
-			cw.Blocker = podBlocker(w.Labels[profile.ControllerLabel])
-		}
+		cw := newWorkload(w, pn.Name)
 		if cw.Pending {
-			if cw.Count < 1 {
-				cw.Count = 1
-			}
 			b.c.Workloads = append(b.c.Workloads, cw)
 			continue
 		}
@@ -156,6 +144,26 @@ func (b *ClusterBuilder) addNode(pn *profile.Node) {
 		}
 	}
 	b.c.Nodes = append(b.c.Nodes, n)
+}
+
+// newWorkload is a profile's workload as the planner sees it: pending
+// (asking for at least one GPU) or running, pinned, a batch job, a
+// blocker, its share of a GPU (the gpu_milli label).
+func newWorkload(w profile.Workload, node string) *Workload {
+	cw := &Workload{ID: w.ID, Name: w.Name, Namespace: w.Labels["namespace"], Kind: w.Kind, Node: node,
+		Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: MilliPerGPU,
+		Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.Kind != profile.KindJob && w.State != profile.StatePending),
+		Job:    w.Kind == profile.KindJob && w.State != profile.StatePending}
+	if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < MilliPerGPU {
+		cw.Milli = m
+	}
+	if w.Kind == profile.KindPod && !cw.Pending {
+		cw.Blocker = podBlocker(w.Labels[profile.ControllerLabel])
+	}
+	if cw.Pending && cw.Count < 1 {
+		cw.Count = 1
+	}
+	return cw
 }
 
 // podBlocker says what moving a pod of that controller ("Deployment/x",

@@ -296,15 +296,7 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 	if b.measure && g.spacing == 0 {
 		g.spacing = pairSpacing(pairs)
 	}
-	if id.HPCJob != "" {
-		b.see(g, g.jobs, id.HPCJob, id, pairs)
-	}
-	if id.Pod != "" {
-		b.see(g, g.pods, id.Namespace+"/"+id.Pod, id, pairs)
-	}
-	if id.Exporter != "" {
-		b.exporters[id.Exporter] = true
-	}
+	b.seeOwners(g, id, pairs)
 	if metric == FBFree {
 		if n := len(pairs); n > 0 && !IsBlank(pairs[n-1].V) {
 			g.fbMiB = pairs[n-1].V // completed with FB_USED in build
@@ -323,6 +315,26 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 	}
 	g.rank[m.Metric] = m.Rank
 	g.merge(pairs)
+	g.cols[m.Metric] = g.column(m, pairs)
+}
+
+// seeOwners notes the Slurm job, the pod and the exporter the series
+// carries.
+func (b *Builder) seeOwners(g *gpuBuild, id Identity, pairs []Pair) {
+	if id.HPCJob != "" {
+		b.see(g, g.jobs, id.HPCJob, id, pairs)
+	}
+	if id.Pod != "" {
+		b.see(g, g.pods, id.Namespace+"/"+id.Pod, id, pairs)
+	}
+	if id.Exporter != "" {
+		b.exporters[id.Exporter] = true
+	}
+}
+
+// column is the metric's column with the pairs written in, on the GPU's
+// time axis (which holds every pair's time).
+func (g *gpuBuild) column(m Mapping, pairs []Pair) profile.Values {
 	col := g.cols[m.Metric]
 	if col == nil {
 		col = make(profile.Values, len(g.t))
@@ -345,7 +357,7 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 		}
 		col[j] = v
 	}
-	g.cols[m.Metric] = col
+	return col
 }
 
 // pairSpacing is Spacing of the pairs' times.

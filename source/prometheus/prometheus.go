@@ -104,26 +104,12 @@ func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 // the profile's header (no nodes): whether the read was complete, and its
 // notes.
 func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) (*profile.Profile, error) {
-	base, err := url.Parse(o.URL)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("%w: --prometheus-url must be an http(s) URL, e.g. http://prometheus:9090", source.ErrSettings)
-	}
-	matchers, err := selectorMatchers(o.Selector)
+	r, err := newReading(o)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", profile.ErrInvalid, err)
+		return nil, err
 	}
-	if !o.End.After(o.Start) {
-		return nil, fmt.Errorf("%w: the end of the range must be after its start", source.ErrSettings)
-	}
-	hc, err := httpc.New(o.HTTP, o.Timeout)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", profile.ErrInvalid, err)
-	}
-	if o.BatchSamples <= 0 {
-		o.BatchSamples = DefaultBatchSamples
-	}
-	r := &reading{c: &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}, o: o, names: dcgmQueryNames(), spacing: spacings{},
-		matchers: matchers, chunks: splitRange(o.Start, o.End, o.Chunk)}
+	o = r.o
+	matchers := r.matchers
 	r.total = len(r.names) + kubeQueries
 	d, warnings, err := discover(ctx, r.c, r.names, o, matchers, func() { r.tick(nil) })
 	r.warnings = warnings
@@ -133,8 +119,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	case err != nil:
 		return nil, err
 	case len(d.nodes) == 0:
-		return nil, fmt.Errorf("%w %s between %s and %s: is dcgm-exporter scraped by this Prometheus, and does the selector match its labels?",
-			ErrNoMetrics, orAll(o.Selector), o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
+		return nil, noMetrics(o)
 	}
 	batches := d.batches(samplesPerGPU(o, len(r.names)), o.BatchSamples)
 	r.total += len(batches) * len(r.names) * len(r.chunks)
@@ -176,9 +161,49 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 		return p, nil
 	}
 	if emitted == 0 {
-		return nil, fmt.Errorf("%w %s between %s and %s: is dcgm-exporter scraped by this Prometheus, and does the selector match its labels?",
-			ErrNoMetrics, orAll(o.Selector), o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
+		return nil, noMetrics(o)
 	}
+	r.finish(p, k, d)
+	return p, nil
+}
+
+// newReading checks the options (an http(s) URL, a selector of label
+// matchers, a range that ends after it starts, the HTTP settings) and
+// makes the reading.
+func newReading(o Options) (*reading, error) {
+	base, err := url.Parse(o.URL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("%w: --prometheus-url must be an http(s) URL, e.g. http://prometheus:9090", source.ErrSettings)
+	}
+	matchers, err := selectorMatchers(o.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", profile.ErrInvalid, err)
+	}
+	if !o.End.After(o.Start) {
+		return nil, fmt.Errorf("%w: the end of the range must be after its start", source.ErrSettings)
+	}
+	hc, err := httpc.New(o.HTTP, o.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", profile.ErrInvalid, err)
+	}
+	if o.BatchSamples <= 0 {
+		o.BatchSamples = DefaultBatchSamples
+	}
+	return &reading{c: &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}, o: o, names: dcgmQueryNames(), spacing: spacings{},
+		matchers: matchers, chunks: splitRange(o.Start, o.End, o.Chunk)}, nil
+}
+
+// noMetrics is the error of a range with no dcgm-exporter series.
+func noMetrics(o Options) error {
+	return fmt.Errorf("%w %s between %s and %s: is dcgm-exporter scraped by this Prometheus, and does the selector match its labels?",
+		ErrNoMetrics, orAll(o.Selector), o.Start.Format(time.RFC3339), o.End.Format(time.RFC3339))
+}
+
+// finish completes the header of a whole read: the pods' notes, the
+// unscheduled work, whether the pending work is known, what pushdown
+// read, and the warnings (which make the read incomplete).
+func (r *reading) finish(p *profile.Profile, k *kube, d *discovery) {
+	o := r.o
 	p.Notes = append(p.Notes, k.notes(d)...)
 	p.Unscheduled = k.unscheduled(d)
 	if p.PendingUnknown = k.unknown(o.Selector); p.PendingUnknown != "" {
@@ -192,7 +217,6 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 		p.Complete = false
 		p.Notes = append(p.Notes, dedupe(r.warnings)...)
 	}
-	return p, nil
 }
 
 // controllerOf names the controller that owns a pod, from
