@@ -189,7 +189,7 @@ func analyzeRun(ctx context.Context, f *Factory, spec *pipeline.AnalyzeSpec) err
 	case out.GatesFailed > 0:
 		return &exit.Error{Code: exit.GateFailed, Err: fmt.Errorf("%d of %d gates failed", out.GatesFailed, len(res.Gates))}
 	case out.Interrupted:
-		return &exit.Error{Code: exit.Interrupted, Err: fmt.Errorf("interrupted: analyzed the samples collected so far")}
+		return exit.Interruptedf("interrupted: analyzed the samples collected so far")
 	}
 	return nil
 }

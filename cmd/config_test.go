@@ -145,7 +145,6 @@ func TestConfigView(t *testing.T) {
 	}
 }
 
-
 // TestSettingRanges: every bounded setting is checked at start-up, from a
 // flag, the environment or the config file alike; NaN and infinities are
 // refused; the message names the key, its flag, its variable and the range.

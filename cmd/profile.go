@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -161,7 +160,7 @@ func profileRun(c *cobra.Command, f *Factory, spec *pipeline.RecordSpec) error {
 	case rec.CommandErr != nil:
 		return rec.CommandErr
 	case !rec.Profile.Complete && len(spec.Command) == 0 && c.Context().Err() != nil:
-		return &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted: wrote the samples collected so far (\"complete\": false)")}
+		return exit.Interruptedf("interrupted: wrote the samples collected so far (\"complete\": false)")
 	}
 	return nil
 }

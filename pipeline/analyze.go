@@ -92,7 +92,7 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 		in := policy.Input{Result: res, Dialect: ac.Dialect, Total: lc.RulesTime,
 			Limits: exprguard.Limits{Time: lc.ExprTime, Bytes: int64(lc.ExprMemoryMiB) << 20}}
 		if err := spec.Rules.Apply(ctx, in); err != nil {
-			return nil, out, &exit.Error{Code: exit.Interrupted, Err: fmt.Errorf("interrupted while the rules ran, nothing written: %w", err)}
+			return nil, out, exit.Interruptedf("interrupted while the rules ran, nothing written: %w", err)
 		}
 	}
 	res.Gates, err = report.Gates(res, ac.Gates)

@@ -126,7 +126,7 @@ func Record(ctx context.Context, spec RecordSpec) (*Recording, error) {
 		p, err = src.Profile(ctx, ro)
 	}
 	if errors.Is(err, source.ErrInterrupted) {
-		return nil, &exit.Error{Code: exit.Interrupted, Err: err}
+		return nil, exit.Interruptedf("%w", err)
 	}
 	var ee *exit.Error
 	if errors.As(err, &ee) {
@@ -206,7 +206,7 @@ func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits) error
 	}
 	notes, serr := slurm.AddPending(ctx, p, squeue)
 	if ctx.Err() != nil {
-		return &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted while squeue ran: nothing written")}
+		return exit.Interruptedf("interrupted while squeue ran: nothing written")
 	}
 	p.PendingUnknown = "" // Slurm's queue is where the work waits
 	if serr != nil {
@@ -216,7 +216,7 @@ func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits) error
 	p.Notes = append(p.Notes, notes...)
 	notes, serr = slurm.AddOwners(ctx, p, squeue, sacct)
 	if ctx.Err() != nil {
-		return &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted while squeue or sacct ran: nothing written")}
+		return exit.Interruptedf("interrupted while squeue or sacct ran: nothing written")
 	}
 	if serr != nil {
 		notes = []string{"the user and account of Slurm's running jobs unknown: " + table.Flatten(serr.Error())}

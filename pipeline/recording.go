@@ -36,7 +36,7 @@ func (r *Recording) spill(ctx context.Context, s source.NodeStreamer, ro source.
 	if err != nil {
 		sp.Close()
 		if errors.Is(err, source.ErrInterrupted) {
-			return &exit.Error{Code: exit.Interrupted, Err: err}
+			return exit.Interruptedf("%w", err)
 		}
 		return err
 	}
@@ -83,7 +83,7 @@ func (r *Recording) Summary(path string) string { return r.line(path, r.Profile.
 // are those of profile then analyze. release frees it.
 func (r *Recording) Stream(name string) (s *profile.Stream, release func(), err error) {
 	if r.samples == 0 {
-		return nil, func() {}, fmt.Errorf("%w: the %s source collected no GPU sample, so there is nothing to analyze", source.ErrNothingObserved, r.Profile.Source)
+		return nil, func() {}, r.nothingObserved(", so there is nothing to analyze")
 	}
 	if r.Spill != nil {
 		rd, err := r.Spill.Reader(r.Profile)

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -229,24 +228,6 @@ func meanUtil(v profile.Values) float64 {
 		return 0
 	}
 	return s / float64(n)
-}
-
-// PlanStream plans from a profile read one GPU at a time (ClusterBuilder):
-// the same reader and validator as analyze, keeping only what planning
-// needs. A profile without a single GPU sample is an error: nothing was
-// observed, so there is nothing to plan.
-func PlanStream(s *profile.Stream, price func(model string) float64, busyPct float64, o Options) (*Plan, error) {
-	b := NewClusterBuilder(price, busyPct)
-	if err := s.Walk(b.Add); err != nil {
-		return nil, err
-	}
-	if b.Samples() == 0 {
-		return nil, fmt.Errorf("%w: no GPU samples in %s: nothing was observed, so there is nothing to plan", profile.ErrInvalid, s.Name())
-	}
-	if why := s.Header.PendingUnknown; why != "" {
-		return refused(why), nil
-	}
-	return MakePlan(b.Cluster(), o)
 }
 
 // refused is the plan of a profile whose pending work is unknown: nothing

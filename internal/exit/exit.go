@@ -43,3 +43,9 @@ func (e *Error) Error() string {
 	return e.Err.Error()
 }
 func (e *Error) Unwrap() error { return e.Err }
+
+// Interruptedf is the failure of a run that SIGINT or SIGTERM stopped:
+// status 130, and what became of what it had collected.
+func Interruptedf(format string, args ...any) error {
+	return &Error{Code: Interrupted, Err: fmt.Errorf(format, args...)}
+}
