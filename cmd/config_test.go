@@ -9,6 +9,8 @@ import (
 
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/pipeline"
+	"github.com/seedance/seedance/settings"
+	"github.com/seedance/seedance/source/sim"
 )
 
 // captureProfileOptions runs `seedance ARGS` with the profile command's run
@@ -63,8 +65,8 @@ func TestConfigPrecedence(t *testing.T) {
 			if o == nil {
 				t.Fatalf("not run: %+v", r)
 			}
-			if o.Config.Sim.Nodes != tt.wantNodes {
-				t.Fatalf("sim.nodes = %d, want %d", o.Config.Sim.Nodes, tt.wantNodes)
+			if s := simSettings(t, o.Config); s.Nodes != tt.wantNodes {
+				t.Fatalf("sim.nodes = %d, want %d", s.Nodes, tt.wantNodes)
 			}
 		})
 	}
@@ -83,7 +85,7 @@ func TestConfigSearchPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	o, r := captureProfileOptions(t, map[string]string{"XDG_CONFIG_HOME": xdg}, "profile")
-	if o == nil || o.Config.Sim.Scenario != "idle" {
+	if o == nil || simSettings(t, o.Config).Scenario != "idle" {
 		t.Fatalf("XDG config not read: %+v", r)
 	}
 }
@@ -196,4 +198,14 @@ func TestCLIHabits(t *testing.T) {
 			t.Errorf("%v: exit %d %q", args, r.code, r.errOut)
 		}
 	}
+}
+
+// simSettings is the sim source's section of the configuration.
+func simSettings(t *testing.T, c *settings.Config) sim.Settings {
+	t.Helper()
+	var s sim.Settings
+	if err := c.SourceSettings("sim", &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -57,8 +57,8 @@ Precedence is flag > env > file > default.`,
 	return c
 }
 
-// setting is one line of config view in JSON or YAML.
-type setting struct {
+// viewLine is one line of config view in JSON or YAML.
+type viewLine struct {
 	Key    string `json:"key"`
 	Value  any    `json:"value"`
 	Source string `json:"source"`
@@ -69,14 +69,14 @@ type setting struct {
 func configDoc(f *Factory, c *cobra.Command) any {
 	doc := struct {
 		ConfigFile *string   `json:"config_file"`
-		Settings   []setting `json:"settings"`
-	}{Settings: []setting{}}
+		Settings   []viewLine `json:"settings"`
+	}{Settings: []viewLine{}}
 	if f.configFile != "" {
 		doc.ConfigFile = &f.configFile
 	}
 	for _, key := range settings.SortedKeys(f.viper) {
 		last := key[strings.LastIndex(key, ".")+1:]
-		doc.Settings = append(doc.Settings, setting{key, plainValue(redactValue(f.viper.Get(key), isSecretKey(last))),
+		doc.Settings = append(doc.Settings, viewLine{key, plainValue(redactValue(f.viper.Get(key), isSecretKey(last))),
 			settingSource(f.viper, key, c.Flags(), f.configFile, f.Getenv)})
 	}
 	return doc

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/setting"
 	"github.com/seedance/seedance/recommend"
 
 	"github.com/seedance/seedance/render"
@@ -40,7 +41,7 @@ func addSettingFlags(c *cobra.Command, cmd string) {
 			fs.Int64P(k.Flag, k.Short, d, k.Help)
 		case float64:
 			fs.Float64P(k.Flag, k.Short, d, k.Help)
-		case settings.Dur:
+		case setting.Dur:
 			def, err := settings.ParseDuration(string(d))
 			if err != nil {
 				panic(fmt.Sprintf("setting %s: default %v", k.Key, err)) // programming error

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/seedance/seedance/source/gpu"
+
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/procgroup"
 	"github.com/seedance/seedance/profile"
@@ -118,7 +120,11 @@ func (spec *RecordSpec) recordCommand(src source.Profiler, ro source.RecordOptio
 		return nil, &exit.UsageError{Err: fmt.Errorf("run %s: %w", spec.Command[0], err)}
 	}
 	ro.Stop = child.Exited()
-	ro.Job = &source.Job{Name: filepath.Base(spec.Command[0]), PID: child.PID(), ProcRoot: spec.Config.NVML.ProcRoot}
+	var nv gpu.Settings
+	if err := spec.Config.SourceSettings("nvml", &nv); err != nil {
+		return nil, err
+	}
+	ro.Job = &source.Job{Name: filepath.Base(spec.Command[0]), PID: child.PID(), ProcRoot: nv.ProcRoot}
 	p, err := src.Profile(context.Background(), ro)
 	waitErr := child.Wait()
 	if p != nil && child.Interrupted() {

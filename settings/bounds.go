@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/setting"
+
 	"github.com/seedance/seedance/internal/exit"
 )
 
@@ -17,6 +19,9 @@ import (
 func (c *Config) checkRanges() error {
 	values := map[string]reflect.Value{}
 	collect(reflect.ValueOf(c).Elem(), "", values)
+	for name, v := range c.sources {
+		collect(v, name, values)
+	}
 	for _, k := range Keys {
 		v, ok := values[k.Key]
 		if k.Range == nil || !ok {
@@ -42,6 +47,9 @@ func (c *Config) checkRanges() error {
 func collect(v reflect.Value, prefix string, out map[string]reflect.Value) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
+		if !t.Field(i).IsExported() {
+			continue
+		}
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("mapstructure"), ",")
 		key := name
 		if prefix != "" {
@@ -55,7 +63,7 @@ func collect(v reflect.Value, prefix string, out map[string]reflect.Value) {
 	}
 }
 
-func inRange(k Key, key string, v reflect.Value) error {
+func inRange(k setting.Key, key string, v reflect.Value) error {
 	var x float64
 	shown := ""
 	switch {
@@ -80,8 +88,8 @@ func inRange(k Key, key string, v reflect.Value) error {
 
 // rangeText writes a key's range as its values are written: "0–100",
 // "1s–24h0m0s".
-func rangeText(k Key) string {
-	if _, ok := k.Default.(Dur); ok {
+func rangeText(k setting.Key) string {
+	if _, ok := k.Default.(setting.Dur); ok {
 		return secs(k.Range.Min) + "–" + secs(k.Range.Max)
 	}
 	return fmt.Sprint(k.Range.Min) + "–" + fmt.Sprint(k.Range.Max)

@@ -9,6 +9,7 @@ package settings
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,27 +21,23 @@ import (
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/source"
-	"github.com/seedance/seedance/source/gpu"
-	"github.com/seedance/seedance/source/prometheus"
-	"github.com/seedance/seedance/source/scrape"
-	"github.com/seedance/seedance/source/sim"
 )
 
 // Config is the typed configuration, filled from flags, env, file and
-// defaults (Decode).
+// defaults (Decode). A source's section is the source's own Settings
+// type (SourceSettings).
 type Config struct {
-	Profile     Profile             `mapstructure:"profile"`
-	NVML        gpu.Settings        `mapstructure:"nvml"`
-	Sim         sim.Settings        `mapstructure:"sim"`
-	Analyze     Analyze             `mapstructure:"analyze"`
-	Attribution Attribution         `mapstructure:"attribution"`
-	Scaling     Scaling             `mapstructure:"scaling"`
-	Migration   Migration           `mapstructure:"migration"`
-	Prometheus  prometheus.Settings `mapstructure:"prometheus"`
-	Slurm       Slurm               `mapstructure:"slurm"`
-	Scrape      scrape.Settings     `mapstructure:"scrape"`
-	Pricing     Pricing             `mapstructure:"pricing"`
-	Limits      Limits              `mapstructure:"limits"`
+	Profile     Profile     `mapstructure:"profile"`
+	Analyze     Analyze     `mapstructure:"analyze"`
+	Attribution Attribution `mapstructure:"attribution"`
+	Scaling     Scaling     `mapstructure:"scaling"`
+	Migration   Migration   `mapstructure:"migration"`
+	Slurm       Slurm       `mapstructure:"slurm"`
+	Pricing     Pricing     `mapstructure:"pricing"`
+	Limits      Limits      `mapstructure:"limits"`
+	// sources are the sources' sections, each of its Settings type
+	// (SourceSettings), by source name.
+	sources map[string]reflect.Value
 }
 
 // Validate checks every range of Keys, whichever of flag, environment or

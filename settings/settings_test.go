@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"github.com/seedance/seedance/internal/setting"
 	"os"
 	"reflect"
 	"strings"
@@ -48,6 +49,14 @@ func TestConfigurationDocUpToDate(t *testing.T) {
 func TestConfigKeysMatchStruct(t *testing.T) {
 	fields := map[string]reflect.Value{}
 	collect(reflect.ValueOf(&Config{}).Elem(), "", fields)
+	for _, r := range source.Registered() {
+		collect(reflect.ValueOf(r.Settings), r.Name, fields)
+		for _, k := range r.Keys {
+			if !strings.HasPrefix(k.Key, r.Name+".") {
+				t.Errorf("source %s declares %s, outside its section", r.Name, k.Key)
+			}
+		}
+	}
 	for _, k := range Keys {
 		if k.NoDefault {
 			continue
@@ -59,7 +68,7 @@ func TestConfigKeysMatchStruct(t *testing.T) {
 		}
 		delete(fields, k.Key)
 		want := reflect.TypeOf(k.Default)
-		if _, isDur := k.Default.(Dur); isDur {
+		if _, isDur := k.Default.(setting.Dur); isDur {
 			want = reflect.TypeOf(time.Duration(0))
 		}
 		if f.Type() != want {

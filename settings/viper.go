@@ -10,6 +10,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/seedance/seedance/internal/setting"
+	"github.com/seedance/seedance/source"
+
 	"github.com/prometheus/common/config"
 	"github.com/spf13/viper"
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -26,7 +30,7 @@ func NewViper() *viper.Viper {
 	v := viper.New()
 	for _, k := range Keys {
 		if !k.NoDefault {
-			v.SetDefault(k.Key, k.defaultValue())
+			v.SetDefault(k.Key, k.Value())
 		}
 	}
 	v.SetEnvPrefix("SEEDANCE")
@@ -115,7 +119,7 @@ func checkConfigKeys(path string, b []byte) error {
 	if root.Kind != yaml.MappingNode {
 		return exit.Usagef("config %s:%d: the top level must be a mapping of keys to values", path, root.Line)
 	}
-	known := map[string]Key{}
+	known := map[string]setting.Key{}
 	for _, k := range Keys {
 		known[k.Key] = k
 	}
@@ -149,7 +153,7 @@ func checkConfigKeys(path string, b []byte) error {
 	return walk(root, "")
 }
 
-func hasPrefix(known map[string]Key, prefix string) bool {
+func hasPrefix(known map[string]setting.Key, prefix string) bool {
 	for k := range known {
 		if strings.HasPrefix(k, prefix) {
 			return true
@@ -174,21 +178,36 @@ func SortedKeys(v *viper.Viper) []string {
 
 // SourceSettings hands a source its section of the configuration (the
 // Settings of source.Env): the section's value is copied into into, which
-// must be a pointer to the section's type.
+// must be a pointer to the source's Settings type.
 func (c *Config) SourceSettings(section string, into any) error {
-	cv := reflect.ValueOf(c).Elem()
-	for i := 0; i < cv.NumField(); i++ {
-		if name, _, _ := strings.Cut(cv.Type().Field(i).Tag.Get("mapstructure"), ","); name != section {
-			continue
-		}
-		dst := reflect.ValueOf(into)
-		if dst.Kind() != reflect.Pointer || dst.Elem().Type() != cv.Field(i).Type() {
-			return fmt.Errorf("settings %s: want a *%v, got a %T", section, cv.Field(i).Type(), into) // programming error
-		}
-		dst.Elem().Set(cv.Field(i))
-		return nil
+	v, ok := c.sources[section]
+	if !ok {
+		return fmt.Errorf("no settings section %q", section) // programming error
 	}
-	return fmt.Errorf("no settings section %q", section) // programming error
+	dst := reflect.ValueOf(into)
+	if dst.Kind() != reflect.Pointer || dst.Elem().Type() != v.Type() {
+		return fmt.Errorf("settings %s: want a *%v, got a %T", section, v.Type(), into) // programming error
+	}
+	dst.Elem().Set(v)
+	return nil
+}
+
+// decodeSources decodes each registered source's section, with the rules
+// of the rest (a bare number of seconds is a duration).
+func (c *Config) decodeSources(all map[string]any) error {
+	c.sources = map[string]reflect.Value{}
+	for _, r := range source.Registered() {
+		v := reflect.New(reflect.TypeOf(r.Settings))
+		d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{DecodeHook: durationHook(), WeaklyTypedInput: true, Result: v.Interface()})
+		if err != nil {
+			return err
+		}
+		if err := d.Decode(all[r.Name]); err != nil {
+			return exit.Usagef("configuration: %s", table.Flatten(err.Error()))
+		}
+		c.sources[r.Name] = v.Elem()
+	}
+	return nil
 }
 
 // HTTP decodes the HTTP settings of a section (prometheus or scrape)
@@ -203,9 +222,9 @@ func HTTP(v *viper.Viper, section string) (config.HTTPClientConfig, error) {
 	for k, val := range v.GetStringMap(key) {
 		m[k] = val
 	}
-	for k := range httpClientKeys {
-		if v.IsSet(section + "." + k) {
-			m[k] = v.Get(section + "." + k)
+	for _, k := range setting.HTTPKeys(section) {
+		if v.IsSet(k.Key) {
+			m[strings.TrimPrefix(k.Key, section+".")] = v.Get(k.Key)
 		}
 	}
 	if len(m) == 0 {
@@ -227,6 +246,9 @@ func Decode(v *viper.Viper) (*Config, error) {
 	var c Config
 	if err := v.Unmarshal(&c, viper.DecodeHook(durationHook())); err != nil {
 		return nil, exit.Usagef("configuration: %s", table.Flatten(err.Error()))
+	}
+	if err := c.decodeSources(v.AllSettings()); err != nil {
+		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedance/seedance/internal/setting"
+
 	"github.com/prometheus/common/config"
 
 	"github.com/seedance/seedance/internal/nvapi"
@@ -103,6 +105,12 @@ type Registration struct {
 	// `profile -- CMD` can record the command's process tree.
 	Wraps bool
 	Open  func(Env) (Profiler, error)
+	// Settings is the zero value of the source's Settings type, its
+	// section of the configuration (named as the source), which Env's
+	// Settings decodes; Keys are that section's settings, which the
+	// source owns (their flags, defaults, help and ranges).
+	Settings any
+	Keys     []setting.Key
 }
 
 var (
@@ -146,4 +154,16 @@ func Lookup(name string) (Registration, error) {
 		return r, fmt.Errorf("%w: unknown --source %q (choose %s)", ErrSettings, name, list)
 	}
 	return r, nil
+}
+
+// Registered are the registered sources, by name.
+func Registered() []Registration {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := make([]Registration, 0, len(registry))
+	for _, r := range registry {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

@@ -3,6 +3,8 @@ package gpu
 import (
 	"strings"
 
+	"github.com/seedance/seedance/internal/setting"
+
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/source"
 )
@@ -15,8 +17,17 @@ type Settings struct {
 	SysRoot  string `mapstructure:"sys_root"`
 }
 
+// keys are the source's settings, its section of the configuration
+// (docs/configuration.md).
+var keys = []setting.Key{
+	{Key: "nvml.node_name", Default: "", Cmd: "profile analyze", Flag: "node-name", Help: "node name to record (default: the host name)", DocDefault: "host name"},
+	{Key: "nvml.proc_root", Default: "/proc", Help: "procfs mount, for process names and pod cgroups"},
+	{Key: "nvml.pods_dir", Default: "/var/log/pods", Help: "kubelet pod log directory, for pod names"},
+	{Key: "nvml.sys_root", Default: "/sys", Help: "sysfs mount, for each GPU's NUMA node"},
+}
+
 func init() {
-	source.Register(source.Registration{Name: "nvml", Wraps: true, Open: open})
+	source.Register(source.Registration{Name: "nvml", Wraps: true, Open: open, Settings: Settings{}, Keys: keys})
 }
 
 // open opens this node's GPUs through NVML, with the host's NUMA layout in

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/setting"
+
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 )
@@ -28,8 +30,24 @@ type Settings struct {
 	HTTP         map[string]any `mapstructure:"http"`
 }
 
+// keys are the source's settings, its section of the configuration
+// (docs/configuration.md).
+var keys = append([]setting.Key{
+	{Key: "prometheus.url", Default: "", Cmd: "profile analyze", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
+	{Key: "prometheus.step", Default: "auto", Cmd: "profile analyze", Flag: "step", Help: "dcgm-exporter's scrape interval (--source prometheus): auto measures it on each target's samples, which is what the figures use; a duration (30s) is assumed only where a target has one sample, and noted when the data contradicts it"},
+	{Key: "prometheus.selector", Default: "", Cmd: "profile analyze", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
+	{Key: "prometheus.chunk", Default: setting.Dur("2h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: setting.Rng(1, 31*setting.Day)},
+	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile analyze", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: setting.Rng(1, 64)},
+	{Key: "prometheus.timeout", Default: setting.Dur("2m"), Cmd: "profile analyze", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: setting.Rng(0.1, setting.Day)},
+	{Key: "prometheus.max_samples", Default: 100_000_000, Help: "most samples one batch of nodes holds (about 20 bytes of memory each); past it the read stops with a message saying how to narrow it", Range: setting.Rng(1000, 1e10)},
+	{Key: "prometheus.pushdown", Default: false, Cmd: "profile analyze", Flag: "pushdown", Help: "read utilization raw and the energy counter as exact per-chunk aggregates, nothing else: the idle time, costs and energy of the raw read for about a tenth of the samples (docs/sources.md, Pushdown)"},
+	{Key: "prometheus.batch_samples", Default: 2_500_000, Help: "sample values the nodes read together hold at most (about 20 bytes of memory each): the read's working set, whatever the range or the number of nodes", Range: setting.Rng(1000, 1e10)},
+	{Key: "prometheus.retries", Default: 3, Help: "retries of a query after a network error, timeout, 429 or 5xx", Range: setting.Rng(0, 20)},
+	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings: prometheus/common HTTPClientConfig (basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
+}, setting.HTTPKeys("prometheus")...)
+
 func init() {
-	source.Register(source.Registration{Name: profile.SourcePrometheus, Open: open})
+	source.Register(source.Registration{Name: profile.SourcePrometheus, Open: open, Settings: Settings{}, Keys: keys})
 }
 
 // reader reads a range of history: the whole run is one Read.

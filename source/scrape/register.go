@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/setting"
+
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 )
@@ -21,8 +23,17 @@ type Settings struct {
 	HTTP        map[string]any `mapstructure:"http"`
 }
 
+// keys are the source's settings, its section of the configuration
+// (docs/configuration.md).
+var keys = append([]setting.Key{
+	{Key: "scrape.targets", Default: []string{}, Cmd: "profile analyze", Flag: "targets", Split: true, Help: "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)"},
+	{Key: "scrape.targets_file", Default: "", Cmd: "profile analyze", Flag: "targets-file", Help: "file with one scrape target per line (--source scrape)"},
+	{Key: "scrape.timeout", Default: setting.Dur("10s"), Help: "timeout of one scrape (at most the interval)", Range: setting.Rng(0, 3600)},
+	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings of the scrapes (like prometheus.http)", Map: true},
+}, setting.HTTPKeys("scrape")...)
+
 func init() {
-	source.Register(source.Registration{Name: profile.SourceScrape, Open: open})
+	source.Register(source.Registration{Name: profile.SourceScrape, Open: open, Settings: Settings{}, Keys: keys})
 }
 
 // scraper samples the endpoints for the whole run.

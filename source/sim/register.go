@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seedance/seedance/internal/setting"
+
 	"github.com/seedance/seedance/source"
 )
 
@@ -19,8 +21,18 @@ type Settings struct {
 // DefaultDuration is how much simulated time a run given no duration covers.
 const DefaultDuration = 300 * time.Second
 
+// keys are the source's settings, its section of the configuration
+// (docs/configuration.md).
+var keys = []setting.Key{
+	{Key: "sim.nodes", Default: 8, Cmd: "profile analyze", Flag: "sim-nodes", Help: "number of simulated nodes (--source sim)", Range: setting.Rng(1, 10000)},
+	{Key: "sim.scenario", Default: "mixed", Cmd: "profile analyze", Flag: "sim-scenario", Help: "simulated scenario: " + setting.OrList(Scenarios) + " (docs/simulator.md)"},
+	{Key: "sim.seed", Default: int64(1), Cmd: "profile analyze", Flag: "sim-seed", Help: "seed of the simulation: the same seed gives the same profile byte for byte"},
+	{Key: "sim.realtime", Default: false, Cmd: "profile analyze", Flag: "sim-realtime", Help: "sample the simulated cluster at wall-clock pace instead of at once"},
+	{Key: "sim.start", Default: "", Cmd: "profile analyze", Flag: "sim-start", Help: "RFC 3339 time the simulated clock starts at (default 2026-01-05T09:00:00Z)", DocDefault: "2026-01-05T09:00:00Z"},
+}
+
 func init() {
-	source.Register(source.Registration{Name: "sim", Wraps: true, Open: open})
+	source.Register(source.Registration{Name: "sim", Wraps: true, Open: open, Settings: Settings{}, Keys: keys})
 }
 
 // open opens the simulated cluster from its settings. Its clock jumps, so
