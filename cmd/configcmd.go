@@ -68,7 +68,7 @@ type viewLine struct {
 // value (secrets redacted, durations as "15s") and where it came from.
 func configDoc(f *Factory, c *cobra.Command) any {
 	doc := struct {
-		ConfigFile *string   `json:"config_file"`
+		ConfigFile *string    `json:"config_file"`
 		Settings   []viewLine `json:"settings"`
 	}{Settings: []viewLine{}}
 	if f.configFile != "" {

@@ -78,7 +78,6 @@ func HTTPKeys(section string) []Key {
 	return out
 }
 
-
 // OrList writes "a, b or c".
 func OrList(names []string) string {
 	if len(names) < 2 {
