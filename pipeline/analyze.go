@@ -81,8 +81,8 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 	if err != nil {
 		return nil, out, err
 	}
-	recommend.Commands(r, ac.Dialect)
-	res := &report.Result{Report: r}
+	res := report.New(r)
+	recommend.Commands(res.Suggestions, r, ac.Dialect)
 	if base != nil {
 		res.SetBaseline(base)
 	}
@@ -140,10 +140,14 @@ func addPlan(res *report.Result, cfg *settings.Config, pricer *pricing.Pricer) {
 	ac := cfg.Analyze
 	ro := cfg.Migration.Options()
 	if ac.Has("migration") {
-		res.Migration = recommend.AddToReport(res.Report, pricer.Price, ro)
+		plan, sugs, err := recommend.PlanReport(res.Report, pricer.Price, ro)
+		res.Add("no migration plan", sugs, err)
+		res.Migration = plan
 	}
 	if ac.Has("fragmentation") {
-		res.Fragmentation = recommend.AddFragmentation(res.Report, pricer.Price, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
+		f, sugs, err := recommend.FragmentReport(res.Report, pricer.Price, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
+		res.Add("no fragmentation report", sugs, err)
+		res.Fragmentation = f
 	}
 }
 

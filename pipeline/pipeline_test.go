@@ -53,6 +53,15 @@ func TestOnePipeline(t *testing.T) {
 	if !bytes.Equal(jsonOf(t, fromFile), jsonOf(t, fromSource)) {
 		t.Error("the report of --source differs from that of its profile")
 	}
+	// The later stages write into the Result, never into the analysis.
+	for _, sg := range fromFile.Report.Suggestions {
+		if sg.Command != "" || sg.Kind == "migrate" {
+			t.Errorf("the analysis was written to: %+v", sg)
+		}
+	}
+	if len(fromFile.Suggestions) <= len(fromFile.Report.Suggestions) {
+		t.Errorf("the plan added no suggestion to the report")
+	}
 	plan, err := Plan(ctx, PlanSpec{Config: cfg, Input: path})
 	if err != nil {
 		t.Fatal(err)

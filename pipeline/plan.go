@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/seedance/seedance/analyze"
@@ -41,9 +42,10 @@ func Plan(_ context.Context, spec PlanSpec) (*recommend.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := recommend.AddToReport(r, pricer.Price, spec.Config.Migration.Options())
-	if plan == nil {
-		return nil, fmt.Errorf("no migration plan: %s", strings.Join(r.Warnings, "; "))
+	plan, _, err := recommend.PlanReport(r, pricer.Price, spec.Config.Migration.Options())
+	if err != nil {
+		why := append(slices.Clone(r.Warnings), "no migration plan: "+err.Error())
+		return nil, fmt.Errorf("no migration plan: %s", strings.Join(why, "; "))
 	}
 	return plan, nil
 }

@@ -94,8 +94,9 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 		in.Total = DefaultTotal
 	}
 	b := &budget{ctx: ctx, limits: in.Limits, total: in.Total, deadline: time.Now().Add(in.Total), over: map[string]string{}, errs: map[string]string{}}
-	kept := r.Suggestions[:0]
-	for _, sg := range r.Suggestions {
+	res := in.Result
+	kept := res.Suggestions[:0]
+	for _, sg := range res.Suggestions {
 		c := byName[sg.Kind]
 		if c == nil || !c.builtin {
 			kept = append(kept, sg)
@@ -118,7 +119,7 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 		matches[c.Name]++
 		kept = append(kept, sg)
 	}
-	r.Suggestions = kept
+	res.Suggestions = kept
 	var added []analyze.Suggestion
 	for _, c := range s.ordered() {
 		for _, subj := range subjects[c.On] {
@@ -133,12 +134,12 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 			added = append(added, c.suggestion(subj, held, in.Dialect))
 		}
 	}
-	r.Suggestions = append(r.Suggestions, added...)
+	res.Suggestions = append(res.Suggestions, added...)
 	for _, n := range slices.Sorted(maps.Keys(b.over)) {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("rule %s: %s; it was not evaluated further in this run (docs/rules.md, Budgets)", n, b.over[n]))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("rule %s: %s; it was not evaluated further in this run (docs/rules.md, Budgets)", n, b.over[n]))
 	}
 	for _, n := range slices.Sorted(maps.Keys(b.errs)) {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("rule %s: %s (a figure that was not measured is nil: write x != nil && x < 40, or (x ?? 0) < 40)", n, b.errs[n]))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("rule %s: %s (a figure that was not measured is nil: write x != nil && x < 40, or (x ?? 0) < 40)", n, b.errs[n]))
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func sample() *report.Result {
 		}
 		return out
 	}
-	return &report.Result{Report: &analyze.Report{
+	return report.New(&analyze.Report{
 		Window:   analyze.Window{DurationS: 600, CoveredS: 600},
 		Timeline: analyze.Timeline{BucketS: 60},
 		Nodes: []analyze.NodeReport{
@@ -41,7 +41,7 @@ func sample() *report.Result {
 			{Kind: "release-node", Node: "b;rm -rf", Text: "release b"},
 			{Kind: "migrate", Node: "a", Text: "move"},
 		},
-	}}
+	})
 }
 
 func mustCompile(t *testing.T, rules ...Rule) *Set {

@@ -22,13 +22,16 @@ const (
 // checked for the dialect and quoted for the shell. Analysis writes no
 // command: this is where the dialects of suggestions live, beside the
 // plan's scripts.
-func Commands(r *analyze.Report, dialect string) {
+//
+// It writes into sugs, the report's copy of the analysis' suggestions
+// (report.New); r is the analysis they came from.
+func Commands(sugs []analyze.Suggestion, r *analyze.Report, dialect string) {
 	nodes := make(map[string]*analyze.NodeReport, len(r.Nodes))
 	for i := range r.Nodes {
 		nodes[r.Nodes[i].Name] = &r.Nodes[i]
 	}
-	for i := range r.Suggestions {
-		s := &r.Suggestions[i]
+	for i := range sugs {
+		s := &sugs[i]
 		n := nodes[s.Node]
 		switch {
 		case s.Kind == analyze.SuggestReleaseNode && n != nil:

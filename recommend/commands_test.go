@@ -18,7 +18,7 @@ func withCommands(dialect, pendingUnknown string, nodes []analyze.NodeReport, ki
 	for i, n := range nodes {
 		r.Suggestions = append(r.Suggestions, analyze.Suggestion{Kind: kinds[i], Node: n.Name, Text: n.Name})
 	}
-	Commands(r, dialect)
+	Commands(r.Suggestions, r, dialect)
 	return r.Suggestions
 }
 
@@ -91,7 +91,7 @@ func TestPendingCommands(t *testing.T) {
 			{ID: "ml/a", Name: "a", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "ml"}},
 			{ID: "x/$(id)", Name: "$(id)", Kind: "pod", State: "pending", Labels: map[string]string{"namespace": "x"}},
 		}}}}}
-	Commands(r, DialectKubectl)
+	Commands(r.Suggestions, r, DialectKubectl)
 	if s := r.Suggestions[0]; s.Command != "kubectl describe pod -n ml a && kubectl describe node node-gpu-04" || !strings.Contains(s.Text, `no command for "x/$(id)"`) {
 		t.Errorf("stalled: %q / %q", s.Command, s.Text)
 	}
@@ -116,7 +116,7 @@ func TestActionCommands(t *testing.T) {
 		{Kind: analyze.SuggestIdleHolder, Node: "n"},
 		{Kind: analyze.SuggestStaleData, Node: "n"},
 	}}
-	Commands(r, DialectNone)
+	Commands(r.Suggestions, r, DialectNone)
 	want := []string{"taskset -a -cp 0-15,32-47 4242 && taskset -a -cp 0-15,32-47 4243", "scancel 4242", "", ""}
 	for i, s := range r.Suggestions {
 		if s.Command != want[i] {

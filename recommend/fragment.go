@@ -414,14 +414,14 @@ func findWorkload(c *Cluster, m Move) *Workload {
 	return nil
 }
 
-// AddFragmentation measures the report's fragmentation (its fleet, kept
+// FragmentReport measures an analysis' fragmentation (its fleet, kept
 // with analyze.Params.KeepFleet), before and after the plan (made with o
-// when nil), and adds the suggestions of the pools above the threshold.
-func AddFragmentation(r *analyze.Report, price func(model string) float64, o Options, plan *Plan, fo FragmentOptions) *Fragmentation {
+// when nil): the report, and the suggestions of the pools above the
+// threshold.
+func FragmentReport(r *analyze.Report, price func(model string) float64, o Options, plan *Plan, fo FragmentOptions) (*Fragmentation, []analyze.Suggestion, error) {
 	c, err := FromReport(r, price)
 	if err != nil {
-		r.Warnings = append(r.Warnings, "no fragmentation report: "+err.Error())
-		return nil
+		return nil, nil, err
 	}
 	if plan == nil {
 		o.Avoid = draining(r)
@@ -430,8 +430,7 @@ func AddFragmentation(r *analyze.Report, price func(model string) float64, o Opt
 		}
 	}
 	f := Fragment(c, plan, fo)
-	r.Suggestions = append(r.Suggestions, FragmentSuggestions(f)...)
-	return f
+	return f, FragmentSuggestions(f), nil
 }
 
 // FragmentSuggestions are the suggestions of the pools above the

@@ -32,11 +32,11 @@ type Options struct {
 	// compared for bandwidth (0: 64); it keeps planning fast on 10,000 nodes.
 	Scan int
 	// Avoid names nodes that take no work: those the analysis advises
-	// draining (AddToReport), so that the plan never moves work onto a
+	// draining (PlanReport), so that the plan never moves work onto a
 	// node another suggestion empties.
 	Avoid map[string]bool
 	// Keep names nodes that are never released nor given work: nodes whose
-	// data is stale (AddToReport).
+	// data is stale (PlanReport).
 	Keep map[string]bool
 }
 

@@ -285,7 +285,7 @@ func TestNoMovesOntoDrainedNodes(t *testing.T) {
 	if strings.Join(plan.ReleasedNodes, ",") != "b,c" {
 		t.Fatalf("moves %+v, released %v", plan.Moves, plan.ReleasedNodes)
 	}
-	// Through AddToReport, the release-node suggestions are what is avoided.
+	// Through PlanReport, the release-node suggestions are what is avoided.
 	if got := draining(&analyze.Report{Suggestions: []analyze.Suggestion{{Kind: analyze.SuggestReleaseNode, Node: "b"}, {Kind: analyze.SuggestScheduleNode, Node: "c"}}}); !got["b"] || got["c"] {
 		t.Errorf("draining: %v", got)
 	}

@@ -150,23 +150,20 @@ func stale(r *analyze.Report) map[string]bool {
 	return out
 }
 
-// AddToReport plans migrations from the report and adds the plan's
-// suggestions to it; when no plan can be made it adds a warning instead
-// and returns nil.
-func AddToReport(r *analyze.Report, price func(model string) float64, o Options) *Plan {
+// PlanReport plans migrations from an analysis: the plan, and its
+// suggestions for the report; an error when no plan can be made.
+func PlanReport(r *analyze.Report, price func(model string) float64, o Options) (*Plan, []analyze.Suggestion, error) {
 	if r.PendingUnknown != "" {
-		return refused(r.PendingUnknown)
+		return refused(r.PendingUnknown), nil, nil
 	}
 	o.Avoid, o.Keep = draining(r), stale(r)
 	c, err := FromReport(r, price)
-	var plan *Plan
-	if err == nil {
-		plan, err = MakePlan(c, o)
-	}
 	if err != nil {
-		r.Warnings = append(r.Warnings, "no migration plan: "+err.Error())
-		return nil
+		return nil, nil, err
 	}
-	r.Suggestions = append(r.Suggestions, Suggestions(plan, r.Fleet)...)
-	return plan
+	plan, err := MakePlan(c, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan, Suggestions(plan, r.Fleet), nil
 }

@@ -37,15 +37,16 @@ func TestSuggestions(t *testing.T) {
 	}
 }
 
-// TestAddToReportWithoutFleet: a report analyzed without KeepFleet gets a
-// warning, never a plan made from nothing.
-func TestAddToReportWithoutFleet(t *testing.T) {
+// TestPlanReportWithoutFleet: a report analyzed without KeepFleet gets an
+// error, never a plan made from nothing; the analysis is not written to.
+func TestPlanReportWithoutFleet(t *testing.T) {
 	r := &analyze.Report{}
-	if p := AddToReport(r, func(string) float64 { return 1 }, Options{}); p != nil {
-		t.Fatalf("plan %+v", p)
+	p, sugs, err := PlanReport(r, func(string) float64 { return 1 }, Options{})
+	if p != nil || sugs != nil || err == nil || !strings.Contains(err.Error(), "kept no fleet") {
+		t.Fatalf("plan %+v suggestions %+v err %v", p, sugs, err)
 	}
-	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "no migration plan: ") || len(r.Suggestions) != 0 {
-		t.Fatalf("warnings %q suggestions %+v", r.Warnings, r.Suggestions)
+	if len(r.Warnings) != 0 || len(r.Suggestions) != 0 {
+		t.Fatalf("the analysis was written to: %q %+v", r.Warnings, r.Suggestions)
 	}
 }
 

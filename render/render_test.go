@@ -60,12 +60,16 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *report
 	if err != nil {
 		t.Fatal(err)
 	}
-	recommend.Commands(r, dialect)
-	res := &report.Result{Report: r}
+	res := report.New(r)
+	recommend.Commands(res.Suggestions, r, dialect)
 	if all {
 		price := pricing.New(nil, pricing.DefaultGPUHourUSD).Price
-		res.Migration = recommend.AddToReport(r, price, recommend.Options{})
-		res.Fragmentation = recommend.AddFragmentation(r, price, recommend.Options{}, res.Migration, recommend.FragmentOptions{ThresholdRatio: recommend.DefaultFragmentationRatio})
+		plan, sugs, err := recommend.PlanReport(r, price, recommend.Options{})
+		res.Add("no migration plan", sugs, err)
+		res.Migration = plan
+		f, sugs, err := recommend.FragmentReport(r, price, recommend.Options{}, res.Migration, recommend.FragmentOptions{ThresholdRatio: recommend.DefaultFragmentationRatio})
+		res.Add("no fragmentation report", sugs, err)
+		res.Fragmentation = f
 	}
 	return res
 }
@@ -187,10 +191,10 @@ func TestSpreadInEveryFormat(t *testing.T) {
 }
 
 func TestHostileNames(t *testing.T) {
-	r := &report.Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Nodes: []analyze.NodeReport{
+	r := report.New(&analyze.Report{SchemaVersion: analyze.ReportSchema, Nodes: []analyze.NodeReport{
 		{Name: "=cmd|' /C calc'!A0", GPUs: 1, Models: []string{"H100"}, Verdict: "idle"},
 		{Name: "n|<script>alert(1)</script>", GPUs: 1, Models: []string{"`x`"}, Verdict: "idle"},
-	}}}
+	}})
 	csvOut := string(render(t, "csv", r, Options{}))
 	if !strings.Contains(csvOut, "'=cmd") {
 		t.Errorf("formula not neutralised: %s", csvOut)
@@ -222,11 +226,11 @@ func TestMoneyAndSparkline(t *testing.T) {
 func TestAttributionSections(t *testing.T) {
 	eff := 0.25
 	f := analyze.AttributionFigures{HeldGPUHours: 2, UsedGPUHours: 0.5, IdleHeldGPUHours: 1, WasteCostUSD: 3.5, Efficiency: &eff}
-	r := &report.Result{Report: &analyze.Report{SchemaVersion: analyze.ReportSchema, Attribution: &analyze.Attribution{
+	r := report.New(&analyze.Report{SchemaVersion: analyze.ReportSchema, Attribution: &analyze.Attribution{
 		GroupBy:     []string{"team=team"},
 		Groups:      []analyze.AttributionGroup{{Key: []string{"=cmd|<b>x</b>\x1b[31m"}, Workloads: 2, AttributionFigures: f}},
 		Unallocated: f, Total: f,
-	}}}
+	}})
 	o := Options{Report: "attribution"}
 	table := string(render(t, "table", r, o))
 	if !strings.Contains(table, "Attribution by team=team") || strings.Contains(table, "\x1b") || !strings.Contains(table, "$3.50") || !strings.Contains(table, "25%") {

@@ -33,7 +33,7 @@ func analyzed(t testing.TB, util []float64) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Result{Report: r}
+	return New(r)
 }
 
 // fill returns n copies of v.

@@ -8,15 +8,23 @@ package report
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/recommend"
 )
 
 // Result is the combined report. The analysis' fields are promoted, so
-// that r.Summary is the analysis' summary.
+// that r.Summary is the analysis' summary; the suggestions and warnings
+// are the Result's own, the analysis' to start with (New), then what the
+// later stages add: the plan's, the rules'. The analysis is never written
+// to after it is made.
 type Result struct {
 	*analyze.Report
+	// Suggestions and Warnings are the analysis', with what the later
+	// stages add.
+	Suggestions []analyze.Suggestion
+	Warnings    []string
 	// Migration is the plan made from the analysis (--report
 	// migration|all), nil when none was asked for or none could be made.
 	Migration *recommend.Plan
@@ -31,6 +39,11 @@ type Result struct {
 	Delta map[string]float64
 	// Gates are the CI gates' outcomes (Gates).
 	Gates []Gate
+}
+
+// New is the combined report of an analysis, before the later stages.
+func New(r *analyze.Report) *Result {
+	return &Result{Report: r, Suggestions: slices.Clone(r.Suggestions), Warnings: slices.Clone(r.Warnings)}
 }
 
 // Gate is one CI gate's outcome.
@@ -78,7 +91,17 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	return json.Marshal(document{
 		SchemaVersion: a.SchemaVersion, Window: a.Window, Params: a.Params, Inputs: a.Inputs, Summary: a.Summary,
 		Timeline: a.Timeline, Scaling: a.Scaling, Attribution: a.Attribution, StrandedMemory: a.StrandedMemory,
-		GPUFigures: a.GPUFigures, RuleMatches: r.RuleMatches, Delta: r.Delta, Nodes: a.Nodes, Suggestions: a.Suggestions,
-		Warnings: a.Warnings, PendingUnknown: a.PendingUnknown, Gates: r.Gates, Migration: r.Migration, Fragmentation: r.Fragmentation,
+		GPUFigures: a.GPUFigures, RuleMatches: r.RuleMatches, Delta: r.Delta, Nodes: a.Nodes, Suggestions: r.Suggestions,
+		Warnings: r.Warnings, PendingUnknown: a.PendingUnknown, Gates: r.Gates, Migration: r.Migration, Fragmentation: r.Fragmentation,
 	})
+}
+
+// Add adds a later stage's suggestions, or, when the stage failed, a
+// warning that says what is missing and why ("no migration plan: …").
+func (r *Result) Add(missing string, sugs []analyze.Suggestion, err error) {
+	if err != nil {
+		r.Warnings = append(r.Warnings, missing+": "+err.Error())
+		return
+	}
+	r.Suggestions = append(r.Suggestions, sugs...)
 }
