@@ -152,21 +152,17 @@ func loadRules(file, configFile string) (*policy.Set, error) {
 	if err == nil && len(rules) == 0 && only {
 		err = fmt.Errorf("%s: no rules: list", path)
 	}
-	if err != nil || len(rules) == 0 {
-		return nil, usageOrNil(err)
+	if err != nil {
+		return nil, &exit.UsageError{Err: err}
+	}
+	if len(rules) == 0 {
+		return nil, nil
 	}
 	set, err := policy.Compile(rules, path)
 	if err != nil {
 		return nil, &exit.UsageError{Err: err}
 	}
 	return set, nil
-}
-
-func usageOrNil(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &exit.UsageError{Err: err}
 }
 
 // analyzeRun runs one analysis, writes its report, and prints the notes

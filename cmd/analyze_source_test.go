@@ -293,15 +293,7 @@ func TestAttributionByTeamFromPrometheus(t *testing.T) {
 func TestSlurmPendingJobMakesANodeStalled(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
 	job := c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-02", "-A", "research") // no slurmd there: it waits
-	for _, e := range c.Env {
-		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "p.json")
-	if r := run(t, nil, "profile", "--source", "sim", "--sim-scenario", "idle", "--sim-nodes", "3", "--duration", "120", "--slurm", "-o", path, "--quiet"); r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.errOut)
-	}
+	path := slurmProfile(t, c)
 	r := run(t, nil, "analyze", path, "-f", "json")
 	var rep struct {
 		Nodes []struct {
@@ -431,15 +423,7 @@ func TestPushdownEqualsRaw(t *testing.T) {
 func TestSlurmSuggestionsOnRealController(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
 	c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-02") // no slurmd there: it waits
-	for _, e := range c.Env {
-		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "p.json")
-	if r := run(t, nil, "profile", "--source", "sim", "--sim-scenario", "idle", "--sim-nodes", "3", "--duration", "120", "--slurm", "-o", path, "--quiet"); r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.errOut)
-	}
+	path := slurmProfile(t, c)
 	r := run(t, nil, "analyze", path, "--dialect", "slurm", "-f", "json")
 	var rep struct {
 		Suggestions []struct{ Kind, Node, Command string } `json:"suggestions"`
@@ -468,4 +452,20 @@ func TestSlurmSuggestionsOnRealController(t *testing.T) {
 	if st := c.Node(t, "node-gpu-02", "State"); strings.Contains(st, "DRAIN") {
 		t.Errorf("node-gpu-02, which a pending job waits for, was drained: %s", st)
 	}
+}
+
+// slurmProfile is a profile of the simulated idle cluster of c's three
+// nodes taken with --slurm against c (its SLURM_CONF in the environment).
+func slurmProfile(t *testing.T, c *slurmtest.Cluster) string {
+	t.Helper()
+	for _, e := range c.Env {
+		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
+			t.Setenv(k, v)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "p.json")
+	if r := run(t, nil, "profile", "--source", "sim", "--sim-scenario", "idle", "--sim-nodes", "3", "--duration", "120", "--slurm", "-o", path, "--quiet"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	return path
 }

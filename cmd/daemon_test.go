@@ -375,9 +375,7 @@ func TestRulesFIFO(t *testing.T) {
 // scrapes of /metrics and /healthz all along, keep the daemon's memory
 // and open files flat.
 func TestLoopSoak(t *testing.T) {
-	if testing.Short() {
-		t.Skip("several hundred runs of loop mode")
-	}
+	engine.SkipShort(t, "several hundred runs of loop mode")
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules.yaml")
 	saveAs(t, rules, "rules:\n  - name: low\n    when: util_pct < 20\n    for: 30s\n    suggest: {text: \"{name} low\", command: \"echo {name}\"}\n"+

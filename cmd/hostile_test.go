@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/engine"
+
 	"github.com/seedance/seedance/internal/exit"
 
 	"github.com/seedance/seedance/internal/testkit/golden"
@@ -40,9 +42,7 @@ var readers = [][]string{
 // run past 10 s or 1 GB, or fail with more than one line; all must agree on
 // what is valid; and no hostile name may run a command.
 func TestHostileCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary ~140 times")
-	}
+	engine.SkipShort(t, "runs the binary ~140 times")
 	// Separate processes over separate files, each measured on its own
 	// (rusage): safe to run side by side with the rest of the package.
 	t.Parallel()

@@ -253,9 +253,6 @@ func nodeState(t *testing.T, c *k8stest.Cluster, node string) (cordoned bool, po
 // StatefulSet's pod are untouched, no other pod restarts, and the budget
 // at its minimum is not broken.
 func TestKubectlPlanOnRealAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a Kubernetes control plane")
-	}
 	c := k8sScenario(t, 0)
 	before := map[string]string{}
 	for _, p := range livePods(t, c) {
@@ -317,9 +314,6 @@ func TestKubectlPlanOnRealAPIServer(t *testing.T) {
 // its minimum, the eviction is refused, retried for a bounded time, and
 // the script stops with a clear message before draining any node.
 func TestKubectlPlanStopsOnBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a Kubernetes control plane")
-	}
 	c := k8sScenario(t, 1)
 	prof := liveProfile(t, c)
 	out, code, _ := runPlan(t, c, prof, "SEEDANCE_EVICT_TIMEOUT=4")
@@ -339,9 +333,6 @@ func TestKubectlPlanStopsOnBudget(t *testing.T) {
 // nodes' drains succeed, and no command is offered that would evict a
 // running pod.
 func TestAnalyzeCommandsOnRealAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a Kubernetes control plane")
-	}
 	c := k8sScenario(t, 0)
 	prof := liveProfile(t, c)
 	r := run(t, nil, "analyze", prof, "--report", "all", "-f", "json")

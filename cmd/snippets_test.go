@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/engine"
+
 	"github.com/seedance/seedance/internal/exit"
 
 	"gopkg.in/yaml.v3"
@@ -240,9 +242,7 @@ func (sb *sandbox) sh(t *testing.T, cmdline string, env ...string) (string, int)
 // and /srv paths for the sandbox; an hour of scraping becomes two seconds.
 // json and plain blocks are formats and formulas, not commands.
 func TestDocSnippets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the binary many times")
-	}
+	engine.SkipShort(t, "runs the binary many times")
 	// A sandbox, a Prometheus and exporters of its own: it runs beside the
 	// rest of the package (its snippets, in order, share the sandbox).
 	t.Parallel()

@@ -46,7 +46,6 @@ type ClusterBuilder struct {
 	c          Cluster
 	gpus       []gpuSummary // the current node's whole GPUs
 	migs       []migSummary // and its MIG devices
-	samples    int
 	topologies hwtopo.Interner
 }
 
@@ -72,13 +71,9 @@ func NewClusterBuilder(price func(model string) float64, busyPct float64) *Clust
 	return &ClusterBuilder{price: price, busyPct: busyPct}
 }
 
-// Samples counts the GPU samples seen.
-func (b *ClusterBuilder) Samples() int { return b.samples }
-
 // Add takes the next item of a profile: a GPU, or the end of its node.
 func (b *ClusterBuilder) Add(it profile.Item) error {
 	if g := it.GPU; g != nil {
-		b.samples += len(g.Series.T)
 		if g.MIG == nil {
 			b.gpus = append(b.gpus, gpuSummary{g.Index, g.UUID, g.Model, g.MemoryTotalBytes, meanUtil(g.Series.GPUUtilPct)})
 		} else {
