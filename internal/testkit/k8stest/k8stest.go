@@ -17,7 +17,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"github.com/seedance/seedance/internal/testkit/engine"
 	"math/big"
 	"net"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/engine"
 	"github.com/seedance/seedance/internal/testkit/testnet"
 )
 
@@ -40,8 +40,15 @@ type Cluster struct {
 	Env   []string
 	dir   string
 	bin   string
-	procs []*exec.Cmd
+	procs []*proc
 	t     testing.TB
+}
+
+// proc is one running component; done is closed when it has exited.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 // Dir is where the binaries are: $SEEDANCE_K8S_DIR, else the cache that
@@ -67,6 +74,22 @@ func Start(t testing.TB) *Cluster {
 			t.Skipf("needs a Kubernetes control plane: bash .ci/k8s-build.sh (about 35 minutes once, cached in %s): %v", Dir(), err)
 		}
 	}
+	for attempt := 1; ; attempt++ {
+		c := launch(t, bin)
+		if c.ready() || attempt == 3 {
+			c.mustBeReady()
+			return c
+		}
+		t.Logf("the control plane did not start (attempt %d), starting it again on other ports:\n%s", attempt, c.logs())
+		c.stop()
+	}
+}
+
+// launch starts the components in order on fresh ports and waits for the
+// cluster to schedule; it stops waiting early when a component exits (a
+// port another process took in the meantime, say), which c.ready tells.
+func launch(t testing.TB, bin string) *Cluster {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "k8s")
 	if err != nil {
 		t.Fatal(err)
@@ -103,18 +126,38 @@ current-context: test
 		"--token-auth-file="+p("tokens.csv"), "--client-ca-file="+p("ca.crt"), "--tls-cert-file="+p("server.crt"), "--tls-private-key-file="+p("server.key"),
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+p("sa.pub"),
 		"--service-account-signing-key-file="+p("sa.key"), "--service-cluster-ip-range=10.96.0.0/16", "--endpoint-reconciler-type=none")
-	c.WaitFor("the API server", 120*time.Second, func() bool { _, err := c.Kubectl("get", "--raw", "/readyz"); return err == nil })
+	if !c.poll(120*time.Second, func() bool { _, err := c.Kubectl("get", "--raw", "/readyz"); return err == nil }) {
+		return c
+	}
 	c.start(t, "kube-controller-manager", "--kubeconfig="+kubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0",
 		"--service-account-private-key-file="+p("sa.key"), "--root-ca-file="+p("ca.crt"), "--use-service-account-credentials=false",
 		"--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller")
 	c.start(t, "kube-scheduler", "--kubeconfig="+kubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0")
 	c.start(t, "kwok", "--kubeconfig="+kubeconfig, "--manage-all-nodes=true", fmt.Sprintf("--server-address=127.0.0.1:%d", testnet.FreePort(t)),
 		"--config="+filepath.Join(Dir(), "kwok-stages.yaml"))
-	c.WaitFor("the default ServiceAccount", 120*time.Second, func() bool {
+	c.poll(120*time.Second, func() bool {
 		_, err := c.Kubectl("get", "serviceaccount", "default", "-n", "default")
 		return err == nil
 	})
 	return c
+}
+
+// ready is whether every component still runs and the default
+// ServiceAccount exists.
+func (c *Cluster) ready() bool {
+	if c.exited() != "" {
+		return false
+	}
+	_, err := c.Kubectl("get", "serviceaccount", "default", "-n", "default")
+	return err == nil
+}
+
+// mustBeReady fails the test with the logs unless c is ready.
+func (c *Cluster) mustBeReady() {
+	c.t.Helper()
+	if !c.ready() {
+		c.t.Fatalf("the control plane did not start (exited: %q)\n%s", c.exited(), c.logs())
+	}
 }
 
 // certs writes a CA, the API server's serving certificate for 127.0.0.1,
@@ -182,15 +225,30 @@ func (c *Cluster) start(t testing.TB, name string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	c.procs = append(c.procs, cmd)
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
+	c.procs = append(c.procs, p)
+}
+
+// exited names the first component that is no longer running, or "".
+func (c *Cluster) exited() string {
+	for _, p := range c.procs {
+		select {
+		case <-p.done:
+			return p.name
+		default:
+		}
+	}
+	return ""
 }
 
 func (c *Cluster) stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
-		_ = p.Process.Kill()
-		_ = p.Wait()
+		_ = p.cmd.Process.Kill()
+		<-p.done
 	}
+	c.procs = nil
 }
 
 // Kubectl runs the control plane's kubectl and returns its output.
@@ -256,14 +314,26 @@ spec: {}
 	})
 }
 
-// WaitFor polls ok every 250 ms, failing the test after d with the
-// control plane's logs.
+// poll polls ok every 250 ms for at most d; it gives up early, false,
+// when a component has exited.
+func (c *Cluster) poll(d time.Duration, ok func() bool) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline) && c.exited() == ""; time.Sleep(250 * time.Millisecond) {
+		if ok() {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitFor polls ok every 250 ms, failing the test after d, or as soon as a
+// component exits, with the control plane's logs.
 func (c *Cluster) WaitFor(what string, d time.Duration, ok func() bool) {
 	c.t.Helper()
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		if ok() {
-			return
-		}
+	if c.poll(d, ok) {
+		return
+	}
+	if name := c.exited(); name != "" {
+		c.t.Fatalf("%s: %s exited\n%s", what, name, c.logs())
 	}
 	state, _ := c.Kubectl("get", "nodes,pods,replicasets,deployments,poddisruptionbudgets", "-A", "-o", "wide")
 	events, _ := c.Kubectl("get", "events", "-A")

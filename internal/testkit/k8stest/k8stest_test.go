@@ -33,3 +33,19 @@ spec:
 		return strings.HasPrefix(out, "Running gpu-")
 	})
 }
+
+// TestPollGivesUpWhenAComponentExits: a component that exits (a port taken
+// in the meantime, say) ends the wait at once rather than after its
+// deadline, and is named, so that Start can try again on other ports.
+func TestPollGivesUpWhenAComponentExits(t *testing.T) {
+	c := &Cluster{dir: t.TempDir(), bin: "/bin", t: t}
+	c.start(t, "false")
+	// An hour: were poll to wait for its deadline, the test would time out.
+	if c.poll(time.Hour, func() bool { return false }) {
+		t.Fatal("poll succeeded")
+	}
+	if c.exited() != "false" {
+		t.Fatalf("exited = %q", c.exited())
+	}
+	c.stop()
+}
