@@ -41,6 +41,9 @@ type Params struct {
 	Fragmentation bool
 	// GPUFigures adds each GPU's figures (Report.GPUFigures).
 	GPUFigures bool
+	// cut: Cut reads this analysis, and every GPU keeps its utilization
+	// and energy track and every workload its labels.
+	cut bool
 }
 
 // DefaultParams are the documented defaults.
@@ -150,6 +153,7 @@ func newAnalysis(p Params, start, end time.Time) (*analysis, error) {
 		a.keep = workloadKeep{labels: p.Attribution.labels(), uuids: true}
 	}
 	a.keep.uuids = a.keep.uuids || p.KeepFleet // the planner reads which MIG devices a workload holds
+	a.keep.all = p.cut
 	return a, nil
 }
 
@@ -274,7 +278,7 @@ func (a *analysis) keepPerGPU(g *gpuAcc) {
 		}
 	}
 	if a.perGPU || a.p.Attribution != nil || a.p.Fragmentation {
-		g.ext = &gpuExtra{tracking: a.p.Attribution != nil}
+		g.ext = &gpuExtra{tracking: a.p.Attribution != nil, cutting: a.p.cut}
 	}
 	if a.p.Fragmentation {
 		g.ext.mem = &strandedAcc{prevMem: profile.Null}

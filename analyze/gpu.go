@@ -141,18 +141,7 @@ func (g *gpuAcc) close(s sample, next float64) {
 	if g.ctx.scaling != nil && g.share > 0 && g.parent() == "" {
 		g.ctx.demand.add(s.t, cov, s.load, g.ctx.scaling.Period.Seconds())
 	}
-	if !profile.IsNull(s.power) {
-		g.powerJ += s.power * cov
-		g.energyN |= powerSeen
-	}
-	if !profile.IsNull(s.energy) {
-		n := g.energyN &^ powerSeen
-		if n > 0 && s.energy > g.lastEnergy {
-			g.energyInc += s.energy - g.lastEnergy
-		}
-		g.lastEnergy = s.energy
-		g.energyN = min(n+1, 2) | g.energyN&powerSeen
-	}
+	g.energy(s, end, cov)
 	idle := !profile.IsNull(s.util) && s.util < g.ctx.threshold
 	if !idle {
 		g.endRun()
@@ -165,6 +154,28 @@ func (g *gpuAcc) close(s sample, next float64) {
 	g.runEnd = end
 	if gap {
 		g.endRun()
+	}
+}
+
+// energy adds a closed sample's power × coverage and its energy counter's
+// increase since the previous reading, when positive.
+func (g *gpuAcc) energy(s sample, end, cov float64) {
+	inc := 0.0
+	if !profile.IsNull(s.power) {
+		g.powerJ += s.power * cov
+		g.energyN |= powerSeen
+	}
+	if !profile.IsNull(s.energy) {
+		n := g.energyN &^ powerSeen
+		if n > 0 && s.energy > g.lastEnergy {
+			inc = s.energy - g.lastEnergy
+			g.energyInc += inc
+		}
+		g.lastEnergy = s.energy
+		g.energyN = min(n+1, 2) | g.energyN&powerSeen
+	}
+	if x := g.ext; x != nil && x.cutting {
+		x.energy = append(x.energy, energyPiece{s.t, end, s.power, inc})
 	}
 }
 

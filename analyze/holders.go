@@ -70,28 +70,18 @@ func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, tot
 			}
 			price := pricer.Price(g.model) * g.share
 			holders := holdersOf(n, g)
-			tenure := make([][]Interval, len(holders))
-			for i, w := range holders {
-				tenure[i] = n.partial(w.ID, a.windowS)
-			}
 			heldS := make([]float64, len(holders))
 			meanW := make([]float64, len(holders)) // time-weighted, for the price of a share
-			for _, sp := range splits(g, holders, tenure, a.windowS) {
-				left := 1.0
-				for i, w := range sp.weights {
-					if w == 0 {
-						continue
-					}
-					hw := holderOf(byID, &hs, n.name, holders[i])
-					hw.f.add(sp.t, g.share, w, price)
-					heldS[i] += sp.t.observedS
-					meanW[i] += w * sp.t.observedS
-					left -= w
+			a.share(n, g, holders, 0, a.windowS, func(i int, t gpuTime, w float64) {
+				if i < 0 {
+					unalloc.add(t, g.share, w, price)
+					return
 				}
-				if left > 1e-9 {
-					unalloc.add(sp.t, g.share, left, price)
-				}
-			}
+				hw := holderOf(byID, &hs, n.name, holders[i])
+				hw.f.add(t, g.share, w, price)
+				heldS[i] += t.observedS
+				meanW[i] += w * t.observedS
+			})
 			for i, w := range holders {
 				h := holderOf(byID, &hs, n.name, w)
 				h.gpus = append(h.gpus, g)
@@ -105,6 +95,29 @@ func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, tot
 		}
 	}
 	return hs, unalloc, total
+}
+
+// share calls fn for each stretch of g's time inside [lo, hi) in which the
+// same holders held it: once per holder with a share w > 0 of it (i its
+// index in holders), and once with i = −1 for the share w nobody held.
+func (a *analysis) share(n *nodeAcc, g *gpuAcc, holders []profile.Workload, lo, hi float64, fn func(i int, t gpuTime, w float64)) {
+	tenure := make([][]Interval, len(holders))
+	for i, w := range holders {
+		tenure[i] = n.partial(w.ID, a.windowS)
+	}
+	for _, sp := range splits(g, holders, tenure, lo, hi, a.windowS) {
+		left := 1.0
+		for i, w := range sp.weights {
+			if w == 0 {
+				continue
+			}
+			fn(i, sp.t, w)
+			left -= w
+		}
+		if left > 1e-9 {
+			fn(-1, sp.t, left)
+		}
+	}
 }
 
 // holderOf finds or adds the holding of w on a node.

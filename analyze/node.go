@@ -190,6 +190,7 @@ func (ls labelSets) intern(m map[string]string) map[string]string {
 type workloadKeep struct {
 	labels []string
 	uuids  bool
+	all    bool // every label (Cut: the ledger groups by any of them later)
 }
 
 // workloadLabels are the labels analysis and planning read; a node keeps
@@ -202,7 +203,7 @@ func slimWorkload(w profile.Workload, labels *labelSets, keep workloadKeep) prof
 	if !keep.uuids {
 		w.GPUUUIDs = nil
 	}
-	if len(w.Labels) == 0 {
+	if len(w.Labels) == 0 || keep.all {
 		return w
 	}
 	kept := map[string]string{}

@@ -17,6 +17,10 @@ type gpuExtra struct {
 	track    []utilPiece
 	tracking bool
 	mem      *strandedAcc // the memory held during idle runs (fragmentation)
+	// cutting: the analysis is cut into pieces (Cut), which needs each
+	// sample's energy as well as its utilization.
+	cutting bool
+	energy  []energyPiece
 }
 
 // utilPiece is a stretch [start, end) of a GPU's covered time at one
@@ -32,20 +36,21 @@ func (x *gpuExtra) addTrack(start, end, util float64) {
 	x.track = append(x.track, utilPiece{start, end, util})
 }
 
-// utilIntegral is Σ utilization × seconds of the track inside [lo, hi).
-func (x *gpuExtra) utilIntegral(lo, hi float64) float64 {
+// utilIntegral is Σ utilization × seconds of the track inside [lo, hi),
+// and the seconds of it with a utilization.
+func (x *gpuExtra) utilIntegral(lo, hi float64) (sum, covered float64) {
 	if x == nil {
-		return 0
+		return 0, 0
 	}
 	i := sort.Search(len(x.track), func(i int) bool { return x.track[i].end > lo })
-	sum := 0.0
 	for ; i < len(x.track) && x.track[i].start < hi; i++ {
 		p := x.track[i]
 		if d := math.Min(hi, p.end) - math.Max(lo, p.start); d > 0 {
 			sum += p.util * d
+			covered += d
 		}
 	}
-	return sum
+	return sum, covered
 }
 
 // overlap is how much of [lo, hi) the sorted, disjoint intervals cover.
@@ -68,7 +73,8 @@ func (g *gpuAcc) whole() gpuTime { return gpuTime{g.observedS, g.utilSum, g.idle
 // within is the GPU's time inside [lo, hi), from its coverage, runs and
 // utilization track.
 func (g *gpuAcc) within(lo, hi float64) gpuTime {
-	return gpuTime{overlap(g.cover, lo, hi), g.ext.utilIntegral(lo, hi), overlap(g.runs, lo, hi)}
+	util, _ := g.ext.utilIntegral(lo, hi)
+	return gpuTime{overlap(g.cover, lo, hi), util, overlap(g.runs, lo, hi)}
 }
 
 // addTenure records when the workloads of one input held their GPUs, in
@@ -96,7 +102,7 @@ func (n *nodeAcc) addTenure(ws []profile.Workload, offset, spanS float64) {
 // attribution costs memory only where workloads came and went.
 func (a *analysis) endTenure(n *nodeAcc, ws []profile.Workload, in input) {
 	n.addTenure(ws, in.offset, in.spanS)
-	if !in.only {
+	if !in.only || a.p.cut {
 		return
 	}
 	for _, w := range ws {
@@ -128,12 +134,13 @@ type split struct {
 	weights []float64 // by holder; 0 for one that did not hold it then
 }
 
-// splits cuts a GPU's time where a holder came or went, so that in each
-// piece the same workloads held it and split it by the usual rule
-// (holderWeights). With every holder there for the whole window it is one
-// piece: the GPU's totals. A sweep over the holders' interval edges keeps
-// the work at the number of edges times the holders present.
-func splits(g *gpuAcc, holders []profile.Workload, tenure [][]Interval, windowS float64) []split {
+// splits cuts a GPU's time inside [lo, hi) where a holder came or went,
+// so that in each piece the same workloads held it and split it by the
+// usual rule (holderWeights). With every holder there for the whole window
+// and [lo, hi) the window it is one piece: the GPU's totals. A sweep over
+// the holders' interval edges keeps the work at the number of edges times
+// the holders present.
+func splits(g *gpuAcc, holders []profile.Workload, tenure [][]Interval, lo, hi, windowS float64) []split {
 	type edge struct {
 		t      float64
 		holder int
@@ -148,19 +155,22 @@ func splits(g *gpuAcc, holders []profile.Workload, tenure [][]Interval, windowS 
 		}
 	}
 	if len(edges) == 0 {
-		return []split{{g.whole(), holderWeights(holders)}}
+		if lo <= 0 && hi >= windowS {
+			return []split{{g.whole(), holderWeights(holders)}}
+		}
+		return []split{{g.within(lo, hi), holderWeights(holders)}}
 	}
 	sort.Slice(edges, func(i, j int) bool { return edges[i].t < edges[j].t })
 	var out []split
-	lo := 0.0
+	from := lo
 	for i := 0; i <= len(edges); {
-		hi := windowS
+		to := hi
 		if i < len(edges) {
-			hi = math.Min(windowS, edges[i].t)
+			to = math.Min(hi, edges[i].t)
 		}
-		if hi > lo {
-			out = append(out, split{g.within(lo, hi), presentWeights(holders, present)})
-			lo = hi
+		if to > from {
+			out = append(out, split{g.within(from, to), presentWeights(holders, present)})
+			from = to
 		}
 		if i == len(edges) {
 			break

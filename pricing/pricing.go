@@ -105,3 +105,22 @@ const DefaultGPUHourUSD = 1.0
 
 // Fallback is the price of a model that matches no entry.
 func (p *Pricer) Fallback() float64 { return p.fallback }
+
+// Where a price came from (Source).
+const (
+	SourceUser     = "user"           // --gpu-price, pricing.gpu_hour_usd
+	SourceTable    = "built-in table" // DefaultPrices
+	SourceFallback = "built-in fallback"
+)
+
+// Source says where the model's price comes from: the user's prices, the
+// built-in table or the fallback price.
+func (p *Pricer) Source(model string) string {
+	if _, ok := longestMatch(model, p.user); ok {
+		return SourceUser
+	}
+	if _, ok := longestMatch(model, DefaultPrices); ok {
+		return SourceTable
+	}
+	return SourceFallback
+}

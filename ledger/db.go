@@ -1,0 +1,137 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+)
+
+// SchemaVersion is the version of the ledger's tables this build writes;
+// Open migrates an older ledger to it, in one transaction.
+const SchemaVersion = 1
+
+// ErrLedger marks a ledger that cannot be used as asked: a newer schema,
+// other analysis settings, a DSN that names no database.
+var ErrLedger = errors.New("ledger")
+
+// Ledger is an open ledger.
+type Ledger struct {
+	db       *sql.DB
+	postgres bool
+}
+
+// migrations[i] brings a ledger of schema i to schema i+1. The types are
+// those both databases read alike: BIGINT, DOUBLE PRECISION, TEXT, BYTEA.
+var migrations = []string{`
+CREATE TABLE seedance_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE seedance_state (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	first_ms BIGINT NOT NULL, watermark_ms BIGINT NOT NULL, data_end_ms BIGINT NOT NULL,
+	bucket_s BIGINT NOT NULL, params TEXT NOT NULL, tail BYTEA NOT NULL, updates BIGINT NOT NULL);
+CREATE TABLE seedance_gpu (
+	bucket BIGINT NOT NULL, node TEXT NOT NULL, model TEXT NOT NULL, provisional INTEGER NOT NULL,
+	observed_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	util_s DOUBLE PRECISION NOT NULL, util_covered_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION NOT NULL, energy_measured INTEGER NOT NULL,
+	price_usd_per_hour DOUBLE PRECISION NOT NULL, price_source TEXT NOT NULL,
+	PRIMARY KEY (bucket, node, model, provisional));
+CREATE TABLE seedance_hold (
+	bucket BIGINT NOT NULL, node TEXT NOT NULL, model TEXT NOT NULL, workload TEXT NOT NULL, provisional INTEGER NOT NULL,
+	held_s DOUBLE PRECISION NOT NULL, used_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL,
+	PRIMARY KEY (bucket, node, model, workload, provisional));
+CREATE TABLE seedance_workload (
+	id TEXT PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, labels TEXT NOT NULL,
+	first_bucket BIGINT NOT NULL, last_bucket BIGINT NOT NULL);
+`}
+
+// Open opens the ledger at dsn, a file path (SQLite, created when absent)
+// or a postgres:// URL, and migrates it to SchemaVersion.
+func Open(ctx context.Context, dsn string) (*Ledger, error) {
+	l := &Ledger{}
+	var err error
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		l.postgres = true
+		l.db, err = sql.Open("pgx", dsn)
+	case dsn == "" || strings.Contains(dsn, "://"):
+		return nil, fmt.Errorf("%w: %q is neither a file path nor a postgres:// URL", ErrLedger, redact(dsn))
+	default:
+		l.db, err = sql.Open("sqlite", "file:"+url.PathEscape(dsn)+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+		l.db.SetMaxOpenConns(1)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: open %s: %v", ErrLedger, redact(dsn), err)
+	}
+	if err := l.migrate(ctx); err != nil {
+		l.db.Close()
+		return nil, fmt.Errorf("%w: %s: %v", ErrLedger, redact(dsn), err)
+	}
+	return l, nil
+}
+
+// Close closes the ledger.
+func (l *Ledger) Close() error { return l.db.Close() }
+
+// migrate applies the migrations the ledger lacks, in one transaction.
+func (l *Ledger) migrate(ctx context.Context) error {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if l.postgres {
+		// One migration at a time when several updates start together.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7157)`); err != nil {
+			return err
+		}
+	}
+	version := 0
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS seedance_version (version BIGINT NOT NULL)`); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT version FROM seedance_version`).Scan(&version); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	} else if errors.Is(err, sql.ErrNoRows) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO seedance_version (version) VALUES (0)`); err != nil {
+			return err
+		}
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("its schema is version %d, newer than this seedance's %d: upgrade seedance", version, SchemaVersion)
+	}
+	for ; version < SchemaVersion; version++ {
+		for _, stmt := range strings.Split(migrations[version], ";") {
+			if strings.TrimSpace(stmt) == "" {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d: %v", version+1, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE seedance_version SET version = `+strconv.Itoa(version+1)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// redact drops a URL's password, so that a DSN can be named in errors and
+// logs.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

@@ -1,0 +1,221 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source/sim"
+)
+
+// cluster is a simulated cluster's profile over three hours, changed where
+// the simulator is regular: some workloads came and went, a GPU was not
+// scraped for ten minutes, another for 40 s (shorter than the idle window).
+func cluster(t testing.TB) *profile.Profile {
+	t.Helper()
+	p, err := sim.Record(sim.Options{Nodes: 8, Scenario: sim.ScenarioMixed, Seed: 7}, 15*time.Second, 3*time.Hour, profile.Generator{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := p.EndedAt.Sub(p.StartedAt).Seconds()
+	for ni := range p.Nodes {
+		n := &p.Nodes[ni]
+		for wi := range n.Workloads {
+			if wi%2 == 1 {
+				n.Workloads[wi].Intervals = []profile.Tenure{{StartS: 1000, EndS: 4000.5}, {StartS: 6100, EndS: span}}
+			}
+		}
+	}
+	drop := func(g *profile.GPU, lo, hi float64) {
+		s := &g.Series
+		keep := []int{}
+		for i, t := range s.T {
+			if t < lo || t >= hi {
+				keep = append(keep, i)
+			}
+		}
+		for m := profile.Metric(-1); m < profile.NumMetrics; m++ {
+			col := &s.T
+			if m >= 0 {
+				col = s.Col(m)
+			}
+			if *col == nil {
+				continue
+			}
+			out := make(profile.Values, len(keep))
+			for j, i := range keep {
+				out[j] = (*col)[i]
+			}
+			*col = out
+		}
+	}
+	drop(&p.Nodes[3].GPUs[2], 3000, 3600)
+	drop(&p.Nodes[7].GPUs[0], 5000, 5040)
+	return p
+}
+
+// pieces cuts p at random times into consecutive profiles.
+func pieces(p *profile.Profile, r *rand.Rand, n int) []*profile.Profile {
+	span := p.EndedAt.Sub(p.StartedAt)
+	var at []time.Time
+	for range n - 1 {
+		at = append(at, p.StartedAt.Add(time.Duration(r.Int64N(int64(span))).Truncate(time.Millisecond)))
+	}
+	at = append(at, p.EndedAt)
+	sortTimes(at)
+	var out []*profile.Profile
+	from := p.StartedAt.Add(-time.Millisecond)
+	for _, to := range at {
+		if to.After(from) {
+			out = append(out, profile.Join([]*profile.Profile{p}, from, to, false))
+			from = to
+		}
+	}
+	return out
+}
+
+func sortTimes(ts []time.Time) {
+	for i := range ts {
+		for j := i + 1; j < len(ts); j++ {
+			if ts[j].Before(ts[i]) {
+				ts[i], ts[j] = ts[j], ts[i]
+			}
+		}
+	}
+}
+
+func params() analyze.Params {
+	p := analyze.DefaultParams()
+	p.Attribution = &analyze.AttributionParams{GroupBy: []string{"namespace"}}
+	return p
+}
+
+// oneAnalysis is analyze's report of p, the figures the ledger must equal.
+func oneAnalysis(t testing.TB, p *profile.Profile, groupBy []string) *analyze.Report {
+	t.Helper()
+	src, err := asSources([]*profile.Profile{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := params()
+	ps.Attribution.GroupBy = groupBy
+	r, err := analyze.Analyze(src, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// sameFigures compares the ledger's summary and attribution with one
+// analysis', key by key, to 1e-7 (sums in another order).
+func sameFigures(t testing.TB, got *Report, want *analyze.Report) {
+	t.Helper()
+	g, w := asMap(t, got.Summary), asMap(t, want.Summary)
+	for k, v := range g {
+		if k == "provisional_from" {
+			continue
+		}
+		near(t, "summary."+k, v, w[k])
+	}
+	ga, wa := asMap(t, got.Attribution), asMap(t, want.Attribution)
+	near(t, "attribution", ga, wa)
+}
+
+func asMap(t testing.TB, v any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// near compares two decoded JSON values, numbers to a relative 1e-7.
+func near(t testing.TB, path string, got, want any) {
+	t.Helper()
+	switch w := want.(type) {
+	case float64:
+		g, ok := got.(float64)
+		if !ok || math.Abs(g-w) > 1e-7*math.Max(1, math.Abs(w)) {
+			t.Errorf("%s = %v, one analysis: %v", path, got, want)
+		}
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			t.Errorf("%s = %v, one analysis: %v", path, got, want)
+			return
+		}
+		for k := range w {
+			near(t, path+"."+k, g[k], w[k])
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			t.Errorf("%s = %v, one analysis: %v", path, got, want)
+			return
+		}
+		for i := range w {
+			near(t, path+"["+string(rune('0'+i%10))+"]", g[i], w[i])
+		}
+	default:
+		if got != want {
+			t.Errorf("%s = %v, one analysis: %v", path, got, want)
+		}
+	}
+}
+
+// TestLedgerEqualsOneAnalysis: after any sequence of updates over the
+// pieces of a profile, the ledger's totals equal one analysis of it.
+func TestLedgerEqualsOneAnalysis(t *testing.T) {
+	p := cluster(t)
+	want := oneAnalysis(t, p, []string{"namespace"})
+	if *want.Summary.IdleGPUHours == 0 || want.Attribution == nil || len(want.Attribution.Groups) < 2 {
+		t.Fatalf("the cluster has no idle time or groups to count: %+v", want.Summary)
+	}
+	for seed := range uint64(4) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		parts := pieces(p, r, 2+int(seed)*5)
+		l := openTemp(t)
+		for i := 0; i < len(parts); {
+			k := 1 + r.IntN(2) // one file or two at a time
+			batch := parts[i:min(len(parts), i+k)]
+			if _, err := l.Update(context.Background(), UpdateSpec{Inputs: batch, Params: params()}); err != nil {
+				t.Fatalf("seed %d update %d: %v", seed, i, err)
+			}
+			if r.IntN(3) == 0 { // the same update again counts nothing
+				up, err := l.Update(context.Background(), UpdateSpec{Inputs: batch, Params: params()})
+				if err != nil || !up.Nothing {
+					t.Fatalf("seed %d: the update again: %+v, %v", seed, up, err)
+				}
+			}
+			i += len(batch)
+		}
+		got, err := l.Report(context.Background(), Query{GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFigures(t, got, want)
+		if t.Failed() {
+			t.Fatalf("seed %d: %d pieces", seed, len(parts))
+		}
+	}
+}
+
+func openTemp(t testing.TB) *Ledger {
+	t.Helper()
+	l, err := Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}

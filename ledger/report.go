@@ -1,0 +1,240 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/profile"
+)
+
+// ReportSchema names the shape of a ledger report's JSON.
+const ReportSchema = "seedance-ledger-report/v1"
+
+// Query is what a report covers: the buckets that begin in [Since,
+// Until) (zero: from the first, to the last), grouped by GroupBy.
+type Query struct {
+	Since, Until    time.Time
+	GroupBy         []string
+	EnergyUSDPerKWh float64
+}
+
+// Report answers from the ledger alone. Its summary and attribution have
+// the keys and meaning of analyze's report for the same window.
+type Report struct {
+	SchemaVersion string `json:"schema_version"`
+	Window        Window `json:"window"`
+	// Watermark: the rows before it are settled; those after it are
+	// provisional (the next update counts them again, with more data).
+	Watermark   time.Time            `json:"watermark"`
+	Summary     Summary              `json:"summary"`
+	Attribution *analyze.Attribution `json:"attribution"`
+	Daily       []Day                `json:"daily"`
+	Prices      []Price              `json:"prices"`
+}
+
+// Window is the buckets a report covers.
+type Window struct {
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	BucketS int64     `json:"bucket_s"`
+}
+
+// Summary holds the figures of analyze's summary that the ledger keeps,
+// under the same names; a figure with no measurement behind it is null.
+type Summary struct {
+	Nodes           int      `json:"nodes"`
+	GPUHours        float64  `json:"gpu_hours"`
+	AvgGPUUtilPct   *float64 `json:"avg_gpu_util_pct"`
+	IdleGPUHours    *float64 `json:"idle_gpu_hours"`
+	IdleRatio       *float64 `json:"idle_ratio"`
+	IdleCostUSD     *float64 `json:"idle_cost_usd"`
+	EnergyKWh       *float64 `json:"energy_kwh"`
+	EnergyCostUSD   *float64 `json:"energy_cost_usd"`
+	ProvisionalFrom *string  `json:"provisional_from,omitempty"`
+}
+
+// Day is one UTC day of the window, for charts.
+type Day struct {
+	Date         string   `json:"date"`
+	GPUHours     float64  `json:"gpu_hours"`
+	IdleGPUHours float64  `json:"idle_gpu_hours"`
+	IdleCostUSD  float64  `json:"idle_cost_usd"`
+	EnergyKWh    *float64 `json:"energy_kwh"`
+}
+
+// Price is a model's price per GPU-hour and where it came from, over the
+// window (a price that changed has one entry per price).
+type Price struct {
+	Model       string  `json:"model"`
+	USDPerHour  float64 `json:"usd_per_hour"`
+	Source      string  `json:"source"`
+	FirstBucket string  `json:"first_bucket"`
+}
+
+// Report reads the rows of the query's window.
+func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
+	if err := analyze.CheckGroupBy(q.GroupBy); err != nil {
+		return nil, err
+	}
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer tx.Rollback()
+	st, err := l.load(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return nil, fmt.Errorf("%w: it holds nothing yet: run seedance ledger update first", ErrLedger)
+	}
+	lo, hi := q.Since.Truncate(st.bucket), q.Until
+	if q.Since.IsZero() {
+		lo = st.first.Truncate(st.bucket)
+	}
+	if hi.IsZero() {
+		hi = st.dataEnd.Add(st.bucket).Truncate(st.bucket).Add(st.bucket)
+	}
+	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(st.bucket / time.Second)}, Watermark: st.watermark}
+	if err := l.gpuFigures(ctx, tx, r, lo.Unix(), hi.Unix(), q.EnergyUSDPerKWh); err != nil {
+		return nil, err
+	}
+	if r.Attribution, err = l.attribution(ctx, tx, lo.Unix(), hi.Unix(), q.GroupBy, r); err != nil {
+		return nil, err
+	}
+	if st.watermark.Before(hi) {
+		s := st.watermark.UTC().Format(time.RFC3339)
+		r.Summary.ProvisionalFrom = &s
+	}
+	return r, nil
+}
+
+// gpuFigures fills the summary, the days and the prices.
+func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, lo, hi int64, energyPrice float64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT bucket, node, model, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source
+FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 ORDER BY bucket, node, model, provisional`, lo, hi)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer rows.Close()
+	var obs, idle, util, utilW, cost, energy float64
+	measured := false
+	nodes := map[string]bool{}
+	days := map[string]*Day{}
+	prices := map[[2]string]*Price{}
+	for rows.Next() {
+		var bucket int64
+		var node, model, source string
+		var o, i, u, uw, c, e, price float64
+		var m int
+		if err := rows.Scan(&bucket, &node, &model, &o, &i, &u, &uw, &c, &e, &m, &price, &source); err != nil {
+			return fmt.Errorf("%w: %v", ErrLedger, err)
+		}
+		nodes[node] = true
+		obs, idle, util, utilW, cost, energy = obs+o, idle+i, util+u, utilW+uw, cost+c, energy+e
+		measured = measured || m == 1
+		t := time.Unix(bucket, 0).UTC()
+		d := days[t.Format(time.DateOnly)]
+		if d == nil {
+			d = &Day{Date: t.Format(time.DateOnly)}
+			days[d.Date] = d
+		}
+		d.GPUHours += o / 3600
+		d.IdleGPUHours += i / 3600
+		d.IdleCostUSD += c
+		if m == 1 {
+			d.EnergyKWh = ptr(value(d.EnergyKWh) + e/3.6e6)
+		}
+		k := [2]string{model, fmt.Sprint(price) + source}
+		if prices[k] == nil {
+			prices[k] = &Price{Model: model, USDPerHour: price, Source: source, FirstBucket: t.Format(time.RFC3339)}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	s := &r.Summary
+	s.Nodes, s.GPUHours = len(nodes), analyze.Sig(obs/3600)
+	if utilW > 0 {
+		s.AvgGPUUtilPct = ptr(analyze.Sig(100 * util / utilW))
+		s.IdleGPUHours, s.IdleCostUSD = ptr(analyze.Sig(idle/3600)), ptr(analyze.Sig(cost))
+		s.IdleRatio = ptr(analyze.Sig(idle / obs))
+	}
+	if measured {
+		s.EnergyKWh, s.EnergyCostUSD = ptr(analyze.Sig(energy/3.6e6)), ptr(analyze.Sig(energy/3.6e6*energyPrice))
+	}
+	r.Daily = []Day{}
+	for _, d := range days {
+		d.GPUHours, d.IdleGPUHours, d.IdleCostUSD = analyze.Sig(d.GPUHours), analyze.Sig(d.IdleGPUHours), analyze.Sig(d.IdleCostUSD)
+		if d.EnergyKWh != nil {
+			d.EnergyKWh = ptr(analyze.Sig(*d.EnergyKWh))
+		}
+		r.Daily = append(r.Daily, *d)
+	}
+	sort.Slice(r.Daily, func(i, j int) bool { return r.Daily[i].Date < r.Daily[j].Date })
+	r.Prices = []Price{}
+	for _, p := range prices {
+		r.Prices = append(r.Prices, *p)
+	}
+	sort.Slice(r.Prices, func(i, j int) bool {
+		a, b := r.Prices[i], r.Prices[j]
+		return a.Model < b.Model || a.Model == b.Model && a.FirstBucket < b.FirstBucket
+	})
+	return nil
+}
+
+// attribution groups the workloads' rows of the window.
+func (l *Ledger) attribution(ctx context.Context, tx *sql.Tx, lo, hi int64, levels []string, r *Report) (*analyze.Attribution, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT h.workload, COALESCE(w.name, ''), COALESCE(w.kind, ''), COALESCE(w.labels, '{}'),
+SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s), SUM(h.cost_usd)
+FROM seedance_hold h LEFT JOIN seedance_workload w ON w.id = h.workload
+WHERE h.bucket >= $1 AND h.bucket < $2 GROUP BY h.workload, w.name, w.kind, w.labels ORDER BY h.workload`, lo, hi)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer rows.Close()
+	var held []analyze.Held
+	var unalloc analyze.Held
+	for rows.Next() {
+		var id, name, kind, labels string
+		var h analyze.Held
+		if err := rows.Scan(&id, &name, &kind, &labels, &h.HeldH, &h.UsedH, &h.IdleH, &h.CostUSD); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+		}
+		h.HeldH, h.UsedH, h.IdleH = h.HeldH/3600, h.UsedH/3600, h.IdleH/3600
+		if id == "" {
+			unalloc = h
+			continue
+		}
+		h.Workload = profile.Workload{ID: id, Name: name, Kind: kind}
+		if err := json.Unmarshal([]byte(labels), &h.Workload.Labels); err != nil {
+			return nil, fmt.Errorf("%w: workload %s's labels: %v", ErrLedger, id, err)
+		}
+		held = append(held, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	total := analyze.Held{HeldH: r.Summary.GPUHours}
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(observed_s), 0), COALESCE(SUM(util_s), 0), COALESCE(SUM(idle_s), 0), COALESCE(SUM(cost_usd), 0)
+FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2`, lo, hi).Scan(&total.HeldH, &total.UsedH, &total.IdleH, &total.CostUSD); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	total.HeldH, total.UsedH, total.IdleH = total.HeldH/3600, total.UsedH/3600, total.IdleH/3600
+	return analyze.Attribute(held, unalloc, total, levels), nil
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func value(p *float64) float64 {
+	if p == nil || math.IsNaN(*p) {
+		return 0
+	}
+	return *p
+}

@@ -1,0 +1,184 @@
+package profile
+
+import (
+	"math"
+	"time"
+)
+
+// Join joins consecutive profiles of one cluster (in time order) into one
+// that spans (from, to]: each GPU's samples after from and at or before
+// to, and with keepLast the last sample of each GPU at or before from too
+// (its coverage and its energy counter reach into the span); each node's
+// workloads with their tenure cut to [from, to] (so that the tenure of
+// joins of (a, b] and (b, c] meets at b), the latest profile's state of
+// each winning; the latest labels, topology, source and interval. It ends
+// at to or where the latest profile does, if sooner. Times stay to the
+// millisecond. The ledger reads its updates and keeps the tail of what it
+// read this way (docs/ledger.md).
+func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
+	out := &Profile{SchemaVersion: SchemaVersion, StartedAt: from, EndedAt: to, Complete: true}
+	latest := time.Time{}
+	for _, p := range ps {
+		if p.EndedAt.After(latest) {
+			latest = p.EndedAt
+		}
+	}
+	if latest.Before(to) {
+		out.EndedAt = latest
+	}
+	type gpuAt struct {
+		gpu  *GPU
+		t    []float64 // absolute, ms since from
+		cols [NumMetrics][]float64
+	}
+	nodes, gpus := map[string]*Node{}, map[[2]string]*gpuAt{}
+	var order []string
+	uuids := map[string][]string{} // each node's GPUs in the order first seen
+	fromMS := float64(from.UnixMilli())
+	for _, p := range ps {
+		out.Generator, out.Source, out.IntervalS = p.Generator, p.Source, p.IntervalS
+		out.Complete = out.Complete && p.Complete
+		out.PendingUnknown, out.Unscheduled = p.PendingUnknown, p.Unscheduled
+		base := float64(p.StartedAt.UnixMilli())
+		for ni := range p.Nodes {
+			pn := &p.Nodes[ni]
+			n := nodes[pn.Name]
+			if n == nil {
+				n = &Node{Name: pn.Name}
+				nodes[pn.Name] = n
+				order = append(order, pn.Name)
+			}
+			n.Labels, n.Topology = pn.Labels, pn.Topology
+			joinWorkloads(n, pn.Workloads, base, p.EndedAt.Sub(p.StartedAt).Seconds(), fromMS, float64(out.EndedAt.UnixMilli()))
+			for gi := range pn.GPUs {
+				pg := &pn.GPUs[gi]
+				k := [2]string{pn.Name, pg.UUID}
+				g := gpus[k]
+				if g == nil {
+					g = &gpuAt{gpu: &GPU{}}
+					gpus[k] = g
+					uuids[pn.Name] = append(uuids[pn.Name], pg.UUID)
+				}
+				*g.gpu = *pg
+				if pg.IntervalS == 0 {
+					g.gpu.IntervalS = p.IntervalS
+				}
+				for i, t := range pg.Series.T {
+					abs := base + math.Round(t*1000)
+					if abs > float64(to.UnixMilli()) {
+						break
+					}
+					if abs <= fromMS && keepLast && len(g.t) > 0 && g.t[len(g.t)-1] <= fromMS {
+						g.t = g.t[:0] // an older last sample before from
+						for m := range g.cols {
+							g.cols[m] = g.cols[m][:0]
+						}
+					}
+					if abs <= fromMS && !keepLast {
+						continue
+					}
+					g.t = append(g.t, abs)
+					for m := Metric(0); m < NumMetrics; m++ {
+						g.cols[m] = append(g.cols[m], at(*pg.Series.Col(m), i))
+					}
+				}
+			}
+		}
+	}
+	start := fromMS
+	for _, g := range gpus {
+		if len(g.t) > 0 {
+			start = min(start, g.t[0])
+		}
+	}
+	out.StartedAt = time.UnixMilli(int64(start)).UTC()
+	for _, name := range order {
+		n := nodes[name]
+		for _, uuid := range uuids[name] {
+			g := gpus[[2]string{name, uuid}]
+			if len(g.t) == 0 {
+				continue
+			}
+			s := Series{T: make(Values, len(g.t))}
+			for i, t := range g.t {
+				s.T[i] = (t - start) / 1000
+			}
+			for m := Metric(0); m < NumMetrics; m++ {
+				if hasValue(g.cols[m]) {
+					*s.Col(m) = g.cols[m]
+				}
+			}
+			g.gpu.Series, g.gpu.Errors = s, nil
+			n.GPUs = append(n.GPUs, *g.gpu)
+		}
+		shiftTenure(n, (fromMS-start)/1000)
+		out.Nodes = append(out.Nodes, *n)
+	}
+	return out
+}
+
+// at is v[i], null past its end (a column one profile lacks).
+func at(v Values, i int) float64 {
+	if i < len(v) {
+		return v[i]
+	}
+	return Null
+}
+
+func hasValue(v []float64) bool {
+	for _, x := range v {
+		if !IsNull(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// joinWorkloads merges a profile's workloads into n, their tenure
+// absolute (ms) and cut to [from, to] ms, relative to from in seconds; a
+// workload with no tenure left is dropped.
+func joinWorkloads(n *Node, ws []Workload, base, spanS, from, to float64) {
+	for _, w := range ws {
+		ivs := w.Intervals
+		if ivs == nil {
+			ivs = []Tenure{{StartS: 0, EndS: spanS}}
+		}
+		var cut []Tenure
+		for _, iv := range ivs {
+			lo, hi := max(base+math.Round(iv.StartS*1000), from), min(base+math.Round(iv.EndS*1000), to)
+			if hi > lo {
+				cut = append(cut, Tenure{(lo - from) / 1000, (hi - from) / 1000})
+			}
+		}
+		i := workloadIndex(n.Workloads, w.ID)
+		if i >= 0 {
+			cut = JoinTenure(append(n.Workloads[i].Intervals, cut...), 0)
+			n.Workloads = append(n.Workloads[:i], n.Workloads[i+1:]...)
+		}
+		if len(cut) == 0 && w.State != StatePending {
+			continue
+		}
+		w.Intervals = cut
+		n.Workloads = append(n.Workloads, w)
+	}
+}
+
+func workloadIndex(ws []Workload, id string) int {
+	for i, w := range ws {
+		if w.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// shiftTenure moves n's workloads' tenure by d seconds (from from to the
+// profile's start, which a kept last sample may put earlier).
+func shiftTenure(n *Node, d float64) {
+	for i := range n.Workloads {
+		for j := range n.Workloads[i].Intervals {
+			n.Workloads[i].Intervals[j].StartS += d
+			n.Workloads[i].Intervals[j].EndS += d
+		}
+	}
+}
