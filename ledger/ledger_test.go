@@ -2,14 +2,18 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/testkit/pgtest"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/sim"
 )
@@ -174,8 +178,36 @@ func near(t testing.TB, path string, got, want any) {
 }
 
 // TestLedgerEqualsOneAnalysis: after any sequence of updates over the
-// pieces of a profile, the ledger's totals equal one analysis of it.
+// pieces of a profile, the ledger's totals equal one analysis of it, in
+// SQLite and in PostgreSQL.
 func TestLedgerEqualsOneAnalysis(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { equalsOneAnalysis(t, ledgers(t, backend)) })
+	}
+}
+
+// ledgers returns a maker of empty ledgers of the backend.
+func ledgers(t *testing.T, backend string) func() *Ledger {
+	if backend == "sqlite" {
+		return func() *Ledger { return openDSN(t, filepath.Join(t.TempDir(), "ledger.db")) }
+	}
+	dsn := pgtest.Start(t)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	n := 0
+	return func() *Ledger {
+		n++
+		if _, err := db.Exec(fmt.Sprintf("CREATE DATABASE ledger%d", n)); err != nil {
+			t.Fatal(err)
+		}
+		return openDSN(t, strings.Replace(dsn, "/seedance?", fmt.Sprintf("/ledger%d?", n), 1))
+	}
+}
+
+func equalsOneAnalysis(t *testing.T, newLedger func() *Ledger) {
 	p := cluster(t)
 	want := oneAnalysis(t, p, []string{"namespace"})
 	if *want.Summary.IdleGPUHours == 0 || want.Attribution == nil || len(want.Attribution.Groups) < 2 {
@@ -184,7 +216,7 @@ func TestLedgerEqualsOneAnalysis(t *testing.T) {
 	for seed := range uint64(4) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		parts := pieces(p, r, 2+int(seed)*5)
-		l := openTemp(t)
+		l := newLedger()
 		for i := 0; i < len(parts); {
 			k := 1 + r.IntN(2) // one file or two at a time
 			batch := parts[i:min(len(parts), i+k)]
@@ -210,9 +242,9 @@ func TestLedgerEqualsOneAnalysis(t *testing.T) {
 	}
 }
 
-func openTemp(t testing.TB) *Ledger {
+func openDSN(t testing.TB, dsn string) *Ledger {
 	t.Helper()
-	l, err := Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"))
+	l, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

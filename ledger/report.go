@@ -99,7 +99,14 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 		lo = st.first.Truncate(st.bucket)
 	}
 	if hi.IsZero() {
-		hi = st.dataEnd.Add(st.bucket).Truncate(st.bucket).Add(st.bucket)
+		var last int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(bucket), 0) FROM seedance_gpu`).Scan(&last); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+		}
+		hi = time.Unix(last, 0).Add(st.bucket)
+	}
+	if !hi.After(lo) {
+		return nil, fmt.Errorf("%w: the window %s → %s holds no bucket", ErrLedger, lo.UTC().Format(time.RFC3339), hi.UTC().Format(time.RFC3339))
 	}
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(st.bucket / time.Second)}, Watermark: st.watermark}
 	if err := l.gpuFigures(ctx, tx, r, lo.Unix(), hi.Unix(), q.EnergyUSDPerKWh); err != nil {

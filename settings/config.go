@@ -35,6 +35,7 @@ type Config struct {
 	Slurm       Slurm       `mapstructure:"slurm"`
 	Pricing     Pricing     `mapstructure:"pricing"`
 	Limits      Limits      `mapstructure:"limits"`
+	Ledger      Ledger      `mapstructure:"ledger"`
 	// sources are the sources' sections, each of its Settings type
 	// (SourceSettings), by source name.
 	sources map[string]reflect.Value
@@ -46,7 +47,7 @@ func (c *Config) Validate() error {
 	if err := c.checkRanges(); err != nil {
 		return err
 	}
-	for _, s := range []interface{ Validate() error }{c.Profile, c.Analyze} {
+	for _, s := range []interface{ Validate() error }{c.Profile, c.Analyze, c.Ledger} {
 		if err := s.Validate(); err != nil {
 			return err
 		}
@@ -182,6 +183,22 @@ type Pricing struct {
 	GPUHourUSD        map[string]float64 `mapstructure:"gpu_hour_usd"`
 	DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`
 	EnergyUSDPerKWh   float64            `mapstructure:"energy_usd_per_kwh"`
+}
+
+// Ledger is where the ledger is kept and its buckets' length
+// (docs/ledger.md).
+type Ledger struct {
+	DSN    string        `mapstructure:"dsn"`
+	Bucket time.Duration `mapstructure:"bucket"`
+}
+
+// Validate checks that the bucket divides a day, so that buckets meet at
+// midnight UTC.
+func (l Ledger) Validate() error {
+	if l.Bucket > 0 && (24*time.Hour)%l.Bucket != 0 {
+		return exit.Usagef("--bucket %s does not divide a day (1h, 15m, 6h, 24h do)", l.Bucket)
+	}
+	return nil
 }
 
 // Limits bound what a long-running seedance does with what it is given:

@@ -1,0 +1,134 @@
+package cmd
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/pipeline"
+	"github.com/seedance/seedance/render"
+	"github.com/seedance/seedance/settings"
+)
+
+func newLedgerCmd(f *Factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "ledger",
+		Short: "Keep the history of idle GPU time, and report on any window of it",
+		Long: `Keep seedance's history in a ledger (an embedded SQLite file, or PostgreSQL):
+per hour, node, GPU model and workload, the GPU-hours held, used and idle,
+their cost and energy. Each update reads only what came after the last one
+and commits in one transaction; the totals of any window equal one analyze
+of all its data (docs/ledger.md).`,
+		Example: `  seedance ledger update --ledger seedance.db -i last-5-minutes.json.gz
+  seedance ledger report --ledger seedance.db --since month --group-by team=team`,
+		Args: cobra.NoArgs,
+	}
+	c.AddCommand(newLedgerUpdateCmd(f), newLedgerReportCmd(f))
+	return c
+}
+
+func newLedgerUpdateCmd(f *Factory) *cobra.Command {
+	var inputs, gpuPrices []string
+	c := &cobra.Command{
+		Use:   "update --ledger DSN --input PROFILE...",
+		Short: "Count the profiles' new data into the ledger",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			if cfg.Pricing, err = cfg.Pricing.WithFlags(gpuPrices); err != nil {
+				return err
+			}
+			up, err := pipeline.LedgerUpdate(c.Context(), pipeline.LedgerUpdateSpec{Config: cfg, Inputs: inputs, Stdin: f.IO.In})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(f.IO.ErrOut, pipeline.LedgerLine(up))
+			return nil
+		},
+	}
+	c.Flags().StringArrayVarP(&inputs, "input", "i", nil, "profile to count, in time order (repeatable); - reads stdin")
+	c.Flags().StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
+	addSettingFlags(c, "ledger")
+	return c
+}
+
+func newLedgerReportCmd(f *Factory) *cobra.Command {
+	var since, until, format, output string
+	var groupBy []string
+	c := &cobra.Command{
+		Use:   "report --ledger DSN [--since T] [--until T]",
+		Short: "Report idle GPU time, cost and energy from the ledger alone",
+		Long: `Report from the ledger alone: the summary and the attribution of analyze's
+report over the whole buckets that begin in [--since, --until), and one line
+per day. A time is RFC 3339, a date (2026-12-01, midnight UTC), "month"
+(the first of this month), "today", or a span back from now (7d, 36h).`,
+		Example: `  seedance ledger report --ledger seedance.db --since month --group-by namespace
+  seedance ledger report --ledger postgres://seedance@db/seedance --since 7d -f csv -o week.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			spec := pipeline.LedgerReportSpec{Config: cfg, Format: format, Output: output}
+			now := f.Now()
+			if spec.Since, err = when("--since", since, now); err != nil {
+				return err
+			}
+			if spec.Until, err = when("--until", until, now); err != nil {
+				return err
+			}
+			if len(groupBy) > 0 {
+				cfg.Analyze.GroupBy = groupBy
+			}
+			if err := settings.CheckOutputName("--output", output); err != nil {
+				return err
+			}
+			return pipeline.LedgerReport(c.Context(), spec, f.IO.Out)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&since, "since", "", "the first bucket: RFC 3339, a date, month, today or a span back (7d); default: the ledger's first")
+	fl.StringVar(&until, "until", "", "the end of the window (exclusive), as --since; default: the ledger's end")
+	fl.StringVarP(&format, "format", "f", "table", "output format: "+strings.Join(render.LedgerFormats, ", "))
+	fl.StringVarP(&output, "output", "o", "-", "write the report to this file (atomically); - is stdout")
+	fl.StringArrayVar(&groupBy, "group-by", nil, "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")
+	addSettingFlags(c, "ledger")
+	completeValues(c, "format", render.LedgerFormats)
+	return c
+}
+
+// when reads a --since or --until value ("" is the zero time).
+func when(flag, v string, now time.Time) (time.Time, error) {
+	now = now.UTC()
+	switch v {
+	case "":
+		return time.Time{}, nil
+	case "month":
+		return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC), nil
+	case "today":
+		return now.Truncate(24 * time.Hour), nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n > 0 {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, exit.Usagef("%s %q: give an RFC 3339 time, a date (2026-12-01), month, today or a span back (7d, 36h)", flag, v)
+}

@@ -1,0 +1,156 @@
+package render
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/table"
+	"github.com/seedance/seedance/internal/yamlout"
+	"github.com/seedance/seedance/ledger"
+)
+
+// LedgerFormats are the formats of a ledger report.
+var LedgerFormats = []string{"table", "json", "yaml", "csv", "markdown"}
+
+// Ledger writes a ledger report (seedance ledger report) in one of
+// LedgerFormats.
+func Ledger(w io.Writer, r *ledger.Report, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "yaml":
+		return yamlout.Write(w, r)
+	case "csv":
+		return ledgerCSV(w, r)
+	case "table", "markdown":
+		return ledgerTable(w, r, format == "markdown")
+	}
+	return fmt.Errorf("unknown format %q for a ledger report (choose %s)", format, strings.Join(LedgerFormats, ", "))
+}
+
+// ledgerTable writes the window's summary and one row per group, as text
+// or as Markdown.
+func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
+	s := r.Summary
+	window := fmt.Sprintf("%s → %s", r.Window.Start.Format("2006-01-02 15:04"), r.Window.End.Format("2006-01-02 15:04 UTC"))
+	lines := []string{
+		"Ledger " + window,
+		fmt.Sprintf("GPU-hours %.1f, %s idle (%s) costing %s; energy %s",
+			s.GPUHours, numOpt(s.IdleGPUHours, 1), ratioPct(s.IdleRatio), moneyOpt(s.IdleCostUSD), energyText(s.EnergyKWh)),
+	}
+	if s.ProvisionalFrom != nil {
+		lines = append(lines, "Provisional from "+*s.ProvisionalFrom+" (the next update counts it again)")
+	}
+	for _, l := range lines {
+		prefix := ""
+		if markdown {
+			prefix = "- "
+			if l == lines[0] {
+				prefix = "## "
+			}
+		}
+		if _, err := fmt.Fprintln(w, prefix+l); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	a := r.Attribution
+	header := append(groupHeader(a.GroupBy), "WORKLOADS", "HELD GPU-H", "USED GPU-H", "IDLE GPU-H", "WASTE", "EFFICIENCY")
+	rows := [][]string{}
+	for _, g := range a.Groups {
+		rows = append(rows, append(append([]string{}, g.Key...), fmt.Sprint(g.Workloads), fmt.Sprintf("%.2f", g.HeldGPUHours), fmt.Sprintf("%.2f", g.UsedGPUHours),
+			fmt.Sprintf("%.2f", g.IdleHeldGPUHours), money(g.WasteCostUSD), share(g.Efficiency)))
+	}
+	for _, extra := range []struct {
+		name string
+		f    analyze.AttributionFigures
+	}{{"(unallocated)", a.Unallocated}, {"(total)", a.Total}} {
+		key := make([]string, len(a.GroupBy))
+		key[0] = extra.name
+		rows = append(rows, append(key, "", fmt.Sprintf("%.2f", extra.f.HeldGPUHours), fmt.Sprintf("%.2f", extra.f.UsedGPUHours),
+			fmt.Sprintf("%.2f", extra.f.IdleHeldGPUHours), money(extra.f.WasteCostUSD), share(extra.f.Efficiency)))
+	}
+	if markdown {
+		return markdownTable(w, header, rows)
+	}
+	t := table.New(w, header...)
+	for _, row := range rows {
+		t.Row(row...)
+	}
+	return t.Flush()
+}
+
+func groupHeader(levels []string) []string {
+	out := make([]string, len(levels))
+	for i, l := range levels {
+		out[i] = strings.ToUpper(l)
+	}
+	return out
+}
+
+func energyText(v *float64) string {
+	if v == nil {
+		return "not measured"
+	}
+	return fmt.Sprintf("%.1f kWh", *v)
+}
+
+// markdownTable writes a Markdown table, its cells escaped.
+func markdownTable(w io.Writer, header []string, rows [][]string) error {
+	esc := func(s string) string {
+		return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(table.Visible(s))
+	}
+	line := func(cells []string) string {
+		out := make([]string, len(cells))
+		for i, c := range cells {
+			out[i] = esc(c)
+		}
+		return "| " + strings.Join(out, " | ") + " |"
+	}
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	if _, err := fmt.Fprintln(w, line(header)+"\n"+"| "+strings.Join(sep, " | ")+" |"); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if _, err := fmt.Fprintln(w, line(r)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ledgerCSV writes one row per group, then the unallocated and total rows,
+// then one row per day ("(day)" in the first level).
+func ledgerCSV(w io.Writer, r *ledger.Report) error {
+	cw := csv.NewWriter(w)
+	a := r.Attribution
+	levels := len(a.GroupBy)
+	_ = cw.Write(append(append([]string{}, a.GroupBy...), "workloads", "held_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "waste_cost_usd", "efficiency", "energy_kwh"))
+	row := func(key []string, workloads string, f analyze.AttributionFigures, energy string) {
+		cells := make([]string, 0, levels+7)
+		for _, k := range key {
+			cells = append(cells, cell(k))
+		}
+		_ = cw.Write(append(cells, workloads, num(f.HeldGPUHours), num(f.UsedGPUHours), num(f.IdleHeldGPUHours), num(f.WasteCostUSD), optNum(f.Efficiency), energy))
+	}
+	named := func(name string) []string { k := make([]string, levels); k[0] = name; return k }
+	for _, g := range a.Groups {
+		row(g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures, "")
+	}
+	row(named("(unallocated)"), "", a.Unallocated, "")
+	row(named("(total)"), "", a.Total, optNum(r.Summary.EnergyKWh))
+	for _, d := range r.Daily {
+		row(named("(day) "+d.Date), "", analyze.AttributionFigures{HeldGPUHours: d.GPUHours, IdleHeldGPUHours: d.IdleGPUHours, WasteCostUSD: d.IdleCostUSD}, optNum(d.EnergyKWh))
+	}
+	cw.Flush()
+	return cw.Error()
+}
