@@ -43,8 +43,6 @@ type HoldCut struct {
 	Workload            *profile.Workload
 	HeldS, UsedS, IdleS float64
 	CostUSD             float64
-	workloadID          string
-	present             bool
 }
 
 // Cut reads the sources as Analyze does and cuts what it counted at the

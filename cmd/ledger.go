@@ -23,8 +23,8 @@ per hour, node, GPU model and workload, the GPU-hours held, used and idle,
 their cost and energy. Each update reads only what came after the last one
 and commits in one transaction; the totals of any window equal one analyze
 of all its data (docs/ledger.md).`,
-		Example: `  seedance ledger update --ledger seedance.db -i last-5-minutes.json.gz
-  seedance ledger report --ledger seedance.db --since month --group-by team=team`,
+		Example: `  seedance ledger update --ledger seedance.db -i day1.json.gz -i day2.json.gz
+  seedance ledger report --ledger seedance.db --since 2026-01-05 --group-by team=team`,
 		Args: cobra.NoArgs,
 	}
 	c.AddCommand(newLedgerUpdateCmd(f), newLedgerReportCmd(f))
@@ -36,7 +36,14 @@ func newLedgerUpdateCmd(f *Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "update --ledger DSN --input PROFILE...",
 		Short: "Count the profiles' new data into the ledger",
-		Args:  cobra.NoArgs,
+		Long: `Count the profiles' new data into the ledger, in one transaction: what lies
+at or before the ledger's end was counted before and is left out, so that
+running an update twice counts nothing twice, and a killed update leaves the
+ledger as it was. The last minutes stay provisional until the next update
+brings what settles them (an idle run still open, a sample's coverage).`,
+		Example: `  seedance ledger update --ledger seedance.db -i profile.json
+  seedance ledger update --ledger seedance.db -i day1.json.gz -i day2.json.gz --gpu-price H100=2.49`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := f.Config()
 			if err != nil {
@@ -70,7 +77,7 @@ report over the whole buckets that begin in [--since, --until), and one line
 per day. A time is RFC 3339, a date (2026-12-01, midnight UTC), "month"
 (the first of this month), "today", or a span back from now (7d, 36h).`,
 		Example: `  seedance ledger report --ledger seedance.db --since month --group-by namespace
-  seedance ledger report --ledger postgres://seedance@db/seedance --since 7d -f csv -o week.csv`,
+  seedance ledger report --ledger seedance.db --since 2026-01-05 --until 2026-01-07 -f csv -o week.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := f.Config()

@@ -24,6 +24,7 @@ var ErrLedger = errors.New("ledger")
 // Ledger is an open ledger.
 type Ledger struct {
 	db       *sql.DB
+	dsn      string
 	postgres bool
 }
 
@@ -55,7 +56,7 @@ CREATE TABLE seedance_workload (
 // Open opens the ledger at dsn, a file path (SQLite, created when absent)
 // or a postgres:// URL, and migrates it to SchemaVersion.
 func Open(ctx context.Context, dsn string) (*Ledger, error) {
-	l := &Ledger{}
+	l := &Ledger{dsn: dsn}
 	var err error
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -86,7 +87,7 @@ func (l *Ledger) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }() // after a commit, a no-op
 	if l.postgres {
 		// One migration at a time when several updates start together.
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7157)`); err != nil {

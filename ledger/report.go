@@ -86,7 +86,7 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }() // after a commit, a no-op
 	st, err := l.load(ctx, tx)
 	if err != nil {
 		return nil, err
@@ -104,9 +104,12 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 		}
 		hi = time.Unix(last, 0).Add(st.bucket)
+		if !hi.After(lo) { // a window after the ledger's data: empty
+			hi = lo.Add(st.bucket)
+		}
 	}
 	if !hi.After(lo) {
-		return nil, fmt.Errorf("%w: the window %s → %s holds no bucket", ErrLedger, lo.UTC().Format(time.RFC3339), hi.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: --until %s is not after --since %s", ErrLedger, hi.UTC().Format(time.RFC3339), lo.UTC().Format(time.RFC3339))
 	}
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(st.bucket / time.Second)}, Watermark: st.watermark}
 	if err := l.gpuFigures(ctx, tx, r, lo.Unix(), hi.Unix(), q.EnergyUSDPerKWh); err != nil {

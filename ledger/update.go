@@ -60,7 +60,7 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if err != nil {
 		return Updated{}, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }() // after a commit, a no-op
 	st, err := l.load(ctx, tx)
 	if err != nil {
 		return Updated{}, err

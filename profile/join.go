@@ -26,11 +26,6 @@ func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 	if latest.Before(to) {
 		out.EndedAt = latest
 	}
-	type gpuAt struct {
-		gpu  *GPU
-		t    []float64 // absolute, ms since from
-		cols [NumMetrics][]float64
-	}
 	nodes, gpus := map[string]*Node{}, map[[2]string]*gpuAt{}
 	var order []string
 	uuids := map[string][]string{} // each node's GPUs in the order first seen
@@ -63,25 +58,7 @@ func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 				if pg.IntervalS == 0 {
 					g.gpu.IntervalS = p.IntervalS
 				}
-				for i, t := range pg.Series.T {
-					abs := base + math.Round(t*1000)
-					if abs > float64(to.UnixMilli()) {
-						break
-					}
-					if abs <= fromMS && keepLast && len(g.t) > 0 && g.t[len(g.t)-1] <= fromMS {
-						g.t = g.t[:0] // an older last sample before from
-						for m := range g.cols {
-							g.cols[m] = g.cols[m][:0]
-						}
-					}
-					if abs <= fromMS && !keepLast {
-						continue
-					}
-					g.t = append(g.t, abs)
-					for m := Metric(0); m < NumMetrics; m++ {
-						g.cols[m] = append(g.cols[m], at(*pg.Series.Col(m), i))
-					}
-				}
+				g.add(pg, base, fromMS, float64(to.UnixMilli()), keepLast)
 			}
 		}
 	}
@@ -115,6 +92,38 @@ func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 		out.Nodes = append(out.Nodes, *n)
 	}
 	return out
+}
+
+// gpuAt is one GPU of a join: its samples' absolute times (Unix ms) and
+// columns.
+type gpuAt struct {
+	gpu  *GPU
+	t    []float64
+	cols [NumMetrics][]float64
+}
+
+// add appends pg's samples after from and at or before to (base is pg's
+// profile's start); with keepLast, the last one at or before from too.
+func (g *gpuAt) add(pg *GPU, base, from, to float64, keepLast bool) {
+	for i, t := range pg.Series.T {
+		abs := base + math.Round(t*1000)
+		if abs > to {
+			break
+		}
+		if abs <= from && !keepLast {
+			continue
+		}
+		if abs <= from && len(g.t) > 0 && g.t[len(g.t)-1] <= from {
+			g.t = g.t[:0] // an older last sample before from
+			for m := range g.cols {
+				g.cols[m] = g.cols[m][:0]
+			}
+		}
+		g.t = append(g.t, abs)
+		for m := Metric(0); m < NumMetrics; m++ {
+			g.cols[m] = append(g.cols[m], at(*pg.Series.Col(m), i))
+		}
+	}
 }
 
 // at is v[i], null past its end (a column one profile lacks).

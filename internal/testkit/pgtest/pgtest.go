@@ -122,4 +122,3 @@ func credential(t testing.TB, data string) *syscall.Credential {
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 }
-
