@@ -147,6 +147,9 @@ func TestLoopReloadsRules(t *testing.T) {
 	}
 	saveAs(t, rules, "rules:\n  - name: third\n    when: utl_pct > 50\n    suggest: {text: x}\n")
 	m = l.waitFor("a refused reload", func(m string) bool { return strings.Contains(m, "seedance_config_reload_ok 0") })
+	// The log line is written before the gauge is, but it comes through a
+	// pipe: wait for it.
+	waitUntil(t, 30*time.Second, func() bool { return strings.Contains(l.stderr.String(), "keeping the last good configuration") })
 	if !strings.Contains(m, `seedance_rule_matches{rule="second"}`) {
 		t.Errorf("the last good rules are not kept:\n%s", m)
 	}
@@ -182,6 +185,7 @@ func TestLoopReloadsConfig(t *testing.T) {
 	l.waitFor("the new threshold", func(m string) bool { return idle(m) == "0" })
 	saveAs(t, cfg, "analyze:\n  idle_treshold_pct: 15\n")
 	m = l.waitFor("a refused reload", func(m string) bool { return strings.Contains(m, "seedance_config_reload_ok 0") })
+	waitUntil(t, 30*time.Second, func() bool { return strings.Contains(l.stderr.String(), "keeping the last good configuration") })
 	if idle(m) != "0" || !strings.Contains(l.stderr.String(), `unknown key "analyze.idle_treshold_pct"`) {
 		t.Errorf("the last good config is not kept:\n%s\n%s", m, l.stderr.String())
 	}
