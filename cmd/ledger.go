@@ -33,6 +33,7 @@ of all its data (docs/ledger.md).`,
 
 func newLedgerUpdateCmd(f *Factory) *cobra.Command {
 	var inputs, gpuPrices []string
+	var rf recordFlags
 	c := &cobra.Command{
 		Use:   "update --ledger DSN --input PROFILE...",
 		Short: "Count the profiles' new data into the ledger",
@@ -40,8 +41,13 @@ func newLedgerUpdateCmd(f *Factory) *cobra.Command {
 at or before the ledger's end was counted before and is left out, so that
 running an update twice counts nothing twice, and a killed update leaves the
 ledger as it was. The last minutes stay provisional until the next update
-brings what settles them (an idle run still open, a sample's coverage).`,
+brings what settles them (an idle run still open, a sample's coverage).
+
+--source reads a source instead, as seedance analyze --source does: with
+--source prometheus (and --pushdown), the range read starts where the
+ledger's data ends, so each sample is read once, ever.`,
 		Example: `  seedance ledger update --ledger seedance.db -i profile.json
+  seedance ledger update --ledger seedance.db --source prometheus --prometheus-url http://prometheus:9090 --pushdown
   seedance ledger update --ledger seedance.db -i day1.json.gz -i day2.json.gz --gpu-price H100=2.49`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -52,7 +58,15 @@ brings what settles them (an idle run still open, a sample's coverage).`,
 			if cfg.Pricing, err = cfg.Pricing.WithFlags(gpuPrices); err != nil {
 				return err
 			}
-			up, err := pipeline.LedgerUpdate(c.Context(), pipeline.LedgerUpdateSpec{Config: cfg, Inputs: inputs, Stdin: f.IO.In})
+			spec := pipeline.LedgerUpdateSpec{Config: cfg, Inputs: inputs, Stdin: f.IO.In}
+			if cfg.Analyze.Source != "" {
+				src := *cfg
+				src.Profile.Source = cfg.Analyze.Source
+				if spec.Source, err = rf.spec(f, &src); err != nil {
+					return err
+				}
+			}
+			up, err := pipeline.LedgerUpdate(c.Context(), spec)
 			if err != nil {
 				return err
 			}
@@ -63,6 +77,9 @@ brings what settles them (an idle run still open, a sample's coverage).`,
 	c.Flags().StringArrayVarP(&inputs, "input", "i", nil, "profile to count, in time order (repeatable); - reads stdin")
 	c.Flags().StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	addSettingFlags(c, "ledger")
+	addSettingFlags(c, "ledger-update")
+	rf.add(c, "with --source prometheus: start of the range (RFC 3339; default where the ledger's data ends)", "with --source prometheus: end of the range (RFC 3339; default now)",
+		"with --source: an nvidia-smi topo -m capture, FILE for every node or NODE=FILE (repeatable)")
 	return c
 }
 

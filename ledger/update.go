@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/seedance/seedance/analyze"
@@ -118,6 +119,7 @@ type rows struct {
 // plan analyzes the carried tail and the new data and cuts the analysis
 // into pieces: settled up to the new watermark, provisional after it.
 func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
+	dropSeen(spec.Inputs, st.tail)
 	fresh := profile.Join(spec.Inputs, st.dataEnd, latestEnd(spec.Inputs), false)
 	up := Updated{From: st.watermark, Watermark: st.watermark, DataEnd: st.dataEnd}
 	if !hasSamples(fresh) {
@@ -127,6 +129,7 @@ func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
 	dataEnd := fresh.EndedAt
 	all := []*profile.Profile{fresh}
 	if st.tail != nil {
+		bridgeTenure(st.tail, fresh)
 		all = []*profile.Profile{st.tail, fresh}
 	}
 	reach := margin(all, spec.Params.IdleWindow)
@@ -186,6 +189,76 @@ func cutTimes(from, wm, end time.Time, bucket time.Duration) []time.Time {
 	return at
 }
 
+// bridgeTenure joins a workload's tenure across the update's edge as a
+// source joins it within one read: a source knows a workload from its
+// samples, each counting for one interval, so one read ending and the next
+// starting between two samples leaves a hole of less than an interval
+// that one read of both would not have. A workload that held its GPUs to
+// the tail's end and holds them again within an interval of it held them
+// all along.
+func bridgeTenure(tail, fresh *profile.Profile) {
+	gap := fresh.IntervalS
+	end := tail.EndedAt.Sub(tail.StartedAt).Seconds()
+	shift := fresh.StartedAt.Sub(tail.EndedAt).Seconds() // fresh's start, from the tail's end
+	held := map[[2]string]bool{}
+	for _, n := range tail.Nodes {
+		for _, w := range n.Workloads {
+			if k := len(w.Intervals); w.Intervals == nil || k > 0 && w.Intervals[k-1].EndS >= end-1e-6 {
+				held[[2]string{n.Name, w.ID}] = true
+			}
+		}
+	}
+	for ni := range fresh.Nodes {
+		n := &fresh.Nodes[ni]
+		for wi := range n.Workloads {
+			w := &n.Workloads[wi]
+			if len(w.Intervals) == 0 || !held[[2]string{n.Name, w.ID}] {
+				continue
+			}
+			if first := &w.Intervals[0]; first.StartS+shift > 1e-6 && first.StartS+shift <= gap+1e-6 {
+				first.StartS = -shift
+			}
+		}
+	}
+}
+
+// dropSeen drops from the inputs each GPU's samples at or before its last
+// sample in the tail: those were counted (a source's range may hold the
+// sample at its left edge, which the previous range held at its right).
+func dropSeen(inputs []*profile.Profile, tail *profile.Profile) {
+	if tail == nil {
+		return
+	}
+	seen := map[[2]string]int64{}
+	for _, n := range tail.Nodes {
+		for _, g := range n.GPUs {
+			if k := len(g.Series.T); k > 0 {
+				seen[[2]string{n.Name, g.UUID}] = tail.StartedAt.UnixMilli() + int64(math.Round(g.Series.T[k-1]*1000))
+			}
+		}
+	}
+	for _, p := range inputs {
+		base := p.StartedAt.UnixMilli()
+		for ni := range p.Nodes {
+			n := &p.Nodes[ni]
+			for gi := range n.GPUs {
+				last, ok := seen[[2]string{n.Name, n.GPUs[gi].UUID}]
+				if !ok {
+					continue
+				}
+				s := &n.GPUs[gi].Series
+				i := sort.Search(len(s.T), func(i int) bool { return base+int64(math.Round(s.T[i]*1000)) > last })
+				s.T = s.T[i:]
+				for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+					if col := s.Col(m); len(*col) >= i {
+						*col = (*col)[i:]
+					}
+				}
+			}
+		}
+	}
+}
+
 func latestEnd(ps []*profile.Profile) time.Time {
 	var end time.Time
 	for _, p := range ps {
@@ -222,6 +295,21 @@ func asSources(ps []*profile.Profile) ([]analyze.Source, error) {
 		out[i] = analyze.Source{Name: s.Name(), Stream: s}
 	}
 	return out, nil
+}
+
+// DataEnd is where the ledger's data ends; ok is false for a ledger never
+// updated.
+func (l *Ledger) DataEnd(ctx context.Context) (end time.Time, ok bool, err error) {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return end, false, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	st, err := l.load(ctx, tx)
+	if err != nil || st == nil {
+		return end, false, err
+	}
+	return st.dataEnd, true, nil
 }
 
 // load reads the carried state; nil for a ledger never updated.

@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -12,14 +14,19 @@ import (
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/settings"
+	"github.com/seedance/seedance/source"
 )
 
 // LedgerUpdateSpec is one `seedance ledger update`: the profiles to count,
-// in time order.
+// in time order, or a source to read.
 type LedgerUpdateSpec struct {
 	Config *settings.Config
 	Inputs []string
 	Stdin  io.Reader
+	// Source, when set, is read instead of Inputs; a range read
+	// (Prometheus) starts where the ledger's data ends, unless Start is
+	// set.
+	Source *RecordSpec
 }
 
 // LedgerUpdate counts the inputs' new data into the ledger
@@ -29,23 +36,66 @@ func LedgerUpdate(ctx context.Context, spec LedgerUpdateSpec) (ledger.Updated, e
 	if cfg.Ledger.DSN == "" {
 		return ledger.Updated{}, exit.Usagef("no ledger: give --ledger PATH (an embedded database) or --ledger postgres://…")
 	}
-	if len(spec.Inputs) == 0 {
-		return ledger.Updated{}, exit.Usagef("no input: give the profiles to count with --input FILE (repeatable, in time order)")
-	}
-	var inputs []*profile.Profile
-	for _, name := range spec.Inputs {
-		p, err := profile.ReadFile(name, spec.Stdin)
-		if err != nil {
-			return ledger.Updated{}, err
-		}
-		inputs = append(inputs, p)
+	switch {
+	case spec.Source != nil && len(spec.Inputs) > 0:
+		return ledger.Updated{}, exit.Usagef("--source reads from a source instead of profile files: give one or the other")
+	case spec.Source == nil && len(spec.Inputs) == 0:
+		return ledger.Updated{}, exit.Usagef("no input: give the profiles to count with --input FILE (repeatable, in time order), or read a source with --source")
 	}
 	l, err := ledger.Open(ctx, cfg.Ledger.DSN)
 	if err != nil {
 		return ledger.Updated{}, err
 	}
 	defer l.Close()
+	inputs, err := spec.read(ctx, l)
+	if errors.Is(err, source.ErrNothingObserved) && spec.Source != nil {
+		// A range with no new sample yet: nothing to count.
+		end, _, derr := l.DataEnd(ctx)
+		return ledger.Updated{Nothing: true, DataEnd: end}, derr
+	}
+	if err != nil {
+		return ledger.Updated{}, err
+	}
 	return l.Update(ctx, ledger.UpdateSpec{Inputs: inputs, Params: Params(cfg, cfg.Pricing.Pricer()), Bucket: cfg.Ledger.Bucket})
+}
+
+// read reads the profiles, or the source from where the ledger's data
+// ends.
+func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*profile.Profile, error) {
+	if spec.Source == nil {
+		var inputs []*profile.Profile
+		for _, name := range spec.Inputs {
+			p, err := profile.ReadFile(name, spec.Stdin)
+			if err != nil {
+				return nil, err
+			}
+			inputs = append(inputs, p)
+		}
+		return inputs, nil
+	}
+	src := *spec.Source
+	if end, ok, err := l.DataEnd(ctx); err != nil {
+		return nil, err
+	} else if ok && src.Start.IsZero() {
+		src.Start = end
+	}
+	rec, err := Record(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Close()
+	if !rec.Profile.Complete && ctx.Err() != nil {
+		return nil, exit.Interruptedf("interrupted: the ledger is unchanged")
+	}
+	var b bytes.Buffer
+	if err := rec.Write(&b, "-"); err != nil {
+		return nil, err
+	}
+	p, err := profile.Read(&b)
+	if err != nil {
+		return nil, err
+	}
+	return []*profile.Profile{p}, nil
 }
 
 // LedgerReportSpec is one `seedance ledger report`.

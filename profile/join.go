@@ -6,12 +6,12 @@ import (
 )
 
 // Join joins consecutive profiles of one cluster (in time order) into one
-// that spans (from, to]: each GPU's samples after from and at or before
-// to, and with keepLast the last sample of each GPU at or before from too
-// (its coverage and its energy counter reach into the span); each node's
-// workloads with their tenure cut to [from, to] (so that the tenure of
-// joins of (a, b] and (b, c] meets at b), the latest profile's state of
-// each winning; the latest labels, topology, source and interval. It ends
+// that spans [from, to]: each GPU's samples in it, and with keepLast the
+// last sample of each GPU before from too, and its last energy reading
+// before from (its coverage and its energy counter reach into the span);
+// each node's workloads with their tenure cut to [from, to] (so that the
+// tenure of joins of [a, b] and [b, c] meets at b), the latest profile's
+// state of each winning; the latest labels, topology, source and interval. It ends
 // at to or where the latest profile does, if sooner. Times stay to the
 // millisecond. The ledger reads its updates and keeps the tail of what it
 // read this way (docs/ledger.md).
@@ -102,27 +102,50 @@ type gpuAt struct {
 	cols [NumMetrics][]float64
 }
 
-// add appends pg's samples after from and at or before to (base is pg's
-// profile's start); with keepLast, the last one at or before from too.
+// add appends pg's samples at or after from and at or before to (base is
+// pg's profile's start); with keepLast, the last one before from too, and
+// the last energy reading before from (the counter's next increase is
+// counted from it).
 func (g *gpuAt) add(pg *GPU, base, from, to float64, keepLast bool) {
 	for i, t := range pg.Series.T {
 		abs := base + math.Round(t*1000)
 		if abs > to {
 			break
 		}
-		if abs <= from && !keepLast {
-			continue
-		}
-		if abs <= from && len(g.t) > 0 && g.t[len(g.t)-1] <= from {
-			g.t = g.t[:0] // an older last sample before from
-			for m := range g.cols {
-				g.cols[m] = g.cols[m][:0]
+		if abs < from {
+			if !keepLast {
+				continue
 			}
+			g.keepEnergyReading()
 		}
 		g.t = append(g.t, abs)
 		for m := Metric(0); m < NumMetrics; m++ {
 			g.cols[m] = append(g.cols[m], at(*pg.Series.Col(m), i))
 		}
+	}
+}
+
+// keepEnergyReading drops the samples kept so far (all before from) but
+// the latest with an energy reading.
+func (g *gpuAt) keepEnergyReading() {
+	keep := -1
+	for i := len(g.t) - 1; i >= 0; i-- {
+		if !IsNull(g.cols[EnergyJ][i]) {
+			keep = i
+			break
+		}
+	}
+	n := 0
+	if keep >= 0 {
+		g.t[0] = g.t[keep]
+		for m := range g.cols {
+			g.cols[m][0] = g.cols[m][keep]
+		}
+		n = 1
+	}
+	g.t = g.t[:n]
+	for m := range g.cols {
+		g.cols[m] = g.cols[m][:n]
 	}
 }
 

@@ -40,3 +40,17 @@ func TestJoin(t *testing.T) {
 		t.Fatalf("without keepLast: %v (start %s)", j2.Nodes[0].GPUs[0].Series.T, j2.StartedAt)
 	}
 }
+
+// TestJoinKeepsTheLastEnergyReading: with keepLast, the last sample before
+// from and, when it has no energy reading, the last one that has.
+func TestJoinKeepsTheLastEnergyReading(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	e := Null
+	a := &Profile{StartedAt: t0, EndedAt: t0.Add(90 * time.Second), IntervalS: 15, Complete: true, Nodes: []Node{{Name: "n1",
+		GPUs: []GPU{{UUID: "g0", Series: Series{T: Values{0, 15, 30, 45, 60, 75}, GPUUtilPct: Values{1, 2, 3, 4, 5, 6}, EnergyJ: Values{100, 200, e, e, e, 600}}}}}}}
+	j := Join([]*Profile{a}, t0.Add(70*time.Second), t0.Add(90*time.Second), true)
+	g := j.Nodes[0].GPUs[0]
+	if !reflect.DeepEqual(g.Series.T, Values{0, 45, 60}) || g.Series.EnergyJ[0] != 200 || !IsNull(g.Series.EnergyJ[1]) || g.Series.EnergyJ[2] != 600 {
+		t.Fatalf("kept %v %v (start %s)", g.Series.T, g.Series.EnergyJ, j.StartedAt)
+	}
+}

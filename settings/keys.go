@@ -40,7 +40,12 @@ var Keys = append(own, sourceKeys()...)
 func sourceKeys() []setting.Key {
 	var out []setting.Key
 	for _, r := range source.Registered() {
-		out = append(out, r.Keys...)
+		for _, k := range r.Keys {
+			if strings.Contains(k.Cmd, "analyze") {
+				k.Cmd += " ledger-update" // wherever a source is read
+			}
+			out = append(out, k)
+		}
 	}
 	return out
 }
@@ -48,18 +53,18 @@ func sourceKeys() []setting.Key {
 // own are seedance's settings that no source owns.
 var own = []setting.Key{
 	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: " + setting.OrList(source.Names())},
-	{Key: "profile.interval", Default: setting.Dur("1s"), Cmd: "profile analyze", Flag: "interval", Help: "time between samples (at least 100ms)", Range: setting.Rng(0.1, setting.Day)},
-	{Key: "profile.duration", Default: setting.Dur("0s"), Cmd: "profile analyze", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h): nvml and scrape sample for it (0: until interrupted, or until CMD exits); prometheus reads the range that ends at --end (default now) and lasts it, unless --start is given; sim simulates it (0: 300s)", Range: setting.Rng(0, setting.Span)},
+	{Key: "profile.interval", Default: setting.Dur("1s"), Cmd: "profile analyze ledger-update", Flag: "interval", Help: "time between samples (at least 100ms)", Range: setting.Rng(0.1, setting.Day)},
+	{Key: "profile.duration", Default: setting.Dur("0s"), Cmd: "profile analyze ledger-update", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h): nvml and scrape sample for it (0: until interrupted, or until CMD exits); prometheus reads the range that ends at --end (default now) and lasts it, unless --start is given; sim simulates it (0: 300s)", Range: setting.Rng(0, setting.Span)},
 	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed"},
 	{Key: "profile.checkpoint", Default: setting.Dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: setting.Rng(0, setting.Day)},
 	{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
-	{Key: "analyze.source", Default: "", Cmd: "analyze", Flag: "source", Help: "analyze straight from a source instead of profile files: " + setting.OrList(source.Names()) + ", with the settings of seedance profile"},
+	{Key: "analyze.source", Default: "", Cmd: "analyze ledger-update", Flag: "source", Help: "analyze straight from a source instead of profile files: " + setting.OrList(source.Names()) + ", with the settings of seedance profile"},
 	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: " + setting.OrList(render.Reports)},
 	{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable)"},
 	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: " + setting.OrList(render.Formats)},
 	{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
-	{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze ledger", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: setting.Rng(0, 100)},
-	{Key: "analyze.idle_window", Default: setting.SecondsDur(analysisDefaults.IdleWindow), Cmd: "analyze ledger", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: setting.Rng(0.001, setting.Span)},
+	{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze ledger-update", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: setting.Rng(0, 100)},
+	{Key: "analyze.idle_window", Default: setting.SecondsDur(analysisDefaults.IdleWindow), Cmd: "analyze ledger-update", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: setting.Rng(0.001, setting.Span)},
 	{Key: "analyze.underused_pct", Default: analysisDefaults.UnderusedPct, Cmd: "analyze", Flag: "underused", Help: "a node is under-used when its mean GPU utilization is below this percentage", Range: setting.Rng(0, 100)},
 	{Key: "analyze.idle_node_share", Default: analysisDefaults.IdleNodeShare, Cmd: "analyze", Flag: "idle-node-share", Help: "a node is idle when idle for at least this share (0–1) of its observed time", Range: setting.Rng(0.001, 1)},
 	{Key: "analyze.stale_after", Default: setting.Dur("0s"), Cmd: "analyze", Flag: "stale-after", Help: "a node whose newest sample ends longer than this before the window does is stale: not idle now, no command acts on it (0: the idle window)", Range: setting.Rng(0, setting.Span)},
@@ -74,7 +79,7 @@ var own = []setting.Key{
 	{Key: "attribution.imbalance_idle_pct", Default: holderDefaults.ImbalanceIdlePct, Help: "holder rule: a multi-GPU workload with one GPU busy and the others below this (0: off)", Range: setting.Rng(0, 50)},
 	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring (docs/pricing.md); flag entries override file entries; not settable by environment",
 		DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: setting.Rng(0, 1e6)},
-	{Key: "pricing.default_gpu_hour_usd", Default: pricing.DefaultGPUHourUSD, Cmd: "analyze ledger", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: setting.Rng(0, 1e6)},
+	{Key: "pricing.default_gpu_hour_usd", Default: pricing.DefaultGPUHourUSD, Cmd: "analyze ledger-update", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: setting.Rng(0, 1e6)},
 	{Key: "pricing.energy_usd_per_kwh", Default: analysisDefaults.EnergyUSDPerKWh, Cmd: "analyze ledger", Flag: "energy-price", Help: "USD per kWh", Range: setting.Rng(0, 1e3)},
 	{Key: "scaling.period", Default: setting.SecondsDur(scalingDefaults.Period), Help: "length of one autoscaling period (docs/scaling.md)", Range: setting.Rng(1, setting.Day)},
 	{Key: "scaling.weights", Default: scalingDefaults.Weights, Help: "weights of the metrics in the load signal", Map: true, Range: setting.Rng(0, 1e3)},
@@ -94,7 +99,7 @@ var own = []setting.Key{
 	{Key: "migration.move_pending", Default: false, Cmd: "recommend analyze", Flag: "move-pending", Help: "let pending work move off the node its owner asked for (a pod's nodeName or affinity, Slurm's -w)"},
 	{Key: "migration.move_blockers", Default: false, Cmd: "recommend analyze", Flag: "move-blockers", Help: "let pods move whose move loses something: no controller, a Job's, a StatefulSet's (docs/recommend.md)"},
 	{Key: "ledger.dsn", Default: "", Cmd: "ledger", Flag: "ledger", Help: "the ledger: a file path (an embedded SQLite database, created when absent) or a postgres:// URL (docs/ledger.md)"},
-	{Key: "ledger.bucket", Default: setting.Dur("1h"), Cmd: "ledger", Flag: "bucket", Help: "a new ledger's bucket length (an existing ledger keeps its own); it divides a day", Range: setting.Rng(60, setting.Day)},
+	{Key: "ledger.bucket", Default: setting.Dur("1h"), Cmd: "ledger-update", Flag: "bucket", Help: "a new ledger's bucket length (an existing ledger keeps its own); it divides a day", Range: setting.Rng(60, setting.Day)},
 	{Key: "slurm.pending", Default: false, Cmd: "profile analyze", Flag: "slurm", Help: "add the pending GPU jobs squeue lists, on the node each waits for, and the user and account of running jobs (squeue, then sacct; run where squeue works: a Slurm node or login node)"},
 	{Key: "limits.expr_time", Default: setting.Dur("1s"), Help: "longest evaluation of one policy rule's condition or one gate (docs/rules.md, Budgets)", Range: setting.Rng(0.001, 3600)},
 	{Key: "limits.expr_memory_mib", Default: 64, Help: "most memory the values of one evaluation of a condition or gate may take, in MiB", Range: setting.Rng(1, 4096)},

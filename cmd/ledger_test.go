@@ -1,0 +1,113 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestLedgerFromEnginesEqualsOneAnalysis: a ledger kept by updates that
+// read a real Prometheus and a real VictoriaMetrics from where the ledger's
+// data ends (raw and with --pushdown) equals one analyze of the whole
+// range, figure for figure: summary and attribution. The data has a
+// counter reset, a two-minute gap and a GPU without an energy counter.
+func TestLedgerFromEnginesEqualsOneAnalysis(t *testing.T) {
+	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "30m", "--sim-nodes", "3"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := sim.Nodes[1].GPUs
+	for i := 30; i < len(gpus[0].Series.EnergyJ); i++ { // a driver reload
+		gpus[0].Series.EnergyJ[i] = float64(i-30) * 1000
+	}
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ { // the exporter down for two minutes
+		if col := *gpus[1].Series.Col(m); col != nil {
+			for i := 20; i < 28; i++ {
+				col[i] = profile.Null
+			}
+		}
+	}
+	gpus[2].Series.EnergyJ = nil
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
+		t.Fatal(err)
+	}
+	for engine, srv := range map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())} {
+		for _, push := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pushdown=%v", engine, push), func(t *testing.T) {
+				src := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--step", "15s", "--prometheus-chunk", "10m", "--idle-window", "30s"}
+				if push {
+					src = append(src, "--pushdown")
+				}
+				one := run(t, nil, append([]string{"analyze", "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:30:00Z", "-f", "json",
+					"--report", "attribution", "--group-by", "namespace"}, src...)...)
+				if one.code != 0 {
+					t.Fatalf("analyze: %s", one.errOut)
+				}
+				led := filepath.Join(t.TempDir(), "ledger.db")
+				for i, end := range []string{"09:07:00", "09:13:31", "09:13:45", "09:22:07", "09:30:00"} {
+					args := append([]string{"ledger", "update", "--ledger", led, "--end", "2026-01-05T" + end + "Z"}, src...)
+					if i == 0 {
+						args = append(args, "--start", "2026-01-05T09:00:00Z")
+					}
+					if r := run(t, nil, args...); r.code != 0 {
+						t.Fatalf("update to %s: %s", end, r.errOut)
+					}
+				}
+				rep := run(t, nil, "ledger", "report", "--ledger", led, "-f", "json", "--group-by", "namespace")
+				if rep.code != 0 {
+					t.Fatalf("report: %s", rep.errOut)
+				}
+				var want, got map[string]any
+				if err := json.Unmarshal([]byte(one.out), &want); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal([]byte(rep.out), &got); err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range got["summary"].(map[string]any) {
+					if k != "provisional_from" {
+						sameJSON(t, "summary."+k, v, want["summary"].(map[string]any)[k])
+					}
+				}
+				sameJSON(t, "attribution", got["attribution"], want["attribution"])
+			})
+		}
+	}
+}
+
+// sameJSON compares decoded JSON, numbers to a relative 1e-7.
+func sameJSON(t *testing.T, path string, got, want any) {
+	t.Helper()
+	switch w := want.(type) {
+	case float64:
+		if g, ok := got.(float64); !ok || math.Abs(g-w) > 1e-7*math.Max(1, math.Abs(w)) {
+			t.Errorf("%s = %v, one analysis: %v", path, got, want)
+		}
+	case map[string]any:
+		g, _ := got.(map[string]any)
+		for k := range w {
+			sameJSON(t, path+"."+k, g[k], w[k])
+		}
+	case []any:
+		g, _ := got.([]any)
+		if len(g) != len(w) {
+			t.Errorf("%s: %d items, one analysis: %d", path, len(g), len(w))
+			return
+		}
+		for i := range w {
+			sameJSON(t, fmt.Sprintf("%s[%d]", path, i), g[i], w[i])
+		}
+	default:
+		if got != want {
+			t.Errorf("%s = %v, one analysis: %v", path, got, want)
+		}
+	}
+}
