@@ -178,6 +178,9 @@ func analyzeRun(ctx context.Context, f *Factory, spec *pipeline.AnalyzeSpec) err
 	for _, n := range res.Summary.Notes {
 		fmt.Fprintln(f.IO.ErrOut, "note: "+table.Visible(n))
 	}
+	if out.Ledger != nil {
+		fmt.Fprintln(f.IO.ErrOut, pipeline.LedgerLine(*out.Ledger))
+	}
 	for _, g := range res.Gates {
 		fmt.Fprintln(f.IO.ErrOut, "gate "+table.Visible(report.GateLine(g)))
 	}

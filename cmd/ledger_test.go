@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
@@ -109,5 +110,35 @@ func sameJSON(t *testing.T, path string, got, want any) {
 		if got != want {
 			t.Errorf("%s = %v, one analysis: %v", path, got, want)
 		}
+	}
+}
+
+// TestAnalyzeKeepsTheLedger: analyze --ledger counts what it reads, once,
+// and so does every run of a loop: the ledger then equals the analysis.
+func TestAnalyzeKeepsTheLedger(t *testing.T) {
+	p := simProfile(t, "--interval", "15s", "--duration", "20m", "--sim-nodes", "3")
+	dir := t.TempDir()
+	one := run(t, nil, "analyze", "-i", p, "-f", "json", "--report", "attribution", "--ledger", filepath.Join(dir, "once.db"))
+	if one.code != 0 || !strings.Contains(one.errOut, "ledger: settled") {
+		t.Fatalf("exit %d: %s", one.code, one.errOut)
+	}
+	l := startLoop(t, "analyze", "-i", p, "-f", "json", "--output", filepath.Join(dir, "r.json"), "--ledger", filepath.Join(dir, "loop.db"))
+	l.waitFor("two runs", func(m string) bool { return strings.Contains(m, `seedance_loop_runs_total{result="ok"} 2`) })
+	l.stop()
+	if s := l.stderr.String(); !strings.Contains(s, "run 1: ledger: settled") || !strings.Contains(s, "run 2: ledger: nothing after") {
+		t.Errorf("the loop's log:\n%s", s)
+	}
+	var want map[string]any
+	if err := json.Unmarshal([]byte(one.out), &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{"once.db", "loop.db"} {
+		rep := run(t, nil, "ledger", "report", "--ledger", filepath.Join(dir, db), "-f", "json")
+		var got map[string]any
+		if err := json.Unmarshal([]byte(rep.out), &got); rep.code != 0 || err != nil {
+			t.Fatalf("%s: exit %d %v: %s", db, rep.code, err, rep.errOut)
+		}
+		sameJSON(t, db+": attribution", got["attribution"], want["attribution"])
+		sameJSON(t, db+": summary.idle_cost_usd", got["summary"].(map[string]any)["idle_cost_usd"], want["summary"].(map[string]any)["idle_cost_usd"])
 	}
 }

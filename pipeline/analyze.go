@@ -17,11 +17,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/exprguard"
 	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/policy"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
@@ -52,6 +54,9 @@ type Outcome struct {
 	// Interrupted: the source was stopped part-way; what it read was
 	// analyzed, and the report says the input is incomplete.
 	Interrupted bool
+	// Ledger is what counting the same data into the ledger did, when the
+	// settings name one (--ledger).
+	Ledger *ledger.Updated
 }
 
 // Analyze reads the inputs (or runs the source), analyzes them, makes the
@@ -79,6 +84,9 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 	params.GPUFigures = spec.Rules != nil && spec.Rules.NeedsGPUFigures()
 	r, err := analyze.Analyze(sources, params)
 	if err != nil {
+		return nil, out, err
+	}
+	if out.Ledger, err = spec.countIntoLedger(ctx, out); err != nil {
 		return nil, out, err
 	}
 	res := report.New(r)
@@ -149,6 +157,23 @@ func addPlan(res *report.Result, cfg *settings.Config, pricer *pricing.Pricer) {
 		res.Add("no fragmentation report", sugs, err)
 		res.Fragmentation = f
 	}
+}
+
+// countIntoLedger counts the inputs, or the source from where the ledger's
+// data ends, into the ledger the settings name (nil when none): each run
+// of a loop keeps the ledger's history too.
+func (spec *AnalyzeSpec) countIntoLedger(ctx context.Context, out Outcome) (*ledger.Updated, error) {
+	if spec.Config.Ledger.DSN == "" || out.Interrupted {
+		return nil, nil
+	}
+	if slices.Contains(spec.Inputs, "-") {
+		return nil, exit.Usagef("--ledger reads the inputs again: give files, not - (stdin)")
+	}
+	up, err := LedgerUpdate(ctx, LedgerUpdateSpec{Config: spec.Config, Inputs: spec.Inputs, Source: spec.Source})
+	if err != nil {
+		return nil, err
+	}
+	return &up, nil
 }
 
 // open opens the inputs, or runs the source, as analysis sources.

@@ -193,6 +193,9 @@ func (st *loopState) runOnce(ctx context.Context, l LoopSpec, spec AnalyzeSpec, 
 	st.lastOK = time.Now()
 	st.metrics = prom.Bytes()
 	fmt.Fprintln(l.Log, runLine(res, out, run))
+	if out.Ledger != nil {
+		fmt.Fprintf(l.Log, "run %d: %s\n", run, LedgerLine(*out.Ledger))
+	}
 	for _, w := range res.Warnings {
 		if strings.HasPrefix(w, "rule ") && strings.Contains(w, "budget") {
 			fmt.Fprintf(l.Log, "run %d: %s\n", run, table.Visible(w))
