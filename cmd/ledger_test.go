@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,6 +140,17 @@ func TestAnalyzeKeepsTheLedger(t *testing.T) {
 			t.Fatalf("%s: exit %d %v: %s", db, rep.code, err, rep.errOut)
 		}
 		sameJSON(t, db+": attribution", got["attribution"], want["attribution"])
+		prom := run(t, nil, "ledger", "report", "--ledger", filepath.Join(dir, db), "-f", "prom")
+		if prom.code != 0 || !strings.Contains(prom.out, "# TYPE seedance_idle_cost_usd_total counter") || !strings.Contains(prom.out, `seedance_idle_gpu_seconds_total{namespace="`) {
+			t.Errorf("%s: -f prom: exit %d\n%s%s", db, prom.code, prom.out, prom.errOut)
+		}
+		if promtool, err := exec.LookPath("promtool"); err == nil {
+			c := exec.Command(promtool, "check", "metrics")
+			c.Stdin = strings.NewReader(prom.out)
+			if out, err := c.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+				t.Errorf("promtool check metrics: %v\n%s", err, out)
+			}
+		}
 		sameJSON(t, db+": summary.idle_cost_usd", got["summary"].(map[string]any)["idle_cost_usd"], want["summary"].(map[string]any)["idle_cost_usd"])
 	}
 }

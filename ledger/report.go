@@ -22,6 +22,16 @@ type Query struct {
 	Since, Until    time.Time
 	GroupBy         []string
 	EnergyUSDPerKWh float64
+	// Settled leaves the provisional rows out: the figures then only grow
+	// from one update to the next (counters for Prometheus).
+	Settled bool
+}
+
+// span is the rows a report reads: buckets in [lo, hi), provisional ones
+// when maxProv is 1.
+type span struct {
+	lo, hi  int64
+	maxProv int
 }
 
 // Report answers from the ledger alone. Its summary and attribution have
@@ -112,13 +122,17 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 		return nil, fmt.Errorf("%w: --until %s is not after --since %s", ErrLedger, hi.UTC().Format(time.RFC3339), lo.UTC().Format(time.RFC3339))
 	}
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(st.bucket / time.Second)}, Watermark: st.watermark}
-	if err := l.gpuFigures(ctx, tx, r, lo.Unix(), hi.Unix(), q.EnergyUSDPerKWh); err != nil {
+	sp := span{lo.Unix(), hi.Unix(), 1}
+	if q.Settled {
+		sp.maxProv = 0
+	}
+	if err := l.gpuFigures(ctx, tx, r, sp, q.EnergyUSDPerKWh); err != nil {
 		return nil, err
 	}
-	if r.Attribution, err = l.attribution(ctx, tx, lo.Unix(), hi.Unix(), q.GroupBy, r); err != nil {
+	if r.Attribution, err = l.attribution(ctx, tx, sp, q.GroupBy, r); err != nil {
 		return nil, err
 	}
-	if st.watermark.Before(hi) {
+	if st.watermark.Before(hi) && !q.Settled {
 		s := st.watermark.UTC().Format(time.RFC3339)
 		r.Summary.ProvisionalFrom = &s
 	}
@@ -126,9 +140,9 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 }
 
 // gpuFigures fills the summary, the days and the prices.
-func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, lo, hi int64, energyPrice float64) error {
+func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, sp span, energyPrice float64) error {
 	rows, err := tx.QueryContext(ctx, `SELECT bucket, node, model, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source
-FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 ORDER BY bucket, node, model, provisional`, lo, hi)
+FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 ORDER BY bucket, node, model, provisional`, sp.lo, sp.hi, sp.maxProv)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrLedger, err)
 	}
@@ -200,11 +214,11 @@ FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 ORDER BY bucket, node, mode
 }
 
 // attribution groups the workloads' rows of the window.
-func (l *Ledger) attribution(ctx context.Context, tx *sql.Tx, lo, hi int64, levels []string, r *Report) (*analyze.Attribution, error) {
+func (l *Ledger) attribution(ctx context.Context, tx *sql.Tx, sp span, levels []string, r *Report) (*analyze.Attribution, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT h.workload, COALESCE(w.name, ''), COALESCE(w.kind, ''), COALESCE(w.labels, '{}'),
 SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s), SUM(h.cost_usd)
 FROM seedance_hold h LEFT JOIN seedance_workload w ON w.id = h.workload
-WHERE h.bucket >= $1 AND h.bucket < $2 GROUP BY h.workload, w.name, w.kind, w.labels ORDER BY h.workload`, lo, hi)
+WHERE h.bucket >= $1 AND h.bucket < $2 AND h.provisional <= $3 GROUP BY h.workload, w.name, w.kind, w.labels ORDER BY h.workload`, sp.lo, sp.hi, sp.maxProv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
@@ -233,7 +247,7 @@ WHERE h.bucket >= $1 AND h.bucket < $2 GROUP BY h.workload, w.name, w.kind, w.la
 	}
 	total := analyze.Held{HeldH: r.Summary.GPUHours}
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(observed_s), 0), COALESCE(SUM(util_s), 0), COALESCE(SUM(idle_s), 0), COALESCE(SUM(cost_usd), 0)
-FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2`, lo, hi).Scan(&total.HeldH, &total.UsedH, &total.IdleH, &total.CostUSD); err != nil {
+FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3`, sp.lo, sp.hi, sp.maxProv).Scan(&total.HeldH, &total.UsedH, &total.IdleH, &total.CostUSD); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	total.HeldH, total.UsedH, total.IdleH = total.HeldH/3600, total.UsedH/3600, total.IdleH/3600

@@ -119,7 +119,8 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 		return err
 	}
 	defer l.Close()
-	r, err := l.Report(ctx, ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh})
+	r, err := l.Report(ctx, ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh,
+		Settled: spec.Format == "prom"}) // counters only grow
 	if err != nil {
 		return err
 	}

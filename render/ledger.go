@@ -14,10 +14,10 @@ import (
 )
 
 // LedgerFormats are the formats of a ledger report.
-var LedgerFormats = []string{"table", "json", "yaml", "csv", "markdown"}
+var LedgerFormats = []string{"table", "json", "yaml", "csv", "markdown", "prom"}
 
 // Ledger writes a ledger report (seedance ledger report) in one of
-// LedgerFormats.
+// LedgerFormats; prom wants a report of settled rows (ledger.Query.Settled).
 func Ledger(w io.Writer, r *ledger.Report, format string) error {
 	switch format {
 	case "json":
@@ -30,6 +30,8 @@ func Ledger(w io.Writer, r *ledger.Report, format string) error {
 		return ledgerCSV(w, r)
 	case "table", "markdown":
 		return ledgerTable(w, r, format == "markdown")
+	case "prom":
+		return LedgerProm(w, r)
 	}
 	return fmt.Errorf("unknown format %q for a ledger report (choose %s)", format, strings.Join(LedgerFormats, ", "))
 }

@@ -138,6 +138,11 @@ func Prom(w io.Writer, r *report.Result, _ Options) error {
 		gs = append(gs, val(v, "gate", g.Expr))
 	}
 	p.gauge("gate_passed", "1 when the CI gate passed, 0 when it failed.", gs...)
+	return p.write(w)
+}
+
+// write encodes the families in the text exposition format.
+func (p *promWriter) write(w io.Writer) error {
 	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
 	for _, f := range p.fams {
 		if err := enc.Encode(f); err != nil {
@@ -147,18 +152,25 @@ func Prom(w io.Writer, r *report.Result, _ Options) error {
 	return nil
 }
 
-// attributionGauges writes one series per attribution group, labelled by
-// its levels (namespace, workload, controller, or the team label's name),
-// for a "waste by team" panel; the time held by no workload has every
-// level label empty.
-func attributionGauges(p *promWriter, a *analyze.Attribution) {
-	names := make([]string, len(a.GroupBy))
-	for i, l := range a.GroupBy {
+// levelNames are the label names of attribution levels: the level, or the
+// team label's name, else levelN.
+func levelNames(groupBy []string) []string {
+	names := make([]string, len(groupBy))
+	for i, l := range groupBy {
 		names[i] = strings.TrimPrefix(l, "team=")
 		if !model.LegacyValidation.IsValidLabelName(names[i]) || slices.Contains(names[:i], names[i]) {
 			names[i] = fmt.Sprintf("level%d", i+1)
 		}
 	}
+	return names
+}
+
+// attributionGauges writes one series per attribution group, labelled by
+// its levels (namespace, workload, controller, or the team label's name),
+// for a "waste by team" panel; the time held by no workload has every
+// level label empty.
+func attributionGauges(p *promWriter, a *analyze.Attribution) {
+	names := levelNames(a.GroupBy)
 	type row struct {
 		key []string
 		f   analyze.AttributionFigures

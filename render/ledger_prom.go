@@ -1,0 +1,55 @@
+package render
+
+import (
+	"io"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/ledger"
+)
+
+// LedgerProm writes a ledger report of settled rows as Prometheus
+// counters, by attribution group (all levels empty: held by no workload):
+// scraped after each update, or written for node_exporter's textfile
+// collector, they keep the history in Prometheus too, and rate() or
+// increase() over them is the waste of any range.
+func LedgerProm(w io.Writer, r *ledger.Report) error {
+	p := &promWriter{}
+	names := levelNames(r.Attribution.GroupBy)
+	rows := []analyze.AttributionGroup{{Key: make([]string, len(names)), AttributionFigures: r.Attribution.Unallocated}}
+	rows = append(rows, r.Attribution.Groups...)
+	counter := func(name, help string, get func(analyze.AttributionFigures) float64) {
+		var ms []*dto.Metric
+		for _, g := range rows {
+			labels := make([]string, 0, 2*len(names))
+			for i, n := range names {
+				labels = append(labels, n, g.Key[i])
+			}
+			ms = append(ms, counterVal(get(g.AttributionFigures), labels...))
+		}
+		p.counter(name, help, ms...)
+	}
+	counter("idle_gpu_seconds_total", "GPU-seconds in counted idle runs that the group held, settled in the ledger.", func(f analyze.AttributionFigures) float64 { return f.IdleHeldGPUHours * 3600 })
+	counter("idle_cost_usd_total", "Cost of the idle GPU time the group held, settled in the ledger, in US dollars.", func(f analyze.AttributionFigures) float64 { return f.WasteCostUSD })
+	counter("held_gpu_seconds_total", "GPU-seconds the group's workloads held, settled in the ledger.", func(f analyze.AttributionFigures) float64 { return f.HeldGPUHours * 3600 })
+	counter("used_gpu_seconds_total", "Held GPU-seconds times utilization, settled in the ledger.", func(f analyze.AttributionFigures) float64 { return f.UsedGPUHours * 3600 })
+	if e := r.Summary.EnergyKWh; e != nil {
+		p.counter("energy_joules_total", "Energy the GPUs drew, settled in the ledger, in joules.", counterVal(*e*3.6e6))
+	}
+	p.gauge("ledger_watermark_timestamp_seconds", "Where the ledger's settled rows end (Unix time).", val(float64(r.Watermark.Unix())))
+	return p.write(w)
+}
+
+func (p *promWriter) counter(name, help string, ms ...*dto.Metric) {
+	if len(ms) > 0 {
+		p.fams = append(p.fams, &dto.MetricFamily{Name: proto.String("seedance_" + name), Help: proto.String(help), Type: dto.MetricType_COUNTER.Enum(), Metric: ms})
+	}
+}
+
+func counterVal(v float64, labels ...string) *dto.Metric {
+	m := val(v, labels...)
+	m.Counter, m.Gauge = &dto.Counter{Value: m.Gauge.Value}, nil
+	return m
+}
