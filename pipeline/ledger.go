@@ -74,9 +74,13 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 		return inputs, nil
 	}
 	src := *spec.Source
-	if end, ok, err := l.DataEnd(ctx); err != nil {
+	end, ok, err := l.DataEnd(ctx)
+	switch {
+	case err != nil:
 		return nil, err
-	} else if ok && src.Start.IsZero() {
+	case ok && !src.End.IsZero() && !src.End.After(end):
+		return nil, fmt.Errorf("%w: the ledger's data reaches --end already", source.ErrNothingObserved)
+	case ok && src.Start.IsZero():
 		src.Start = end
 	}
 	rec, err := Record(ctx, src)
