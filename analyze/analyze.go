@@ -256,6 +256,31 @@ func (a *analysis) model(m string) string {
 	return m
 }
 
+// nodeLabels keeps of a node's labels those analysis reads: the pool
+// label and the labels its prices depend on; nil when none.
+func (a *analysis) nodeLabels(labels map[string]string) map[string]string {
+	var out map[string]string
+	keys := []string{a.poolBy()}
+	if a.p.Pricer != nil {
+		keys = append(keys, a.p.Pricer.LabelKeys()...)
+	}
+	for _, k := range keys {
+		if v, ok := labels[k]; ok && k != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// price is a GPU-hour of the model on node n (pricing.Pricer.PriceOn).
+func (a *analysis) price(pricer *pricing.Pricer, n *nodeAcc, model string) float64 {
+	v, _ := pricer.PriceOn(n.name, n.labels, model)
+	return v
+}
+
 // poolBy is the node label that names scaling pools, "" when none.
 func (a *analysis) poolBy() string {
 	if a.p.Scaling == nil {
@@ -315,8 +340,8 @@ func (a *analysis) item(it profile.Item, in input) error {
 		if a.p.Attribution != nil {
 			a.endTenure(n, it.End.Workloads, in)
 		}
-		if v, ok := it.End.Labels[a.poolBy()]; ok {
-			n.labels = map[string]string{a.poolBy(): v} // the only node label analysis reads
+		if l := a.nodeLabels(it.End.Labels); l != nil {
+			n.labels = l // the latest input's
 		}
 		if it.End.Topology != nil {
 			n.topology = a.topologies.Intern(it.End.Topology)
@@ -465,7 +490,7 @@ func (a *analysis) nodeSums(n *nodeAcc, pricer *pricing.Pricer, nr *NodeReport, 
 		if parents[g.uuid] {
 			g.share = 0 // its MIG devices stand for it
 		}
-		price := pricer.Price(g.model) * g.share
+		price := a.price(pricer, n, g.model) * g.share
 		ns.energyJ += g.energyJ()
 		t.energyMeasured = t.energyMeasured || g.energyMeasured()
 		if g.parent() == "" { // a physical GPU, with or without MIG devices

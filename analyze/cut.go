@@ -33,6 +33,7 @@ type GPUCut struct {
 	EnergyJ                               float64
 	EnergyMeasured                        bool
 	PriceUSDPerHour                       float64 // of one physical GPU of the model
+	PriceSource                           string  // where it came from (pricing.Pricer.PriceOn)
 }
 
 // HoldCut is what one workload held of a node's GPUs of one model in one
@@ -99,7 +100,8 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 	for _, g := range n.gpus {
 		gc := gpus[g.model]
 		if gc == nil {
-			gc = &GPUCut{Piece: piece, Node: n.name, Model: g.model, PriceUSDPerHour: pricer.Price(g.model)}
+			price, source := pricer.PriceOn(n.name, n.labels, g.model)
+			gc = &GPUCut{Piece: piece, Node: n.name, Model: g.model, PriceUSDPerHour: price, PriceSource: source}
 			gpus[g.model] = gc
 		}
 		gc.EnergyJ += g.energyWithin(lo, hi)
@@ -107,7 +109,7 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 		if g.share == 0 {
 			continue
 		}
-		price := pricer.Price(g.model) * g.share
+		price := a.price(pricer, n, g.model) * g.share
 		t := g.within(lo, hi)
 		_, covered := g.ext.utilIntegral(lo, hi)
 		gc.ObservedS += t.observedS * g.share

@@ -68,7 +68,7 @@ func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, tot
 			if g.share == 0 {
 				continue
 			}
-			price := pricer.Price(g.model) * g.share
+			price := a.price(pricer, n, g.model) * g.share
 			holders := holdersOf(n, g)
 			heldS := make([]float64, len(holders))
 			meanW := make([]float64, len(holders)) // time-weighted, for the price of a share

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
 	"github.com/seedance/seedance/internal/testkit/promtest"
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -152,5 +154,64 @@ func TestAnalyzeKeepsTheLedger(t *testing.T) {
 			}
 		}
 		sameJSON(t, db+": summary.idle_cost_usd", got["summary"].(map[string]any)["idle_cost_usd"], want["summary"].(map[string]any)["idle_cost_usd"])
+	}
+}
+
+// TestRealPrices: OpenCost's node_gpu_hourly_cost, read from the same
+// Prometheus, prices each node's GPUs (a spot node at $0.50); a price file
+// prices the others by node name and by model; analyze's idle cost and
+// the ledger's both use them, and the ledger says where each came from.
+func TestRealPrices(t *testing.T) {
+	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "10m", "--sim-nodes", "3", "--sim-scenario", "idle"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.Nodes[0].Labels = map[string]string{pricing.NodeCostLabel: "0.5"}
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
+		t.Fatal(err)
+	}
+	srv := promtest.Start(t, om.Bytes())
+	dir := t.TempDir()
+	prices := filepath.Join(dir, "prices.yaml")
+	if err := os.WriteFile(prices, []byte("prices:\n  - node: "+sim.Nodes[0].Name+"\n    usd_per_gpu_hour: 9\n  - node: "+sim.Nodes[1].Name+"\n    usd_per_gpu_hour: 2\n  - model: A100\n    usd_per_gpu_hour: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:10:00Z", "--price-file", prices}
+	r := run(t, nil, append([]string{"analyze", "-f", "json", "--ledger", filepath.Join(dir, "l.db")}, src...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	var rep struct {
+		Nodes []struct {
+			Name            string   `json:"name"`
+			GPUs            int      `json:"gpus"`
+			Models          []string `json:"models"`
+			IdleGPUHours    float64  `json:"idle_gpu_hours"`
+			IdleCostUSD     float64  `json:"idle_cost_usd"`
+			PriceUSDPerHour float64  `json:"price_usd_per_hour"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{sim.Nodes[0].Name: 0.5, sim.Nodes[1].Name: 2, sim.Nodes[2].Name: 0}
+	for _, n := range rep.Nodes {
+		per := want[n.Name]
+		if per == 0 { // the third node: by model, the price file's A100 or the built-in H100
+			per = 1
+			if !strings.Contains(strings.Join(n.Models, ","), "A100") {
+				per = 4.916
+			}
+		}
+		if math.Abs(n.PriceUSDPerHour-per*float64(n.GPUs)) > 1e-9 || math.Abs(n.IdleCostUSD-n.IdleGPUHours*per) > 1e-6 {
+			t.Errorf("%s: $%v/h, idle %v h cost $%v; want $%v per GPU-hour", n.Name, n.PriceUSDPerHour, n.IdleGPUHours, n.IdleCostUSD, per)
+		}
+	}
+	led := run(t, nil, "ledger", "report", "--ledger", filepath.Join(dir, "l.db"), "-f", "json")
+	for _, source := range []string{`"source": "opencost"`, `"source": "price file"`} {
+		if !strings.Contains(led.out, source) {
+			t.Errorf("the ledger's prices do not say %s:\n%s", source, led.out)
+		}
 	}
 }

@@ -147,7 +147,7 @@ func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
 	if err != nil {
 		return up, nil, err
 	}
-	r := &rows{cuts: cuts, tail: profile.Join(all, wm.Add(-reach), dataEnd, true), pricer: p.Pricer}
+	r := &rows{cuts: cuts, tail: profile.Join(all, wm.Add(-reach), dataEnd, true)}
 	for i := range at[:len(at)-1] {
 		if !at[i+1].After(wm) {
 			r.settled = i + 1
@@ -354,7 +354,7 @@ util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + exclude
 energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_measured > excluded.energy_measured THEN o.energy_measured ELSE excluded.energy_measured END,
 price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_source`,
 			r.bucketOf[g.Piece], g.Node, g.Model, r.provisional(g.Piece), g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ, b2i(g.EnergyMeasured),
-			g.PriceUSDPerHour, r.priceSource(g.Model))
+			g.PriceUSDPerHour, g.PriceSource)
 		if err != nil {
 			return err
 		}
@@ -380,13 +380,6 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd`,
 }
 
 func (r *rows) provisional(piece int) int { return b2i(piece >= r.settled) }
-
-func (r *rows) priceSource(model string) string {
-	if r.pricer == nil {
-		return pricing.SourceTable
-	}
-	return r.pricer.Source(model)
-}
 
 func b2i(b bool) int {
 	if b {

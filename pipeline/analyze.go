@@ -148,12 +148,12 @@ func addPlan(res *report.Result, cfg *settings.Config, pricer *pricing.Pricer) {
 	ac := cfg.Analyze
 	ro := cfg.Migration.Options()
 	if ac.Has("migration") {
-		plan, sugs, err := recommend.PlanReport(res.Report, pricer.Price, ro)
+		plan, sugs, err := recommend.PlanReport(res.Report, pricer.NodePrice, ro)
 		res.Add("no migration plan", sugs, err)
 		res.Migration = plan
 	}
 	if ac.Has("fragmentation") {
-		f, sugs, err := recommend.FragmentReport(res.Report, pricer.Price, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
+		f, sugs, err := recommend.FragmentReport(res.Report, pricer.NodePrice, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
 		res.Add("no fragmentation report", sugs, err)
 		res.Fragmentation = f
 	}

@@ -42,7 +42,7 @@ func Plan(_ context.Context, spec PlanSpec) (*recommend.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, _, err := recommend.PlanReport(r, pricer.Price, spec.Config.Migration.Options())
+	plan, _, err := recommend.PlanReport(r, pricer.NodePrice, spec.Config.Migration.Options())
 	if err != nil {
 		why := append(slices.Clone(r.Warnings), "no migration plan: "+err.Error())
 		return nil, fmt.Errorf("no migration plan: %s", strings.Join(why, "; "))

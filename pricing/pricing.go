@@ -39,6 +39,7 @@ type Pricer struct {
 
 	used      map[string]bool // default-table keys used
 	unmatched map[string]bool // models priced at the fallback
+	rules     []Rule          // a price file's, first match wins (PriceOn)
 }
 
 // New returns a Pricer over the user's prices and DefaultPrices.

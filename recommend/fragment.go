@@ -418,7 +418,7 @@ func findWorkload(c *Cluster, m Move) *Workload {
 // with analyze.Params.KeepFleet), before and after the plan (made with o
 // when nil): the report, and the suggestions of the pools above the
 // threshold.
-func FragmentReport(r *analyze.Report, price func(model string) float64, o Options, plan *Plan, fo FragmentOptions) (*Fragmentation, []analyze.Suggestion, error) {
+func FragmentReport(r *analyze.Report, price PriceFunc, o Options, plan *Plan, fo FragmentOptions) (*Fragmentation, []analyze.Suggestion, error) {
 	c, err := FromReport(r, price)
 	if err != nil {
 		return nil, nil, err

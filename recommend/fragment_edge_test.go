@@ -30,7 +30,7 @@ func TestFragmentationMIG(t *testing.T) {
 		"uuid and its index": {ID: "ml/small", Name: "small", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, GPUUUIDs: []string{"MIG-a"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := FromProfile(&profile.Profile{Nodes: []profile.Node{migNode(w)}}, func(string) float64 { return 1 }, 15)
+			c := FromProfile(&profile.Profile{Nodes: []profile.Node{migNode(w)}}, func(string, map[string]string, string) float64 { return 1 }, 15)
 			g := c.Nodes[0].GPUs
 			if len(g) != 2 || g[0].UsedMilli != 143 || g[1].UsedMilli != 0 {
 				t.Fatalf("GPUs %+v: want GPU 0 held 1/7 (143 milli), GPU 1 free", g)

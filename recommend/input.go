@@ -15,9 +15,13 @@ import (
 // PinnedLabel marks a workload that must never move.
 const PinnedLabel = "seedance.io/pinned"
 
+// PriceFunc prices a GPU-hour of a model on a node (pricing.Pricer.PriceOn):
+// a node's price may come from its labels or its name.
+type PriceFunc func(node string, labels map[string]string, model string) float64
+
 // FromProfile builds the planner's cluster from a profile in memory. See
 // ClusterBuilder.
-func FromProfile(p *profile.Profile, price func(model string) float64, busyPct float64) *Cluster {
+func FromProfile(p *profile.Profile, price PriceFunc, busyPct float64) *Cluster {
 	b := NewClusterBuilder(price, busyPct)
 	for ni := range p.Nodes {
 		n := &p.Nodes[ni]
@@ -41,7 +45,7 @@ func FromProfile(p *profile.Profile, price func(model string) float64, busyPct f
 // has one (1000 otherwise); its memory per GPU is its GPU memory over its
 // GPUs.
 type ClusterBuilder struct {
-	price      func(model string) float64
+	price      PriceFunc
 	busyPct    float64
 	c          Cluster
 	gpus       []gpuSummary // the current node's whole GPUs
@@ -67,7 +71,7 @@ type migSummary struct {
 }
 
 // NewClusterBuilder starts an empty cluster.
-func NewClusterBuilder(price func(model string) float64, busyPct float64) *ClusterBuilder {
+func NewClusterBuilder(price PriceFunc, busyPct float64) *ClusterBuilder {
 	return &ClusterBuilder{price: price, busyPct: busyPct}
 }
 
@@ -101,7 +105,7 @@ func (b *ClusterBuilder) addNode(pn *profile.Node) {
 		if n.Model == "" {
 			n.Model = g.model
 		}
-		n.PricePerHour += b.price(g.model)
+		n.PricePerHour += b.price(pn.Name, pn.Labels, g.model)
 	}
 	held := map[int]bool{}
 	for _, w := range pn.Workloads {

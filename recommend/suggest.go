@@ -106,7 +106,7 @@ func Suggestions(plan *Plan, fleet *profile.Profile) []analyze.Suggestion {
 // analyze.Params.KeepFleet: each GPU's mean utilization over the merged
 // window decides whether an unclaimed GPU is busy (at or above the
 // report's idle threshold).
-func FromReport(r *analyze.Report, price func(model string) float64) (*Cluster, error) {
+func FromReport(r *analyze.Report, price PriceFunc) (*Cluster, error) {
 	if r.Fleet == nil {
 		return nil, errors.New("the analysis kept no fleet (analyze.Params.KeepFleet)")
 	}
@@ -152,7 +152,7 @@ func stale(r *analyze.Report) map[string]bool {
 
 // PlanReport plans migrations from an analysis: the plan, and its
 // suggestions for the report; an error when no plan can be made.
-func PlanReport(r *analyze.Report, price func(model string) float64, o Options) (*Plan, []analyze.Suggestion, error) {
+func PlanReport(r *analyze.Report, price PriceFunc, o Options) (*Plan, []analyze.Suggestion, error) {
 	if r.PendingUnknown != "" {
 		return refused(r.PendingUnknown), nil, nil
 	}

@@ -63,7 +63,8 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *report
 	res := report.New(r)
 	recommend.Commands(res.Suggestions, r, dialect)
 	if all {
-		price := pricing.New(nil, pricing.DefaultGPUHourUSD).Price
+		pricer := pricing.New(nil, pricing.DefaultGPUHourUSD)
+		price := pricer.NodePrice
 		plan, sugs, err := recommend.PlanReport(r, price, recommend.Options{})
 		res.Add("no migration plan", sugs, err)
 		res.Migration = plan

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
@@ -183,6 +184,8 @@ type Pricing struct {
 	GPUHourUSD        map[string]float64 `mapstructure:"gpu_hour_usd"`
 	DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`
 	EnergyUSDPerKWh   float64            `mapstructure:"energy_usd_per_kwh"`
+	PriceFile         string             `mapstructure:"price_file"`
+	rules             []pricing.Rule     // the price file's, read by WithFlags
 }
 
 // Ledger is where the ledger is kept and its buckets' length
@@ -214,7 +217,7 @@ type Limits struct {
 }
 
 // WithFlags overlays --gpu-price MODEL=USD entries on the file's
-// gpu_hour_usd map.
+// gpu_hour_usd map, and reads the price file (pricing.price_file).
 func (p Pricing) WithFlags(flags []string) (Pricing, error) {
 	out := map[string]float64{}
 	for k, v := range p.GPUHourUSD {
@@ -229,8 +232,20 @@ func (p Pricing) WithFlags(flags []string) (Pricing, error) {
 		out[strings.TrimSpace(model)] = v
 	}
 	p.GPUHourUSD = out
+	if p.PriceFile != "" {
+		b, err := fsutil.ReadRegular(p.PriceFile, MaxFileBytes)
+		if err != nil {
+			return p, exit.Usagef("--price-file %s: %v", p.PriceFile, err)
+		}
+		if p.rules, err = pricing.ParseFile(b, p.PriceFile); err != nil {
+			return p, &exit.UsageError{Err: err}
+		}
+	}
 	return p, nil
 }
 
-// Pricer is a run's one Pricer, which every stage that prices is handed.
-func (p Pricing) Pricer() *pricing.Pricer { return pricing.New(p.GPUHourUSD, p.DefaultGPUHourUSD) }
+// Pricer is a run's one Pricer, which every stage that prices is handed:
+// the price file's rules (WithFlags reads it), then the prices by model.
+func (p Pricing) Pricer() *pricing.Pricer {
+	return pricing.New(p.GPUHourUSD, p.DefaultGPUHourUSD).WithRules(p.rules)
+}

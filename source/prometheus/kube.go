@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
 
 // kubeQueries is how many queries readKube runs.
-const kubeQueries = 6
+const kubeQueries = 7
 
 // kube is what kube-state-metrics says of the range: the pods that were
 // Pending and asked for GPUs, with the node each was placed on, and the
@@ -20,7 +22,10 @@ const kubeQueries = 6
 type kube struct {
 	pending             []pendingPod
 	podLabels, nsLabels map[string]map[string]string
-	pendingErr, labErr  error
+	// nodeCost is OpenCost's node_gpu_hourly_cost, the latest in the
+	// range, by node.
+	nodeCost                    map[string]float64
+	pendingErr, labErr, costErr error
 	// noPodInfo: no kube_pod_info series matched in the range, so
 	// kube-state-metrics is not there (or the selector drops it).
 	noPodInfo bool
@@ -37,7 +42,30 @@ func readKube(ctx context.Context, c *promClient, matchers string, start, end ti
 	k := &kube{}
 	k.pendingErr = k.readPending(ctx, c, matchers, start, end, tick)
 	k.labErr = k.readLabels(ctx, c, matchers, start, end, tick)
+	k.costErr = k.readNodeCost(ctx, c, matchers, start, end, tick)
 	return k
+}
+
+// readNodeCost reads OpenCost's price of a GPU-hour on each node
+// (node_gpu_hourly_cost, the latest in the range): each node's own price,
+// spot, on-demand or reserved (docs/pricing.md). Without OpenCost there is
+// none, and the prices are the user's or the built-in table's.
+func (k *kube) readNodeCost(ctx context.Context, c *promClient, matchers string, start, end time.Time, tick func()) error {
+	q := fmt.Sprintf("max by (node) (last_over_time(node_gpu_hourly_cost{%s}[%dms]))", matchers, end.Sub(start).Milliseconds())
+	ans, err := c.query(ctx, q, end)
+	tick()
+	if err != nil {
+		return err
+	}
+	k.nodeCost = map[string]float64{}
+	for _, s := range ans.Series {
+		if n := s.Labels["node"]; n != "" && len(s.Pairs) > 0 {
+			if v := s.Pairs[len(s.Pairs)-1].V; v >= 0 && v <= 1e6 {
+				k.nodeCost[n] = v
+			}
+		}
+	}
+	return nil
 }
 
 // readPending reads the pods that were Pending in the window and request
@@ -156,6 +184,12 @@ func (k *kube) apply(nodes []profile.Node, running map[string]bool) {
 		sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
 	}
 	for ni := range nodes {
+		if v, ok := k.nodeCost[nodes[ni].Name]; ok {
+			if nodes[ni].Labels == nil {
+				nodes[ni].Labels = map[string]string{}
+			}
+			nodes[ni].Labels[pricing.NodeCostLabel] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
 		for wi := range nodes[ni].Workloads {
 			w := &nodes[ni].Workloads[wi]
 			if w.Kind != profile.KindPod {
@@ -214,6 +248,9 @@ func (k *kube) notes(d *discovery) []string {
 	}
 	if len(unscheduled) > 0 {
 		out = append(out, fmt.Sprintf("%d pending GPU pod(s) not scheduled on any node: %s", len(unscheduled), strings.Join(unscheduled, ", ")))
+	}
+	if k.costErr != nil {
+		out = append(out, "OpenCost's node prices unknown (priced by GPU model): "+k.costErr.Error())
 	}
 	if k.labErr != nil {
 		out = append(out, "pod labels unknown: "+k.labErr.Error())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedance/seedance/source/dcgm"
 
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -93,6 +94,7 @@ func WriteOpenMetricsLayout(w io.Writer, p *profile.Profile, layout string) erro
 	}
 	writeKubeState(bw, p, start)
 	writePodLabels(bw, p, start)
+	writeNodeCost(bw, p, start)
 	fmt.Fprintln(bw, "# EOF")
 	return bw.Flush()
 }
@@ -209,6 +211,25 @@ func writePodLabels(bw *bufio.Writer, p *profile.Profile, start float64) {
 // writeKubeState writes the kube-state-metrics series of pending pods,
 // and kube_pod_info of every pod, as kube-state-metrics does: the running
 // GPU pods and each node's dcgm-exporter pod.
+// writeNodeCost writes OpenCost's node_gpu_hourly_cost, every interval,
+// for the nodes whose label pricing.NodeCostLabel gives one.
+func writeNodeCost(bw *bufio.Writer, p *profile.Profile, start float64) {
+	header := false
+	for _, n := range p.Nodes {
+		v, ok := n.Labels[pricing.NodeCostLabel]
+		if !ok {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(bw, "# TYPE node_gpu_hourly_cost gauge\n")
+			header = true
+		}
+		for t := 0.0; t < p.EndedAt.Sub(p.StartedAt).Seconds(); t += p.IntervalS {
+			fmt.Fprintf(bw, "node_gpu_hourly_cost{node=%q,instance_type=\"spot\"} %s %.3f\n", n.Name, v, start+t)
+		}
+	}
+}
+
 func writeKubeState(bw *bufio.Writer, p *profile.Profile, start float64) {
 	type pod struct {
 		ns, name, node string
