@@ -44,6 +44,7 @@ type HoldCut struct {
 	Workload            *profile.Workload
 	HeldS, UsedS, IdleS float64
 	CostUSD             float64
+	EnergyJ             float64 // its share of the GPUs' energy
 }
 
 // Cut reads the sources as Analyze does and cuts what it counted at the
@@ -134,6 +135,7 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 			h.UsedS += t.utilSum / 100 * g.share * w
 			h.IdleS += t.idleS * g.share * w
 			h.CostUSD += t.idleS / 3600 * price * w
+			h.EnergyJ += t.energyJ * w
 		})
 	}
 	for _, m := range sortedKeys(gpus) {
@@ -212,3 +214,7 @@ func Attribute(held []Held, unallocated, total Held, levels []string) *Attributi
 func (h Held) figures() figures {
 	return figures{held: h.HeldH, used: h.UsedH, idle: h.IdleH, cost: h.CostUSD}
 }
+
+// GroupKey is a workload's value at one level of an attribution grouping
+// (AttributionParams.GroupBy).
+func GroupKey(w profile.Workload, level string) string { return groupKey(w, level) }

@@ -64,17 +64,18 @@ func overlap(ivs []Interval, lo, hi float64) float64 {
 }
 
 // gpuTime is a stretch of a GPU's time: seconds covered by samples,
-// utilization × seconds, seconds inside counted idle runs.
-type gpuTime struct{ observedS, utilSum, idleS float64 }
+// utilization × seconds, seconds inside counted idle runs, and (when the
+// analysis is cut, Cut) the energy drawn.
+type gpuTime struct{ observedS, utilSum, idleS, energyJ float64 }
 
 // whole is the GPU's time over the whole window.
-func (g *gpuAcc) whole() gpuTime { return gpuTime{g.observedS, g.utilSum, g.idleS} }
+func (g *gpuAcc) whole() gpuTime { return gpuTime{g.observedS, g.utilSum, g.idleS, g.energyJ()} }
 
 // within is the GPU's time inside [lo, hi), from its coverage, runs and
 // utilization track.
 func (g *gpuAcc) within(lo, hi float64) gpuTime {
 	util, _ := g.ext.utilIntegral(lo, hi)
-	return gpuTime{overlap(g.cover, lo, hi), util, overlap(g.runs, lo, hi)}
+	return gpuTime{overlap(g.cover, lo, hi), util, overlap(g.runs, lo, hi), g.energyWithin(lo, hi)}
 }
 
 // addTenure records when the workloads of one input held their GPUs, in

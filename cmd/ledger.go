@@ -84,15 +84,18 @@ ledger's data ends, so each sample is read once, ever.`,
 }
 
 func newLedgerReportCmd(f *Factory) *cobra.Command {
-	var since, until, format, output string
+	var since, until, baseSince, baseUntil, format, output string
 	var groupBy []string
 	c := &cobra.Command{
 		Use:   "report --ledger DSN [--since T] [--until T]",
 		Short: "Report idle GPU time, cost and energy from the ledger alone",
 		Long: `Report from the ledger alone: the summary and the attribution of analyze's
 report over the whole buckets that begin in [--since, --until), and one line
-per day. A time is RFC 3339, a date (2026-12-01, midnight UTC), "month"
-(the first of this month), "today", or a span back from now (7d, 36h).`,
+per day; the mean energy of the jobs that finished in it, and the
+utilization of training apart from inference. With --baseline-since and
+--baseline-until, the window is compared with the baseline window. A time
+is RFC 3339, a date (2026-12-01, midnight UTC), "month" (the first of this
+month), "today", or a span back from now (7d, 36h).`,
 		Example: `  seedance ledger report --ledger seedance.db --since month --group-by namespace
   seedance ledger report --ledger seedance.db --since 2026-01-05 --until 2026-01-07 -f csv -o week.csv`,
 		Args: cobra.NoArgs,
@@ -109,6 +112,15 @@ per day. A time is RFC 3339, a date (2026-12-01, midnight UTC), "month"
 			if spec.Until, err = when("--until", until, now); err != nil {
 				return err
 			}
+			if spec.BaselineSince, err = when("--baseline-since", baseSince, now); err != nil {
+				return err
+			}
+			if spec.BaselineUntil, err = when("--baseline-until", baseUntil, now); err != nil {
+				return err
+			}
+			if spec.BaselineSince.IsZero() != spec.BaselineUntil.IsZero() {
+				return exit.Usagef("a baseline window needs both --baseline-since and --baseline-until")
+			}
 			if len(groupBy) > 0 {
 				cfg.Analyze.GroupBy = groupBy
 			}
@@ -121,6 +133,8 @@ per day. A time is RFC 3339, a date (2026-12-01, midnight UTC), "month"
 	fl := c.Flags()
 	fl.StringVar(&since, "since", "", "the first bucket: RFC 3339, a date, month, today or a span back (7d); default: the ledger's first")
 	fl.StringVar(&until, "until", "", "the end of the window (exclusive), as --since; default: the ledger's end")
+	fl.StringVar(&baseSince, "baseline-since", "", "compare with the window that starts here (as --since): energy per job, training utilization, idle cost")
+	fl.StringVar(&baseUntil, "baseline-until", "", "the end of the baseline window (exclusive)")
 	fl.StringVarP(&format, "format", "f", "table", "output format: "+strings.Join(render.LedgerFormats, ", "))
 	fl.StringVarP(&output, "output", "o", "-", "write the report to this file (atomically); - is stdout")
 	fl.StringArrayVar(&groupBy, "group-by", nil, "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")

@@ -15,7 +15,7 @@ import (
 
 // SchemaVersion is the version of the ledger's tables this build writes;
 // Open migrates an older ledger to it, in one transaction.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrLedger marks a ledger that cannot be used as asked: a newer schema,
 // other analysis settings, a DSN that names no database.
@@ -51,6 +51,8 @@ CREATE TABLE seedance_hold (
 CREATE TABLE seedance_workload (
 	id TEXT PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, labels TEXT NOT NULL,
 	first_bucket BIGINT NOT NULL, last_bucket BIGINT NOT NULL);
+`, `
+ALTER TABLE seedance_hold ADD COLUMN energy_j DOUBLE PRECISION;
 `}
 
 // Open opens the ledger at dsn, a file path (SQLite, created when absent)

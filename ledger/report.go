@@ -25,6 +25,9 @@ type Query struct {
 	// Settled leaves the provisional rows out: the figures then only grow
 	// from one update to the next (counters for Prometheus).
 	Settled bool
+	// BaselineSince and BaselineUntil, when set, are a window to compare
+	// with (Report.Comparison).
+	BaselineSince, BaselineUntil time.Time
 }
 
 // span is the rows a report reads: buckets in [lo, hi), provisional ones
@@ -46,6 +49,12 @@ type Report struct {
 	Attribution *analyze.Attribution `json:"attribution"`
 	Daily       []Day                `json:"daily"`
 	Prices      []Price              `json:"prices"`
+	// Jobs are the per-workload figures: energy per finished job, and the
+	// utilization of training apart from inference.
+	Jobs *Jobs `json:"jobs"`
+	// Comparison is this window against the baseline window, when one is
+	// asked for.
+	Comparison *Comparison `json:"comparison,omitempty"`
 }
 
 // Window is the buckets a report covers.
@@ -104,14 +113,37 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: it holds nothing yet: run seedance ledger update first", ErrLedger)
 	}
-	lo, hi := q.Since.Truncate(st.bucket), q.Until
-	if q.Since.IsZero() {
+	lo, hi, err := l.bounds(ctx, tx, st, q.Since, q.Until)
+	if err != nil {
+		return nil, err
+	}
+	r, err := l.window(ctx, tx, st, q, lo, hi)
+	if err != nil || q.BaselineSince.IsZero() {
+		return r, err
+	}
+	blo, bhi, err := l.bounds(ctx, tx, st, q.BaselineSince, q.BaselineUntil)
+	if err != nil {
+		return nil, err
+	}
+	base, err := l.window(ctx, tx, st, q, blo, bhi)
+	if err != nil {
+		return nil, err
+	}
+	r.Comparison = compare(base, r)
+	return r, nil
+}
+
+// bounds are the buckets of [since, until): since floored to its bucket,
+// zero times the ledger's first and last buckets.
+func (l *Ledger) bounds(ctx context.Context, tx *sql.Tx, st *state, since, until time.Time) (lo, hi time.Time, err error) {
+	lo, hi = since.Truncate(st.bucket), until
+	if since.IsZero() {
 		lo = st.first.Truncate(st.bucket)
 	}
 	if hi.IsZero() {
 		var last int64
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(bucket), 0) FROM seedance_gpu`).Scan(&last); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+			return lo, hi, fmt.Errorf("%w: %v", ErrLedger, err)
 		}
 		hi = time.Unix(last, 0).Add(st.bucket)
 		if !hi.After(lo) { // a window after the ledger's data: empty
@@ -119,8 +151,13 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 		}
 	}
 	if !hi.After(lo) {
-		return nil, fmt.Errorf("%w: --until %s is not after --since %s", ErrLedger, hi.UTC().Format(time.RFC3339), lo.UTC().Format(time.RFC3339))
+		return lo, hi, fmt.Errorf("%w: the window's end %s is not after its start %s", ErrLedger, hi.UTC().Format(time.RFC3339), lo.UTC().Format(time.RFC3339))
 	}
+	return lo, hi, nil
+}
+
+// window is the report of the buckets in [lo, hi).
+func (l *Ledger) window(ctx context.Context, tx *sql.Tx, st *state, q Query, lo, hi time.Time) (*Report, error) {
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(st.bucket / time.Second)}, Watermark: st.watermark}
 	sp := span{lo.Unix(), hi.Unix(), 1}
 	if q.Settled {
@@ -129,9 +166,19 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 	if err := l.gpuFigures(ctx, tx, r, sp, q.EnergyUSDPerKWh); err != nil {
 		return nil, err
 	}
+	var err error
 	if r.Attribution, err = l.attribution(ctx, tx, sp, q.GroupBy, r); err != nil {
 		return nil, err
 	}
+	finished, err := l.workloadRows(ctx, tx, sp, false)
+	if err != nil {
+		return nil, err
+	}
+	inWindow, err := l.workloadRows(ctx, tx, sp, true)
+	if err != nil {
+		return nil, err
+	}
+	r.Jobs = jobs(finished, inWindow, st.watermark.Truncate(st.bucket).Unix(), q.GroupBy)
 	if st.watermark.Before(hi) && !q.Settled {
 		s := st.watermark.UTC().Format(time.RFC3339)
 		r.Summary.ProvisionalFrom = &s

@@ -367,11 +367,11 @@ price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO seedance_hold AS o (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		_, err := tx.ExecContext(ctx, `INSERT INTO seedance_hold AS o (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (bucket, node, model, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
-idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd`,
-			r.bucketOf[h.Piece], h.Node, h.Model, id, r.provisional(h.Piece), h.HeldS, h.UsedS, h.IdleS, h.CostUSD)
+idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
+			r.bucketOf[h.Piece], h.Node, h.Model, id, r.provisional(h.Piece), h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ)
 		if err != nil {
 			return err
 		}

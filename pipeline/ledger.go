@@ -107,6 +107,9 @@ type LedgerReportSpec struct {
 	Config         *settings.Config
 	Since, Until   time.Time
 	Format, Output string
+	// BaselineSince and BaselineUntil, when set, are a window to compare
+	// with.
+	BaselineSince, BaselineUntil time.Time
 }
 
 // LedgerReport answers from the ledger alone and writes the report.
@@ -124,7 +127,8 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	}
 	defer l.Close()
 	r, err := l.Report(ctx, ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh,
-		Settled: spec.Format == "prom"}) // counters only grow
+		Settled: spec.Format == "prom", // counters only grow
+		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil})
 	if err != nil {
 		return err
 	}

@@ -49,6 +49,7 @@ func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
 	if s.ProvisionalFrom != nil {
 		lines = append(lines, "Provisional from "+*s.ProvisionalFrom+" (the next update counts it again)")
 	}
+	lines = append(lines, jobLines(r)...)
 	for _, l := range lines {
 		prefix := ""
 		if markdown {
@@ -86,6 +87,46 @@ func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
 		t.Row(row...)
 	}
 	return t.Flush()
+}
+
+// jobLines are the energy per finished job, each class's utilization and,
+// with a baseline, the comparison.
+func jobLines(r *ledger.Report) []string {
+	var out []string
+	if j := r.Jobs; j != nil {
+		n := 0
+		for _, g := range j.Finished {
+			n += g.Finished
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("Jobs finished: %d, energy per job %s", n, energyText(j.EnergyPerJobKWh)))
+		}
+		for _, c := range j.Classes {
+			out = append(out, fmt.Sprintf("%s: %d workloads, %.1f GPU-hours held at %s utilization, energy %s", c.Class, c.Workloads, c.HeldGPUHours, pct(c.UtilizationPct), energyText(c.EnergyKWh)))
+		}
+	}
+	if c := r.Comparison; c != nil {
+		out = append(out, fmt.Sprintf("Against %s → %s:", c.Baseline.Start.Format("2006-01-02 15:04"), c.Baseline.End.Format("2006-01-02 15:04")),
+			changeLine("average energy per job", c.EnergyPerJobKWh, "%.1f kWh"),
+			changeLine("training GPU utilization", c.TrainingUtilizationPct, "%.0f %%"),
+			changeLine("idle cost", c.IdleCostUSD, "$%.2f"))
+	}
+	return out
+}
+
+// changeLine is "average energy per job 142.5 → 98.2 kWh (−31.1 %)".
+func changeLine(what string, c ledger.Change, format string) string {
+	side := func(v *float64) string {
+		if v == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	line := fmt.Sprintf("  %s %s → %s", what, side(c.Before), side(c.After))
+	if c.ChangePct != nil {
+		line += fmt.Sprintf(" (%+.1f %%)", *c.ChangePct)
+	}
+	return line
 }
 
 func groupHeader(levels []string) []string {

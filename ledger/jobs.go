@@ -1,0 +1,261 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/profile"
+)
+
+// ClassLabel is the workload label that says whether a workload trains or
+// serves ("training" or "inference"); without it, a batch job (a Slurm
+// job, a Kubernetes Job's pod) trains and a Deployment's, ReplicaSet's or
+// StatefulSet's pod serves.
+const ClassLabel = "workload-type"
+
+// Workload classes.
+const (
+	ClassTraining  = "training"
+	ClassInference = "inference"
+	ClassOther     = "other"
+)
+
+// Jobs are the per-workload figures of a window: the workloads that
+// finished in it, by group and kind, with their energy and GPU-hours over
+// their whole tenure; and the utilization of each class of workload over
+// the window.
+type Jobs struct {
+	Finished []JobGroup     `json:"finished"`
+	Classes  []ClassFigures `json:"classes"`
+	// EnergyPerJobKWh is the mean energy of the workloads that finished in
+	// the window, over their tenure; null when none did or none was
+	// measured.
+	EnergyPerJobKWh *float64 `json:"energy_per_job_kwh"`
+}
+
+// JobGroup is the workloads of one group and kind that finished in the
+// window: how many, and their mean energy and GPU-hours held.
+type JobGroup struct {
+	Key           []string `json:"key"`
+	Kind          string   `json:"kind"`
+	Finished      int      `json:"finished"`
+	MeanEnergyKWh *float64 `json:"mean_energy_kwh"`
+	MeanGPUHours  float64  `json:"mean_gpu_hours"`
+}
+
+// ClassFigures is one class's use of its GPUs over the window.
+type ClassFigures struct {
+	Class          string   `json:"class"`
+	Workloads      int      `json:"workloads"`
+	HeldGPUHours   float64  `json:"held_gpu_hours"`
+	UsedGPUHours   float64  `json:"used_gpu_hours"`
+	UtilizationPct *float64 `json:"utilization_pct"`
+	// EnergyKWh is null when a row of the window has no energy (counted
+	// before the ledger kept it per workload).
+	EnergyKWh *float64 `json:"energy_kwh"`
+}
+
+// workloadRow is one workload's sums over some rows.
+type workloadRow struct {
+	w                      profile.Workload
+	first, last            int64
+	held, used, idle, cost float64
+	energy                 float64
+	// energyKnown: every row has the workload's energy (rows counted
+	// before schema 2 have none).
+	energyKnown bool
+}
+
+// workloadRows sums each workload's rows: those of buckets in [lo, hi) when
+// byWindow, else all the rows of the workloads whose last bucket is in
+// [lo, hi).
+func (l *Ledger) workloadRows(ctx context.Context, tx *sql.Tx, sp span, byWindow bool) ([]workloadRow, error) {
+	where := `h.bucket >= $1 AND h.bucket < $2`
+	if !byWindow {
+		where = `w.last_bucket >= $1 AND w.last_bucket < $2`
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT h.workload, w.name, w.kind, w.labels, w.first_bucket, w.last_bucket,
+SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s), SUM(h.cost_usd), COALESCE(SUM(h.energy_j), 0), SUM(CASE WHEN h.energy_j IS NULL THEN 1 ELSE 0 END)
+FROM seedance_hold h JOIN seedance_workload w ON w.id = h.workload
+WHERE `+where+` AND h.provisional <= $3 GROUP BY h.workload, w.name, w.kind, w.labels, w.first_bucket, w.last_bucket ORDER BY h.workload`, sp.lo, sp.hi, sp.maxProv)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer rows.Close()
+	var out []workloadRow
+	for rows.Next() {
+		var r workloadRow
+		var labels string
+		var unknown int64
+		if err := rows.Scan(&r.w.ID, &r.w.Name, &r.w.Kind, &labels, &r.first, &r.last, &r.held, &r.used, &r.idle, &r.cost, &r.energy, &unknown); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+		}
+		if err := json.Unmarshal([]byte(labels), &r.w.Labels); err != nil {
+			return nil, fmt.Errorf("%w: workload %s's labels: %v", ErrLedger, r.w.ID, err)
+		}
+		r.energyKnown = unknown == 0
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// jobs makes the window's Jobs: finished are the workloads whose last
+// bucket is before the watermark's (finishedBefore), with their rows of
+// all time; window are the workloads' rows of the window.
+func jobs(finished, window []workloadRow, finishedBefore int64, levels []string) *Jobs {
+	out := &Jobs{Finished: []JobGroup{}, Classes: []ClassFigures{}}
+	type acc struct {
+		n, measured   int
+		energy, hours float64
+	}
+	groups := map[string]*acc{}
+	keys := map[string]JobGroup{}
+	var all acc
+	for _, r := range finished {
+		if r.last >= finishedBefore {
+			continue
+		}
+		key := make([]string, len(levels))
+		for i, l := range levels {
+			key[i] = analyze.GroupKey(r.w, l)
+		}
+		id := strings.Join(append(key, r.w.Kind), "\x00")
+		a := groups[id]
+		if a == nil {
+			a = &acc{}
+			groups[id] = a
+			keys[id] = JobGroup{Key: key, Kind: r.w.Kind}
+		}
+		for _, x := range []*acc{a, &all} {
+			x.n++
+			x.hours += r.held / 3600
+			if r.energyKnown && r.energy > 0 {
+				x.measured++
+				x.energy += r.energy / 3.6e6
+			}
+		}
+	}
+	for id, a := range groups {
+		g := keys[id]
+		g.Finished, g.MeanGPUHours = a.n, analyze.Sig(a.hours/float64(a.n))
+		if a.measured > 0 {
+			g.MeanEnergyKWh = ptr(analyze.Sig(a.energy / float64(a.measured)))
+		}
+		out.Finished = append(out.Finished, g)
+	}
+	sort.Slice(out.Finished, func(i, j int) bool {
+		a, b := out.Finished[i], out.Finished[j]
+		if k := strings.Compare(strings.Join(a.Key, "\x00"), strings.Join(b.Key, "\x00")); k != 0 {
+			return k < 0
+		}
+		return a.Kind < b.Kind
+	})
+	if all.measured > 0 {
+		out.EnergyPerJobKWh = ptr(analyze.Sig(all.energy / float64(all.measured)))
+	}
+	out.Classes = classes(window)
+	return out
+}
+
+// classes sums the window's rows by class.
+func classes(window []workloadRow) []ClassFigures {
+	byClass := map[string]*ClassFigures{}
+	for _, r := range window {
+		c := Class(r.w)
+		f := byClass[c]
+		if f == nil {
+			f = &ClassFigures{Class: c, EnergyKWh: ptr(0)}
+			byClass[c] = f
+		}
+		f.Workloads++
+		f.HeldGPUHours += r.held / 3600
+		f.UsedGPUHours += r.used / 3600
+		if f.EnergyKWh != nil && r.energyKnown {
+			*f.EnergyKWh += r.energy / 3.6e6
+		} else {
+			f.EnergyKWh = nil
+		}
+	}
+	var out []ClassFigures
+	for _, c := range []string{ClassTraining, ClassInference, ClassOther} {
+		if f := byClass[c]; f != nil {
+			if f.HeldGPUHours > 0 {
+				f.UtilizationPct = ptr(analyze.Sig(100 * f.UsedGPUHours / f.HeldGPUHours))
+			}
+			f.HeldGPUHours, f.UsedGPUHours = analyze.Sig(f.HeldGPUHours), analyze.Sig(f.UsedGPUHours)
+			if f.EnergyKWh != nil {
+				f.EnergyKWh = ptr(analyze.Sig(*f.EnergyKWh))
+			}
+			out = append(out, *f)
+		}
+	}
+	if out == nil {
+		out = []ClassFigures{}
+	}
+	return out
+}
+
+// Class is a workload's class: its ClassLabel, else a batch job trains and
+// a pod of a Deployment, ReplicaSet or StatefulSet serves.
+func Class(w profile.Workload) string {
+	switch v := strings.ToLower(w.Labels[ClassLabel]); v {
+	case ClassTraining, ClassInference:
+		return v
+	}
+	ctrl, _, _ := strings.Cut(w.Labels[profile.ControllerLabel], "/")
+	switch {
+	case w.Kind == profile.KindJob, ctrl == "Job", ctrl == "CronJob":
+		return ClassTraining
+	case ctrl == "Deployment", ctrl == "ReplicaSet", ctrl == "StatefulSet":
+		return ClassInference
+	}
+	return ClassOther
+}
+
+// Comparison is a window against a baseline window: the headline figures
+// of a change (a new scheduler, a policy) before and after.
+type Comparison struct {
+	Baseline               Window `json:"baseline"`
+	EnergyPerJobKWh        Change `json:"energy_per_job_kwh"`
+	TrainingUtilizationPct Change `json:"training_utilization_pct"`
+	IdleCostUSD            Change `json:"idle_cost_usd"`
+	IdleRatio              Change `json:"idle_ratio"`
+}
+
+// Change is a figure before (the baseline) and after (the window), and
+// the relative change in percent; null where a side is.
+type Change struct {
+	Before    *float64 `json:"before"`
+	After     *float64 `json:"after"`
+	ChangePct *float64 `json:"change_pct"`
+}
+
+func change(before, after *float64) Change {
+	c := Change{Before: before, After: after}
+	if before != nil && after != nil && *before != 0 {
+		c.ChangePct = ptr(analyze.Sig(100 * (*after - *before) / *before))
+	}
+	return c
+}
+
+// compare compares the window's report r with the baseline's.
+func compare(base, r *Report) *Comparison {
+	training := func(j *Jobs) *float64 {
+		for _, c := range j.Classes {
+			if c.Class == ClassTraining {
+				return c.UtilizationPct
+			}
+		}
+		return nil
+	}
+	return &Comparison{Baseline: base.Window,
+		EnergyPerJobKWh:        change(base.Jobs.EnergyPerJobKWh, r.Jobs.EnergyPerJobKWh),
+		TrainingUtilizationPct: change(training(base.Jobs), training(r.Jobs)),
+		IdleCostUSD:            change(base.Summary.IdleCostUSD, r.Summary.IdleCostUSD),
+		IdleRatio:              change(base.Summary.IdleRatio, r.Summary.IdleRatio)}
+}

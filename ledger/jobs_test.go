@@ -1,0 +1,111 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// jobsProfile is three hours of one node: GPU 0 at 50 % and 100 W, held
+// by two batch jobs for half an hour each (09:00–09:30, 10:00–10:30); GPU 1
+// at 20 % and 200 W, held all along by a Deployment's pod.
+func jobsProfile() *profile.Profile {
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	n := 3 * 3600 / 15
+	series := func(util, power float64) profile.Series {
+		s := profile.Series{T: make(profile.Values, n), GPUUtilPct: make(profile.Values, n), PowerW: make(profile.Values, n)}
+		for i := range n {
+			s.T[i], s.GPUUtilPct[i], s.PowerW[i] = float64(15*i), util, power
+		}
+		return s
+	}
+	return &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: t0, EndedAt: t0.Add(3 * time.Hour), IntervalS: 15, Complete: true,
+		Nodes: []profile.Node{{Name: "n1",
+			GPUs: []profile.GPU{{Index: 0, UUID: "g0", Model: "NVIDIA H100 80GB HBM3", Series: series(50, 100)}, {Index: 1, UUID: "g1", Model: "NVIDIA H100 80GB HBM3", Series: series(20, 200)}},
+			Workloads: []profile.Workload{
+				{ID: "101", Kind: profile.KindJob, GPUs: []int{0}, Labels: map[string]string{"account": "a"}, Intervals: []profile.Tenure{{StartS: 0, EndS: 1800}}},
+				{ID: "102", Kind: profile.KindJob, GPUs: []int{0}, Labels: map[string]string{"account": "a"}, Intervals: []profile.Tenure{{StartS: 3600, EndS: 5400}}},
+				{ID: "ml/web-7d9f8-x2x4q", Kind: profile.KindPod, GPUs: []int{1}, Labels: map[string]string{"namespace": "ml", profile.ControllerLabel: "Deployment/web"}},
+			}}}}
+}
+
+// TestJobsAndComparison: the energy of each finished job over its tenure
+// (100 W × 1,800 s = 0.05 kWh), training's utilization apart from
+// inference's, and the comparison with a baseline window, by hand.
+func TestJobsAndComparison(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{jobsProfile()}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	r, err := l.Report(ctx, Query{Since: t0.Add(time.Hour), GroupBy: []string{"account"}, BaselineSince: t0, BaselineUntil: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := r.Jobs
+	if len(j.Finished) != 1 || j.Finished[0].Finished != 1 || j.Finished[0].Key[0] != "a" || j.Finished[0].Kind != profile.KindJob ||
+		!nearly(*j.Finished[0].MeanEnergyKWh, 0.05) || !nearly(j.Finished[0].MeanGPUHours, 0.5) || !nearly(*j.EnergyPerJobKWh, 0.05) {
+		t.Errorf("finished: %+v, energy per job %v", j.Finished, j.EnergyPerJobKWh)
+	}
+	if len(j.Classes) != 2 || j.Classes[0].Class != ClassTraining || !nearly(*j.Classes[0].UtilizationPct, 50) || !nearly(j.Classes[0].HeldGPUHours, 0.5) ||
+		j.Classes[1].Class != ClassInference || !nearly(*j.Classes[1].UtilizationPct, 20) || !nearly(*j.Classes[1].EnergyKWh, 0.4) {
+		t.Errorf("classes: %+v", j.Classes)
+	}
+	c := r.Comparison
+	if c == nil || !nearly(*c.EnergyPerJobKWh.Before, 0.05) || !nearly(*c.EnergyPerJobKWh.ChangePct, 0) || !nearly(*c.TrainingUtilizationPct.After, 50) {
+		t.Errorf("comparison: %+v", c)
+	}
+}
+
+func nearly(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// TestMigrations: a ledger of schema 1 is migrated to 2 on open, its rows
+// kept (without a workload's energy: null, not 0); a newer schema is
+// refused with one line.
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/old.db"
+	l := openDSN(t, path)
+	if _, err := l.db.Exec(`DROP TABLE seedance_version; DROP TABLE seedance_meta; DROP TABLE seedance_state; DROP TABLE seedance_gpu; DROP TABLE seedance_hold; DROP TABLE seedance_workload`); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`CREATE TABLE seedance_version (version BIGINT NOT NULL)`, `INSERT INTO seedance_version (version) VALUES (1)`} {
+		if _, err := l.db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, stmt := range strings.Split(migrations[0], ";") {
+		if strings.TrimSpace(stmt) != "" {
+			if _, err := l.db.Exec(stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := l.db.Exec(`INSERT INTO seedance_hold (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd) VALUES (0, 'n', 'm', 'w', 0, 3600, 1800, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l = openDSN(t, path)
+	var version int
+	var energy sql.NullFloat64
+	if err := l.db.QueryRowContext(ctx, `SELECT version FROM seedance_version`).Scan(&version); err != nil || version != SchemaVersion {
+		t.Fatalf("version %d, %v", version, err)
+	}
+	if err := l.db.QueryRowContext(ctx, `SELECT energy_j FROM seedance_hold`).Scan(&energy); err != nil || energy.Valid {
+		t.Fatalf("the old row's energy: %v, %v", energy, err)
+	}
+	if _, err := l.db.Exec(`UPDATE seedance_version SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	_, err := Open(ctx, path)
+	if err == nil || !strings.Contains(err.Error(), "schema is version 99, newer than this seedance's") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a newer ledger: %v", err)
+	}
+}
