@@ -127,7 +127,7 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	}
 	defer l.Close()
 	r, err := l.Report(ctx, ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh,
-		Settled: spec.Format == "prom", // counters only grow
+		Settled:       spec.Format == "prom", // counters only grow
 		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil})
 	if err != nil {
 		return err
