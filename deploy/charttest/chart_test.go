@@ -20,6 +20,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -64,7 +65,11 @@ type objects struct {
 	configMap *corev1.ConfigMap
 	account   *corev1.ServiceAccount
 	claim     *corev1.PersistentVolumeClaim
-	kinds     []string
+	// The ledger's (ledger.enabled).
+	deployment  *appsv1.Deployment
+	service     *corev1.Service
+	ledgerClaim *corev1.PersistentVolumeClaim
+	kinds       []string
 }
 
 func decode(t *testing.T, manifest string) objects {
@@ -95,8 +100,19 @@ func decode(t *testing.T, manifest string) objects {
 			o.account = &corev1.ServiceAccount{}
 			into = o.account
 		case "v1/PersistentVolumeClaim":
-			o.claim = &corev1.PersistentVolumeClaim{}
-			into = o.claim
+			c := &corev1.PersistentVolumeClaim{}
+			into = c
+			if strings.Contains(doc, "component: ledger") {
+				o.ledgerClaim = c
+			} else {
+				o.claim = c
+			}
+		case "apps/v1/Deployment":
+			o.deployment = &appsv1.Deployment{}
+			into = o.deployment
+		case "v1/Service":
+			o.service = &corev1.Service{}
+			into = o.service
 		default:
 			t.Fatalf("unexpected object %s %s", meta.APIVersion, meta.Kind)
 		}
@@ -236,4 +252,75 @@ func indexOf(s []string, v string) int {
 		}
 	}
 	return -1
+}
+
+// TestChartLedger: ledger.enabled adds a Deployment that runs analyze in
+// loop mode with the ledger on a claim of its own, probed on /healthz and
+// scraped through a Service; with a DSN Secret (PostgreSQL) the URL comes
+// from the Secret and no claim is made. Its arguments, run once with the
+// simulated cluster in place of Prometheus, keep the ledger.
+func TestChartLedger(t *testing.T) {
+	o := decode(t, render(t, map[string]any{"ledger": map[string]any{"enabled": true}}))
+	if o.deployment == nil || o.service == nil || o.ledgerClaim == nil {
+		t.Fatalf("objects: %v", o.kinds)
+	}
+	d := o.deployment.Spec
+	c := d.Template.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"--every 5m", "--listen :9464", "--ledger /var/lib/seedance/ledger.db", "--pushdown", "--duration 1h"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if *d.Replicas != 1 || d.Strategy.Type != appsv1.RecreateDeploymentStrategyType || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" ||
+		c.ReadinessProbe == nil || o.service.Spec.Ports[0].Port != 9464 || d.Template.Spec.Volumes[2].PersistentVolumeClaim == nil {
+		t.Errorf("deployment: %+v", d)
+	}
+	if sc := c.SecurityContext; sc == nil || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
+		t.Errorf("security context: %+v", sc)
+	}
+	pg := decode(t, render(t, map[string]any{"ledger": map[string]any{"enabled": true, "dsnSecret": "ledger-dsn"}}))
+	pc := pg.deployment.Spec.Template.Spec.Containers[0]
+	if pg.ledgerClaim != nil || strings.Contains(strings.Join(pc.Args, " "), "--ledger") || len(pc.Env) != 1 || pc.Env[0].Name != "SEEDANCE_LEDGER_DSN" ||
+		pc.Env[0].ValueFrom.SecretKeyRef.Name != "ledger-dsn" || pc.Env[0].ValueFrom.SecretKeyRef.Key != "dsn" {
+		t.Errorf("with PostgreSQL: claim %v, container %+v", pg.ledgerClaim != nil, pc)
+	}
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "seedance")
+	if out, err := exec.Command("go", "-C", "../..", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, d := range []string{"etc", "data"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc", "config.yaml"), []byte(o.configMap.Data["config.yaml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths := strings.NewReplacer("/etc/seedance", filepath.Join(dir, "etc"), "/var/lib/seedance", filepath.Join(dir, "data"))
+	var run []string
+	for i := 0; i < len(c.Args); i++ {
+		a := paths.Replace(c.Args[i])
+		switch a {
+		case "--every", "--listen", "--prometheus-url": // once, without a server
+			i++
+			continue
+		case "--pushdown":
+			continue
+		case "prometheus":
+			a = "sim"
+		}
+		run = append(run, a)
+	}
+	cmd := exec.Command(bin, run...)
+	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ledger: settled") {
+		t.Fatalf("seedance %s: %v\n%s", strings.Join(run, " "), err, out)
+	}
+	out, err := exec.Command(bin, "ledger", "report", "--ledger", filepath.Join(dir, "data", "ledger.db"), "-f", "json").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"idle_gpu_hours"`) {
+		t.Fatalf("ledger report: %v\n%s", err, out)
+	}
 }
