@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,6 +28,16 @@ func TestGrafanaDashboard(t *testing.T) {
 	if r.code != 0 {
 		t.Fatal(r.errOut)
 	}
+	// The ledger's counters beside them, month-to-date by team.
+	led := filepath.Join(t.TempDir(), "ledger.db")
+	if u := run(t, nil, "ledger", "update", "--ledger", led, "-i", path); u.code != 0 {
+		t.Fatal(u.errOut)
+	}
+	lr := run(t, nil, "ledger", "report", "--ledger", led, "--group-by", "team=team", "-f", "prom")
+	if lr.code != 0 {
+		t.Fatal(lr.errOut)
+	}
+	r.out += lr.out
 	sim, err := profile.ReadFile(path, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,10 @@ type Ledger struct {
 	postgres bool
 }
 
-// migrations[i] brings a ledger of schema i to schema i+1. The types are
+// migrations[i] brings a ledger of schema i to schema i+1. Schema 2 adds
+// each workload's energy and the daily rollups (seedance_gpu_day,
+// seedance_hold_day), which a report reads for the whole days of its
+// window, so that a month answers in a second. The types are
 // those both databases read alike: BIGINT, DOUBLE PRECISION, TEXT, BYTEA.
 var migrations = []string{`
 CREATE TABLE seedance_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,7 +56,31 @@ CREATE TABLE seedance_workload (
 	first_bucket BIGINT NOT NULL, last_bucket BIGINT NOT NULL);
 `, `
 ALTER TABLE seedance_hold ADD COLUMN energy_j DOUBLE PRECISION;
-`}
+CREATE TABLE seedance_gpu_day (
+	day BIGINT NOT NULL, node TEXT NOT NULL, model TEXT NOT NULL, price_usd_per_hour DOUBLE PRECISION NOT NULL, price_source TEXT NOT NULL,
+	provisional INTEGER NOT NULL,
+	observed_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	util_s DOUBLE PRECISION NOT NULL, util_covered_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION NOT NULL, energy_measured INTEGER NOT NULL,
+	PRIMARY KEY (day, node, model, price_usd_per_hour, price_source, provisional));
+CREATE TABLE seedance_hold_day (
+	day BIGINT NOT NULL, workload TEXT NOT NULL, provisional INTEGER NOT NULL,
+	held_s DOUBLE PRECISION NOT NULL, used_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION,
+	PRIMARY KEY (day, workload, provisional));
+CREATE INDEX seedance_hold_day_workload ON seedance_hold_day (workload);
+CREATE INDEX seedance_workload_last ON seedance_workload (last_bucket);
+` + rollups}
+
+// rollups fills the daily rollups from the hourly rows.
+const rollups = `
+INSERT INTO seedance_gpu_day SELECT bucket - bucket % 86400, node, model, price_usd_per_hour, price_source, provisional,
+	SUM(observed_s), SUM(idle_s), SUM(util_s), SUM(util_covered_s), SUM(cost_usd), SUM(energy_j), MAX(energy_measured)
+	FROM seedance_gpu GROUP BY bucket - bucket % 86400, node, model, price_usd_per_hour, price_source, provisional;
+INSERT INTO seedance_hold_day SELECT bucket - bucket % 86400, workload, provisional,
+	SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), SUM(energy_j)
+	FROM seedance_hold GROUP BY bucket - bucket % 86400, workload, provisional;
+`
 
 // Open opens the ledger at dsn, a file path (SQLite, created when absent)
 // or a postgres:// URL, and migrates it to SchemaVersion.

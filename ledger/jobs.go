@@ -71,18 +71,45 @@ type workloadRow struct {
 	energyKnown bool
 }
 
-// workloadRows sums each workload's rows: those of buckets in [lo, hi) when
-// byWindow, else all the rows of the workloads whose last bucket is in
-// [lo, hi).
-func (l *Ledger) workloadRows(ctx context.Context, tx *sql.Tx, sp span, byWindow bool) ([]workloadRow, error) {
-	where := `h.bucket >= $1 AND h.bucket < $2`
-	if !byWindow {
-		where = `w.last_bucket >= $1 AND w.last_bucket < $2`
+// workloadRows sums each workload's rows of the window (workload "": what
+// no workload held), with the workloads' names, kinds and labels.
+func (l *Ledger) workloadRows(ctx context.Context, tx *sql.Tx, sp span) ([]workloadRow, error) {
+	cols := `workload, held_s, used_s, idle_s, cost_usd, energy_j`
+	out, err := l.sums(ctx, tx, `SELECT workload, `+sumCols+` FROM (`+spanRows("seedance_hold", cols, cols)+`) x GROUP BY workload`, sp.args()...)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT h.workload, w.name, w.kind, w.labels, w.first_bucket, w.last_bucket,
-SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s), SUM(h.cost_usd), COALESCE(SUM(h.energy_j), 0), SUM(CASE WHEN h.energy_j IS NULL THEN 1 ELSE 0 END)
-FROM seedance_hold h JOIN seedance_workload w ON w.id = h.workload
-WHERE `+where+` AND h.provisional <= $3 GROUP BY h.workload, w.name, w.kind, w.labels, w.first_bucket, w.last_bucket ORDER BY h.workload`, sp.lo, sp.hi, sp.maxProv)
+	return out, l.describe(ctx, tx, out, `last_bucket >= $1 AND first_bucket < $2`, sp.lo, sp.hi)
+}
+
+// finishedRows are the workloads whose last bucket is in the window, with
+// the sums of their whole tenure: the window's rows for those that began
+// in it, their daily rollups since they began for the others.
+func (l *Ledger) finishedRows(ctx context.Context, tx *sql.Tx, sp span, window []workloadRow) ([]workloadRow, error) {
+	var out []workloadRow
+	for _, r := range window {
+		if r.w.ID != "" && r.first >= sp.lo && r.last < sp.hi {
+			out = append(out, r)
+		}
+	}
+	older, err := l.sums(ctx, tx, `SELECT workload, `+sumCols+` FROM seedance_hold_day WHERE provisional <= $3
+AND workload IN (SELECT id FROM seedance_workload WHERE last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1) GROUP BY workload`, sp.lo, sp.hi, sp.maxProv)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.describe(ctx, tx, older, `last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1`, sp.lo, sp.hi); err != nil {
+		return nil, err
+	}
+	return append(out, older...), nil
+}
+
+// sumCols are a workload's sums over its rows, and how many of them have
+// no energy.
+const sumCols = `SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), COALESCE(SUM(energy_j), 0), SUM(CASE WHEN energy_j IS NULL THEN 1 ELSE 0 END)`
+
+// sums runs a query of a workload and its sumCols, a row each.
+func (l *Ledger) sums(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]workloadRow, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
@@ -90,18 +117,50 @@ WHERE `+where+` AND h.provisional <= $3 GROUP BY h.workload, w.name, w.kind, w.l
 	var out []workloadRow
 	for rows.Next() {
 		var r workloadRow
-		var labels string
 		var unknown int64
-		if err := rows.Scan(&r.w.ID, &r.w.Name, &r.w.Kind, &labels, &r.first, &r.last, &r.held, &r.used, &r.idle, &r.cost, &r.energy, &unknown); err != nil {
+		if err := rows.Scan(&r.w.ID, &r.held, &r.used, &r.idle, &r.cost, &r.energy, &unknown); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
-		}
-		if err := json.Unmarshal([]byte(labels), &r.w.Labels); err != nil {
-			return nil, fmt.Errorf("%w: workload %s's labels: %v", ErrLedger, r.w.ID, err)
 		}
 		r.energyKnown = unknown == 0
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// describe fills in the rows' workloads' names, kinds, labels and buckets,
+// read from the workloads that where selects (which must hold them all).
+func (l *Ledger) describe(ctx context.Context, tx *sql.Tx, out []workloadRow, where string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name, kind, labels, first_bucket, last_bucket FROM seedance_workload WHERE `+where, args...)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer rows.Close()
+	at := make(map[string]int, len(out))
+	for i, r := range out {
+		at[r.w.ID] = i
+	}
+	parsed := map[string]map[string]string{} // workloads share their labels: parse each set once
+	for rows.Next() {
+		var id, name, kind, labels string
+		var first, last int64
+		if err := rows.Scan(&id, &name, &kind, &labels, &first, &last); err != nil {
+			return fmt.Errorf("%w: %v", ErrLedger, err)
+		}
+		i, ok := at[id]
+		if !ok {
+			continue
+		}
+		m, ok := parsed[labels]
+		if !ok {
+			if err := json.Unmarshal([]byte(labels), &m); err != nil {
+				return fmt.Errorf("%w: workload %s's labels: %v", ErrLedger, id, err)
+			}
+			parsed[labels] = m
+		}
+		r := &out[i]
+		r.w.Name, r.w.Kind, r.w.Labels, r.first, r.last = name, kind, m, first, last
+	}
+	return rows.Err()
 }
 
 // jobs makes the window's Jobs: finished are the workloads whose last
@@ -117,7 +176,7 @@ func jobs(finished, window []workloadRow, finishedBefore int64, levels []string)
 	keys := map[string]JobGroup{}
 	var all acc
 	for _, r := range finished {
-		if r.last >= finishedBefore {
+		if r.w.ID == "" || r.last >= finishedBefore {
 			continue
 		}
 		key := make([]string, len(levels))
@@ -166,6 +225,9 @@ func jobs(finished, window []workloadRow, finishedBefore int64, levels []string)
 func classes(window []workloadRow) []ClassFigures {
 	byClass := map[string]*ClassFigures{}
 	for _, r := range window {
+		if r.w.ID == "" {
+			continue
+		}
 		c := Class(r.w)
 		f := byClass[c]
 		if f == nil {

@@ -72,7 +72,7 @@ func TestMigrations(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/old.db"
 	l := openDSN(t, path)
-	if _, err := l.db.Exec(`DROP TABLE seedance_version; DROP TABLE seedance_meta; DROP TABLE seedance_state; DROP TABLE seedance_gpu; DROP TABLE seedance_hold; DROP TABLE seedance_workload`); err != nil {
+	if _, err := l.db.Exec(`DROP TABLE seedance_version; DROP TABLE seedance_meta; DROP TABLE seedance_state; DROP TABLE seedance_gpu; DROP TABLE seedance_hold; DROP TABLE seedance_workload; DROP TABLE seedance_gpu_day; DROP TABLE seedance_hold_day`); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{`CREATE TABLE seedance_version (version BIGINT NOT NULL)`, `INSERT INTO seedance_version (version) VALUES (1)`} {
@@ -99,6 +99,10 @@ func TestMigrations(t *testing.T) {
 	}
 	if err := l.db.QueryRowContext(ctx, `SELECT energy_j FROM seedance_hold`).Scan(&energy); err != nil || energy.Valid {
 		t.Fatalf("the old row's energy: %v, %v", energy, err)
+	}
+	var held float64
+	if err := l.db.QueryRowContext(ctx, `SELECT held_s, energy_j FROM seedance_hold_day WHERE workload = 'w'`).Scan(&held, &energy); err != nil || held != 3600 || energy.Valid {
+		t.Fatalf("the old row's daily rollup: %v %v, %v", held, energy, err)
 	}
 	if _, err := l.db.Exec(`UPDATE seedance_version SET version = 99`); err != nil {
 		t.Fatal(err)

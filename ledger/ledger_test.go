@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/testkit/engine"
 	"github.com/seedance/seedance/internal/testkit/pgtest"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/sim"
@@ -250,4 +251,48 @@ func openDSN(t testing.TB, dsn string) *Ledger {
 	}
 	t.Cleanup(func() { l.Close() })
 	return l
+}
+
+// TestLedgerAcrossDays: over two days and a bit, a report reads the whole
+// day from the daily rollups and the partial days from the hourly rows,
+// and still equals one analysis; so does the whole day alone against the
+// sum of its hours.
+func TestLedgerAcrossDays(t *testing.T) {
+	engine.SkipShort(t, "simulates 50 hours")
+	p, err := sim.Record(sim.Options{Nodes: 4, Scenario: sim.ScenarioMixed, Seed: 3}, time.Minute, 50*time.Hour, profile.Generator{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := oneAnalysis(t, p, []string{"namespace"})
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			l := ledgers(t, backend)()
+			for _, part := range pieces(p, rand.New(rand.NewPCG(5, 5)), 3) {
+				if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{part}, Params: params()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := l.Report(context.Background(), Query{GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFigures(t, got, want)
+			day := time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC)
+			whole, err := l.Report(context.Background(), Query{Since: day, Until: day.Add(24 * time.Hour), GroupBy: []string{"namespace"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hours float64
+			for h := range 24 {
+				r, err := l.Report(context.Background(), Query{Since: day.Add(time.Duration(h) * time.Hour), Until: day.Add(time.Duration(h+1) * time.Hour), GroupBy: []string{"namespace"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hours += *r.Summary.IdleCostUSD
+			}
+			if math.Abs(*whole.Summary.IdleCostUSD-hours) > 1e-6*hours || hours == 0 {
+				t.Errorf("the day's idle cost from the rollup %v, from its hours %v", *whole.Summary.IdleCostUSD, hours)
+			}
+		})
+	}
 }

@@ -3,14 +3,12 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 	"time"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/profile"
 )
 
 // ReportSchema names the shape of a ledger report's JSON.
@@ -35,6 +33,28 @@ type Query struct {
 type span struct {
 	lo, hi  int64
 	maxProv int
+}
+
+// args are the arguments of a query over the span's rows (from): the
+// hourly rows of its partial days ($1–$4), then the daily rollups of its
+// whole days ($6, $7), provisional ones up to $5.
+func (sp span) args() []any {
+	dlo := sp.lo
+	if d := day(sp.lo); d < sp.lo {
+		dlo = d + 86400
+	}
+	dhi := max(dlo, day(sp.hi))
+	if dhi == dlo { // no whole day: every row hourly
+		return []any{sp.lo, sp.hi, sp.hi, sp.hi, sp.maxProv, 0, 0}
+	}
+	return []any{sp.lo, dlo, dhi, sp.hi, sp.maxProv, dlo, dhi}
+}
+
+// spanRows selects cols of the span's rows of the hourly table and of its
+// daily rollup (whose bucket column is day).
+func spanRows(table, cols, dayCols string) string {
+	return `SELECT ` + cols + ` FROM ` + table + ` WHERE ((bucket >= $1 AND bucket < $2) OR (bucket >= $3 AND bucket < $4)) AND provisional <= $5
+UNION ALL SELECT ` + dayCols + ` FROM ` + table + `_day WHERE day >= $6 AND day < $7 AND provisional <= $5`
 }
 
 // Report answers from the ledger alone. Its summary and attribution have
@@ -163,18 +183,16 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, st *state, q Query, lo,
 	if q.Settled {
 		sp.maxProv = 0
 	}
-	if err := l.gpuFigures(ctx, tx, r, sp, q.EnergyUSDPerKWh); err != nil {
-		return nil, err
-	}
-	var err error
-	if r.Attribution, err = l.attribution(ctx, tx, sp, q.GroupBy, r); err != nil {
-		return nil, err
-	}
-	finished, err := l.workloadRows(ctx, tx, sp, false)
+	total, err := l.gpuFigures(ctx, tx, r, sp, q.EnergyUSDPerKWh)
 	if err != nil {
 		return nil, err
 	}
-	inWindow, err := l.workloadRows(ctx, tx, sp, true)
+	inWindow, err := l.workloadRows(ctx, tx, sp)
+	if err != nil {
+		return nil, err
+	}
+	r.Attribution = attribution(inWindow, total, q.GroupBy)
+	finished, err := l.finishedRows(ctx, tx, sp, inWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -186,12 +204,13 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, st *state, q Query, lo,
 	return r, nil
 }
 
-// gpuFigures fills the summary, the days and the prices.
-func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, sp span, energyPrice float64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT bucket, node, model, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source
-FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 ORDER BY bucket, node, model, provisional`, sp.lo, sp.hi, sp.maxProv)
+// gpuFigures fills the summary, the days and the prices, and returns the
+// GPUs' totals (for the attribution's total).
+func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, sp span, energyPrice float64) (analyze.Held, error) {
+	cols := `node, model, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source`
+	rows, err := tx.QueryContext(ctx, spanRows("seedance_gpu", "bucket, "+cols, "day, "+cols), sp.args()...)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrLedger, err)
+		return analyze.Held{}, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	defer rows.Close()
 	var obs, idle, util, utilW, cost, energy float64
@@ -205,7 +224,7 @@ FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 ORDER
 		var o, i, u, uw, c, e, price float64
 		var m int
 		if err := rows.Scan(&bucket, &node, &model, &o, &i, &u, &uw, &c, &e, &m, &price, &source); err != nil {
-			return fmt.Errorf("%w: %v", ErrLedger, err)
+			return analyze.Held{}, fmt.Errorf("%w: %v", ErrLedger, err)
 		}
 		nodes[node] = true
 		obs, idle, util, utilW, cost, energy = obs+o, idle+i, util+u, utilW+uw, cost+c, energy+e
@@ -223,12 +242,12 @@ FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 ORDER
 			d.EnergyKWh = ptr(value(d.EnergyKWh) + e/3.6e6)
 		}
 		k := [2]string{model, fmt.Sprint(price) + source}
-		if prices[k] == nil {
+		if p := prices[k]; p == nil || t.Format(time.RFC3339) < p.FirstBucket {
 			prices[k] = &Price{Model: model, USDPerHour: price, Source: source, FirstBucket: t.Format(time.RFC3339)}
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%w: %v", ErrLedger, err)
+		return analyze.Held{}, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	s := &r.Summary
 	s.Nodes, s.GPUHours = len(nodes), analyze.Sig(obs/3600)
@@ -257,48 +276,23 @@ FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 ORDER
 		a, b := r.Prices[i], r.Prices[j]
 		return a.Model < b.Model || a.Model == b.Model && a.FirstBucket < b.FirstBucket
 	})
-	return nil
+	return analyze.Held{HeldH: obs / 3600, UsedH: util / 3600, IdleH: idle / 3600, CostUSD: cost}, nil
 }
 
-// attribution groups the workloads' rows of the window.
-func (l *Ledger) attribution(ctx context.Context, tx *sql.Tx, sp span, levels []string, r *Report) (*analyze.Attribution, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT h.workload, COALESCE(w.name, ''), COALESCE(w.kind, ''), COALESCE(w.labels, '{}'),
-SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s), SUM(h.cost_usd)
-FROM seedance_hold h LEFT JOIN seedance_workload w ON w.id = h.workload
-WHERE h.bucket >= $1 AND h.bucket < $2 AND h.provisional <= $3 GROUP BY h.workload, w.name, w.kind, w.labels ORDER BY h.workload`, sp.lo, sp.hi, sp.maxProv)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
-	}
-	defer rows.Close()
+// attribution groups the workloads' rows of the window; total is the
+// GPUs' own sums.
+func attribution(window []workloadRow, total analyze.Held, levels []string) *analyze.Attribution {
 	var held []analyze.Held
 	var unalloc analyze.Held
-	for rows.Next() {
-		var id, name, kind, labels string
-		var h analyze.Held
-		if err := rows.Scan(&id, &name, &kind, &labels, &h.HeldH, &h.UsedH, &h.IdleH, &h.CostUSD); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
-		}
-		h.HeldH, h.UsedH, h.IdleH = h.HeldH/3600, h.UsedH/3600, h.IdleH/3600
-		if id == "" {
+	for _, r := range window {
+		h := analyze.Held{Workload: r.w, HeldH: r.held / 3600, UsedH: r.used / 3600, IdleH: r.idle / 3600, CostUSD: r.cost}
+		if r.w.ID == "" {
 			unalloc = h
 			continue
 		}
-		h.Workload = profile.Workload{ID: id, Name: name, Kind: kind}
-		if err := json.Unmarshal([]byte(labels), &h.Workload.Labels); err != nil {
-			return nil, fmt.Errorf("%w: workload %s's labels: %v", ErrLedger, id, err)
-		}
 		held = append(held, h)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
-	}
-	total := analyze.Held{HeldH: r.Summary.GPUHours}
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(observed_s), 0), COALESCE(SUM(util_s), 0), COALESCE(SUM(idle_s), 0), COALESCE(SUM(cost_usd), 0)
-FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3`, sp.lo, sp.hi, sp.maxProv).Scan(&total.HeldH, &total.UsedH, &total.IdleH, &total.CostUSD); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
-	}
-	total.HeldH, total.UsedH, total.IdleH = total.HeldH/3600, total.UsedH/3600, total.IdleH/3600
-	return analyze.Attribute(held, unalloc, total, levels), nil
+	return analyze.Attribute(held, unalloc, total, levels)
 }
 
 func ptr(v float64) *float64 { return &v }

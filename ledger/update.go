@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -113,7 +112,6 @@ type rows struct {
 	settled  int // pieces before this index are settled
 	bucketOf []int64
 	tail     *profile.Profile
-	pricer   *pricing.Pricer
 }
 
 // plan analyzes the carried tail and the new data and cuts the analysis
@@ -341,7 +339,7 @@ func (l *Ledger) load(ctx context.Context, tx *sql.Tx) (*state, error) {
 // write replaces the provisional rows, adds the settled ones and saves the
 // state, inside tx.
 func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r *rows) error {
-	for _, table := range []string{"seedance_gpu", "seedance_hold"} {
+	for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day"} {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE provisional = 1`); err != nil {
 			return err
 		}
@@ -355,6 +353,15 @@ energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_
 price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_source`,
 			r.bucketOf[g.Piece], g.Node, g.Model, r.provisional(g.Piece), g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ, b2i(g.EnergyMeasured),
 			g.PriceUSDPerHour, g.PriceSource)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO seedance_gpu_day AS o (day, node, model, price_usd_per_hour, price_source, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+ON CONFLICT (day, node, model, price_usd_per_hour, price_source, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
+util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
+energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_measured > excluded.energy_measured THEN o.energy_measured ELSE excluded.energy_measured END`,
+			day(r.bucketOf[g.Piece]), g.Node, g.Model, g.PriceUSDPerHour, g.PriceSource, r.provisional(g.Piece), g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ, b2i(g.EnergyMeasured))
 		if err != nil {
 			return err
 		}
@@ -375,11 +382,22 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 		if err != nil {
 			return err
 		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO seedance_hold_day AS o (day, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (day, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
+idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
+			day(r.bucketOf[h.Piece]), id, r.provisional(h.Piece), h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ)
+		if err != nil {
+			return err
+		}
 	}
 	return l.save(ctx, tx, st, r.tail)
 }
 
 func (r *rows) provisional(piece int) int { return b2i(piece >= r.settled) }
+
+// day is the start of a bucket's UTC day, in Unix seconds.
+func day(bucket int64) int64 { return bucket - bucket%86400 }
 
 func b2i(b bool) int {
 	if b {

@@ -1,0 +1,83 @@
+package cmd
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
+	"github.com/seedance/seedance/internal/testkit/synth"
+
+	"io"
+)
+
+// BenchmarkLedgerUpdate1000Nodes: on 1,000 nodes × 8 GPUs scraped every
+// 15 s (SEEDANCE_BENCH_HOURS, default 2, backfilled into a real
+// Prometheus; SEEDANCE_BENCH_TSDB keeps it), the CPU time (seedance's and
+// the engine's) of a 5-minute ledger update with --pushdown, against a
+// one-shot --pushdown analyze of the whole range, in the same run,
+// alternated over 3 rounds: the ratio's min/median/max, and the update's
+// peak RSS.
+func BenchmarkLedgerUpdate1000Nodes(b *testing.B) {
+	hours := 2
+	if h, err := strconv.Atoi(os.Getenv("SEEDANCE_BENCH_HOURS")); err == nil && h > 0 && h <= 24 {
+		hours = h
+	}
+	dir := os.Getenv("SEEDANCE_BENCH_TSDB")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	srv := promtest.StartSlicesIn(b, dir, hours, func(i int, w io.Writer) error {
+		return dcgmtest.WriteOpenMetrics(w, synth.Slice(1000, 8, i*240, 240, 15))
+	})
+	end := synth.Start.Add(time.Duration(hours) * time.Hour)
+	src := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--step", "15s", "--pushdown"}
+	b.ResetTimer()
+	var ratios []float64
+	var rss float64
+	for round := range 3 {
+		tmp := b.TempDir()
+		oneCPU, oneEngine, _ := cpuRun(b, srv, append([]string{"analyze", "-f", "json", "-o", filepath.Join(tmp, "r.json"),
+			"--start", synth.Start.Format(time.RFC3339), "--end", end.Format(time.RFC3339)}, src...)...)
+		led := filepath.Join(tmp, "ledger.db")
+		cpuRun(b, srv, append([]string{"ledger", "update", "--ledger", led, "--start", synth.Start.Format(time.RFC3339),
+			"--end", end.Add(-5 * time.Minute).Format(time.RFC3339)}, src...)...)
+		upCPU, upEngine, upRSS := cpuRun(b, srv, append([]string{"ledger", "update", "--ledger", led, "--end", end.Format(time.RFC3339)}, src...)...)
+		ratio := (upCPU + upEngine).Seconds() / (oneCPU + oneEngine).Seconds()
+		b.Logf("round %d: one-shot %dh: seedance %.2fs + engine %.2fs; 5-minute update: seedance %.3fs + engine %.3fs, %.1f MiB; ratio %.4f (1/%.0f)",
+			round+1, hours, oneCPU.Seconds(), oneEngine.Seconds(), upCPU.Seconds(), upEngine.Seconds(), upRSS, ratio, 1/ratio)
+		ratios = append(ratios, ratio)
+		rss = max(rss, upRSS)
+	}
+	sort.Float64s(ratios)
+	b.ReportMetric(ratios[0], "ratio-min")
+	b.ReportMetric(ratios[1], "ratio-median")
+	b.ReportMetric(ratios[2], "ratio-max")
+	b.ReportMetric(rss, "update-maxrss-MiB")
+}
+
+// cpuRun runs the binary and returns its CPU time (user + sys), the
+// engine's CPU time meanwhile, and its peak RSS in MiB.
+func cpuRun(b *testing.B, srv *promtest.Server, args ...string) (cpu, engineCPU time.Duration, rssMiB float64) {
+	engine := srv.CPU()
+	rss := filepath.Join(b.TempDir(), "rss")
+	c := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rss, binary}, args...)...)
+	c.Env = []string{"HOME=" + b.TempDir(), "TMPDIR=" + b.TempDir()}
+	if o, err := c.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, o)
+	}
+	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if kb, err := os.ReadFile(rss); err == nil {
+		v, _ := strconv.Atoi(strings.TrimSpace(string(kb)))
+		rssMiB = float64(v) / 1024
+	}
+	return cpu, srv.CPU() - engine, rssMiB
+}
