@@ -90,5 +90,8 @@ func WriteReport(stdout io.Writer, terminal bool, ac settings.Analyze, res *repo
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
+	if ac.Keep > 0 {
+		return writeKept(ac.Output, ac.Keep, res.Window.End, func(w io.Writer) error { return write(w, res, ropts) })
+	}
 	return fsutil.WriteAtomic(ac.Output, func(w io.Writer) error { return write(w, res, ropts) })
 }

@@ -99,6 +99,7 @@ type Analyze struct {
 	Every            time.Duration `mapstructure:"every"`
 	Listen           string        `mapstructure:"listen"`
 	GroupBy          []string      `mapstructure:"group_by"`
+	Keep             int           `mapstructure:"keep"`
 }
 
 // Validate checks the report, format and dialect names, the output, and
@@ -120,6 +121,9 @@ func (a Analyze) Validate() error {
 	}
 	if err := CheckOutputName("--output", a.Output); err != nil {
 		return err
+	}
+	if a.Keep > 0 && a.Output == "-" {
+		return exit.Usagef("--keep keeps dated copies of the report file: give --output FILE")
 	}
 	if a.Has("attribution") {
 		if err := analyze.CheckGroupBy(a.GroupBy); err != nil {

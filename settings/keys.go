@@ -63,6 +63,7 @@ var own = []setting.Key{
 	{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable)"},
 	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: " + setting.OrList(render.Formats)},
 	{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
+	{Key: "analyze.keep", Default: 0, Cmd: "analyze", Flag: "keep", Help: "with --output FILE: also write each report to a dated copy beside it (FILE's name with the window's end, report-20261201T1000Z.json) and keep the newest N of them (0: none)", Range: setting.Rng(0, 1e5)},
 	{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze ledger-update", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: setting.Rng(0, 100)},
 	{Key: "analyze.idle_window", Default: setting.SecondsDur(analysisDefaults.IdleWindow), Cmd: "analyze ledger-update", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: setting.Rng(0.001, setting.Span)},
 	{Key: "analyze.underused_pct", Default: analysisDefaults.UnderusedPct, Cmd: "analyze", Flag: "underused", Help: "a node is under-used when its mean GPU utilization is below this percentage", Range: setting.Rng(0, 100)},

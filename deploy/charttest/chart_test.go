@@ -234,6 +234,9 @@ func TestJobRuns(t *testing.T) {
 			t.Fatalf("container %s: seedance %s: %v\n%s", c.Name, strings.Join(args, " "), err, out)
 		}
 	}
+	if dated, _ := filepath.Glob(filepath.Join(dir, "reports", "report-*T*Z.json")); len(dated) != 1 {
+		t.Errorf("dated copies of the JSON report: %v", dated)
+	}
 	for _, f := range []string{"reports/report.json", "reports/report.html", "reports/report.markdown", "work/seedance.prom"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil || len(b) == 0 {

@@ -1,0 +1,42 @@
+package pipeline
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestWriteKept: each report goes to the latest file and to a dated copy;
+// the dated copies beyond the newest keep go, other files stay.
+func TestWriteKept(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(filepath.Join(dir, "report-notes.json"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for h := range 5 {
+		body := []byte{'0' + byte(h)}
+		if err := writeKept(path, 3, t0.Add(time.Duration(h)*time.Hour), func(w io.Writer) error { _, err := w.Write(body); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{"report-20261201T120000Z.json", "report-20261201T130000Z.json", "report-20261201T140000Z.json", "report-notes.json", "report.json"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("files %v, want %v", names, want)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "4" {
+		t.Errorf("latest: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "report-20261201T120000Z.json")); string(b) != "2" {
+		t.Errorf("dated: %q", b)
+	}
+}
