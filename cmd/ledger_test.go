@@ -215,3 +215,25 @@ func TestRealPrices(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerReportFormats: every format of a ledger report is written,
+// HTML as one self-contained page that escapes what it shows.
+func TestLedgerReportFormats(t *testing.T) {
+	p := simProfile(t, "--interval", "15s", "--duration", "10m", "--sim-nodes", "2")
+	led := filepath.Join(t.TempDir(), "l.db")
+	if r := run(t, nil, "ledger", "update", "--ledger", led, "-i", p); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	for _, f := range []string{"table", "json", "yaml", "csv", "markdown", "html", "prom"} {
+		r := run(t, nil, "ledger", "report", "--ledger", led, "-f", f, "--group-by", "team=team")
+		if r.code != 0 || len(r.out) < 100 {
+			t.Errorf("-f %s: exit %d: %s%s", f, r.code, r.out, r.errOut)
+		}
+		if f == "html" && (!strings.Contains(r.out, "Content-Security-Policy") || strings.Contains(r.out, "<script src") || !strings.Contains(r.out, "(held by no workload)")) {
+			t.Errorf("-f html:\n%s", r.out)
+		}
+	}
+	if r := run(t, nil, "ledger", "report", "--ledger", led, "-f", "pdf"); r.code != 2 || !strings.Contains(r.errOut, "unknown format") {
+		t.Errorf("-f pdf: exit %d: %s", r.code, r.errOut)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/seedance/seedance/internal/exit"
@@ -117,6 +119,9 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	cfg := spec.Config
 	if cfg.Ledger.DSN == "" {
 		return exit.Usagef("no ledger: give --ledger PATH or --ledger postgres://…")
+	}
+	if !slices.Contains(render.LedgerFormats, spec.Format) {
+		return exit.Usagef("unknown format %q for a ledger report (choose %s)", spec.Format, strings.Join(render.LedgerFormats, ", "))
 	}
 	if err := fsutil.CheckOutput(spec.Output, cfg.Ledger.DSN); err != nil {
 		return exit.Usagef("--output: %v", err)

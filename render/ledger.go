@@ -14,7 +14,7 @@ import (
 )
 
 // LedgerFormats are the formats of a ledger report.
-var LedgerFormats = []string{"table", "json", "yaml", "csv", "markdown", "prom"}
+var LedgerFormats = []string{"table", "json", "yaml", "csv", "markdown", "html", "prom"}
 
 // Ledger writes a ledger report (seedance ledger report) in one of
 // LedgerFormats; prom wants a report of settled rows (ledger.Query.Settled).
@@ -32,6 +32,8 @@ func Ledger(w io.Writer, r *ledger.Report, format string) error {
 		return ledgerTable(w, r, format == "markdown")
 	case "prom":
 		return LedgerProm(w, r)
+	case "html":
+		return ledgerHTML(w, r)
 	}
 	return fmt.Errorf("unknown format %q for a ledger report (choose %s)", format, strings.Join(LedgerFormats, ", "))
 }
