@@ -339,13 +339,15 @@ func (l *Ledger) load(ctx context.Context, tx *sql.Tx) (*state, error) {
 // write replaces the provisional rows, adds the settled ones and saves the
 // state, inside tx.
 func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r *rows) error {
+	ex := &execer{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	defer ex.close()
 	for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day"} {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE provisional = 1`); err != nil {
 			return err
 		}
 	}
 	for _, g := range r.cuts.GPUs {
-		_, err := tx.ExecContext(ctx, `INSERT INTO seedance_gpu AS o (bucket, node, model, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source)
+		err := ex.exec(`INSERT INTO seedance_gpu AS o (bucket, node, model, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT (bucket, node, model, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
 util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
@@ -356,7 +358,7 @@ price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO seedance_gpu_day AS o (day, node, model, price_usd_per_hour, price_source, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured)
+		err = ex.exec(`INSERT INTO seedance_gpu_day AS o (day, node, model, price_usd_per_hour, price_source, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT (day, node, model, price_usd_per_hour, price_source, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
 util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
@@ -370,11 +372,11 @@ energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_
 		id := ""
 		if h.Workload != nil {
 			id = h.Workload.ID
-			if err := l.putWorkload(ctx, tx, h.Workload, r.bucketOf[h.Piece]); err != nil {
+			if err := l.putWorkload(ex, h.Workload, r.bucketOf[h.Piece]); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO seedance_hold AS o (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
+		err := ex.exec(`INSERT INTO seedance_hold AS o (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (bucket, node, model, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
@@ -382,7 +384,7 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO seedance_hold_day AS o (day, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
+		err = ex.exec(`INSERT INTO seedance_hold_day AS o (day, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (day, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
@@ -396,6 +398,32 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 
 func (r *rows) provisional(piece int) int { return b2i(piece >= r.settled) }
 
+// execer runs an update's statements, each prepared once.
+type execer struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (e *execer) exec(q string, args ...any) error {
+	st := e.stmts[q]
+	if st == nil {
+		var err error
+		if st, err = e.tx.PrepareContext(e.ctx, q); err != nil {
+			return err
+		}
+		e.stmts[q] = st
+	}
+	_, err := st.ExecContext(e.ctx, args...)
+	return err
+}
+
+func (e *execer) close() {
+	for _, st := range e.stmts {
+		st.Close()
+	}
+}
+
 // day is the start of a bucket's UTC day, in Unix seconds.
 func day(bucket int64) int64 { return bucket - bucket%86400 }
 
@@ -407,12 +435,12 @@ func b2i(b bool) int {
 }
 
 // putWorkload records a workload's latest name, kind and labels.
-func (l *Ledger) putWorkload(ctx context.Context, tx *sql.Tx, w *profile.Workload, bucket int64) error {
+func (l *Ledger) putWorkload(ex *execer, w *profile.Workload, bucket int64) error {
 	labels, err := json.Marshal(w.Labels)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO seedance_workload AS o (id, name, kind, labels, first_bucket, last_bucket) VALUES ($1, $2, $3, $4, $5, $6)
+	err = ex.exec(`INSERT INTO seedance_workload AS o (id, name, kind, labels, first_bucket, last_bucket) VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (id) DO UPDATE SET name = excluded.name, kind = excluded.kind, labels = excluded.labels,
 first_bucket = CASE WHEN o.first_bucket < excluded.first_bucket THEN o.first_bucket ELSE excluded.first_bucket END,
 last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket ELSE excluded.last_bucket END`,
