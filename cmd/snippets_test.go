@@ -287,6 +287,15 @@ func TestDocSnippets(t *testing.T) {
 			}
 		case s.lang == "yaml" && strings.Contains(s.text, "\njobs:"):
 			ran += runWorkflow(t, sb, where, s.text)
+		case s.lang == "yaml" && (strings.HasPrefix(s.text, "prices:") || strings.Contains(s.text, "\nprices:")):
+			// A price file (docs/pricing.md): it loads and prices a report.
+			if err := os.WriteFile(filepath.Join(sb.dir, "prices.yaml"), []byte(s.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ran++
+			if out, code := sb.sh(t, "seedance analyze profile.json --price-file prices.yaml -f json -o /dev/null"); code != 0 {
+				t.Errorf("%s: the price file does not load: %s", where, out)
+			}
 		case s.lang == "yaml":
 			cfg := filepath.Join(sb.dir, "config.yaml")
 			if err := os.WriteFile(cfg, []byte(s.text), 0o644); err != nil {
