@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,6 @@ import (
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
 	"github.com/seedance/seedance/internal/testkit/promtest"
 	"github.com/seedance/seedance/internal/testkit/synth"
-
-	"io"
 )
 
 // BenchmarkLedgerUpdate1000Nodes: on 1,000 nodes × 8 GPUs scraped every

@@ -293,7 +293,7 @@ func TestDocSnippets(t *testing.T) {
 				t.Fatal(err)
 			}
 			ran++
-			if out, code := sb.sh(t, "seedance analyze profile.json --price-file prices.yaml -f json -o /dev/null"); code != 0 {
+			if out, code := sb.sh(t, "seedance analyze profile.json --price-file prices.yaml -f json -o price-check.json"); code != 0 {
 				t.Errorf("%s: the price file does not load: %s", where, out)
 			}
 		case s.lang == "yaml":

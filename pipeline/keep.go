@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/fsutil"
 )
 
@@ -22,6 +23,9 @@ const datedLayout = "20060102T150405Z"
 // copies beyond the newest keep (analyze.keep). Each file is written
 // atomically; a failed write removes nothing.
 func writeKept(path string, keep int, end time.Time, write func(io.Writer) error) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() || strings.HasPrefix(filepath.Clean(path), "/dev/") || strings.HasPrefix(filepath.Clean(path), "/proc/") {
+		return exit.Usagef("--keep keeps dated copies beside a regular file: %s is not one", path)
+	}
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
 		return err

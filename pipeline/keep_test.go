@@ -40,3 +40,15 @@ func TestWriteKept(t *testing.T) {
 		t.Errorf("dated: %q", b)
 	}
 }
+
+// TestWriteKeptWantsAFile: --keep beside a device would write dated files
+// into /dev; it is refused, and the device is left alone.
+func TestWriteKeptWantsAFile(t *testing.T) {
+	err := writeKept("/dev/null", 3, time.Now(), func(w io.Writer) error { return nil })
+	if err == nil {
+		t.Fatal("--keep beside /dev/null was not refused")
+	}
+	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode()&os.ModeDevice == 0 {
+		t.Fatalf("/dev/null: %v %v", fi, err)
+	}
+}

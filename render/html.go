@@ -136,6 +136,13 @@ type kpi struct {
 	Value                        string // the JSON report's number, or null
 }
 
+// pageCSP is the pages' Content-Security-Policy: nothing from outside,
+// inline styles, and the one script by its hash.
+func pageCSP() string {
+	sum := sha256.Sum256([]byte(pageScript))
+	return "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
 // jsonNum is v as the JSON report writes it.
 func jsonNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
@@ -168,8 +175,7 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 	d := map[string]any{}
 	d["CSS"] = template.CSS(pageCSS)
 	d["Script"] = template.JS(pageScript)
-	sum := sha256.Sum256([]byte(pageScript))
-	d["CSP"] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	d["CSP"] = pageCSP()
 	d["Window"] = windowText(r.Window, "2006-01-02 15:04")
 	d["Summary"] = s
 	d["Inputs"] = r.Inputs

@@ -1,8 +1,6 @@
 package render
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"html/template"
 	"io"
 	"strings"
@@ -60,10 +58,9 @@ func ledgerHTML(w io.Writer, r *ledger.Report) error {
 		}
 		groups = append(groups, barItem{strings.Join(g.Key, " / "), g.WasteCostUSD})
 	}
-	sum := sha256.Sum256([]byte(pageScript))
 	by := strings.Join(r.Attribution.GroupBy, ", ")
 	return ledgerTemplate.Execute(w, map[string]any{
-		"CSP":    template.HTMLAttr("default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"),
+		"CSP":    template.HTMLAttr(pageCSP()),
 		"CSS":    template.CSS(pageCSS),
 		"Script": template.JS(pageScript),
 		"Window": r.Window.Start.Format("2006-01-02 15:04") + " → " + r.Window.End.Format("2006-01-02 15:04 UTC"),
