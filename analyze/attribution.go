@@ -112,12 +112,16 @@ func attribution(hs []*holding, unalloc, total figures, levels []string) *Attrib
 		key       []string
 		f         figures
 		workloads map[string]bool
+		summed    int // workloads counted by rows that sum several
 	}
 	groups := map[string]*group{}
 	for _, h := range hs {
-		key := make([]string, len(levels))
-		for l, level := range levels {
-			key[l] = groupKey(h.w, level)
+		key := h.keys
+		if key == nil {
+			key = make([]string, len(levels))
+			for l, level := range levels {
+				key[l] = groupKey(h.w, level)
+			}
 		}
 		id := strings.Join(key, "\x00")
 		gr := groups[id]
@@ -125,7 +129,11 @@ func attribution(hs []*holding, unalloc, total figures, levels []string) *Attrib
 			gr = &group{key: key, workloads: map[string]bool{}}
 			groups[id] = gr
 		}
-		gr.workloads[h.w.ID] = true
+		if h.n > 0 {
+			gr.summed += h.n
+		} else {
+			gr.workloads[h.w.ID] = true
+		}
 		gr.f.held += h.f.held
 		gr.f.used += h.f.used
 		gr.f.idle += h.f.idle
@@ -133,7 +141,7 @@ func attribution(hs []*holding, unalloc, total figures, levels []string) *Attrib
 	}
 	out := &Attribution{GroupBy: append([]string(nil), levels...), Groups: []AttributionGroup{}, Unallocated: unalloc.report(), Total: total.report()}
 	for _, gr := range groups {
-		out.Groups = append(out.Groups, AttributionGroup{Key: gr.key, Workloads: len(gr.workloads), AttributionFigures: gr.f.report()})
+		out.Groups = append(out.Groups, AttributionGroup{Key: gr.key, Workloads: len(gr.workloads) + gr.summed, AttributionFigures: gr.f.report()})
 	}
 	sort.Slice(out.Groups, func(i, j int) bool {
 		a, b := out.Groups[i], out.Groups[j]

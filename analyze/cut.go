@@ -198,6 +198,12 @@ func (g *gpuAcc) energyWithin(lo, hi float64) float64 {
 type Held struct {
 	Workload                     profile.Workload
 	HeldH, UsedH, IdleH, CostUSD float64
+	// Keys, when set, are the row's group keys, one per level (else they
+	// are Workload's); Workloads, when above 0, is how many distinct
+	// workloads the row sums, all sharing those keys (else it is
+	// Workload's own). A ledger sums workloads alike in every key.
+	Keys      []string
+	Workloads int
 }
 
 // Attribute groups what workloads held by the levels, as the attribution
@@ -206,7 +212,7 @@ type Held struct {
 func Attribute(held []Held, unallocated, total Held, levels []string) *Attribution {
 	hs := make([]*holding, len(held))
 	for i, h := range held {
-		hs[i] = &holding{w: h.Workload, f: h.figures()}
+		hs[i] = &holding{w: h.Workload, f: h.figures(), keys: h.Keys, n: h.Workloads}
 	}
 	return attribution(hs, unallocated.figures(), total.figures(), levels)
 }

@@ -55,6 +55,10 @@ type holding struct {
 	pricePH   float64 // USD per hour of its shares
 	observedS float64 // the longest any of its GPUs was observed
 	memTotal  uint64  // of its GPUs
+	// keys and n, when set, are the group keys and the number of
+	// workloads of a row that sums several (Held).
+	keys []string
+	n    int
 }
 
 // holdings splits every GPU's time among the running workloads that hold

@@ -15,7 +15,7 @@ import (
 
 // SchemaVersion is the version of the ledger's tables this build writes;
 // Open migrates an older ledger to it, in one transaction.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrLedger marks a ledger that cannot be used as asked: a newer schema,
 // other analysis settings, a DSN that names no database.
@@ -70,7 +70,10 @@ CREATE TABLE seedance_hold_day (
 	PRIMARY KEY (day, workload, provisional));
 CREATE INDEX seedance_hold_day_workload ON seedance_hold_day (workload);
 CREATE INDEX seedance_workload_last ON seedance_workload (last_bucket);
-` + rollups}
+` + rollups, schema3}
+
+// backfills[i], when set, runs after migrations[i], in its transaction.
+var backfills = map[int]func(context.Context, *sql.Tx) error{2: backfill3}
 
 // rollups fills the daily rollups from the hourly rows.
 const rollups = `
@@ -143,6 +146,11 @@ func (l *Ledger) migrate(ctx context.Context) error {
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d: %v", version+1, err)
+			}
+		}
+		if fill := backfills[version]; fill != nil {
+			if err := fill(ctx, tx); err != nil {
 				return fmt.Errorf("migration %d: %v", version+1, err)
 			}
 		}

@@ -69,7 +69,42 @@ type workloadRow struct {
 	// energyKnown: every row has the workload's energy (rows counted
 	// before schema 2 have none).
 	energyKnown bool
+	// owner, when set, makes the row the sums of n workloads of that
+	// owner (owner.go), of which measured finished with a measured energy
+	// (measuredEnergy, J, together).
+	owner          *owner
+	n, measured    int
+	measuredEnergy float64
 }
+
+// key is the row's value at a level of the grouping.
+func (r *workloadRow) key(level string) string {
+	if r.owner != nil && level == "controller" {
+		return r.owner.controller
+	}
+	return analyze.GroupKey(r.w, level)
+}
+
+// count is how many workloads the row sums, and how many of them have a
+// measured energy, and theirs.
+func (r *workloadRow) count() (n, measured int, energy float64) {
+	if r.owner != nil {
+		return r.n, r.measured, r.measuredEnergy
+	}
+	if r.energyKnown && r.energy > 0 {
+		return 1, 1, r.energy
+	}
+	return 1, 0, 0
+}
+
+func (r *workloadRow) class() string {
+	if r.owner != nil {
+		return r.owner.class
+	}
+	return Class(r.w)
+}
+
+func (r *workloadRow) unallocated() bool { return r.owner == nil && r.w.ID == "" }
 
 // workloadRows sums each workload's rows of the window (workload "": what
 // no workload held), with the workloads' names, kinds and labels.
@@ -82,22 +117,22 @@ func (l *Ledger) workloadRows(ctx context.Context, tx *sql.Tx, sp span) ([]workl
 	return out, l.describe(ctx, tx, out, `last_bucket >= $1 AND first_bucket < $2`, sp.lo, sp.hi)
 }
 
-// finishedRows are the workloads whose last bucket is in the window, with
+// finishedRows are the workloads whose last bucket is in [lo, hi), with
 // the sums of their whole tenure: the window's rows for those that began
 // in it, their daily rollups since they began for the others.
-func (l *Ledger) finishedRows(ctx context.Context, tx *sql.Tx, sp span, window []workloadRow) ([]workloadRow, error) {
+func (l *Ledger) finishedRows(ctx context.Context, tx *sql.Tx, sp span, lo, hi int64, window []workloadRow) ([]workloadRow, error) {
 	var out []workloadRow
 	for _, r := range window {
-		if r.w.ID != "" && r.first >= sp.lo && r.last < sp.hi {
+		if r.w.ID != "" && r.first >= lo && r.last >= lo && r.last < hi {
 			out = append(out, r)
 		}
 	}
 	older, err := l.sums(ctx, tx, `SELECT workload, `+sumCols+` FROM seedance_hold_day WHERE provisional <= $3
-AND workload IN (SELECT id FROM seedance_workload WHERE last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1) GROUP BY workload`, sp.lo, sp.hi, sp.maxProv)
+AND workload IN (SELECT id FROM seedance_workload WHERE last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1) GROUP BY workload`, lo, hi, sp.maxProv)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.describe(ctx, tx, older, `last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1`, sp.lo, sp.hi); err != nil {
+	if err := l.describe(ctx, tx, older, `last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1`, lo, hi); err != nil {
 		return nil, err
 	}
 	return append(out, older...), nil
@@ -163,10 +198,10 @@ func (l *Ledger) describe(ctx context.Context, tx *sql.Tx, out []workloadRow, wh
 	return rows.Err()
 }
 
-// jobs makes the window's Jobs: finished are the workloads whose last
-// bucket is before the watermark's (finishedBefore), with their rows of
-// all time; window are the workloads' rows of the window.
-func jobs(finished, window []workloadRow, finishedBefore int64, levels []string) *Jobs {
+// jobs makes the window's Jobs: finished are the workloads that finished
+// in it, with their rows of all time; window are the workloads' rows of
+// the window.
+func jobs(finished, window []workloadRow, levels []string) *Jobs {
 	out := &Jobs{Finished: []JobGroup{}, Classes: []ClassFigures{}}
 	type acc struct {
 		n, measured   int
@@ -176,12 +211,12 @@ func jobs(finished, window []workloadRow, finishedBefore int64, levels []string)
 	keys := map[string]JobGroup{}
 	var all acc
 	for _, r := range finished {
-		if r.w.ID == "" || r.last >= finishedBefore {
+		if r.unallocated() {
 			continue
 		}
 		key := make([]string, len(levels))
 		for i, l := range levels {
-			key[i] = analyze.GroupKey(r.w, l)
+			key[i] = r.key(l)
 		}
 		id := strings.Join(append(key, r.w.Kind), "\x00")
 		a := groups[id]
@@ -190,13 +225,12 @@ func jobs(finished, window []workloadRow, finishedBefore int64, levels []string)
 			groups[id] = a
 			keys[id] = JobGroup{Key: key, Kind: r.w.Kind}
 		}
+		n, measured, energy := r.count()
 		for _, x := range []*acc{a, &all} {
-			x.n++
+			x.n += n
 			x.hours += r.held / 3600
-			if r.energyKnown && r.energy > 0 {
-				x.measured++
-				x.energy += r.energy / 3.6e6
-			}
+			x.measured += measured
+			x.energy += energy / 3.6e6
 		}
 	}
 	for id, a := range groups {
@@ -225,16 +259,17 @@ func jobs(finished, window []workloadRow, finishedBefore int64, levels []string)
 func classes(window []workloadRow) []ClassFigures {
 	byClass := map[string]*ClassFigures{}
 	for _, r := range window {
-		if r.w.ID == "" {
+		if r.unallocated() {
 			continue
 		}
-		c := Class(r.w)
+		c := r.class()
 		f := byClass[c]
 		if f == nil {
 			f = &ClassFigures{Class: c, EnergyKWh: ptr(0)}
 			byClass[c] = f
 		}
-		f.Workloads++
+		n, _, _ := r.count()
+		f.Workloads += n
 		f.HeldGPUHours += r.held / 3600
 		f.UsedGPUHours += r.used / 3600
 		if f.EnergyKWh != nil && r.energyKnown {

@@ -72,7 +72,7 @@ func TestMigrations(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/old.db"
 	l := openDSN(t, path)
-	if _, err := l.db.Exec(`DROP TABLE seedance_version; DROP TABLE seedance_meta; DROP TABLE seedance_state; DROP TABLE seedance_gpu; DROP TABLE seedance_hold; DROP TABLE seedance_workload; DROP TABLE seedance_gpu_day; DROP TABLE seedance_hold_day`); err != nil {
+	if _, err := l.db.Exec(`DROP TABLE seedance_version; DROP TABLE seedance_meta; DROP TABLE seedance_state; DROP TABLE seedance_gpu; DROP TABLE seedance_hold; DROP TABLE seedance_workload; DROP TABLE seedance_gpu_day; DROP TABLE seedance_hold_day; DROP TABLE seedance_owner; DROP TABLE seedance_owner_hold; DROP TABLE seedance_owner_hold_day`); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{`CREATE TABLE seedance_version (version BIGINT NOT NULL)`, `INSERT INTO seedance_version (version) VALUES (1)`} {
@@ -90,6 +90,9 @@ func TestMigrations(t *testing.T) {
 	if _, err := l.db.Exec(`INSERT INTO seedance_hold (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd) VALUES (0, 'n', 'm', 'w', 0, 3600, 1800, 0, 0)`); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := l.db.Exec(`INSERT INTO seedance_workload (id, name, kind, labels, first_bucket, last_bucket) VALUES ('w', 'w', 'job', '{"account":"a"}', 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
 	l.Close()
 	l = openDSN(t, path)
 	var version int
@@ -103,6 +106,18 @@ func TestMigrations(t *testing.T) {
 	var held float64
 	if err := l.db.QueryRowContext(ctx, `SELECT held_s, energy_j FROM seedance_hold_day WHERE workload = 'w'`).Scan(&held, &energy); err != nil || held != 3600 || energy.Valid {
 		t.Fatalf("the old row's daily rollup: %v %v, %v", held, energy, err)
+	}
+	// Schema 3: the workload's owner, its settled sums, and the owner's
+	// rollups, the row without energy counted as such.
+	var owner, unknown, gappy, settledLast int64
+	if err := l.db.QueryRowContext(ctx, `SELECT owner, held_s, energy_unknown, gappy, settled_last FROM seedance_workload WHERE id = 'w'`).Scan(&owner, &held, &unknown, &gappy, &settledLast); err != nil ||
+		owner != 1 || held != 3600 || unknown != 1 || gappy != 1 || settledLast != 0 {
+		t.Fatalf("the old workload: owner %d held %v unknown %d gappy %d last %d, %v", owner, held, unknown, gappy, settledLast, err)
+	}
+	for _, table := range []string{"seedance_owner_hold", "seedance_owner_hold_day"} {
+		if err := l.db.QueryRowContext(ctx, `SELECT held_s, energy_unknown FROM `+table+` WHERE owner = 1`).Scan(&held, &unknown); err != nil || held != 3600 || unknown != 1 {
+			t.Fatalf("%s: held %v unknown %d, %v", table, held, unknown, err)
+		}
 	}
 	if _, err := l.db.Exec(`UPDATE seedance_version SET version = 99`); err != nil {
 		t.Fatal(err)

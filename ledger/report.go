@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -187,16 +188,22 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, st *state, q Query, lo,
 	if err != nil {
 		return nil, err
 	}
-	inWindow, err := l.workloadRows(ctx, tx, sp)
+	// Jobs finish in the window and before the watermark's bucket: every
+	// row of theirs is settled.
+	fhi := min(sp.hi, st.watermark.Truncate(st.bucket).Unix())
+	var inWindow, finished []workloadRow
+	if slices.Contains(q.GroupBy, "workload") {
+		if inWindow, err = l.workloadRows(ctx, tx, sp); err == nil {
+			finished, err = l.finishedRows(ctx, tx, sp, sp.lo, fhi, inWindow)
+		}
+	} else if inWindow, err = l.ownerRows(ctx, tx, sp); err == nil {
+		finished, err = l.finishedOwners(ctx, tx, sp.lo, fhi)
+	}
 	if err != nil {
 		return nil, err
 	}
 	r.Attribution = attribution(inWindow, total, q.GroupBy)
-	finished, err := l.finishedRows(ctx, tx, sp, inWindow)
-	if err != nil {
-		return nil, err
-	}
-	r.Jobs = jobs(finished, inWindow, st.watermark.Truncate(st.bucket).Unix(), q.GroupBy)
+	r.Jobs = jobs(finished, inWindow, q.GroupBy)
 	if st.watermark.Before(hi) && !q.Settled {
 		s := st.watermark.UTC().Format(time.RFC3339)
 		r.Summary.ProvisionalFrom = &s
@@ -286,9 +293,15 @@ func attribution(window []workloadRow, total analyze.Held, levels []string) *ana
 	var unalloc analyze.Held
 	for _, r := range window {
 		h := analyze.Held{Workload: r.w, HeldH: r.held / 3600, UsedH: r.used / 3600, IdleH: r.idle / 3600, CostUSD: r.cost}
-		if r.w.ID == "" {
+		if r.unallocated() {
 			unalloc = h
 			continue
+		}
+		if r.owner != nil {
+			h.Workloads = r.n
+			for _, l := range levels {
+				h.Keys = append(h.Keys, r.key(l))
+			}
 		}
 		held = append(held, h)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -112,6 +111,9 @@ type rows struct {
 	settled  int // pieces before this index are settled
 	bucketOf []int64
 	tail     *profile.Profile
+	// from is the bucket of the previous watermark, where the previous
+	// update's provisional rows began; bucket is the buckets' length, s.
+	from, bucket int64
 }
 
 // plan analyzes the carried tail and the new data and cuts the analysis
@@ -145,7 +147,8 @@ func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
 	if err != nil {
 		return up, nil, err
 	}
-	r := &rows{cuts: cuts, tail: profile.Join(all, wm.Add(-reach), dataEnd, true)}
+	r := &rows{cuts: cuts, tail: profile.Join(all, wm.Add(-reach), dataEnd, true),
+		from: st.watermark.Truncate(st.bucket).Unix(), bucket: int64(st.bucket / time.Second)}
 	for i := range at[:len(at)-1] {
 		if !at[i+1].After(wm) {
 			r.settled = i + 1
@@ -341,7 +344,7 @@ func (l *Ledger) load(ctx context.Context, tx *sql.Tx) (*state, error) {
 func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r *rows) error {
 	ex := &execer{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
 	defer ex.close()
-	for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day"} {
+	for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day", "seedance_owner_hold", "seedance_owner_hold_day"} {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE provisional = 1`); err != nil {
 			return err
 		}
@@ -368,13 +371,13 @@ energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_
 			return err
 		}
 	}
+	if err := writeOwners(ex, r); err != nil {
+		return err
+	}
 	for _, h := range r.cuts.Holds {
 		id := ""
 		if h.Workload != nil {
 			id = h.Workload.ID
-			if err := l.putWorkload(ex, h.Workload, r.bucketOf[h.Piece]); err != nil {
-				return err
-			}
 		}
 		err := ex.exec(`INSERT INTO seedance_hold AS o (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -418,6 +421,18 @@ func (e *execer) exec(q string, args ...any) error {
 	return err
 }
 
+func (e *execer) queryRow(q string, args ...any) *sql.Row {
+	st := e.stmts[q]
+	if st == nil {
+		var err error
+		if st, err = e.tx.PrepareContext(e.ctx, q); err != nil {
+			return e.tx.QueryRowContext(e.ctx, q, args...) // reports the error
+		}
+		e.stmts[q] = st
+	}
+	return st.QueryRowContext(e.ctx, args...)
+}
+
 func (e *execer) close() {
 	for _, st := range e.stmts {
 		st.Close()
@@ -432,20 +447,6 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// putWorkload records a workload's latest name, kind and labels.
-func (l *Ledger) putWorkload(ex *execer, w *profile.Workload, bucket int64) error {
-	labels, err := json.Marshal(w.Labels)
-	if err != nil {
-		return err
-	}
-	err = ex.exec(`INSERT INTO seedance_workload AS o (id, name, kind, labels, first_bucket, last_bucket) VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (id) DO UPDATE SET name = excluded.name, kind = excluded.kind, labels = excluded.labels,
-first_bucket = CASE WHEN o.first_bucket < excluded.first_bucket THEN o.first_bucket ELSE excluded.first_bucket END,
-last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket ELSE excluded.last_bucket END`,
-		w.ID, w.Name, w.Kind, string(labels), bucket, bucket)
-	return err
 }
 
 // save writes the state and the tail.

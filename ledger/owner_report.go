@@ -1,0 +1,158 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+)
+
+// ownerRows sums the window's rows per owner (owner 0: what no workload
+// held), with how many workloads of each have rows in the window.
+func (l *Ledger) ownerRows(ctx context.Context, tx *sql.Tx, sp span) ([]workloadRow, error) {
+	cols := `owner, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown`
+	rows, err := tx.QueryContext(ctx, `SELECT owner, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), SUM(energy_j), SUM(energy_unknown)
+FROM (`+spanRows("seedance_owner_hold", cols, cols)+`) x GROUP BY owner`, sp.args()...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	var out []workloadRow
+	ids := map[int64]bool{}
+	for rows.Next() {
+		var r workloadRow
+		var id, unknown int64
+		if err := rows.Scan(&id, &r.held, &r.used, &r.idle, &r.cost, &r.energy, &unknown); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+		}
+		r.energyKnown = unknown == 0
+		r.owner = &owner{id: id}
+		ids[id] = true
+		out = append(out, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	counts, err := l.ownerCounts(ctx, tx, sp)
+	if err != nil {
+		return nil, err
+	}
+	return describeOwners(ctx, tx, out, ids, counts)
+}
+
+// describeOwners fills in the rows' owners and workload counts; an owner
+// no workload of the window has is left out (a relabelled workload's
+// history leaves its old owner's sums at zero).
+func describeOwners(ctx context.Context, tx *sql.Tx, out []workloadRow, ids map[int64]bool, counts map[int64]int) ([]workloadRow, error) {
+	owners, err := readOwners(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, r := range out {
+		if r.owner.id == 0 {
+			r.owner, r.n = nil, 0
+			kept = append(kept, r)
+			continue
+		}
+		if r.n = counts[r.owner.id]; r.n == 0 {
+			continue
+		}
+		if r.owner = owners[r.owner.id]; r.owner == nil {
+			return nil, fmt.Errorf("%w: an owner without its row", ErrLedger)
+		}
+		r.w.Kind, r.w.Labels, r.w.ID = r.owner.kind, r.owner.w.Labels, fmt.Sprintf("owner %d", r.owner.id)
+		kept = append(kept, r)
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].w.ID < kept[j].w.ID })
+	return kept, nil
+}
+
+// ownerCounts is how many workloads of each owner have rows in the span:
+// those whose buckets overlap it, less those whose buckets have a hole
+// (gappy) and who have no row in it.
+func (l *Ledger) ownerCounts(ctx context.Context, tx *sql.Tx, sp span) (map[int64]int, error) {
+	last := "last_bucket"
+	if sp.maxProv == 0 {
+		last = "settled_last"
+	}
+	overlap := `first_bucket < $2 AND ` + last + ` >= $1`
+	counts := map[int64]int{}
+	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var owner int64
+		var n int
+		if err := rows.Scan(&owner, &n); err != nil {
+			return err
+		}
+		counts[owner] = n
+		return nil
+	}, `SELECT owner, COUNT(*) FROM seedance_workload WHERE `+overlap+` GROUP BY owner`, sp.lo, sp.hi)
+	if err != nil {
+		return nil, err
+	}
+	gappy := map[string]int64{}
+	err = scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var id string
+		var owner int64
+		err := rows.Scan(&id, &owner)
+		gappy[id] = owner
+		return err
+	}, `SELECT id, owner FROM seedance_workload WHERE gappy = 1 AND `+overlap, sp.lo, sp.hi)
+	if err != nil || len(gappy) == 0 {
+		return counts, err
+	}
+	err = scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var id string
+		err := rows.Scan(&id)
+		delete(gappy, id) // present
+		return err
+	}, `SELECT DISTINCT workload FROM (`+spanRows("seedance_hold", "workload", "workload")+`) x`, sp.args()...)
+	for _, owner := range gappy {
+		counts[owner]--
+	}
+	return counts, err
+}
+
+// finishedOwners sums per owner the workloads whose last bucket is in
+// [lo, hi) (all settled: hi is at most the watermark's bucket), over their
+// whole tenure: their own rows' settled sums.
+func (l *Ledger) finishedOwners(ctx context.Context, tx *sql.Tx, lo, hi int64) ([]workloadRow, error) {
+	var out []workloadRow
+	ids := map[int64]bool{}
+	counts := map[int64]int{}
+	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var r workloadRow
+		var id int64
+		if err := rows.Scan(&id, &r.n, &r.held, &r.measured, &r.measuredEnergy); err != nil {
+			return err
+		}
+		r.owner, ids[id], counts[id] = &owner{id: id}, true, r.n
+		out = append(out, r)
+		return nil
+	}, `SELECT owner, COUNT(*), SUM(held_s), SUM(CASE WHEN energy_unknown = 0 AND energy_j > 0 THEN 1 ELSE 0 END),
+SUM(CASE WHEN energy_unknown = 0 AND energy_j > 0 THEN energy_j ELSE 0 END)
+FROM seedance_workload WHERE last_bucket >= $1 AND last_bucket < $2 GROUP BY owner`, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return describeOwners(ctx, tx, out, ids, counts)
+}
+
+// scanRows runs q and hands each row to scan.
+func scanRows(ctx context.Context, tx *sql.Tx, scan func(*sql.Rows) error, q string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return fmt.Errorf("%w: %v", ErrLedger, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	return nil
+}
