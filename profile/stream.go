@@ -180,6 +180,21 @@ func (s *Stream) headerField(p *Profile, key string) error {
 // decodeField decodes the value of key into dst, naming the key in an
 // error: "uuid: expected a string, found a number".
 func (s *Stream) decodeField(key string, dst any) error {
+	// The common cases without encoding/json: a string, a number.
+	switch d, c := dst, s.sc.Peek(); d := d.(type) {
+	case *string:
+		if c == '"' {
+			v, err := s.sc.Str()
+			*d = v
+			return err
+		}
+	case *float64:
+		if c == '-' || c >= '0' && c <= '9' {
+			v, err := s.sc.Number()
+			*d = v
+			return err
+		}
+	}
 	if err := s.sc.Decode(dst); err != nil {
 		var se *jsonscan.SyntaxError
 		if errors.As(err, &se) {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Scanner is a small JSON tokenizer specialised for profiles: it reads
@@ -235,16 +236,28 @@ func (s *Scanner) Str() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, b := range tok[1 : len(tok)-1] {
-		if b == '\\' || b < 0x20 {
-			var out string
-			if err := json.Unmarshal(tok, &out); err != nil {
-				return "", s.Errorf("invalid string")
-			}
-			return out, nil
+	if !Plain(tok[1 : len(tok)-1]) {
+		var out string
+		if err := json.Unmarshal(tok, &out); err != nil {
+			return "", s.Errorf("invalid string")
 		}
+		return out, nil
 	}
 	return string(tok[1 : len(tok)-1]), nil
+}
+
+// Plain says whether a string's bytes (between its quotes) are its value:
+// no escape, no control byte, valid UTF-8 (encoding/json replaces what is
+// not with U+FFFD).
+func Plain(raw []byte) bool {
+	ascii := true
+	for _, b := range raw {
+		if b == '\\' || b < 0x20 {
+			return false
+		}
+		ascii = ascii && b < 0x80
+	}
+	return ascii || utf8.Valid(raw)
 }
 
 // Number reads a number, or null as NaN.

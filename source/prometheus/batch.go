@@ -25,20 +25,38 @@ const DefaultBatchSamples = 2_500_000
 type discovery struct {
 	nodes   map[string]*foundNode
 	running map[string]bool // namespace/pod
+	// counts, when the discovery counted the samples of the one chunk a
+	// pushdown read has, are each metric's count per GPU over it: the
+	// answers the chunk's count queries would give (pushdown.given).
+	counts map[string]map[dcgm.GPUKey]int
 }
 
 type foundNode struct {
 	label     string                 // the series' label that names the node (Hostname…)
 	uuidLabel string                 // the one that names its GPUs (UUID, uuid), "" when none does
 	gpus      map[dcgm.GPUKey]uint32 // the metrics (bits by index in the names read) each has
+	// mixed: some series of the node are named by another label than
+	// label (a batch's matcher on label would not select them).
+	mixed bool
 }
 
 // discover lists the series of every metric read, with one value each
-// (last_over_time over the range), and keeps their labels.
-func discover(ctx context.Context, c *promClient, names []string, o Options, matchers string, tick func()) (*discovery, []string, error) {
+// (last_over_time over the range), and keeps their labels. With count
+// (a pushdown read of one chunk), the value is the metric's sample count
+// over that chunk instead (count_over_time, the chunk's own count query),
+// so that the chunk need not ask it again: a 5-minute read asks half the
+// queries.
+func discover(ctx context.Context, c *promClient, names []string, o Options, matchers string, count *timeRange, tick func()) (*discovery, []string, error) {
 	d := &discovery{nodes: map[string]*foundNode{}, running: map[string]bool{}}
+	if count != nil {
+		d.counts = map[string]map[dcgm.GPUKey]int{}
+	}
 	var warnings []string
 	err := runOrdered(ctx, len(names), o.Concurrency, func(ctx context.Context, i int) (any, error) {
+		if count != nil {
+			q, at := chunkQuery{metric: names[i], fn: "count_over_time"}.promQL(matchers, *count)
+			return c.query(ctx, q, at)
+		}
 		q := fmt.Sprintf("last_over_time(%s[%dms])", withMatchers(names[i], matchers), o.End.Sub(o.Start).Milliseconds())
 		return c.query(ctx, q, o.End)
 	}, func(i int, res any) error {
@@ -54,6 +72,13 @@ func discover(ctx context.Context, c *promClient, names []string, o Options, mat
 			if n == nil {
 				n = &foundNode{label: dcgm.NodeLabel(get), gpus: map[dcgm.GPUKey]uint32{}}
 				d.nodes[id.Key.Node] = n
+			}
+			n.mixed = n.mixed || dcgm.NodeLabel(get) != n.label
+			if d.counts != nil && len(s.Pairs) > 0 {
+				if d.counts[names[i]] == nil {
+					d.counts[names[i]] = map[dcgm.GPUKey]int{}
+				}
+				d.counts[names[i]][id.Key] += int(s.Pairs[0].V)
 			}
 			for _, l := range []string{"UUID", "uuid"} {
 				if get(l) != "" && n.uuidLabel == "" {
@@ -77,6 +102,7 @@ type batch struct {
 	matcher   string // Hostname=~"node-a|node-b"
 	gpus      map[dcgm.GPUKey]uint32
 	uuidLabel string // the label that names every GPU of the batch, "" when not one
+	mixed     bool   // some node's series are not all named by the matcher's label
 }
 
 // batches groups the nodes, by name, into batches of at most budget sample
@@ -107,6 +133,7 @@ func (d *discovery) batches(perGPU, budget int) []batch {
 					if d.nodes[name].uuidLabel != bt.uuidLabel {
 						bt.uuidLabel = ""
 					}
+					bt.mixed = bt.mixed || d.nodes[name].mixed
 				}
 				out = append(out, bt)
 				cur, size = nil, 0
@@ -164,6 +191,7 @@ type reading struct {
 	// aggregates counts the values pushdown read in place of raw samples,
 	// fromAggregates the readings it made of them (counted in samples).
 	aggregates, fromAggregates int
+	found                      *discovery
 }
 
 func (r *reading) tick(b *dcgm.Builder) {

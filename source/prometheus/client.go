@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -232,8 +233,9 @@ func parsePromAnswerLimit(r io.Reader, maxPerSeries int) (*promAnswer, error) {
 				if key != "result" {
 					return sc.Skip()
 				}
+				shared := map[string]string{}
 				return sc.Array(func(int) error {
-					s, err := parsePromSeries(sc, maxPerSeries)
+					s, err := parsePromSeries(sc, maxPerSeries, shared)
 					a.Series = append(a.Series, s)
 					return err
 				})
@@ -247,12 +249,16 @@ func parsePromAnswerLimit(r io.Reader, maxPerSeries int) (*promAnswer, error) {
 	return a, err
 }
 
-func parsePromSeries(sc *jsonscan.Scanner, maxPerSeries int) (promSeries, error) {
+// parsePromSeries reads one series of an answer; shared holds the label
+// names and values read so far, which most series repeat.
+func parsePromSeries(sc *jsonscan.Scanner, maxPerSeries int, shared map[string]string) (promSeries, error) {
 	var s promSeries
 	err := sc.Object(func(key string) error {
 		switch key {
 		case "metric":
-			return sc.Decode(&s.Labels)
+			var err error
+			s.Labels, err = parseLabels(sc, shared)
+			return err
 		case "values":
 			return sc.Array(func(int) error {
 				if maxPerSeries > 0 && len(s.Pairs) == maxPerSeries {
@@ -270,6 +276,72 @@ func parsePromSeries(sc *jsonscan.Scanner, maxPerSeries int) (promSeries, error)
 		return sc.Skip()
 	})
 	return s, err
+}
+
+// maxShared bounds the strings one answer shares between its series.
+const maxShared = 1 << 16
+
+// parseLabels reads a series' labels, {"name": "value", …} (null: none),
+// with the strings shared shares; names keep their case.
+func parseLabels(sc *jsonscan.Scanner, shared map[string]string) (map[string]string, error) {
+	if sc.Peek() == 'n' {
+		return nil, sc.Literal("null")
+	}
+	if err := sc.Expect('{'); err != nil {
+		return nil, err
+	}
+	labels := map[string]string{}
+	if sc.Peek() == '}' {
+		sc.Advance()
+		return labels, nil
+	}
+	for {
+		k, err := sharedStr(sc, shared)
+		if err != nil {
+			return nil, err
+		}
+		if err := sc.Expect(':'); err != nil {
+			return nil, err
+		}
+		v, err := sharedStr(sc, shared)
+		if err != nil {
+			return nil, err
+		}
+		labels[k] = v
+		if done, err := sc.Next('}'); done || err != nil {
+			return labels, err
+		}
+	}
+}
+
+// sharedStr reads a string, the one in shared when it is there.
+func sharedStr(sc *jsonscan.Scanner, shared map[string]string) (string, error) {
+	if sc.Peek() != '"' {
+		if err := sc.Skip(); err != nil {
+			return "", err // its nesting, its syntax
+		}
+		return "", sc.Errorf("a label must be a string")
+	}
+	tok, err := sc.Token()
+	if err != nil {
+		return "", err
+	}
+	raw := tok[1 : len(tok)-1]
+	if v, ok := shared[string(raw)]; ok {
+		return v, nil
+	}
+	if !jsonscan.Plain(raw) {
+		var out string
+		if err := json.Unmarshal(tok, &out); err != nil {
+			return "", sc.Errorf("invalid string")
+		}
+		return out, nil
+	}
+	v := string(raw)
+	if len(shared) < maxShared {
+		shared[v] = v
+	}
+	return v, nil
 }
 
 // parsePromPair reads [1767571200.123, "42"].

@@ -2,10 +2,13 @@ package prometheus
 
 import (
 	"bytes"
+	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/jsonscan"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/dcgm"
 )
@@ -34,6 +37,31 @@ func FuzzPromAnswer(f *testing.F) {
 		}
 		if _, err := profile.Read(&out); err != nil && !strings.Contains(err.Error(), "longer than") && !strings.Contains(err.Error(), "more than") {
 			t.Fatalf("what the Prometheus source builds does not read back: %v", err)
+		}
+	})
+}
+
+// FuzzLabels: the series' labels read as encoding/json reads them (names
+// keep their case; escapes; a repeated name keeps its last value), and an
+// object it refuses is refused.
+func FuzzLabels(f *testing.F) {
+	for _, s := range []string{`{"UUID":"GPU-1","Hostname":"h","gpu":"0"}`, `{}`, `null`, `{"a":"x\"y\u00e9","a":"z"}`,
+		`{"a":1}`, `{"a":"b",}`, `{"a":"b"`, `{"Pod":"p","pod":"q"}`, `{"a":"\ud800"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var want map[string]string
+		wantErr := json.Unmarshal(data, &want)
+		sc := jsonscan.New(bytes.NewReader(data))
+		got, err := parseLabels(sc, map[string]string{})
+		if err == nil {
+			err = sc.End()
+		}
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: error %v, encoding/json's %v", data, err, wantErr)
+		}
+		if err == nil && !maps.Equal(got, want) {
+			t.Fatalf("%q: %v, encoding/json: %v", data, got, want)
 		}
 	})
 }

@@ -111,8 +111,12 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	o = r.o
 	matchers := r.matchers
 	r.total = len(r.names) + kubeQueries
-	d, warnings, err := discover(ctx, r.c, r.names, o, matchers, func() { r.tick(nil) })
-	r.warnings = warnings
+	var count *timeRange
+	if o.Pushdown && len(r.chunks) == 1 {
+		count = &r.chunks[0]
+	}
+	d, warnings, err := discover(ctx, r.c, r.names, o, matchers, count, func() { r.tick(nil) })
+	r.warnings, r.found = warnings, d
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("%w before any chunk of the range was read: %v", source.ErrInterrupted, ctx.Err())

@@ -82,6 +82,9 @@ type pushdown struct {
 	// read raw, and a count that includes it reads its times raw, so that
 	// both give the same samples.
 	edge map[dcgm.GPUKey]bool
+	// given: the counts of the read's one chunk are the discovery's, not
+	// asked again.
+	given bool
 }
 
 // energyAgg is one GPU's energy counter over one chunk, from the engine's
@@ -111,13 +114,26 @@ func (r *reading) newPushdown(bt batch) *pushdown {
 	for _, bits := range bt.gpus {
 		union |= bits
 	}
+	pd.given = r.found != nil && r.found.counts != nil && !bt.mixed
 	for i, n := range r.names {
 		if union&(1<<i) != 0 && n != dcgm.FBFree && (!slices.Contains(names, n) || only[n] != "") {
 			pd.counted = append(pd.counted, n)
-			pd.plan = append(pd.plan, chunkQuery{metric: n, fn: "count_over_time"})
+			if !pd.given {
+				pd.plan = append(pd.plan, chunkQuery{metric: n, fn: "count_over_time"})
+			}
 		}
 	}
 	pd.reset()
+	if pd.given { // the one chunk's counts: the discovery's, of the batch's GPUs
+		for _, n := range pd.counted {
+			for key, c := range r.found.counts[n] {
+				if _, ok := bt.gpus[key]; ok {
+					pd.counts[n][key] = c
+					r.aggregates++
+				}
+			}
+		}
+	}
 	return pd
 }
 
