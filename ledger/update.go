@@ -281,15 +281,11 @@ func hasSamples(p *profile.Profile) bool {
 	return false
 }
 
-// asSources encodes the profiles for analysis, which reads streams.
+// asSources streams the profiles for analysis, which reads streams.
 func asSources(ps []*profile.Profile) ([]analyze.Source, error) {
 	out := make([]analyze.Source, len(ps))
 	for i, p := range ps {
-		var b bytes.Buffer
-		if err := profile.Encode(&b, p); err != nil {
-			return nil, err
-		}
-		s, err := profile.OpenStream(&b, fmt.Sprintf("ledger input %d", i+1))
+		s, err := profile.StreamOf(p, fmt.Sprintf("ledger input %d", i+1))
 		if err != nil {
 			return nil, err
 		}

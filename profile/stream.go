@@ -496,3 +496,15 @@ func (s *Stream) close() {
 		s.closer()
 	}
 }
+
+// StreamOf streams a profile already in memory, as OpenStream would stream
+// its encoding, without encoding it: it is validated whole first. The
+// stream hands out p's own GPUs, which the walk's callback must not change.
+func StreamOf(p *Profile, name string) (*Stream, error) {
+	s := &Stream{name: name, closer: func() {}, buffered: p.Nodes}
+	s.setHeader(p)
+	if err := Validate(p); err != nil {
+		return nil, s.wrap(err)
+	}
+	return s, nil
+}

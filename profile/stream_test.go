@@ -149,3 +149,53 @@ func readTestdata(t testing.TB, name string) []byte {
 	}
 	return b
 }
+
+// TestStreamOfMatchesOpenStream: a profile in memory streams the items its
+// encoding would, and one that breaks the format's rules is refused alike.
+func TestStreamOfMatchesOpenStream(t *testing.T) {
+	p, err := Read(bytes.NewReader(readTestdata(t, "sim-3nodes.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect := func(s *Stream) *Profile {
+		out := &Profile{}
+		var gpus []GPU
+		err := s.Walk(func(it Item) error {
+			if it.GPU != nil {
+				g := *it.GPU
+				g.Series = copySeries(g.Series)
+				gpus = append(gpus, g)
+				return nil
+			}
+			n := *it.End
+			n.GPUs, gpus = gpus, nil
+			out.Nodes = append(out.Nodes, n)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.SchemaVersion, out.StartedAt, out.EndedAt, out.IntervalS = s.Header.SchemaVersion, s.Header.StartedAt, s.Header.EndedAt, s.Header.IntervalS
+		return out
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	encoded, err := OpenStream(&b, "encoded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inMemory, err := StreamOf(p, "in memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inMemory.Header.StartedAt != encoded.Header.StartedAt || inMemory.Header.SchemaVersion != encoded.Header.SchemaVersion {
+		t.Fatalf("headers: %+v, %+v", inMemory.Header, encoded.Header)
+	}
+	sameProfile(t, collect(inMemory), collect(encoded))
+	p.Nodes[0].GPUs[0].Index = -1
+	if _, err := StreamOf(p, "broken"); err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "read profile broken") {
+		t.Fatalf("a broken profile in memory: %v", err)
+	}
+}
