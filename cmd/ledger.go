@@ -84,7 +84,7 @@ ledger's data ends, so each sample is read once, ever.`,
 }
 
 func newLedgerReportCmd(f *Factory) *cobra.Command {
-	var since, until, baseSince, baseUntil, format, output string
+	var since, until, baseSince, baseUntil, baseReport, format, output string
 	var groupBy []string
 	c := &cobra.Command{
 		Use:   "report --ledger DSN [--since T] [--until T]",
@@ -93,7 +93,9 @@ func newLedgerReportCmd(f *Factory) *cobra.Command {
 report over the whole buckets that begin in [--since, --until), and one line
 per day; the mean energy of the jobs that finished in it, and the
 utilization of training apart from inference. With --baseline-since and
---baseline-until, the window is compared with the baseline window. A time
+--baseline-until, the window is compared with the baseline window; with
+--baseline-report, with a report kept from before (a ledger report's JSON,
+or analyze's). A time
 is RFC 3339, a date (2026-12-01, midnight UTC), "month" (the first of this
 month), "today", or a span back from now (7d, 36h).`,
 		Example: `  seedance ledger report --ledger seedance.db --since month --group-by namespace
@@ -118,9 +120,7 @@ month), "today", or a span back from now (7d, 36h).`,
 			if spec.BaselineUntil, err = when("--baseline-until", baseUntil, now); err != nil {
 				return err
 			}
-			if spec.BaselineSince.IsZero() != spec.BaselineUntil.IsZero() {
-				return exit.Usagef("a baseline window needs both --baseline-since and --baseline-until")
-			}
+			spec.BaselineReport = baseReport
 			if len(groupBy) > 0 {
 				cfg.Analyze.GroupBy = groupBy
 			}
@@ -135,6 +135,7 @@ month), "today", or a span back from now (7d, 36h).`,
 	fl.StringVar(&until, "until", "", "the end of the window (exclusive), as --since; default: the ledger's end")
 	fl.StringVar(&baseSince, "baseline-since", "", "compare with the window that starts here (as --since): energy per job, training utilization, idle cost")
 	fl.StringVar(&baseUntil, "baseline-until", "", "the end of the baseline window (exclusive)")
+	fl.StringVar(&baseReport, "baseline-report", "", "compare with a report instead: a ledger report's JSON, or analyze's (idle cost and ratio only)")
 	fl.StringVarP(&format, "format", "f", "table", "output format: "+strings.Join(render.LedgerFormats, ", "))
 	fl.StringVarP(&output, "output", "o", "-", "write the report to this file (atomically); - is stdout")
 	fl.StringArrayVar(&groupBy, "group-by", nil, "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")

@@ -236,4 +236,22 @@ func TestLedgerReportFormats(t *testing.T) {
 	if r := run(t, nil, "ledger", "report", "--ledger", led, "-f", "pdf"); r.code != 2 || !strings.Contains(r.errOut, "unknown format") {
 		t.Errorf("-f pdf: exit %d: %s", r.code, r.errOut)
 	}
+	// A report kept from before is a baseline; so is analyze's.
+	kept := filepath.Join(t.TempDir(), "before.json")
+	if r := run(t, nil, "ledger", "report", "--ledger", led, "-f", "json", "-o", kept); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	analyzed := filepath.Join(t.TempDir(), "analyzed.json")
+	if r := run(t, nil, "analyze", "-i", p, "-f", "json", "-o", analyzed); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	for _, base := range []string{kept, analyzed} {
+		r := run(t, nil, "ledger", "report", "--ledger", led, "--baseline-report", base)
+		if r.code != 0 || !strings.Contains(r.out, "Against ") || !strings.Contains(r.out, "idle cost") {
+			t.Errorf("--baseline-report %s: exit %d: %s%s", base, r.code, r.out, r.errOut)
+		}
+	}
+	if r := run(t, nil, "ledger", "report", "--ledger", led, "--baseline-report", p+".missing"); r.code != 2 || strings.Count(strings.TrimSpace(r.errOut), "\n") != 0 {
+		t.Errorf("a missing baseline: exit %d: %s", r.code, r.errOut)
+	}
 }

@@ -343,6 +343,9 @@ func change(before, after *float64) Change {
 // compare compares the window's report r with the baseline's.
 func compare(base, r *Report) *Comparison {
 	training := func(j *Jobs) *float64 {
+		if j == nil { // a baseline without jobs: analyze's report
+			return nil
+		}
 		for _, c := range j.Classes {
 			if c.Class == ClassTraining {
 				return c.UtilizationPct
@@ -350,8 +353,12 @@ func compare(base, r *Report) *Comparison {
 		}
 		return nil
 	}
+	var perJob *float64
+	if base.Jobs != nil {
+		perJob = base.Jobs.EnergyPerJobKWh
+	}
 	return &Comparison{Baseline: base.Window,
-		EnergyPerJobKWh:        change(base.Jobs.EnergyPerJobKWh, r.Jobs.EnergyPerJobKWh),
+		EnergyPerJobKWh:        change(perJob, r.Jobs.EnergyPerJobKWh),
 		TrainingUtilizationPct: change(training(base.Jobs), training(r.Jobs)),
 		IdleCostUSD:            change(base.Summary.IdleCostUSD, r.Summary.IdleCostUSD),
 		IdleRatio:              change(base.Summary.IdleRatio, r.Summary.IdleRatio)}

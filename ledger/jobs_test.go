@@ -1,9 +1,12 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +63,58 @@ func TestJobsAndComparison(t *testing.T) {
 	c := r.Comparison
 	if c == nil || !nearly(*c.EnergyPerJobKWh.Before, 0.05) || !nearly(*c.EnergyPerJobKWh.ChangePct, 0) || !nearly(*c.TrainingUtilizationPct.After, 50) {
 		t.Errorf("comparison: %+v", c)
+	}
+}
+
+// TestComparisonWithAReport: a ledger report's JSON kept from before is
+// the same baseline as its window; analyze's report gives the idle cost
+// and ratio, and null for what it has not; anything else is refused in a
+// line.
+func TestComparisonWithAReport(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{jobsProfile()}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	byWindow, err := l.Report(ctx, Query{Since: t0.Add(time.Hour), GroupBy: []string{"account"}, BaselineSince: t0, BaselineUntil: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := l.Report(ctx, Query{Since: t0, Until: t0.Add(time.Hour), GroupBy: []string{"account"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := json.Marshal(kept)
+	base, err := ReadBaseline(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byReport, err := l.Report(ctx, Query{Since: t0.Add(time.Hour), GroupBy: []string{"account"}, Baseline: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(asMap(t, byReport.Comparison), asMap(t, byWindow.Comparison)) {
+		t.Errorf("against the kept report %+v, against its window %+v", byReport.Comparison, byWindow.Comparison)
+	}
+	analyzed := `{"schema_version":"seedance.report/v1","window":{"start":"2026-01-05T00:00:00Z","end":"2026-01-05T09:00:00Z","duration_s":32400},
+"summary":{"idle_cost_usd":2,"idle_ratio":0.5},"nodes":[]}`
+	if base, err = ReadBaseline(strings.NewReader(analyzed)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Report(ctx, Query{Since: t0.Add(time.Hour), GroupBy: []string{"account"}, Baseline: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc := c.Comparison; *cc.IdleCostUSD.Before != 2 || *cc.IdleRatio.Before != 0.5 || cc.EnergyPerJobKWh.Before != nil || cc.TrainingUtilizationPct.Before != nil ||
+		cc.TrainingUtilizationPct.After == nil || !cc.Baseline.Start.Equal(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("against analyze's report: %+v", cc)
+	}
+	for in, want := range map[string]string{`{"schema_version":"x"}`: "neither a ledger report's", `{"summary":`: "not a JSON report", `<html>`: "not a JSON report",
+		`{"schema_version":"seedance.report/v1","summary":{"idle_ratio":"a"}}`: "not a report"} {
+		if _, err := ReadBaseline(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
 	}
 }
 

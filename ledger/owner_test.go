@@ -103,8 +103,8 @@ func sameAsPerWorkload(t *testing.T, l *Ledger, q Query, level string) (workload
 	}
 	for _, g := range byOwner.Attribution.Groups {
 		s := summed[g.Key[0]]
-		if s == nil || g.Workloads != s.Workloads || !close(g.HeldGPUHours, s.HeldGPUHours) || !close(g.UsedGPUHours, s.UsedGPUHours) ||
-			!close(g.IdleHeldGPUHours, s.IdleHeldGPUHours) || !close(g.WasteCostUSD, s.WasteCostUSD) {
+		if s == nil || g.Workloads != s.Workloads || !closeTo(g.HeldGPUHours, s.HeldGPUHours) || !closeTo(g.UsedGPUHours, s.UsedGPUHours) ||
+			!closeTo(g.IdleHeldGPUHours, s.IdleHeldGPUHours) || !closeTo(g.WasteCostUSD, s.WasteCostUSD) {
 			t.Errorf("%s: group %v by owner %+v, by workload %+v", name, g.Key, g, s)
 		}
 	}
@@ -114,4 +114,4 @@ func sameAsPerWorkload(t *testing.T, l *Ledger, q Query, level string) (workload
 	return workloads
 }
 
-func close(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }

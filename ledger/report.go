@@ -25,8 +25,10 @@ type Query struct {
 	// from one update to the next (counters for Prometheus).
 	Settled bool
 	// BaselineSince and BaselineUntil, when set, are a window to compare
-	// with (Report.Comparison).
+	// with (Report.Comparison); Baseline, when set, a report read by
+	// ReadBaseline.
 	BaselineSince, BaselineUntil time.Time
+	Baseline                     *Report
 }
 
 // span is the rows a report reads: buckets in [lo, hi), provisional ones
@@ -139,6 +141,9 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 		return nil, err
 	}
 	r, err := l.window(ctx, tx, st, q, lo, hi)
+	if err == nil && q.Baseline != nil {
+		r.Comparison = compare(q.Baseline, r)
+	}
 	if err != nil || q.BaselineSince.IsZero() {
 		return r, err
 	}

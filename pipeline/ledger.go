@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -110,8 +111,9 @@ type LedgerReportSpec struct {
 	Since, Until   time.Time
 	Format, Output string
 	// BaselineSince and BaselineUntil, when set, are a window to compare
-	// with.
+	// with; BaselineReport, a report's JSON file to compare with instead.
 	BaselineSince, BaselineUntil time.Time
+	BaselineReport               string
 }
 
 // LedgerReport answers from the ledger alone and writes the report.
@@ -123,17 +125,31 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	if !slices.Contains(render.LedgerFormats, spec.Format) {
 		return exit.Usagef("unknown format %q for a ledger report (choose %s)", spec.Format, strings.Join(render.LedgerFormats, ", "))
 	}
+	if spec.BaselineSince.IsZero() != spec.BaselineUntil.IsZero() {
+		return exit.Usagef("a baseline window needs both --baseline-since and --baseline-until")
+	}
+	if spec.BaselineReport != "" && !spec.BaselineSince.IsZero() {
+		return exit.Usagef("give a baseline window (--baseline-since, --baseline-until) or --baseline-report, not both")
+	}
 	if err := fsutil.CheckOutput(spec.Output, cfg.Ledger.DSN); err != nil {
 		return exit.Usagef("--output: %v", err)
+	}
+	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh,
+		Settled:       spec.Format == "prom", // counters only grow
+		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil}
+	if spec.BaselineReport != "" {
+		base, err := readBaselineReport(spec.BaselineReport)
+		if err != nil {
+			return err
+		}
+		q.Baseline = base
 	}
 	l, err := ledger.Open(ctx, cfg.Ledger.DSN)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	r, err := l.Report(ctx, ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh,
-		Settled:       spec.Format == "prom", // counters only grow
-		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil})
+	r, err := l.Report(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -141,6 +157,20 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 		return render.Ledger(stdout, r, spec.Format)
 	}
 	return fsutil.WriteAtomic(spec.Output, func(w io.Writer) error { return render.Ledger(w, r, spec.Format) })
+}
+
+// readBaselineReport reads --baseline-report's file.
+func readBaselineReport(path string) (*ledger.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, exit.Usagef("--baseline-report: %v", err)
+	}
+	defer f.Close()
+	base, err := ledger.ReadBaseline(f)
+	if err != nil {
+		return nil, exit.Usagef("--baseline-report %s: %v", path, err)
+	}
+	return base, nil
 }
 
 // LedgerLine is the one line an update prints.
