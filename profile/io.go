@@ -25,11 +25,16 @@ func Read(r io.Reader) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.collect()
+}
+
+// collect walks the whole stream into a profile.
+func (s *Stream) collect() (*Profile, error) {
 	h := s.Header
 	p := &Profile{SchemaVersion: h.SchemaVersion, Generator: h.Generator, Source: h.Source, StartedAt: h.StartedAt,
 		EndedAt: h.EndedAt, IntervalS: h.IntervalS, Complete: h.Complete, Notes: h.Notes, PendingUnknown: h.PendingUnknown, Unscheduled: h.Unscheduled, Nodes: []Node{}}
 	var gpus []GPU
-	err = s.Walk(func(it Item) error {
+	err := s.Walk(func(it Item) error {
 		if it.GPU != nil {
 			g := *it.GPU
 			g.Series = copySeries(g.Series)

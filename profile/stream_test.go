@@ -158,24 +158,10 @@ func TestStreamOfMatchesOpenStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	collect := func(s *Stream) *Profile {
-		out := &Profile{}
-		var gpus []GPU
-		err := s.Walk(func(it Item) error {
-			if it.GPU != nil {
-				g := *it.GPU
-				g.Series = copySeries(g.Series)
-				gpus = append(gpus, g)
-				return nil
-			}
-			n := *it.End
-			n.GPUs, gpus = gpus, nil
-			out.Nodes = append(out.Nodes, n)
-			return nil
-		})
+		out, err := s.collect()
 		if err != nil {
 			t.Fatal(err)
 		}
-		out.SchemaVersion, out.StartedAt, out.EndedAt, out.IntervalS = s.Header.SchemaVersion, s.Header.StartedAt, s.Header.EndedAt, s.Header.IntervalS
 		return out
 	}
 	var b bytes.Buffer
