@@ -65,26 +65,41 @@ func TestLedgerFromEnginesEqualsOneAnalysis(t *testing.T) {
 						t.Fatalf("update to %s: %s", end, r.errOut)
 					}
 				}
-				rep := run(t, nil, "ledger", "report", "--ledger", led, "-f", "json", "--group-by", "namespace")
-				if rep.code != 0 {
-					t.Fatalf("report: %s", rep.errOut)
+				sameAsOneAnalysis(t, led, one.out)
+				// One update over the whole range, read in steps of 7
+				// minutes (five transactions), counts the same.
+				stepped := filepath.Join(t.TempDir(), "stepped.db")
+				r := run(t, nil, append([]string{"ledger", "update", "--ledger", stepped, "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:30:00Z", "--ledger-step", "7m"}, src...)...)
+				if r.code != 0 || !strings.Contains(r.out+r.errOut, "in 5 steps") {
+					t.Fatalf("a stepped update: %s%s", r.out, r.errOut)
 				}
-				var want, got map[string]any
-				if err := json.Unmarshal([]byte(one.out), &want); err != nil {
-					t.Fatal(err)
-				}
-				if err := json.Unmarshal([]byte(rep.out), &got); err != nil {
-					t.Fatal(err)
-				}
-				for k, v := range got["summary"].(map[string]any) {
-					if k != "provisional_from" {
-						sameJSON(t, "summary."+k, v, want["summary"].(map[string]any)[k])
-					}
-				}
-				sameJSON(t, "attribution", got["attribution"], want["attribution"])
+				sameAsOneAnalysis(t, stepped, one.out)
 			})
 		}
 	}
+}
+
+// sameAsOneAnalysis compares the ledger's report with one analysis's JSON
+// report: summary and attribution.
+func sameAsOneAnalysis(t *testing.T, led, analysis string) {
+	t.Helper()
+	rep := run(t, nil, "ledger", "report", "--ledger", led, "-f", "json", "--group-by", "namespace")
+	if rep.code != 0 {
+		t.Fatalf("report: %s", rep.errOut)
+	}
+	var want, got map[string]any
+	if err := json.Unmarshal([]byte(analysis), &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(rep.out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range got["summary"].(map[string]any) {
+		if k != "provisional_from" {
+			sameJSON(t, "summary."+k, v, want["summary"].(map[string]any)[k])
+		}
+	}
+	sameJSON(t, "attribution", got["attribution"], want["attribution"])
 }
 
 // sameJSON compares decoded JSON, numbers to a relative 1e-7.

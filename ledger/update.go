@@ -40,6 +40,9 @@ type Updated struct {
 	// the data read so far.
 	From, Watermark, DataEnd time.Time
 	Rows                     int
+	// Steps is how many updates in a row these figures join (a long range
+	// read in steps); 0 or 1 for one.
+	Steps int
 }
 
 // state is the ledger's carried state (one row).

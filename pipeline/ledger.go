@@ -50,6 +50,90 @@ func LedgerUpdate(ctx context.Context, spec LedgerUpdateSpec) (ledger.Updated, e
 		return ledger.Updated{}, err
 	}
 	defer l.Close()
+	if steps, err := spec.steps(ctx, l); err != nil || len(steps) > 1 {
+		return spec.stepped(ctx, l, steps, err)
+	}
+	return spec.update(ctx, l)
+}
+
+// A range longer than the ledger's step (ledger.step, --ledger-step), a
+// first update over a month, is counted in steps of it, each step one
+// update and one transaction, so that memory holds one step's samples
+// whatever the range; an interrupted run keeps the steps it finished, and
+// the next run goes on from there.
+
+// steps cuts the range a Prometheus read would cover into steps: from
+// --start (or where the ledger's data ends) to --end (or now); nil when
+// the range is not known before reading (a new ledger without --start).
+func (spec LedgerUpdateSpec) steps(ctx context.Context, l *ledger.Ledger) ([]time.Time, error) {
+	src := spec.Source
+	if src == nil || src.Config == nil || src.Config.Profile.Source != profile.SourcePrometheus {
+		return nil, nil
+	}
+	start, end := src.Start, src.End
+	if start.IsZero() {
+		dataEnd, ok, err := l.DataEnd(ctx)
+		if err != nil || !ok {
+			return nil, err
+		}
+		start = dataEnd
+	}
+	if end.IsZero() && src.Now != nil {
+		end = src.Now()
+	}
+	step := spec.Config.Ledger.Step
+	if step <= 0 {
+		return nil, nil
+	}
+	var out []time.Time
+	for t := start.Add(step); t.Before(end); t = t.Add(step) {
+		out = append(out, t)
+	}
+	return append(out, end), nil
+}
+
+// stepped runs one update per step, each ending at its time.
+func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, ends []time.Time, err error) (ledger.Updated, error) {
+	var all ledger.Updated
+	for i, end := range ends {
+		if err != nil {
+			return all, err
+		}
+		step := spec
+		src := *spec.Source
+		src.End = end
+		if i > 0 {
+			src.Start = time.Time{} // where the step before left the data
+		}
+		step.Source = &src
+		var up ledger.Updated
+		if up, err = step.update(ctx, l); err == nil {
+			all = joinUpdated(all, up, i == 0)
+		}
+	}
+	return all, err
+}
+
+// joinUpdated is what two updates in a row did.
+func joinUpdated(a, b ledger.Updated, first bool) ledger.Updated {
+	b.Steps = 1
+	switch {
+	case first:
+		return b
+	case b.Nothing:
+		a.Steps++
+		return a
+	case a.Nothing:
+		b.Rows, b.Steps = b.Rows+a.Rows, a.Steps+1
+		return b
+	}
+	a.Watermark, a.DataEnd, a.Rows, a.Steps = b.Watermark, b.DataEnd, a.Rows+b.Rows, a.Steps+1
+	return a
+}
+
+// update is one update: read, then count in one transaction.
+func (spec LedgerUpdateSpec) update(ctx context.Context, l *ledger.Ledger) (ledger.Updated, error) {
+	cfg := spec.Config
 	inputs, err := spec.read(ctx, l)
 	if errors.Is(err, source.ErrNothingObserved) && spec.Source != nil {
 		// A range with no new sample yet: nothing to count.
@@ -178,6 +262,10 @@ func LedgerLine(u ledger.Updated) string {
 	if u.Nothing {
 		return fmt.Sprintf("ledger: nothing after %s: the ledger is unchanged", u.DataEnd.UTC().Format(time.RFC3339Nano))
 	}
-	return fmt.Sprintf("ledger: settled %s → %s; provisional to %s (%d rows)", u.From.UTC().Format(time.RFC3339), u.Watermark.UTC().Format(time.RFC3339),
-		u.DataEnd.UTC().Format(time.RFC3339Nano), u.Rows)
+	steps := ""
+	if u.Steps > 1 {
+		steps = fmt.Sprintf(", in %d steps", u.Steps)
+	}
+	return fmt.Sprintf("ledger: settled %s → %s; provisional to %s (%d rows%s)", u.From.UTC().Format(time.RFC3339), u.Watermark.UTC().Format(time.RFC3339),
+		u.DataEnd.UTC().Format(time.RFC3339Nano), u.Rows, steps)
 }

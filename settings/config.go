@@ -197,6 +197,8 @@ type Pricing struct {
 type Ledger struct {
 	DSN    string        `mapstructure:"dsn"`
 	Bucket time.Duration `mapstructure:"bucket"`
+	// Step is the longest range one update reads from Prometheus.
+	Step time.Duration `mapstructure:"step"`
 }
 
 // Validate checks that the bucket divides a day, so that buckets meet at
