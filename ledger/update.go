@@ -451,7 +451,7 @@ func b2i(b bool) int {
 // save writes the state and the tail.
 func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.Profile) error {
 	var b bytes.Buffer
-	if err := profile.Write(&b, tail, true); err != nil {
+	if err := profile.Write(&b, tail, profile.Zstd); err != nil {
 		return err
 	}
 	st.updates++

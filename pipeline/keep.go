@@ -31,8 +31,8 @@ func writeKept(path string, keep int, end time.Time, write func(io.Writer) error
 		return err
 	}
 	ext := filepath.Ext(path)
-	if strings.HasSuffix(path, ".gz") {
-		ext = filepath.Ext(strings.TrimSuffix(path, ".gz")) + ".gz"
+	if ext == ".gz" || ext == ".zst" { // report.json.gz: -DATE.json.gz
+		ext = filepath.Ext(strings.TrimSuffix(path, ext)) + ext
 	}
 	stem := strings.TrimSuffix(path, ext)
 	dated := stem + "-" + end.UTC().Format(datedLayout) + ext

@@ -65,13 +65,13 @@ func (r *Recording) Write(stdout io.Writer, path string) error {
 	}
 	if r.Spill != nil {
 		if path == "-" {
-			return r.Spill.Write(stdout, r.Profile, false)
+			return r.Spill.Write(stdout, r.Profile, profile.Uncompressed)
 		}
 		return r.Spill.WriteFile(path, r.Profile)
 	}
 	r.attachTopologies()
 	if path == "-" {
-		return profile.Write(stdout, r.Profile, false)
+		return profile.Write(stdout, r.Profile, profile.Uncompressed)
 	}
 	return profile.WriteFile(path, r.Profile)
 }

@@ -34,6 +34,60 @@ func TestTruncatedGzipRefused(t *testing.T) {
 	}
 }
 
+// TestZstdInputs: a zstd input cut short is refused in a line; one that
+// expands far more than a profile can (a decompression bomb) is refused
+// early; one whose frame asks for a window of gigabytes is refused
+// without the memory being taken; bytes that are not zstd after its magic
+// are refused in a line.
+func TestZstdInputs(t *testing.T) {
+	var z bytes.Buffer
+	if err := compressed(&z, Zstd, func(w io.Writer) error { _, err := io.WriteString(w, minimalProfile); return err }); err != nil {
+		t.Fatal(err)
+	}
+	whole := z.Bytes()
+	if _, err := Read(bytes.NewReader(whole)); err != nil {
+		t.Fatalf("whole: %v", err)
+	}
+	for _, cut := range []int{4, 1, len(whole) / 2} {
+		_, err := Read(bytes.NewReader(whole[:len(whole)-cut]))
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "zstd input") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%d bytes cut: %v", cut, err)
+		}
+	}
+	var bomb bytes.Buffer
+	err := compressed(&bomb, Zstd, func(w io.Writer) error {
+		_, err := io.Copy(w, io.LimitReader(spaces{}, 1<<30))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Read(bytes.NewReader(bomb.Bytes()))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "zstd input expands") {
+		t.Errorf("a bomb of %d KiB: %v", bomb.Len()>>10, err)
+	}
+	// A frame header: magic, descriptor (no single segment, window
+	// descriptor follows), window descriptor 0xF8 (exponent 31: 2 TiB).
+	huge := append(append([]byte{}, zstdMagic...), 0x00, 0xf8, 0, 0, 0)
+	if _, err := Read(bytes.NewReader(huge)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "zstd input") {
+		t.Errorf("a 2 TiB window: %v", err)
+	}
+	junk := append(append([]byte{}, zstdMagic...), []byte("not a frame at all, only words")...)
+	if _, err := Read(bytes.NewReader(junk)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "zstd input") {
+		t.Errorf("junk after the magic: %v", err)
+	}
+}
+
+// spaces is endless white space.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
 // TestLongSeriesAccepted (#25, case 7): 5 M samples on one GPU (58 days at
 // 1 Hz, a plausible long run) are read; what bounds the work is the
 // input's size.

@@ -2,29 +2,29 @@ package profile
 
 import (
 	"bufio"
-	"compress/gzip"
-	"fmt"
 	"io"
-	"strings"
 	"sync"
 )
 
 // openInput returns the JSON of a profile input: r itself, or, when it
-// starts with gzip's magic bytes, its decompressed content, bounded by
-// limitedGzip and inflated on a goroutine of its own so that inflating
-// overlaps parsing. stop stops that goroutine.
+// starts with gzip's or zstd's magic bytes, its decompressed content,
+// bounded by limitedInflate and inflated on a goroutine of its own so that
+// inflating overlaps parsing. stop stops that goroutine.
 func openInput(r io.Reader) (in io.Reader, stop func(), err error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
-		return br, func() {}, nil
-	}
+	magic, _ := br.Peek(4)
 	counted := &countingReader{r: br}
-	zr, err := gzip.NewReader(counted)
-	if err != nil {
-		return nil, func() {}, fmt.Errorf("gzip: %v", strings.TrimPrefix(err.Error(), "gzip: "))
+	zr, codec, done, err := decompressor(magic, counted)
+	if err != nil || zr == nil {
+		if zr == nil && err == nil {
+			return br, done, nil
+		}
+		return nil, done, err
 	}
-	ra := newReadahead(&limitedGzip{z: zr, in: counted})
-	return ra, func() { ra.close(); zr.Close() }, nil
+	// The decompressor is closed by the goroutine that reads it, once it
+	// is done: closing it under a read in flight frees what that read uses.
+	ra := newReadahead(&limitedInflate{z: zr, in: counted, codec: codec}, done)
+	return ra, ra.close, nil
 }
 
 // readahead reads its source on a goroutine, a chunk ahead of the reader.
@@ -48,17 +48,20 @@ const (
 	readaheadBuffers = 4
 )
 
-func newReadahead(src io.Reader) *readahead {
+// newReadahead reads src ahead; closeSrc, run when the reading stops (the
+// end of src, an error, or close), releases it.
+func newReadahead(src io.Reader, closeSrc func()) *readahead {
 	ra := &readahead{chunks: make(chan chunk, readaheadBuffers), free: make(chan []byte, readaheadBuffers), done: make(chan struct{})}
 	for i := 0; i < readaheadBuffers; i++ {
 		ra.free <- make([]byte, readaheadChunk)
 	}
-	go ra.fill(src)
+	go ra.fill(src, closeSrc)
 	return ra
 }
 
-func (ra *readahead) fill(src io.Reader) {
+func (ra *readahead) fill(src io.Reader, closeSrc func()) {
 	defer close(ra.chunks)
+	defer closeSrc()
 	for {
 		var buf []byte
 		select {

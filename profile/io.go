@@ -2,12 +2,10 @@ package profile
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/seedance/seedance/internal/fsutil"
 )
@@ -72,36 +70,24 @@ func ReadFile(path string, stdin io.Reader) (*Profile, error) {
 	return p, nil
 }
 
-// Write encodes p to w, gzip-compressed when gz is set.
-func Write(w io.Writer, p *Profile, gz bool) error {
-	return compressed(w, gz, func(w io.Writer) error { return Encode(w, p) })
+// Write encodes p to w, compressed with c.
+func Write(w io.Writer, p *Profile, c Compression) error {
+	return compressed(w, c, func(w io.Writer) error { return Encode(w, p) })
 }
 
-// compressed runs write on w, through gzip when gz is set.
-func compressed(w io.Writer, gz bool, write func(io.Writer) error) error {
-	if !gz {
-		return write(w)
-	}
-	zw := gzip.NewWriter(w)
-	if err := write(zw); err != nil {
-		return err
-	}
-	return zw.Close()
-}
-
-// WriteFile stores p at path atomically (temporary file, fsync, rename), gzip-
-// compressed when path ends in ".gz". An existing file at path is replaced only
-// when the whole profile has been written.
+// WriteFile stores p at path atomically (temporary file, fsync, rename),
+// compressed as its name asks (CompressionOf: .gz, .zst). An existing file
+// at path is replaced only when the whole profile has been written.
 func WriteFile(path string, p *Profile) error {
-	return writeFile(path, func(w io.Writer, gz bool) error { return Write(w, p, gz) })
+	return writeFile(path, func(w io.Writer, c Compression) error { return Write(w, p, c) })
 }
 
 // writeFile writes a profile at path atomically with write, which is told
-// whether to compress.
-func writeFile(path string, write func(w io.Writer, gz bool) error) error {
+// how to compress.
+func writeFile(path string, write func(w io.Writer, c Compression) error) error {
 	return fsutil.WriteAtomic(path, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
-		if err := write(bw, strings.HasSuffix(path, ".gz")); err != nil {
+		if err := write(bw, CompressionOf(path)); err != nil {
 			return fmt.Errorf("write profile %s: %w", path, err)
 		}
 		return bw.Flush()

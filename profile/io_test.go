@@ -99,7 +99,7 @@ func TestWriteReadGzipAndStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"p.json", "p.json.gz"} {
+	for _, name := range []string{"p.json", "p.json.gz", "p.json.zst"} {
 		path := filepath.Join(dir, name)
 		if err := WriteFile(path, p); err != nil {
 			t.Fatal(err)
@@ -108,7 +108,11 @@ func TestWriteReadGzipAndStdin(t *testing.T) {
 		if gz := raw[0] == 0x1f && raw[1] == 0x8b; gz != strings.HasSuffix(name, ".gz") {
 			t.Fatalf("%s: gzip = %v", name, gz)
 		}
-		// Readers detect gzip by magic bytes, not by name; "-" is stdin.
+		if zst := bytes.HasPrefix(raw, zstdMagic); zst != strings.HasSuffix(name, ".zst") {
+			t.Fatalf("%s: zstd = %v", name, zst)
+		}
+		// Readers detect gzip and zstd by magic bytes, not by name; "-"
+		// is stdin.
 		back, err := ReadFile("-", bytes.NewReader(raw))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

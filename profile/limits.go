@@ -165,25 +165,25 @@ func checkValue(m Metric, i int, v float64) error {
 	return nil
 }
 
-// limitedGzip counts what a gzip reader reads and writes, and stops with
-// ErrTooLarge when the output outgrows the input by more than a profile can.
-type limitedGzip struct {
-	z   io.Reader
-	in  *countingReader
-	out int64
+// limitedInflate counts what a decompressor reads and writes, and stops
+// with ErrTooLarge when the output outgrows the input by more than a
+// profile can.
+type limitedInflate struct {
+	z     io.Reader
+	in    *countingReader
+	out   int64
+	codec string // gzip, zstd
 }
 
-func (l *limitedGzip) Read(p []byte) (int, error) {
+func (l *limitedInflate) Read(p []byte) (int, error) {
 	n, err := l.z.Read(p)
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		// The compressed stream, or its trailer (CRC-32 and size), ends
-		// early: what it holds cannot be checked, so it is not a profile.
-		return n, fmt.Errorf("%w: gzip input ends early (truncated: its CRC cannot be checked); a profile cut off while it was written or copied", ErrInvalid)
+	if err != nil && err != io.EOF {
+		return n, inflateError(l.codec, err)
 	}
 	l.out += int64(n)
 	if l.out > gzipAllowance+gzipRatio*l.in.n {
-		return n, fmt.Errorf("%w: gzip input expands to more than %d MiB from %d KiB (%.0f×): not a profile (a gzip bomb?)",
-			ErrTooLarge, l.out>>20, l.in.n>>10, float64(l.out)/float64(max(l.in.n, 1)))
+		return n, fmt.Errorf("%w: %s input expands to more than %d MiB from %d KiB (%.0f×): not a profile (a decompression bomb?)",
+			ErrTooLarge, l.codec, l.out>>20, l.in.n>>10, float64(l.out)/float64(max(l.in.n, 1)))
 	}
 	return n, err
 }

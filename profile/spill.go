@@ -66,23 +66,22 @@ func (s *Spill) Reader(p *Profile) (io.Reader, error) {
 	return io.MultiReader(&head, s.f, strings.NewReader("]}\n")), nil
 }
 
-// Write writes the whole document (Reader) to w, gzip-compressed when gz
-// is set.
-func (s *Spill) Write(w io.Writer, p *Profile, gz bool) error {
+// Write writes the whole document (Reader) to w, compressed with c.
+func (s *Spill) Write(w io.Writer, p *Profile, c Compression) error {
 	r, err := s.Reader(p)
 	if err != nil {
 		return err
 	}
-	return compressed(w, gz, func(w io.Writer) error {
+	return compressed(w, c, func(w io.Writer) error {
 		_, err := io.Copy(w, r)
 		return err
 	})
 }
 
 // WriteFile stores the whole document at path as WriteFile stores a
-// profile: atomically, gzip-compressed when path ends in ".gz".
+// profile: atomically, compressed as its name asks (.gz, .zst).
 func (s *Spill) WriteFile(path string, p *Profile) error {
-	return writeFile(path, func(w io.Writer, gz bool) error { return s.Write(w, p, gz) })
+	return writeFile(path, func(w io.Writer, c Compression) error { return s.Write(w, p, c) })
 }
 
 // Close removes the spill file.

@@ -55,7 +55,7 @@ var own = []setting.Key{
 	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: " + setting.OrList(source.Names())},
 	{Key: "profile.interval", Default: setting.Dur("1s"), Cmd: "profile analyze ledger-update", Flag: "interval", Help: "time between samples (at least 100ms)", Range: setting.Rng(0.1, setting.Day)},
 	{Key: "profile.duration", Default: setting.Dur("0s"), Cmd: "profile analyze ledger-update", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h): nvml and scrape sample for it (0: until interrupted, or until CMD exits); prometheus reads the range that ends at --end (default now) and lasts it, unless --start is given; sim simulates it (0: 300s)", Range: setting.Rng(0, setting.Span)},
-	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed"},
+	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed, a .zst name zstd-compressed"},
 	{Key: "profile.checkpoint", Default: setting.Dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: setting.Rng(0, setting.Day)},
 	{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
 	{Key: "analyze.source", Default: "", Cmd: "analyze ledger-update", Flag: "source", Help: "analyze straight from a source instead of profile files: " + setting.OrList(source.Names()) + ", with the settings of seedance profile"},

@@ -12,6 +12,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Case is one file of the corpus. Valid says whether seedance must accept
@@ -44,6 +46,11 @@ func gz(b []byte) []byte {
 	}
 	w.Close()
 	return out.Bytes()
+}
+
+func zst(b []byte) []byte {
+	w, _ := zstd.NewWriter(nil)
+	return w.EncodeAll(b, nil)
 }
 
 func replace(old, repl string) []byte {
@@ -98,6 +105,10 @@ func Cases() []Case {
 		{"intervals-outside.json", replace(`"gpus":[0],"gpu_count":1`, `"gpus":[0],"gpu_count":1,"intervals":[{"start_s":0,"end_s":1e308}]`), false},
 		{"no-samples.json", replace(`"nodes":[`, `"nodes":[],"x":[`), false},
 		{"gzip-truncated.json.gz", gz(Base())[:100], false},
+		{"valid.json.zst", zst(Base()), true},
+		{"zstd-truncated.json.zst", zst(Base())[:100], false},
+		{"zstd-huge-window.json.zst", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xf8, 0, 0, 0}, false},
+		{"deep-nesting.json.zst", zst(replace(`"complete":true`, `"complete":true,"x":`+strings.Repeat("[", 1_000_000)+strings.Repeat("]", 1_000_000))), false},
 		{"gzip-not-gzip.json.gz", append([]byte{0x1f, 0x8b}, []byte("not gzip at all")...), false},
 		{"gzip-twice.json.gz", gz(gz(Base())), false},
 	}
