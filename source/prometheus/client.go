@@ -296,6 +296,9 @@ func parseLabels(sc *jsonscan.Scanner, shared map[string]string) (map[string]str
 		return labels, nil
 	}
 	for {
+		if sc.Peek() != '"' {
+			return nil, sc.Errorf("a label's name must be a string")
+		}
 		k, err := sharedStr(sc, shared)
 		if err != nil {
 			return nil, err
@@ -316,7 +319,11 @@ func parseLabels(sc *jsonscan.Scanner, shared map[string]string) (map[string]str
 
 // sharedStr reads a string, the one in shared when it is there.
 func sharedStr(sc *jsonscan.Scanner, shared map[string]string) (string, error) {
-	if sc.Peek() != '"' {
+	switch sc.Peek() {
+	case '"':
+	case 'n': // null: the empty string, as encoding/json reads it
+		return "", sc.Literal("null")
+	default:
 		if err := sc.Skip(); err != nil {
 			return "", err // its nesting, its syntax
 		}

@@ -46,7 +46,7 @@ func FuzzPromAnswer(f *testing.F) {
 // object it refuses is refused.
 func FuzzLabels(f *testing.F) {
 	for _, s := range []string{`{"UUID":"GPU-1","Hostname":"h","gpu":"0"}`, `{}`, `null`, `{"a":"x\"y\u00e9","a":"z"}`,
-		`{"a":1}`, `{"a":"b",}`, `{"a":"b"`, `{"Pod":"p","pod":"q"}`, `{"a":"\ud800"}`} {
+		`{"a":1}`, `{"a":"b",}`, `{"a":"b"`, `{"Pod":"p","pod":"q"}`, `{"a":"\ud800"}`, `{"a":null}`, `{null:"a"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
