@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,6 +169,7 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 	case ok && src.Start.IsZero():
 		src.Start = end
 	}
+	src.InMemory = true
 	rec, err := Record(ctx, src)
 	if err != nil {
 		return nil, err
@@ -178,15 +178,11 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 	if !rec.Profile.Complete && ctx.Err() != nil {
 		return nil, exit.Interruptedf("interrupted: the ledger is unchanged")
 	}
-	var b bytes.Buffer
-	if err := rec.Write(&b, "-"); err != nil {
-		return nil, err
+	if rec.samples == 0 {
+		return nil, rec.nothingObserved("")
 	}
-	p, err := profile.Read(&b)
-	if err != nil {
-		return nil, err
-	}
-	return []*profile.Profile{p}, nil
+	rec.attachTopologies()
+	return []*profile.Profile{rec.Profile}, nil
 }
 
 // LedgerReportSpec is one `seedance ledger report`.

@@ -47,6 +47,10 @@ type RecordSpec struct {
 	Log func(string)
 	// Progress, when set, is shown the run's progress.
 	Progress Progress
+	// InMemory keeps a source read in batches in memory instead of a spill
+	// file, for a caller that holds the whole profile anyway (a ledger
+	// update): no encoding to disk and back.
+	InMemory bool
 }
 
 // Progress is shown how a recording goes: a read of history query by
@@ -113,7 +117,7 @@ func Record(ctx context.Context, spec RecordSpec) (*Recording, error) {
 	}
 	rec := &Recording{topologies: tops, log: spec.logf}
 	ro := spec.recordOptions(reg.Name, src)
-	if s, ok := src.(source.NodeStreamer); ok && len(spec.Command) == 0 && !spec.Config.Slurm.Pending && len(tops) == 0 {
+	if s, ok := src.(source.NodeStreamer); ok && len(spec.Command) == 0 && !spec.Config.Slurm.Pending && len(tops) == 0 && !spec.InMemory {
 		if err := rec.spill(ctx, s, ro, spec.SpillDir); err != nil {
 			return nil, err
 		}
