@@ -94,7 +94,7 @@ func backfill3(ctx context.Context, tx *sql.Tx) error {
 	defer ex.close()
 	owners := &owners{ex: ex, ids: map[[3]string]int64{}}
 	for i := range ws {
-		o, err := owners.of(&ws[i])
+		o, _, err := owners.of(&ws[i])
 		if err != nil {
 			return err
 		}
@@ -126,16 +126,15 @@ type owners struct {
 	ids map[[3]string]int64
 }
 
-// of is the id of w's owner, added when new.
-func (os *owners) of(w *profile.Workload) (int64, error) {
+// of is the id of w's owner, added when new, and w's labels as JSON.
+func (os *owners) of(w *profile.Workload) (id int64, labels string, err error) {
 	o, err := ownerOf(w)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if id, ok := os.ids[o.key()]; ok {
-		return id, nil
+		return id, o.tags, nil
 	}
-	var id int64
 	err = os.ex.queryRow(`SELECT id FROM seedance_owner WHERE kind = $1 AND controller = $2 AND labels = $3`, o.kind, o.controller, o.tags).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		if err = os.ex.queryRow(`SELECT COALESCE(MAX(id), 0) + 1 FROM seedance_owner`).Scan(&id); err == nil {
@@ -143,10 +142,10 @@ func (os *owners) of(w *profile.Workload) (int64, error) {
 		}
 	}
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	os.ids[o.key()] = id
-	return id, nil
+	return id, o.tags, nil
 }
 
 // readOwners reads the owners of ids (all of them when ids is nil).
@@ -274,7 +273,7 @@ func undoProvisional(ex *execer, from int64) error {
 // owner (moving its history when its labels changed), first and last
 // buckets, whether its buckets have a hole, and its settled sums.
 func putTenure(ex *execer, os *owners, t *tenure, bucket int64) error {
-	o, err := os.of(t.w)
+	o, labels, err := os.of(t.w)
 	if err != nil {
 		return err
 	}
@@ -303,10 +302,6 @@ func putTenure(ex *execer, os *owners, t *tenure, bucket int64) error {
 			}
 		}
 	}
-	labels, err := json.Marshal(t.w.Labels)
-	if err != nil {
-		return err
-	}
 	var settled any
 	if t.settledMax >= 0 {
 		settled = t.settledMax
@@ -320,7 +315,7 @@ last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket 
 settled_last = CASE WHEN excluded.settled_last IS NULL OR o.settled_last > excluded.settled_last THEN o.settled_last ELSE excluded.settled_last END,
 held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s, idle_s = o.idle_s + excluded.idle_s,
 cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j, energy_unknown = o.energy_unknown + excluded.energy_unknown`,
-		t.w.ID, t.w.Name, t.w.Kind, string(labels), lo, hi, o, settled, b2i(gappy), s.held, s.used, s.idle, s.cost, s.energy, s.unknown)
+		t.w.ID, t.w.Name, t.w.Kind, labels, lo, hi, o, settled, b2i(gappy), s.held, s.used, s.idle, s.cost, s.energy, s.unknown)
 }
 
 // moveOwner moves a workload's settled history from owner from to owner
