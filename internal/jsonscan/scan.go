@@ -266,6 +266,9 @@ func (s *Scanner) Number() (float64, error) {
 	case c == 'n':
 		return math.NaN(), s.Literal("null")
 	case c == '-' || (c >= '0' && c <= '9'):
+		if x, ok := s.fastNumber(); ok {
+			return x, nil
+		}
 	case c == 0:
 		return 0, s.EndErr()
 	default:
@@ -342,15 +345,20 @@ func (s *Scanner) Column(dst []float64, maxLen int) ([]float64, error) {
 		s.pos++
 		return dst, nil
 	}
-	for {
-		x, err := s.Number()
-		if err != nil {
-			return nil, err
+	for state := atElement; ; state = atElement {
+		if dst, state = s.column(dst, maxLen); state == colDone {
+			return dst, nil
 		}
-		if len(dst) == maxLen {
-			return nil, s.Errorf("a series longer than %d samples", maxLen)
+		if state == atElement {
+			x, err := s.Number()
+			if err != nil {
+				return nil, err
+			}
+			if len(dst) == maxLen {
+				return nil, s.Errorf("a series longer than %d samples", maxLen)
+			}
+			dst = append(dst, x)
 		}
-		dst = append(dst, x)
 		if done, err := s.Next(']'); err != nil {
 			return nil, err
 		} else if done {
@@ -522,7 +530,7 @@ func ParseNumber(s []byte) (float64, error) {
 		}
 		if ok {
 			if neg {
-				n = -n
+				return -float64(n), nil // -0 too, as strconv reads it
 			}
 			return float64(n), nil
 		}

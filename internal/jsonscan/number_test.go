@@ -1,0 +1,121 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"strings"
+	"testing"
+)
+
+// numberCases are the edges of the fused path: signs, leading zeros,
+// exponents, 17- to 20-digit decimals, 2^53 and its neighbours, the last
+// exact power of ten, and what is not a number at all.
+var numberCases = []string{
+	"0", "-0", "0.0", "-0.0", "7", "-7", "12.5", "99.99", "100", "0.1", "0.3", "-1.5",
+	"9007199254740992", "9007199254740993", "9007199254740991.5", "18446744073709551615",
+	"18446744073709551616", "123456789012345678901234567890",
+	"0.12345678901234567", "1.2345678901234567", "12345678901234567.8", "3.141592653589793",
+	"0.0000000000000000000001", "0.00000000000000000000001", "1.0000000000000000000001",
+	"1e3", "1E3", "1e+3", "1e-3", "-2.5e-7", "1e400", "-1e400", "1e-400", "4.9e-324", "2.2250738585072014e-308",
+	"01", "-01", "00", "1.", ".5", "-", "+1", "--1", "1.2.3", "1-2", "1e", "1e+", "0x10", "1_000", "Inf", "NaN",
+	"null", "nul", "true", "\"1\"", "1 ", " 1", "1,", "",
+}
+
+// pad follows a column so that its last number is not the buffer's end,
+// where the fused path would always give up.
+var pad = strings.Repeat(" ", 64)
+
+// decodeColumn reads "[" + body + "]" as a column, handed over in chunks
+// of the given size (0: whole), so that the numbers straddle refills.
+func decodeColumn(body string, chunk int) ([]float64, error) {
+	var r io.Reader = strings.NewReader("[" + body + "]" + pad)
+	if chunk > 0 {
+		r = &chunkReader{r, chunk}
+	}
+	s := New(r)
+	col, err := s.Column(nil, 1<<20)
+	if err == nil {
+		err = s.End()
+	}
+	return col, err
+}
+
+// checkAgrees compares the scanner's column with encoding/json's on body.
+func checkAgrees(t *testing.T, body string) {
+	var want []*float64
+	werr := json.Unmarshal([]byte("["+body+"]"), &want)
+	for _, chunk := range []int{0, 1, 7, 13} {
+		got, err := decodeColumn(body, chunk)
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("[%s] (in chunks of %d): scanner error %v, encoding/json error %v", body, chunk, err, werr)
+		}
+		if err != nil {
+			continue
+		}
+		if len(got) != len(want) {
+			t.Fatalf("[%s]: %d values, encoding/json %d", body, len(got), len(want))
+		}
+		for i, w := range want {
+			if w == nil {
+				if !math.IsNaN(got[i]) {
+					t.Fatalf("[%s][%d]: %v, want null", body, i, got[i])
+				}
+			} else if math.Float64bits(got[i]) != math.Float64bits(*w) {
+				t.Fatalf("[%s][%d]: %v (%#x), encoding/json %v (%#x)", body, i, got[i], math.Float64bits(got[i]), *w, math.Float64bits(*w))
+			}
+		}
+	}
+}
+
+// TestNumberCases: every edge case alone, and all of them in one column.
+func TestNumberCases(t *testing.T) {
+	var valid []string
+	for _, c := range numberCases {
+		checkAgrees(t, c)
+		if json.Valid([]byte("[" + c + "]")) {
+			valid = append(valid, c)
+		}
+	}
+	checkAgrees(t, strings.Join(valid, ","))
+	checkAgrees(t, strings.Join(valid, " ,\n"))
+}
+
+// TestNumberFastPathTaken: the profile's common shapes take the fused path
+// (a change that made every number fall back would pass the tests above).
+func TestNumberFastPathTaken(t *testing.T) {
+	for _, c := range []string{"0", "-0", "42", "12.5", "-3.25", "0.001", "9007199254740992", "1.234567890123456"} {
+		s := New(bytes.NewReader([]byte(c + "," + pad)))
+		s.fill()
+		if _, ok := s.fastNumber(); !ok {
+			t.Errorf("%q fell back to the general path", c)
+		}
+	}
+}
+
+// FuzzNumberDifferential: the scanner reads a column of numbers exactly as
+// encoding/json does (the same values to the bit, the same inputs refused),
+// whether the number sits wholly in the buffer or straddles a refill.
+func FuzzNumberDifferential(f *testing.F) {
+	for _, c := range numberCases {
+		f.Add(c)
+	}
+	f.Add("1,2.5,null,-0,0.1")
+	f.Fuzz(func(t *testing.T, body string) {
+		checkAgrees(t, body)
+	})
+}
+
+// chunkReader hands its input over n bytes at a time.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(p) > c.n {
+		p = p[:c.n]
+	}
+	return c.r.Read(p)
+}
