@@ -98,6 +98,7 @@ func read(sources []Source, p Params) (*analysis, *Report, error) {
 		r.addInput(s.Name, h)
 		a.unscheduled = h.Unscheduled // the latest input's
 		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
+		s.Stream.DropTopologyDetail() // the analysis keeps the compact form only
 		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, in) }); err != nil {
 			return nil, nil, err
 		}

@@ -50,6 +50,7 @@ type Stream struct {
 	atNodes  bool            // the scanner is inside "nodes": [
 	bufs     Series          // column buffers reused from GPU to GPU
 	names    map[string]bool // node names seen, each allowed once
+	compact  bool            // DropTopologyDetail
 }
 
 // Name is the name the stream was opened with (for messages).
@@ -205,6 +206,25 @@ func (s *Stream) decodeField(key string, dst any) error {
 	return nil
 }
 
+// meta names key in a metadata reader's error, unless it is a syntax
+// error (which gives its offset): "uuid: expected a string, found a number".
+func (s *Stream) meta(key string, err error) error {
+	var se *jsonscan.SyntaxError
+	if err == nil || errors.As(err, &se) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", key, err)
+}
+
+func (s *Stream) metaReader() metaReader { return metaReader{sc: s.sc, detail: !s.compact} }
+
+// DropTopologyDetail makes the nodes read from here on keep only the
+// compact form of their topology (hwtopo.Topology.Compact: no per-link
+// detail, UUIDs, bus ids or MIG layouts), still checking what is dropped.
+// A reader that keeps nothing else saves most of a wide profile's
+// metadata work.
+func (s *Stream) DropTopologyDetail() { s.compact = true }
+
 // Walk calls fn for every GPU and at the end of every node, in document
 // order. The GPU passed to fn, and its series, are only valid during the
 // call: the next GPU reuses their memory. A GPU that breaks the format's
@@ -314,11 +334,11 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 		case "name":
 			return s.decodeField("nodes["+strconv.Itoa(ni)+"].name", &n.Name)
 		case "labels":
-			return s.decodeField("node "+strconv.Quote(short(n.Name))+" labels", &n.Labels)
+			return s.meta("node "+strconv.Quote(short(n.Name))+" labels", s.sc.StringMap(&n.Labels))
 		case "workloads":
-			return s.decodeField("node "+strconv.Quote(short(n.Name))+" workloads", &n.Workloads)
+			return s.meta("node "+strconv.Quote(short(n.Name))+" workloads", s.metaReader().workloads(&n.Workloads))
 		case "topology":
-			return s.decodeField("node "+strconv.Quote(short(n.Name))+" topology", &n.Topology)
+			return s.meta("node "+strconv.Quote(short(n.Name))+" topology", s.metaReader().topology(&n.Topology))
 		case "gpus":
 			return s.sc.Array(func(gi int) error {
 				var g GPU
@@ -416,38 +436,13 @@ func (s *Stream) gpu(g *GPU, bufs *Series) error {
 		case "series":
 			return s.series(&g.Series, bufs)
 		}
-		if dst := gpuField(g, key); dst != nil {
-			return s.decodeField(key, dst)
+		if known, err := s.metaReader().gpuMeta(g, key); known {
+			return s.meta(key, err)
 		}
 		return s.sc.Skip()
 	})
 	g.Index = index
 	return err
-}
-
-// gpuField is where a GPU's small field of that name is decoded to.
-func gpuField(g *GPU, key string) any {
-	switch key {
-	case "uuid":
-		return &g.UUID
-	case "model":
-		return &g.Model
-	case "pci_bus_id":
-		return &g.PCIBusID
-	case "memory_total_bytes":
-		return &g.MemoryTotalBytes
-	case "numa_node":
-		return &g.NUMANode
-	case "interval_s":
-		return &g.IntervalS
-	case "mig":
-		return &g.MIG
-	case "unsupported":
-		return &g.Unsupported
-	case "errors":
-		return &g.Errors
-	}
-	return nil
 }
 
 // series reads the columns of a series object.

@@ -88,6 +88,10 @@ func TestStreamRejects(t *testing.T) {
 // of the stream's stricter rules (a key twice in an object, a limit).
 func FuzzStreamAgreesWithRead(f *testing.F) {
 	f.Add([]byte(minimalProfile))
+	f.Add([]byte(metaProfile))
+	for _, v := range metaVariants {
+		f.Add([]byte(strings.Replace(metaProfile, v.old, v.new, 1)))
+	}
 	f.Add([]byte(`{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z","ended_at":"2026-01-05T09:00:00Z","interval_s":1,"nodes":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {

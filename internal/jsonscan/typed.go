@@ -1,0 +1,229 @@
+package jsonscan
+
+import "strconv"
+
+// Typed reads: one value into a Go variable, accepting and refusing what
+// encoding/json's Unmarshal does for that variable's type (null leaves it
+// as it is; an integer type takes integer literals only), without its
+// reflection. The profile's metadata is read through them.
+
+// kindOf names what the value at the current position is, for an error.
+func (s *Scanner) kindOf() string {
+	switch c := s.Peek(); {
+	case c == '"':
+		return "a string"
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "a list"
+	case c == 't' || c == 'f':
+		return "true or false"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	case c == 0:
+		return "the end of input"
+	}
+	return "an invalid character"
+}
+
+// mismatch is the error for a value of the wrong kind: a syntax error when
+// the value is not JSON at all (so that both readers say the same), else
+// "expected a number, found a string".
+func (s *Scanner) mismatch(want string) error {
+	found := s.kindOf()
+	if found == "the end of input" {
+		return s.EndErr()
+	}
+	if err := s.Skip(); err != nil {
+		return err
+	}
+	return &TypeError{Want: want, Found: found}
+}
+
+// TypeError is a well-formed value of the wrong kind.
+type TypeError struct{ Want, Found string }
+
+func (e *TypeError) Error() string { return "expected " + e.Want + ", found " + e.Found }
+
+// IsNull consumes a null and says so; anything else is left in place.
+func (s *Scanner) IsNull() (bool, error) {
+	if s.Peek() != 'n' {
+		return false, nil
+	}
+	return true, s.Literal("null")
+}
+
+// String reads a string (or null) into dst.
+func (s *Scanner) String(dst *string) error {
+	switch s.Peek() {
+	case '"':
+		v, err := s.Str()
+		*dst = v
+		return err
+	case 'n':
+		return s.Literal("null")
+	}
+	return s.mismatch("a string")
+}
+
+// Bool reads true, false (or null) into dst.
+func (s *Scanner) Bool(dst *bool) error {
+	switch s.Peek() {
+	case 't':
+		*dst = true
+		return s.Literal("true")
+	case 'f':
+		*dst = false
+		return s.Literal("false")
+	case 'n':
+		return s.Literal("null")
+	}
+	return s.mismatch("true or false")
+}
+
+// Float reads a number (or null) into dst.
+func (s *Scanner) Float(dst *float64) error {
+	switch c := s.Peek(); {
+	case c == 'n':
+		return s.Literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		x, err := s.Number()
+		if err == nil {
+			*dst = x
+		}
+		return err
+	}
+	return s.mismatch("a number")
+}
+
+// integer reads an integer literal of a number of bits, signed or not.
+func (s *Scanner) integer(signed bool, bitSize int) (int64, uint64, bool, error) {
+	switch c := s.Peek(); {
+	case c == 'n':
+		return 0, 0, false, s.Literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+	default:
+		return 0, 0, false, s.mismatch("an integer")
+	}
+	tok, err := s.Token()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if !validJSONNumber(tok) {
+		return 0, 0, false, s.Errorf("invalid number %q", tok)
+	}
+	if signed {
+		v, err := strconv.ParseInt(string(tok), 10, bitSize)
+		if err != nil {
+			return 0, 0, false, &TypeError{Want: "an integer", Found: "the number " + string(tok)}
+		}
+		return v, 0, true, nil
+	}
+	v, err := strconv.ParseUint(string(tok), 10, bitSize)
+	if err != nil {
+		return 0, 0, false, &TypeError{Want: "an unsigned integer", Found: "the number " + string(tok)}
+	}
+	return 0, v, true, nil
+}
+
+// Int reads an integer (or null) into dst, as encoding/json reads an int:
+// "1.0", "1e2" and out-of-range values are errors.
+func (s *Scanner) Int(dst *int) error {
+	v, _, ok, err := s.integer(true, strconv.IntSize)
+	if ok {
+		*dst = int(v)
+	}
+	return err
+}
+
+// Int64 reads an integer (or null) into dst.
+func (s *Scanner) Int64(dst *int64) error {
+	v, _, ok, err := s.integer(true, 64)
+	if ok {
+		*dst = v
+	}
+	return err
+}
+
+// Uint64 reads an unsigned integer (or null) into dst ("-0" is refused,
+// as encoding/json refuses it).
+func (s *Scanner) Uint64(dst *uint64) error {
+	_, v, ok, err := s.integer(false, 64)
+	if ok {
+		*dst = v
+	}
+	return err
+}
+
+// Elements reads a list (or null, which sets *n to -1) calling elem for
+// each element with its index; the callback reads the element.
+func (s *Scanner) Elements(elem func(i int) error) (n int, err error) {
+	switch s.Peek() {
+	case '[':
+	case 'n':
+		return -1, s.Literal("null")
+	default:
+		return 0, s.mismatch("a list")
+	}
+	n = 0
+	err = s.Array(func(i int) error { n = i + 1; return elem(i) })
+	return n, err
+}
+
+// Fields reads an object (or null: present false) calling field with each
+// key in ASCII lower case, as Object does.
+func (s *Scanner) Fields(field func(key string) error) (present bool, err error) {
+	switch s.Peek() {
+	case '{':
+		return true, s.Object(field)
+	case 'n':
+		return false, s.Literal("null")
+	}
+	return false, s.mismatch("an object")
+}
+
+// StringMap reads an object of strings (or null, which leaves dst) into
+// *dst, keys as written; a null value reads as "" and a repeated key keeps
+// its last value, as encoding/json does.
+func (s *Scanner) StringMap(dst *map[string]string) error {
+	switch s.Peek() {
+	case '{':
+	case 'n':
+		return s.Literal("null")
+	default:
+		return s.mismatch("an object")
+	}
+	if err := s.Expect('{'); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer func() { s.depth-- }()
+	if *dst == nil {
+		*dst = map[string]string{}
+	}
+	if s.Peek() == '}' {
+		s.pos++
+		return nil
+	}
+	for {
+		key, err := s.Str()
+		if err != nil {
+			return err
+		}
+		if err := s.Expect(':'); err != nil {
+			return err
+		}
+		var v string
+		if err := s.String(&v); err != nil {
+			return err
+		}
+		(*dst)[key] = v
+		if done, err := s.Next('}'); done || err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,356 @@
+package profile
+
+import (
+	"github.com/seedance/seedance/hwtopo"
+	"github.com/seedance/seedance/internal/jsonscan"
+)
+
+// A node's metadata (topology, workloads) read with the scanner, as
+// encoding/json would read it into the same types (FuzzStreamAgreesWithRead
+// holds the two together); a key twice in one object is refused, as
+// everywhere in the stream. With detail false, a topology's per-link,
+// per-MIG and identity fields are checked and dropped (the analysis keeps
+// the compact form only).
+
+// metaReader reads metadata from sc.
+type metaReader struct {
+	sc     *jsonscan.Scanner
+	detail bool // keep what hwtopo.Topology.Compact drops
+}
+
+// object reads an object field by field (null leaves it), refusing a key
+// seen twice.
+func (r metaReader) object(field func(key string) error) error {
+	once := keysOnce()
+	_, err := r.sc.Fields(func(key string) error {
+		if err := once(key); err != nil {
+			return err
+		}
+		return field(key)
+	})
+	return err
+}
+
+// topology reads a node's topology (null: none).
+func (r metaReader) topology(dst **hwtopo.Topology) error {
+	if null, err := r.sc.IsNull(); null || err != nil {
+		return err
+	}
+	t := &hwtopo.Topology{}
+	*dst = t
+	return r.object(func(key string) error {
+		switch key {
+		case "gpus":
+			return r.list(func() { t.GPUs = []hwtopo.GPU{} }, func(int) error {
+				t.GPUs = append(t.GPUs, hwtopo.GPU{})
+				return r.topoGPU(&t.GPUs[len(t.GPUs)-1])
+			}, func() { t.GPUs = nil })
+		case "matrix":
+			return r.list(func() { t.Matrix = [][]string{} }, func(int) error {
+				var row []string
+				err := r.list(func() { row = []string{} }, func(int) error {
+					row = append(row, "")
+					return r.sc.String(&row[len(row)-1])
+				}, func() {})
+				t.Matrix = append(t.Matrix, row)
+				return err
+			}, func() { t.Matrix = nil })
+		case "nvlink_gbps":
+			return r.list(func() { t.NVLinkGBps = [][]float64{} }, func(int) error {
+				var row []float64
+				err := r.list(func() { row = []float64{} }, func(int) error {
+					row = append(row, 0)
+					return r.sc.Float(&row[len(row)-1])
+				}, func() {})
+				t.NVLinkGBps = append(t.NVLinkGBps, row)
+				return err
+			}, func() { t.NVLinkGBps = nil })
+		case "host":
+			return r.host(&t.Host)
+		}
+		return r.sc.Skip()
+	})
+}
+
+// list reads a list: start when it is one, elem for each element, null
+// when it is null.
+func (r metaReader) list(start func(), elem func(i int) error, null func()) error {
+	started := false
+	n, err := r.sc.Elements(func(i int) error {
+		if !started {
+			start()
+			started = true
+		}
+		return elem(i)
+	})
+	switch {
+	case n < 0:
+		null()
+	case n == 0 && err == nil:
+		start()
+	}
+	return err
+}
+
+// topoGPU reads one GPU of a topology.
+func (r metaReader) topoGPU(g *hwtopo.GPU) error {
+	var drop string
+	keep := func(s *string) *string {
+		if r.detail {
+			return s
+		}
+		return &drop
+	}
+	return r.object(func(key string) error {
+		switch key {
+		case "index":
+			return r.sc.Int(&g.Index)
+		case "uuid":
+			return r.sc.String(keep(&g.UUID))
+		case "pci_bus_id":
+			return r.sc.String(keep(&g.BusID))
+		case "numa_node":
+			return r.optInt(&g.NUMANode)
+		case "cpu_affinity":
+			return r.sc.String(&g.CPUAffinity)
+		case "nvlinks":
+			return r.nvlinks(g)
+		case "mig":
+			return r.migs(g)
+		}
+		return r.sc.Skip()
+	})
+}
+
+// optInt reads an integer into a pointer (null: nil).
+func (r metaReader) optInt(dst **int) error {
+	if null, err := r.sc.IsNull(); null || err != nil {
+		*dst = nil
+		return err
+	}
+	v := new(int)
+	*dst = v
+	return r.sc.Int(v)
+}
+
+// nvlinks reads a GPU's links (kept only with detail).
+func (r metaReader) nvlinks(g *hwtopo.GPU) error {
+	var links []hwtopo.NVLink
+	err := r.list(func() { links = []hwtopo.NVLink{} }, func(int) error {
+		var l hwtopo.NVLink
+		err := r.object(func(key string) error {
+			switch key {
+			case "link":
+				return r.sc.Int(&l.Link)
+			case "up":
+				return r.sc.Bool(&l.Up)
+			case "remote_pci_bus_id":
+				return r.sc.String(&l.RemoteBusID)
+			case "to_switch":
+				return r.sc.Bool(&l.ToSwitch)
+			case "gbps":
+				return r.sc.Float(&l.GBps)
+			}
+			return r.sc.Skip()
+		})
+		if r.detail {
+			links = append(links, l)
+		}
+		return err
+	}, func() {})
+	if r.detail {
+		g.NVLinks = links
+	}
+	return err
+}
+
+// migs reads a GPU's MIG devices (kept only with detail).
+func (r metaReader) migs(g *hwtopo.GPU) error {
+	var devs []hwtopo.MIGDevice
+	err := r.list(func() { devs = []hwtopo.MIGDevice{} }, func(int) error {
+		var d hwtopo.MIGDevice
+		err := r.object(func(key string) error {
+			switch key {
+			case "uuid":
+				return r.sc.String(&d.UUID)
+			case "gi":
+				return r.sc.Int(&d.GI)
+			case "ci":
+				return r.sc.Int(&d.CI)
+			case "profile":
+				return r.sc.String(&d.Profile)
+			}
+			return r.sc.Skip()
+		})
+		if r.detail {
+			devs = append(devs, d)
+		}
+		return err
+	}, func() {})
+	if r.detail {
+		g.MIG = devs
+	}
+	return err
+}
+
+// host reads the machine around the GPUs (null: none).
+func (r metaReader) host(dst **hwtopo.Host) error {
+	if null, err := r.sc.IsNull(); null || err != nil {
+		*dst = nil
+		return err
+	}
+	h := &hwtopo.Host{}
+	*dst = h
+	return r.object(func(key string) error {
+		switch key {
+		case "sockets":
+			return r.sc.Int(&h.Sockets)
+		case "numa_nodes":
+			return r.list(func() { h.NUMANodes = []hwtopo.NUMANode{} }, func(int) error {
+				h.NUMANodes = append(h.NUMANodes, hwtopo.NUMANode{})
+				n := &h.NUMANodes[len(h.NUMANodes)-1]
+				return r.object(func(key string) error {
+					switch key {
+					case "id":
+						return r.sc.Int(&n.ID)
+					case "cpus":
+						return r.sc.String(&n.CPUs)
+					case "memory_bytes":
+						return r.sc.Int64(&n.MemoryBytes)
+					}
+					return r.sc.Skip()
+				})
+			}, func() { h.NUMANodes = nil })
+		}
+		return r.sc.Skip()
+	})
+}
+
+// workloads reads a node's workloads (null: none).
+func (r metaReader) workloads(dst *[]Workload) error {
+	return r.list(func() { *dst = []Workload{} }, func(int) error {
+		*dst = append(*dst, Workload{})
+		return r.workload(&(*dst)[len(*dst)-1])
+	}, func() { *dst = nil })
+}
+
+// workload reads one workload.
+func (r metaReader) workload(w *Workload) error {
+	return r.object(func(key string) error {
+		switch key {
+		case "id":
+			return r.sc.String(&w.ID)
+		case "name":
+			return r.sc.String(&w.Name)
+		case "kind":
+			return r.sc.String(&w.Kind)
+		case "state":
+			return r.sc.String(&w.State)
+		case "gpus":
+			return r.ints(&w.GPUs)
+		case "gpu_uuids":
+			return r.strings(&w.GPUUUIDs)
+		case "gpu_count":
+			return r.sc.Int(&w.GPUCount)
+		case "gpu_memory_bytes":
+			return r.sc.Uint64(&w.GPUMemoryBytes)
+		case "pids":
+			return r.ints(&w.PIDs)
+		case "cpus_allowed":
+			return r.sc.String(&w.CPUsAllowed)
+		case "labels":
+			return r.sc.StringMap(&w.Labels)
+		case "intervals":
+			return r.list(func() { w.Intervals = []Tenure{} }, func(int) error {
+				w.Intervals = append(w.Intervals, Tenure{})
+				t := &w.Intervals[len(w.Intervals)-1]
+				return r.object(func(key string) error {
+					switch key {
+					case "start_s":
+						return r.sc.Float(&t.StartS)
+					case "end_s":
+						return r.sc.Float(&t.EndS)
+					}
+					return r.sc.Skip()
+				})
+			}, func() { w.Intervals = nil })
+		}
+		return r.sc.Skip()
+	})
+}
+
+// ints reads a list of integers (null: nil).
+func (r metaReader) ints(dst *[]int) error {
+	return r.list(func() { *dst = []int{} }, func(int) error {
+		*dst = append(*dst, 0)
+		return r.sc.Int(&(*dst)[len(*dst)-1])
+	}, func() { *dst = nil })
+}
+
+// strings reads a list of strings (null: nil).
+func (r metaReader) strings(dst *[]string) error {
+	return r.list(func() { *dst = []string{} }, func(int) error {
+		*dst = append(*dst, "")
+		return r.sc.String(&(*dst)[len(*dst)-1])
+	}, func() { *dst = nil })
+}
+
+// gpuMeta reads a GPU's small field into g; false for a key it does not know.
+func (r metaReader) gpuMeta(g *GPU, key string) (bool, error) {
+	switch key {
+	case "uuid":
+		return true, r.sc.String(&g.UUID)
+	case "model":
+		return true, r.sc.String(&g.Model)
+	case "pci_bus_id":
+		return true, r.sc.String(&g.PCIBusID)
+	case "memory_total_bytes":
+		return true, r.sc.Uint64(&g.MemoryTotalBytes)
+	case "numa_node":
+		return true, r.optInt(&g.NUMANode)
+	case "interval_s":
+		return true, r.sc.Float(&g.IntervalS)
+	case "unsupported":
+		return true, r.strings(&g.Unsupported)
+	case "mig":
+		return true, r.mig(&g.MIG)
+	case "errors":
+		return true, r.list(func() { g.Errors = []SampleError{} }, func(int) error {
+			g.Errors = append(g.Errors, SampleError{})
+			e := &g.Errors[len(g.Errors)-1]
+			return r.object(func(key string) error {
+				switch key {
+				case "t":
+					return r.sc.Float(&e.T)
+				case "error":
+					return r.sc.String(&e.Error)
+				}
+				return r.sc.Skip()
+			})
+		}, func() { g.Errors = nil })
+	}
+	return false, nil
+}
+
+// mig reads a MIG device's identity (null: not a MIG device).
+func (r metaReader) mig(dst **MIG) error {
+	if null, err := r.sc.IsNull(); null || err != nil {
+		*dst = nil
+		return err
+	}
+	m := &MIG{}
+	*dst = m
+	return r.object(func(key string) error {
+		switch key {
+		case "parent_uuid":
+			return r.sc.String(&m.ParentUUID)
+		case "profile":
+			return r.sc.String(&m.Profile)
+		case "gi":
+			return r.sc.Int(&m.GI)
+		case "ci":
+			return r.sc.Int(&m.CI)
+		}
+		return r.sc.Skip()
+	})
+}

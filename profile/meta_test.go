@@ -1,0 +1,138 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// metaProfile has every metadata field the scanner reads: a topology with
+// links, MIG devices and a host, workloads with every field, a MIG GPU.
+const metaProfile = `{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z",
+"ended_at":"2026-01-05T09:00:03Z","interval_s":1,"nodes":[{"name":"n1","labels":{"zone":"a","rack":null,"k\u0041":"\u00e9"},
+"topology":{"gpus":[{"index":0,"uuid":"GPU-1","pci_bus_id":"0000:18:00.0","numa_node":0,"cpu_affinity":"0-3",
+"nvlinks":[{"link":0,"up":true,"remote_pci_bus_id":"0000:19:00.0","to_switch":false,"gbps":25.5},{"link":1,"up":false,"gbps":0}],
+"mig":[{"uuid":"MIG-1","gi":1,"ci":0,"profile":"3g.40gb"}]},{"index":1,"numa_node":null,"nvlinks":null,"future":[1]}],
+"matrix":[["X","NV1"],["NV1","X"]],"nvlink_gbps":[[0,25.5],[25.5,0]],"host":{"sockets":2,"numa_nodes":[{"id":0,"cpus":"0-3","memory_bytes":1024}]}},
+"workloads":[{"id":"ml/a","name":"a","kind":"pod","state":"running","gpus":[0],"gpu_uuids":["GPU-1"],"gpu_count":1,
+"gpu_memory_bytes":1048576,"pids":[42],"cpus_allowed":"0-3","labels":{"team":"ml"},"intervals":[{"start_s":0,"end_s":2}]}],
+"gpus":[{"index":0,"uuid":"GPU-1","model":"H100","pci_bus_id":"0000:18:00.0","memory_total_bytes":85899345920,"numa_node":0,
+"interval_s":1,"mig":{"parent_uuid":"GPU-0","profile":"3g.40gb","gi":1,"ci":0},"unsupported":["nvlink"],"errors":[{"t":1,"error":"timeout"}],
+"series":{"t":[0,1,2],"gpu_util_pct":[5,null,7]}}]}]}`
+
+// metaVariants are changes to metaProfile that encoding/json accepts or
+// refuses, each to be read alike by the stream: wrong kinds, integers
+// that are not, nulls in every place.
+var metaVariants = []struct{ old, new string }{
+	{`"sockets":2`, `"sockets":"2"`},
+	{`"sockets":2`, `"sockets":2.5`},
+	{`"sockets":2`, `"sockets":2e0`},
+	{`"sockets":2`, `"sockets":null`},
+	{`"link":0`, `"link":-0`},
+	{`"link":0`, `"link":99999999999999999999`},
+	{`"up":true`, `"up":1`},
+	{`"up":true`, `"up":null`},
+	{`"gbps":25.5`, `"gbps":"fast"`},
+	{`"gbps":25.5`, `"gbps":1e400`},
+	{`"matrix":[["X","NV1"],["NV1","X"]]`, `"matrix":[["X",null],null]`},
+	{`"matrix":[["X","NV1"],["NV1","X"]]`, `"matrix":{"a":1}`},
+	{`"nvlink_gbps":[[0,25.5],[25.5,0]]`, `"nvlink_gbps":[[0,null],[25.5,0]]`},
+	{`"nvlink_gbps":[[0,25.5],[25.5,0]]`, `"nvlink_gbps":[[0,"x"],[25.5,0]]`},
+	{`"host":{`, `"host":null,"h":{`},
+	{`"mig":[{"uuid":"MIG-1"`, `"mig":[null,{"uuid":"MIG-1"`},
+	{`"mig":[{"uuid":"MIG-1"`, `"mig":[{"uuid":7`},
+	{`"memory_bytes":1024`, `"memory_bytes":-1024`},
+	{`"memory_bytes":1024`, `"memory_bytes":1024.0`},
+	{`"gpu_memory_bytes":1048576`, `"gpu_memory_bytes":-0`},
+	{`"gpu_memory_bytes":1048576`, `"gpu_memory_bytes":-1`},
+	{`"gpu_memory_bytes":1048576`, `"gpu_memory_bytes":18446744073709551616`},
+	{`"memory_total_bytes":85899345920`, `"memory_total_bytes":8.5e10`},
+	{`"memory_total_bytes":85899345920`, `"memory_total_bytes":null`},
+	{`"pids":[42]`, `"pids":[42,null]`},
+	{`"pids":[42]`, `"pids":42`},
+	{`"gpu_uuids":["GPU-1"]`, `"gpu_uuids":[1]`},
+	{`"labels":{"team":"ml"}`, `"labels":{"team":1}`},
+	{`"labels":{"team":"ml"}`, `"labels":{"team":"ml","team":"ai"}`},
+	{`"labels":{"team":"ml"}`, `"labels":["team"]`},
+	{`"intervals":[{"start_s":0,"end_s":2}]`, `"intervals":[{"start_s":"0","end_s":2}]`},
+	{`"intervals":[{"start_s":0,"end_s":2}]`, `"intervals":null`},
+	{`"workloads":[{`, `"workloads":[null,{`},
+	{`"mig":{"parent_uuid"`, `"mig":{"parent_uuid":null,"p"`},
+	{`"mig":{"parent_uuid"`, `"mig":["parent_uuid"`},
+	{`"errors":[{"t":1,"error":"timeout"}]`, `"errors":[{"t":1,"error":false}]`},
+	{`"unsupported":["nvlink"]`, `"unsupported":"nvlink"`},
+	{`"numa_node":0,"cpu_affinity"`, `"numa_node":"0","cpu_affinity"`},
+	{`"cpu_affinity":"0-3",`, `"cpu_affinity":["0-3"],`},
+	{`"topology":{`, `"topology":null,"t":{`},
+	{`"topology":{`, `"topology":[{`},
+	{`"interval_s":1,"mig"`, `"interval_s":true,"mig"`},
+	{`"index":1,"numa_node":null`, `"index":1,"numa_node":null,"numa_node":2`},
+}
+
+// TestMetaAgreesWithEncodingJSON: the scanner's metadata readers accept
+// and refuse what encoding/json does, and read the same values.
+func TestMetaAgreesWithEncodingJSON(t *testing.T) {
+	if !json.Valid([]byte(metaProfile)) {
+		t.Fatal("metaProfile is not JSON")
+	}
+	docs := []string{metaProfile}
+	for _, v := range metaVariants {
+		if !strings.Contains(metaProfile, v.old) {
+			t.Fatalf("%q is not in metaProfile", v.old)
+		}
+		docs = append(docs, strings.Replace(metaProfile, v.old, v.new, 1))
+	}
+	refused := 0
+	for i, doc := range docs {
+		want, errA := readEncodingJSON(strings.NewReader(doc))
+		got, errB := Read(strings.NewReader(doc))
+		switch {
+		case errB == nil && errA != nil:
+			t.Errorf("variant %d: the stream accepted what encoding/json refuses (%v)", i, errA)
+		case errA == nil && errB != nil && !stricter(errB):
+			t.Errorf("variant %d: encoding/json accepted, the stream refused: %v", i, errB)
+		case errA == nil && errB == nil:
+			sameProfile(t, got, want)
+		default:
+			refused++
+		}
+	}
+	if refused < 25 {
+		t.Errorf("only %d variants were refused: the variants no longer test the kinds", refused)
+	}
+}
+
+// TestDropTopologyDetail: a stream told to drop the detail hands out what
+// Compact would keep of the full topology.
+func TestDropTopologyDetail(t *testing.T) {
+	full, err := Read(strings.NewReader(metaProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenStream(bytes.NewReader([]byte(metaProfile)), "meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.DropTopologyDetail()
+	var n *Node
+	if err := s.Walk(func(it Item) error {
+		if it.End != nil {
+			n = it.End
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(full.Nodes[0].Topology.Compact())
+	got, _ := json.Marshal(n.Topology.Compact())
+	if !bytes.Equal(got, want) {
+		t.Fatalf("compact topology:\n%s\nwant\n%s", got, want)
+	}
+	if len(n.Topology.GPUs[0].NVLinks) != 0 || n.Topology.GPUs[0].UUID != "" {
+		t.Fatalf("detail kept: %+v", n.Topology.GPUs[0])
+	}
+	if len(full.Nodes[0].Topology.GPUs[0].NVLinks) != 2 || len(full.Nodes[0].Topology.GPUs[0].MIG) != 1 {
+		t.Fatalf("a full read lost the detail: %+v", full.Nodes[0].Topology.GPUs[0])
+	}
+}
