@@ -46,13 +46,14 @@ func HostFromGHW(root string) (*Host, error) {
 // NodeOfCPUs returns the NUMA node whose CPUs hold most of the given CPU
 // list, or -1.
 func (h *Host) NodeOfCPUs(list string) int {
-	want, err := ParseCPUList(list)
+	want, err := mergedRanges(list)
 	if err != nil || h == nil {
 		return -1
 	}
 	best, bestN := -1, 0
 	for _, n := range h.NUMANodes {
-		if k := overlap(n.CPUs, want); k > bestN {
+		have, _ := mergedRanges(n.CPUs)
+		if k := overlap(have, want); k > bestN {
 			best, bestN = n.ID, k
 		}
 	}
@@ -61,29 +62,40 @@ func (h *Host) NodeOfCPUs(list string) int {
 
 // FractionOn is the share of the CPUs in list that belong to NUMA node id.
 func (h *Host) FractionOn(list string, id int) float64 {
-	want, err := ParseCPUList(list)
+	want, err := mergedRanges(list)
 	if err != nil || len(want) == 0 || h == nil {
 		return 0
 	}
 	for _, n := range h.NUMANodes {
 		if n.ID == id {
-			return float64(overlap(n.CPUs, want)) / float64(len(want))
+			have, _ := mergedRanges(n.CPUs)
+			return float64(overlap(have, want)) / float64(count(want))
 		}
 	}
 	return 0
 }
 
-// overlap counts the CPUs of want that are in the CPU list.
-func overlap(list string, want []int) int {
-	cpus, _ := ParseCPUList(list)
-	set := make(map[int]bool, len(cpus))
-	for _, c := range cpus {
-		set[c] = true
-	}
+// count is the number of CPUs in merged ranges.
+func count(r [][2]int) int {
 	k := 0
-	for _, c := range want {
-		if set[c] {
-			k++
+	for _, x := range r {
+		k += x[1] - x[0] + 1
+	}
+	return k
+}
+
+// overlap counts the CPUs in both merged range lists.
+func overlap(a, b [][2]int) int {
+	k := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+		if lo <= hi {
+			k += hi - lo + 1
+		}
+		if a[i][1] < b[j][1] {
+			i++
+		} else {
+			j++
 		}
 	}
 	return k

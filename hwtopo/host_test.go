@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,5 +117,37 @@ func TestProcessCPUs(t *testing.T) {
 	}
 	if _, cpus := ProcessCPUs(root, 78); cpus != "" {
 		t.Fatal("a missing process has CPUs")
+	}
+}
+
+// TestFractionOnRanges: the range arithmetic gives what counting CPU by
+// CPU gives, with lists unsorted, overlapping and adjacent.
+func TestFractionOnRanges(t *testing.T) {
+	h := &Host{NUMANodes: []NUMANode{{ID: 0, CPUs: "0-3,8-11"}, {ID: 1, CPUs: "4-7,12-15,3"}}}
+	byCPU := func(list string, id int) float64 {
+		want, _ := ParseCPUList(list)
+		var have []int
+		for _, n := range h.NUMANodes {
+			if n.ID == id {
+				have, _ = ParseCPUList(n.CPUs)
+			}
+		}
+		k := 0
+		for _, c := range want {
+			if slices.Contains(have, c) {
+				k++
+			}
+		}
+		return float64(k) / float64(len(want))
+	}
+	for _, list := range []string{"0-15", "3", "2-5,4-9", "11,10,9,8", "0-1,2-3,4", "12-15,0", "7-7,7", "100-101"} {
+		for _, id := range []int{0, 1} {
+			if got, want := h.FractionOn(list, id), byCPU(list, id); got != want {
+				t.Errorf("FractionOn(%q, %d) = %v, counting CPUs gives %v", list, id, got, want)
+			}
+		}
+	}
+	if got := h.NodeOfCPUs("4-6,0"); got != 1 {
+		t.Errorf("NodeOfCPUs: %d, want 1", got)
 	}
 }

@@ -8,6 +8,7 @@ package hwtopo
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -209,8 +210,31 @@ func ParseCPUList(s string) ([]int, error) {
 	if err := CheckCPUList(s); err != nil {
 		return nil, err
 	}
+	ranges := cpuRanges(s)
 	var out []int
-	seen := map[int]bool{}
+	var seen map[int]bool // only for a list that goes back on itself
+	for i, r := range ranges {
+		if seen == nil && i > 0 && r[0] <= ranges[i-1][1] {
+			seen = make(map[int]bool, len(out))
+			for _, c := range out {
+				seen[c] = true
+			}
+		}
+		for c := r[0]; c <= r[1]; c++ {
+			if seen == nil {
+				out = append(out, c)
+			} else if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// cpuRanges are the ranges of a checked CPU list, as written.
+func cpuRanges(s string) [][2]int {
+	var out [][2]int
 	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		if part == "" {
 			continue
@@ -221,12 +245,25 @@ func ParseCPUList(s string) ([]int, error) {
 		if isRange {
 			b, _ = strconv.Atoi(hi)
 		}
-		for c := a; c <= b; c++ {
-			if !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-			}
+		out = append(out, [2]int{a, b})
+	}
+	return out
+}
+
+// mergedRanges are a CPU list's ranges sorted and merged: no CPU twice.
+func mergedRanges(s string) ([][2]int, error) {
+	if err := CheckCPUList(s); err != nil {
+		return nil, err
+	}
+	r := cpuRanges(s)
+	slices.SortFunc(r, func(a, b [2]int) int { return a[0] - b[0] })
+	out := r[:0]
+	for _, x := range r {
+		if n := len(out); n > 0 && x[0] <= out[n-1][1]+1 {
+			out[n-1][1] = max(out[n-1][1], x[1])
+			continue
 		}
+		out = append(out, x)
 	}
 	return out, nil
 }

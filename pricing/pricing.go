@@ -40,6 +40,7 @@ type Pricer struct {
 	used      map[string]bool // default-table keys used
 	unmatched map[string]bool // models priced at the fallback
 	rules     []Rule          // a price file's, first match wins (PriceOn)
+	memo      map[string]priced
 }
 
 // New returns a Pricer over the user's prices and DefaultPrices.
@@ -66,15 +67,36 @@ func longestMatch(model string, table map[string]float64) (string, bool) {
 
 // Price returns the USD per hour of one GPU of the model.
 func (p *Pricer) Price(model string) float64 {
+	return p.match(model).usd
+}
+
+// priced is a model's price and where it came from.
+type priced struct {
+	usd    float64
+	source string
+}
+
+// match prices a model, once per model: a fleet has a few models and
+// thousands of nodes, and a match scans every key of both tables.
+func (p *Pricer) match(model string) priced {
+	if m, ok := p.memo[model]; ok {
+		return m
+	}
+	var m priced
 	if k, ok := longestMatch(model, p.user); ok {
-		return p.user[k]
-	}
-	if k, ok := longestMatch(model, DefaultPrices); ok {
+		m = priced{p.user[k], SourceUser}
+	} else if k, ok := longestMatch(model, DefaultPrices); ok {
 		p.used[k] = true
-		return DefaultPrices[k]
+		m = priced{DefaultPrices[k], SourceTable}
+	} else {
+		p.unmatched[model] = true
+		m = priced{p.fallback, SourceFallback}
 	}
-	p.unmatched[model] = true
-	return p.fallback
+	if p.memo == nil {
+		p.memo = map[string]priced{}
+	}
+	p.memo[model] = m
+	return m
 }
 
 // Table returns every price in effect: the defaults overridden by the user's.
@@ -117,11 +139,5 @@ const (
 // Source says where the model's price comes from: the user's prices, the
 // built-in table or the fallback price.
 func (p *Pricer) Source(model string) string {
-	if _, ok := longestMatch(model, p.user); ok {
-		return SourceUser
-	}
-	if _, ok := longestMatch(model, DefaultPrices); ok {
-		return SourceTable
-	}
-	return SourceFallback
+	return p.match(model).source
 }

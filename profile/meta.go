@@ -21,14 +21,26 @@ type metaReader struct {
 // object reads an object field by field (null leaves it), refusing a key
 // seen twice.
 func (r metaReader) object(field func(key string) error) error {
-	once := keysOnce()
-	_, err := r.sc.Fields(func(key string) error {
-		if err := once(key); err != nil {
+	if null, err := r.sc.IsNull(); null || err != nil {
+		return err
+	}
+	if r.sc.Peek() != '{' {
+		_, err := r.sc.Fields(nil) // the error for another kind
+		return err
+	}
+	var once onceKeys
+	for i := 0; ; i++ {
+		key, more, err := r.sc.Member(i)
+		if !more || err != nil {
 			return err
 		}
-		return field(key)
-	})
-	return err
+		if err := once.add(key); err != nil {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+	}
 }
 
 // topology reads a node's topology (null: none).
@@ -133,26 +145,13 @@ func (r metaReader) optInt(dst **int) error {
 	return r.sc.Int(v)
 }
 
-// nvlinks reads a GPU's links (kept only with detail).
+// nvlinks reads a GPU's links (kept only with detail). A DGX node has a
+// hundred and more: they are read without a callback per link.
 func (r metaReader) nvlinks(g *hwtopo.GPU) error {
 	var links []hwtopo.NVLink
 	err := r.list(func() { links = []hwtopo.NVLink{} }, func(int) error {
 		var l hwtopo.NVLink
-		err := r.object(func(key string) error {
-			switch key {
-			case "link":
-				return r.sc.Int(&l.Link)
-			case "up":
-				return r.sc.Bool(&l.Up)
-			case "remote_pci_bus_id":
-				return r.sc.String(&l.RemoteBusID)
-			case "to_switch":
-				return r.sc.Bool(&l.ToSwitch)
-			case "gbps":
-				return r.sc.Float(&l.GBps)
-			}
-			return r.sc.Skip()
-		})
+		err := r.nvlink(&l)
 		if r.detail {
 			links = append(links, l)
 		}
@@ -162,6 +161,44 @@ func (r metaReader) nvlinks(g *hwtopo.GPU) error {
 		g.NVLinks = links
 	}
 	return err
+}
+
+// nvlink reads one link.
+func (r metaReader) nvlink(l *hwtopo.NVLink) error {
+	if null, err := r.sc.IsNull(); null || err != nil {
+		return err
+	}
+	if r.sc.Peek() != '{' {
+		_, err := r.sc.Fields(nil) // the error for another kind
+		return err
+	}
+	var once onceKeys
+	for i := 0; ; i++ {
+		key, more, err := r.sc.Member(i)
+		if !more || err != nil {
+			return err
+		}
+		if err := once.add(key); err != nil {
+			return err
+		}
+		switch key {
+		case "link":
+			err = r.sc.Int(&l.Link)
+		case "up":
+			err = r.sc.Bool(&l.Up)
+		case "remote_pci_bus_id":
+			err = r.sc.String(&l.RemoteBusID)
+		case "to_switch":
+			err = r.sc.Bool(&l.ToSwitch)
+		case "gbps":
+			err = r.sc.Float(&l.GBps)
+		default:
+			err = r.sc.Skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // migs reads a GPU's MIG devices (kept only with detail).

@@ -404,52 +404,84 @@ func (s *Stream) nodeFull(ni int) (Node, error) {
 // keysOnce returns a check that refuses a key seen before in the same
 // object: encoding/json would keep the last, silently.
 func keysOnce() func(key string) error {
-	var seen []string // objects have a dozen keys: a scan beats a map
-	return func(key string) error {
-		if slices.Contains(seen, key) {
-			return invalidGPU{fmt.Sprintf("key %q appears twice in one object", short(key))}
-		}
-		seen = append(seen, key)
-		return nil
+	var seen onceKeys
+	return seen.add
+}
+
+// onceKeys is the keys of one object so far, to refuse one seen twice;
+// held by value, it costs no allocation for objects of up to 16 keys.
+type onceKeys struct {
+	n    int
+	k    [16]string
+	more []string
+}
+
+func (o *onceKeys) add(key string) error {
+	if slices.Contains(o.k[:o.n], key) || slices.Contains(o.more, key) {
+		return invalidGPU{fmt.Sprintf("key %q appears twice in one object", short(key))}
 	}
+	if o.n < len(o.k) {
+		o.k[o.n] = key
+		o.n++
+	} else {
+		o.more = append(o.more, key)
+	}
+	return nil
 }
 
 // gpu reads one GPU object; its columns reuse bufs' memory.
 func (s *Stream) gpu(g *GPU, bufs *Series) error {
-	index := -1
-	once := keysOnce()
-	err := s.sc.Object(func(key string) error {
-		if err := once(key); err != nil {
+	g.Index = -1
+	var once onceKeys
+	for i := 0; ; i++ {
+		key, more, err := s.sc.Member(i)
+		if !more || err != nil {
+			return err
+		}
+		if err := once.add(key); err != nil {
 			return err
 		}
 		switch key {
 		case "index":
-			x, err := s.sc.Number()
-			if err != nil {
-				return err
-			}
-			if x != math.Trunc(x) || x < 0 || x > 1<<31 {
-				return invalidGPU{fmt.Sprintf("index %v is not a GPU index", x)}
-			}
-			index = int(x)
-			return nil
+			err = s.gpuIndex(g)
 		case "series":
-			return s.series(&g.Series, bufs)
+			err = s.series(&g.Series, bufs)
+		default:
+			var known bool
+			if known, err = s.metaReader().gpuMeta(g, key); known {
+				err = s.meta(key, err)
+			} else {
+				err = s.sc.Skip()
+			}
 		}
-		if known, err := s.metaReader().gpuMeta(g, key); known {
-			return s.meta(key, err)
+		if err != nil {
+			return err
 		}
-		return s.sc.Skip()
-	})
-	g.Index = index
-	return err
+	}
+}
+
+// gpuIndex reads a GPU's index.
+func (s *Stream) gpuIndex(g *GPU) error {
+	x, err := s.sc.Number()
+	if err != nil {
+		return err
+	}
+	if x != math.Trunc(x) || x < 0 || x > 1<<31 {
+		return invalidGPU{fmt.Sprintf("index %v is not a GPU index", x)}
+	}
+	g.Index = int(x)
+	return nil
 }
 
 // series reads the columns of a series object.
 func (s *Stream) series(out *Series, bufs *Series) error {
-	once := keysOnce()
-	return s.sc.Object(func(key string) error {
-		if err := once(key); err != nil {
+	var once onceKeys
+	for i := 0; ; i++ {
+		key, more, err := s.sc.Member(i)
+		if !more || err != nil {
+			return err
+		}
+		if err := once.add(key); err != nil {
 			return err
 		}
 		var dst, buf *Values
@@ -458,19 +490,21 @@ func (s *Stream) series(out *Series, bufs *Series) error {
 		} else if m, ok := MetricByName(key); ok {
 			dst, buf = out.Col(m), bufs.Col(m)
 		} else {
-			return s.sc.Skip()
+			if err := s.sc.Skip(); err != nil {
+				return err
+			}
+			continue
 		}
 		raw, err := s.sc.Column(*buf, MaxSamplesPerGPU)
-		col := Values(raw)
 		if err != nil {
 			return err
 		}
+		col := Values(raw)
 		if col != nil {
 			*buf = col
 		}
 		*dst = col
-		return nil
-	})
+	}
 }
 
 func copySeries(s Series) Series {

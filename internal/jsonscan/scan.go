@@ -29,6 +29,7 @@ type Scanner struct {
 	depth int   // arrays and objects open (MaxDepth)
 	eof   bool
 	rerr  error
+	keys  map[string]string // the keys met, as written → in lower case
 }
 
 // Limits on a document: a reader of untrusted input must not be made to
@@ -176,12 +177,19 @@ func (s *Scanner) Token() ([]byte, error) {
 		return nil, s.EndErr()
 	}
 	outer := s.mark
-	startAbs := s.base + int64(s.pos)
 	if outer < 0 {
 		s.mark = s.pos
-		defer func() { s.mark = -1 }()
 	}
-	start := func() int { return int(startAbs - s.base) }
+	tok, err := s.token(c, s.base+int64(s.pos))
+	if outer < 0 {
+		s.mark = -1
+	}
+	return tok, err
+}
+
+// token is Token's body: startAbs is the token's input offset (the buffer
+// moves under it as fill keeps the marked bytes).
+func (s *Scanner) token(c byte, startAbs int64) ([]byte, error) {
 	if c == '"' {
 		s.pos++
 		for {
@@ -192,14 +200,15 @@ func (s *Scanner) Token() ([]byte, error) {
 					continue
 				case '"':
 					s.pos++
-					if s.pos-start() > MaxStringBytes+2 {
+					start := int(startAbs - s.base)
+					if s.pos-start > MaxStringBytes+2 {
 						return nil, s.Errorf("a string longer than %d KiB", MaxStringBytes>>10)
 					}
-					return s.buf[start():s.pos], nil
+					return s.buf[start:s.pos], nil
 				}
 				s.pos++
 			}
-			if s.pos-start() > MaxStringBytes {
+			if s.pos-int(startAbs-s.base) > MaxStringBytes {
 				return nil, s.Errorf("a string longer than %d KiB", MaxStringBytes>>10)
 			}
 			if !s.fill() {
@@ -211,17 +220,18 @@ func (s *Scanner) Token() ([]byte, error) {
 		for s.pos < len(s.buf) && IsNumberByte(s.buf[s.pos]) {
 			s.pos++
 		}
-		if s.pos-start() > maxNumberBytes {
+		if s.pos-int(startAbs-s.base) > maxNumberBytes {
 			return nil, s.Errorf("a number longer than %d bytes", maxNumberBytes)
 		}
 		if s.pos < len(s.buf) || !s.fill() {
 			break
 		}
 	}
-	if s.pos == start() {
+	start := int(startAbs - s.base)
+	if s.pos == start {
 		return nil, s.Errorf("invalid character %q looking for beginning of value", c)
 	}
-	return s.buf[start():s.pos], nil
+	return s.buf[start:s.pos], nil
 }
 
 // Str reads a string.
@@ -372,33 +382,89 @@ func (s *Scanner) Column(dst []float64, maxLen int) ([]float64, error) {
 // case-insensitively, and both of seedance's readers must accept the same
 // documents.
 func (s *Scanner) Object(field func(key string) error) error {
-	if err := s.Expect('{'); err != nil {
-		return err
-	}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer func() { s.depth-- }()
-	if s.Peek() == '}' {
-		s.pos++
-		return nil
-	}
-	for {
-		key, err := s.Str()
-		if err != nil {
-			return err
-		}
-		key = asciiLower(key)
-		if err := s.Expect(':'); err != nil {
+	for i := 0; ; i++ {
+		key, more, err := s.Member(i)
+		if !more || err != nil {
 			return err
 		}
 		if err := field(key); err != nil {
 			return err
 		}
-		if done, err := s.Next('}'); done || err != nil {
-			return err
+	}
+}
+
+// Member steps through an object without a callback: with i == 0 it
+// opens the object, after that it consumes the ',' before the next
+// member. It returns the next key (in ASCII lower case, as Object passes
+// it) with the scanner at its value, or more == false after the '}'.
+func (s *Scanner) Member(i int) (key string, more bool, err error) {
+	if i == 0 {
+		if err := s.Expect('{'); err != nil {
+			return "", false, err
+		}
+		if err := s.enter(); err != nil {
+			return "", false, err
+		}
+		if s.Peek() == '}' {
+			s.pos++
+			s.depth--
+			return "", false, nil
+		}
+	} else {
+		switch c := s.Peek(); c {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			s.depth--
+			return "", false, nil
+		case 0:
+			return "", false, s.EndErr()
+		default:
+			return "", false, s.Errorf("expected ',' or '}', found %q", c)
 		}
 	}
+	if key, err = s.key(); err != nil {
+		return "", false, err
+	}
+	return key, true, s.Expect(':')
+}
+
+// maxKeys bounds the keys a scanner shares (a document's keys are few; a
+// hostile one's are not).
+const maxKeys = 4096
+
+// key reads an object's key in ASCII lower case; a key met before is the
+// same string, not a new one.
+func (s *Scanner) key() (string, error) {
+	if c := s.Peek(); c != '"' {
+		if c == 0 {
+			return "", s.EndErr()
+		}
+		return "", s.Errorf("expected a string, found %q", c)
+	}
+	tok, err := s.Token()
+	if err != nil {
+		return "", err
+	}
+	raw := tok[1 : len(tok)-1]
+	if k, ok := s.keys[string(raw)]; ok {
+		return k, nil
+	}
+	var k string
+	if Plain(raw) {
+		k = string(raw)
+	} else if err := json.Unmarshal(tok, &k); err != nil {
+		return "", s.Errorf("invalid string")
+	}
+	lower := asciiLower(k)
+	if Plain(raw) && len(s.keys) < maxKeys {
+		if s.keys == nil {
+			s.keys = map[string]string{}
+		}
+		s.keys[k] = lower
+	}
+	return lower, nil
 }
 
 // Next consumes the ',' between two members of an object or array, or its
