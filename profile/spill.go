@@ -9,15 +9,19 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/seedance/seedance/internal/fsutil"
 )
 
-// Spill keeps encoded nodes in a temporary file until the profile's header
+// Spill keeps encoded nodes in a temporary file (zstd-compressed: a
+// fleet's day is gigabytes of JSON, and the file a fraction) until the profile's header
 // is known: a source that reads a cluster node by node learns whether its
 // read was complete, and what to note, only at the end. Memory stays at one
 // node; the file holds the rest.
 type Spill struct {
 	f   *os.File
+	zw  *zstd.Encoder // the file holds the nodes zstd-compressed (fastest level)
+	zr  *zstd.Decoder // Reader's, closed by Close
 	enc *Encoder
 }
 
@@ -32,11 +36,17 @@ func NewSpill(dir string) (*Spill, error) {
 		dir = os.TempDir()
 	}
 	fsutil.RemoveStale(dir, spillPrefix)
-	f, err := os.CreateTemp(dir, spillPrefix+strconv.Itoa(os.Getpid())+"-*.json")
+	f, err := os.CreateTemp(dir, spillPrefix+strconv.Itoa(os.Getpid())+"-*.json.zst")
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	return &Spill{f: f, enc: &Encoder{w: bufio.NewWriterSize(f, 1<<16)}}, nil
+	zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	return &Spill{f: f, zw: zw, enc: &Encoder{w: bufio.NewWriterSize(zw, 1<<16)}}, nil
 }
 
 // Node encodes one node into the spill.
@@ -50,20 +60,35 @@ func (s *Spill) Node(n *Node) error {
 
 // Reader returns the whole document: p's header (its Nodes are ignored),
 // the spilled nodes, the end; the bytes Encode writes for the same profile.
-// It is valid until Close.
+// It is valid until Close, or the next Reader.
 func (s *Spill) Reader(p *Profile) (io.Reader, error) {
-	if err := s.enc.w.Flush(); err != nil {
+	if s.zr != nil { // read before: the nodes are all written
+		s.zr.Close()
+	} else if err := s.finish(); err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
+	zr, err := zstd.NewReader(s.f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow))
+	if err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	s.zr = zr
 	var head bytes.Buffer
 	e := NewEncoder(&head, p)
 	if err := e.w.Flush(); err != nil || e.err != nil {
 		return nil, fmt.Errorf("encode profile: %v", e.err)
 	}
-	return io.MultiReader(&head, s.f, strings.NewReader("]}\n")), nil
+	return io.MultiReader(&head, zr, strings.NewReader("]}\n")), nil
+}
+
+// finish ends the spilled nodes' zstd frame.
+func (s *Spill) finish() error {
+	if err := s.enc.w.Flush(); err != nil {
+		return err
+	}
+	return s.zw.Close()
 }
 
 // Write writes the whole document (Reader) to w, compressed with c.
@@ -86,6 +111,11 @@ func (s *Spill) WriteFile(path string, p *Profile) error {
 
 // Close removes the spill file.
 func (s *Spill) Close() error {
+	if s.zr != nil {
+		s.zr.Close()
+	} else {
+		s.zw.Close()
+	}
 	s.f.Close()
 	return os.Remove(s.f.Name())
 }

@@ -71,3 +71,41 @@ func TestSpillLeftoversRemoved(t *testing.T) {
 		t.Error("a running process's spill was removed")
 	}
 }
+
+// TestSpillReadTwice: a spill read once (written to a file) reads again
+// (then analyzed), the same bytes; its file is compressed.
+func TestSpillReadTwice(t *testing.T) {
+	p, err := Read(bytes.NewReader([]byte(minimalProfile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := 0; i < 50; i++ {
+		n := p.Nodes[0]
+		n.Name = fmt.Sprintf("n%d", i)
+		if err := s.Node(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var reads [2][]byte
+	for i := range reads {
+		r, err := s.Reader(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reads[i], err = io.ReadAll(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(reads[0], reads[1]) || !bytes.Contains(reads[1], []byte(`"name":"n49"`)) {
+		t.Fatalf("the second read differs:\n%.200s\n%.200s", reads[0], reads[1])
+	}
+	st, _ := s.f.Stat()
+	if st.Size()*3 > int64(len(reads[0])) {
+		t.Errorf("spill file %d bytes for %d bytes of nodes: not compressed", st.Size(), len(reads[0]))
+	}
+}

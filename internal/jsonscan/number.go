@@ -77,7 +77,7 @@ func parseFast(b []byte, i int) (float64, int, bool) {
 	if i >= len(b) || IsNumberByte(b[i]) || nd > 19 || m > 1<<53 || frac > 22 {
 		return 0, 0, false
 	}
-	x := float64(m)
+	x := float64(int64(m)) // m ≤ 2^53: one signed conversion
 	if frac > 0 {
 		x /= pow10[frac]
 	}
@@ -103,16 +103,15 @@ var nan = math.NaN()
 func (s *Scanner) column(dst []float64, maxLen int) ([]float64, int) {
 	b, i := s.buf, s.pos
 	for len(dst) < maxLen {
-		var x float64
-		if len(b)-i >= 8 && b[i] == 'n' && string(b[i:i+4]) == "null" {
-			x, i = nan, i+4
-		} else {
-			var ok bool
-			var j int
-			if x, j, ok = parseFast(b, i); !ok {
-				break
-			}
+		x, j, ok := parseFast(b, i)
+		switch {
+		case ok:
 			i = j
+		case len(b)-i >= 8 && string(b[i:i+4]) == "null":
+			x, i = nan, i+4
+		default:
+			s.pos = i
+			return dst, atElement
 		}
 		dst = append(dst, x)
 		switch b[i] { // i < len(b): parseFast saw the byte after the number
@@ -129,3 +128,4 @@ func (s *Scanner) column(dst []float64, maxLen int) ([]float64, int) {
 	s.pos = i
 	return dst, atElement
 }
+
