@@ -2,6 +2,7 @@ package hwtopo
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,49 @@ func TestInternShares(t *testing.T) {
 	}
 	if in.Intern(nil) != nil {
 		t.Fatal("nil topology")
+	}
+}
+
+// TestInternKeyIsEquality: two compact topologies share a key exactly
+// when their JSON is the same, across changes to every field.
+func TestInternKeyIsEquality(t *testing.T) {
+	zero, one := 0, 1
+	base := func() *Topology {
+		return &Topology{GPUs: []GPU{{Index: 0, NUMANode: &zero, CPUAffinity: "0-7"}, {Index: 1}},
+			Matrix: [][]string{{"X", "NV18"}, {"NV18", "X"}}, NVLinkGBps: [][]float64{{0, 450}, {450, 0}},
+			Host: &Host{Sockets: 2, NUMANodes: []NUMANode{{ID: 0, CPUs: "0-7", MemoryBytes: 1 << 40}}}}
+	}
+	variants := []func(*Topology){
+		func(*Topology) {},
+		func(t *Topology) { t.GPUs[1].NUMANode = &zero },
+		func(t *Topology) { t.GPUs[0].NUMANode = &one },
+		func(t *Topology) { t.GPUs[0].CPUAffinity = "0-7," },
+		func(t *Topology) { t.GPUs[0].CPUAffinity, t.GPUs[1].CPUAffinity = "0-", "7" },
+		func(t *Topology) { t.Matrix[0][1] = "NV1" },
+		func(t *Topology) { t.Matrix[0][0], t.Matrix[0][1] = "XN", "V18" },
+		func(t *Topology) { t.NVLinkGBps[0][1] = 450.0000001 },
+		func(t *Topology) { t.NVLinkGBps = nil },
+		func(t *Topology) { t.Matrix = nil },
+		func(t *Topology) { t.Host = nil },
+		func(t *Topology) { t.Host.NUMANodes = nil },
+		func(t *Topology) { t.Host.NUMANodes[0].MemoryBytes++ },
+		func(t *Topology) { t.Host.Sockets = 1 },
+		func(t *Topology) { t.GPUs = t.GPUs[:1] },
+		func(t *Topology) { t.GPUs[1].Index = 2 },
+	}
+	var in Interner
+	for i, vi := range variants {
+		for j, vj := range variants {
+			a, b := base(), base()
+			vi(a)
+			vj(b)
+			ja, _ := json.Marshal(a.Compact())
+			jb, _ := json.Marshal(b.Compact())
+			ka := string(in.key(a.Compact()))
+			kb := string(in.key(b.Compact()))
+			if (ka == kb) != bytes.Equal(ja, jb) {
+				t.Errorf("variants %d and %d: keys equal %v, JSON equal %v", i, j, ka == kb, bytes.Equal(ja, jb))
+			}
+		}
 	}
 }

@@ -1,9 +1,9 @@
 package hwtopo
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Limits of a topology read from a profile or a capture.
@@ -126,7 +126,62 @@ func internLabel(s string) string {
 // Interner shares identical compact topologies: the nodes of a fleet are
 // mostly of a few kinds (8-GPU DGX, PCIe servers), and one copy of each
 // kind serves them all. It is not safe for concurrent use.
-type Interner struct{ seen map[string]*Topology }
+type Interner struct {
+	seen map[string]*Topology
+	buf  []byte // key's, reused
+}
+
+// key is a byte string that two compact topologies share exactly when
+// they are equal: every field, each string with its length.
+func (in *Interner) key(c *Topology) []byte {
+	b := in.buf[:0]
+	str := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	num := func(x int64) {
+		b = strconv.AppendInt(b, x, 10)
+		b = append(b, ',')
+	}
+	num(int64(len(c.GPUs)))
+	for _, g := range c.GPUs {
+		num(int64(g.Index))
+		if g.NUMANode == nil {
+			b = append(b, 'n')
+		} else {
+			num(int64(*g.NUMANode))
+		}
+		str(g.CPUAffinity)
+	}
+	num(int64(len(c.NVLinkGBps)))
+	for _, row := range c.NVLinkGBps {
+		num(int64(len(row)))
+		for _, x := range row {
+			b = strconv.AppendUint(b, math.Float64bits(x), 16)
+			b = append(b, ',')
+		}
+	}
+	num(int64(len(c.Matrix)))
+	for _, row := range c.Matrix {
+		num(int64(len(row)))
+		for _, cell := range row {
+			str(cell)
+		}
+	}
+	if h := c.Host; h != nil {
+		b = append(b, 'h')
+		num(int64(h.Sockets))
+		num(int64(len(h.NUMANodes)))
+		for _, n := range h.NUMANodes {
+			num(int64(n.ID))
+			num(n.MemoryBytes)
+			str(n.CPUs)
+		}
+	}
+	in.buf = b
+	return b
+}
 
 // Intern returns the compact form of t, shared with every earlier node
 // whose compact topology is the same.
@@ -135,10 +190,7 @@ func (in *Interner) Intern(t *Topology) *Topology {
 	if c == nil {
 		return nil
 	}
-	key, err := json.Marshal(c)
-	if err != nil {
-		return c
-	}
+	key := in.key(c)
 	if in.seen == nil {
 		in.seen = map[string]*Topology{}
 	}

@@ -54,6 +54,7 @@ type budget struct {
 type subject struct {
 	id, node string // node: the node a command acts on, "" for none
 	env      map[string]any
+	mk       func() map[string]any // makes env when it is nil
 	slices   []slice
 	span     float64
 }
@@ -106,6 +107,7 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 			continue
 		}
 		subj, ok := findSubject(subjects[c.On], sg)
+		subj = subj.ready()
 		if ok && c.prog != nil {
 			_, holds := c.match(subj, b)
 			if err := ctx.Err(); err != nil {
@@ -121,8 +123,10 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 	}
 	res.Suggestions = kept
 	var added []analyze.Suggestion
+	matchedGPUs := map[string]bool{}
 	for _, c := range s.ordered() {
 		for _, subj := range subjects[c.On] {
+			subj = subj.ready()
 			held, ok := c.match(subj, b)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -131,10 +135,14 @@ func (s *Set) Apply(ctx context.Context, in Input) error {
 				continue
 			}
 			matches[c.Name]++
+			if c.On == OnGPU {
+				matchedGPUs[subj.id] = true
+			}
 			added = append(added, c.suggestion(subj, held, in.Dialect))
 		}
 	}
 	res.Suggestions = append(res.Suggestions, added...)
+	keepMatchedGPUs(res, matchedGPUs)
 	for _, n := range slices.Sorted(maps.Keys(b.over)) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("rule %s: %s; it was not evaluated further in this run (docs/rules.md, Budgets)", n, b.over[n]))
 	}
@@ -318,12 +326,38 @@ func nodeSubjects(r *analyze.Report) []subject {
 	return out
 }
 
+// gpuSubjects are the report's GPUs. A fleet has tens of thousands: each
+// one's fields are made when a rule reads them and dropped after
+// (subject.ready), not held all at once.
 func gpuSubjects(r *analyze.Report) []subject {
 	var out []subject
-	for _, g := range r.GPUFigures {
-		out = append(out, subject{id: fmt.Sprintf("%s/%d", g.Node, g.Index), node: g.Node, env: fields(g), span: g.ObservedS})
+	for i := range r.GPUFigures {
+		g := &r.GPUFigures[i]
+		out = append(out, subject{id: gpuID(g), node: g.Node, span: g.ObservedS, mk: func() map[string]any { return fields(g) }})
 	}
 	return out
+}
+
+func gpuID(g *analyze.GPUReport) string { return g.Node + "/" + strconv.Itoa(g.Index) }
+
+// ready is the subject with its fields made.
+func (s subject) ready() subject {
+	if s.env == nil && s.mk != nil {
+		s.env = s.mk()
+	}
+	return s
+}
+
+// keepMatchedGPUs leaves in the report the figures of the GPUs a rule
+// matched: the others were read by the rules, and say nothing more.
+func keepMatchedGPUs(res *report.Result, matched map[string]bool) {
+	var kept []analyze.GPUReport // a new slice: the subjects point into the old one
+	for i := range res.GPUFigures {
+		if matched[gpuID(&res.GPUFigures[i])] {
+			kept = append(kept, res.GPUFigures[i])
+		}
+	}
+	res.GPUFigures = kept
 }
 
 func groupSubjects(r *analyze.Report) []subject {

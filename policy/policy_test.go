@@ -347,3 +347,24 @@ func TestDefaultsHaveNoCondition(t *testing.T) {
 		t.Errorf("for without when: %v", err)
 	}
 }
+
+// TestGPURuleKeepsMatchedFigures: a rule on GPUs reads every GPU's figures
+// but leaves in the report only those of the GPUs it matched.
+func TestGPURuleKeepsMatchedFigures(t *testing.T) {
+	r := sample()
+	r.GPUFigures = []analyze.GPUReport{
+		{Node: "a", Index: 0, UUID: "GPU-a0", IdleMemGiB: f(12), ObservedS: 600},
+		{Node: "a", Index: 1, UUID: "GPU-a1", IdleMemGiB: f(1), ObservedS: 600},
+		{Node: "b;rm -rf", Index: 0, UUID: "GPU-b0", ObservedS: 600},
+	}
+	set := mustCompile(t, Rule{Name: "idle-memory", On: "gpu", When: "idle_mem_gib != nil && idle_mem_gib > 8", Suggest: Suggest{Text: "GPU {index} of {node}: {idle_mem_gib} GiB"}})
+	if err := set.Apply(context.Background(), Input{Result: r}); err != nil {
+		t.Fatal(err)
+	}
+	if r.RuleMatches["idle-memory"] != 1 || len(r.GPUFigures) != 1 || r.GPUFigures[0].UUID != "GPU-a0" {
+		t.Fatalf("matches %v, figures %+v", r.RuleMatches, r.GPUFigures)
+	}
+	if got := r.Suggestions[len(r.Suggestions)-1].Text; got != "GPU 0 of a: 12 GiB" {
+		t.Errorf("suggestion %q", got)
+	}
+}

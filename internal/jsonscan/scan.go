@@ -30,6 +30,8 @@ type Scanner struct {
 	eof   bool
 	rerr  error
 	keys  map[string]string // the keys met, as written → in lower case
+	// recent caches keys by keySlot: {as written, in lower case}.
+	recent [64]struct{ raw, lower string }
 }
 
 // Limits on a document: a reader of untrusted input must not be made to
@@ -448,7 +450,12 @@ func (s *Scanner) key() (string, error) {
 		return "", err
 	}
 	raw := tok[1 : len(tok)-1]
+	slot := &s.recent[keySlot(raw)]
+	if slot.raw == string(raw) {
+		return slot.lower, nil
+	}
 	if k, ok := s.keys[string(raw)]; ok {
+		slot.raw, slot.lower = string(raw), k
 		return k, nil
 	}
 	var k string
@@ -463,8 +470,18 @@ func (s *Scanner) key() (string, error) {
 			s.keys = map[string]string{}
 		}
 		s.keys[k] = lower
+		slot.raw, slot.lower = k, lower
 	}
 	return lower, nil
+}
+
+// keySlot is where a key sits in Scanner.recent: a key costs a comparison
+// there, and the map's hashing only when another key took its slot.
+func keySlot(raw []byte) int {
+	if len(raw) == 0 {
+		return 0
+	}
+	return (len(raw)*7 + int(raw[0])*3 + int(raw[len(raw)-1])) & (len(Scanner{}.recent) - 1)
 }
 
 // Next consumes the ',' between two members of an object or array, or its
