@@ -186,17 +186,17 @@ func (in *Interner) key(c *Topology) []byte {
 // Intern returns the compact form of t, shared with every earlier node
 // whose compact topology is the same.
 func (in *Interner) Intern(t *Topology) *Topology {
-	c := t.Compact()
-	if c == nil {
+	if t == nil {
 		return nil
 	}
-	key := in.key(c)
-	if in.seen == nil {
-		in.seen = map[string]*Topology{}
-	}
+	key := in.key(t) // what Compact keeps: t's key is its compact form's
 	if s, ok := in.seen[string(key)]; ok {
 		return s
 	}
+	if in.seen == nil {
+		in.seen = map[string]*Topology{}
+	}
+	c := t.Compact()
 	in.seen[string(key)] = c
 	return c
 }

@@ -81,8 +81,10 @@ func (p *Pricer) LabelKeys() []string {
 // where it came from: the node's billed cost (NodeCostLabel), else the
 // first price-file rule that matches, else Price's.
 func (p *Pricer) PriceOn(node string, labels map[string]string, model string) (float64, string) {
-	if v, err := strconv.ParseFloat(labels[NodeCostLabel], 64); err == nil && v >= 0 && v <= 1e6 {
-		return v, SourceOpenCost
+	if l, ok := labels[NodeCostLabel]; ok {
+		if v, err := strconv.ParseFloat(l, 64); err == nil && v >= 0 && v <= 1e6 {
+			return v, SourceOpenCost
+		}
 	}
 	for _, r := range p.rules {
 		if r.matches(node, labels, model) {

@@ -51,6 +51,7 @@ type Stream struct {
 	bufs     Series          // column buffers reused from GPU to GPU
 	names    map[string]bool // node names seen, each allowed once
 	compact  bool            // DropTopologyDetail
+	gpuBuf   GPU             // the GPU being read, reused
 }
 
 // Name is the name the stream was opened with (for messages).
@@ -216,6 +217,14 @@ func (s *Stream) meta(key string, err error) error {
 	return fmt.Errorf("%s: %w", key, err)
 }
 
+// nodeMeta is meta for a node's field: "node \"n1\" topology: …".
+func (s *Stream) nodeMeta(node, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.meta("node "+strconv.Quote(short(node))+" "+key, err)
+}
+
 func (s *Stream) metaReader() metaReader { return metaReader{sc: s.sc, detail: !s.compact} }
 
 // DropTopologyDetail makes the nodes read from here on keep only the
@@ -332,32 +341,36 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 		}
 		switch key {
 		case "name":
-			return s.decodeField("nodes["+strconv.Itoa(ni)+"].name", &n.Name)
+			if err := s.sc.String(&n.Name); err != nil {
+				return s.meta("nodes["+strconv.Itoa(ni)+"].name", err)
+			}
+			return nil
 		case "labels":
-			return s.meta("node "+strconv.Quote(short(n.Name))+" labels", s.sc.StringMap(&n.Labels))
+			return s.nodeMeta(n.Name, key, s.sc.StringMap(&n.Labels))
 		case "workloads":
-			return s.meta("node "+strconv.Quote(short(n.Name))+" workloads", s.metaReader().workloads(&n.Workloads))
+			return s.nodeMeta(n.Name, key, s.metaReader().workloads(&n.Workloads))
 		case "topology":
-			return s.meta("node "+strconv.Quote(short(n.Name))+" topology", s.metaReader().topology(&n.Topology))
+			return s.nodeMeta(n.Name, key, s.metaReader().topology(&n.Topology))
 		case "gpus":
 			return s.sc.Array(func(gi int) error {
-				var g GPU
-				if err := s.gpu(&g, &s.bufs); err != nil {
+				g := &s.gpuBuf // handed to fn, valid during the call
+				*g = GPU{}
+				if err := s.gpu(g, &s.bufs); err != nil {
 					var se *jsonscan.SyntaxError
 					if errors.As(err, &se) {
 						return err
 					}
 					return fmt.Errorf("node %q gpus[%d] %w", short(n.Name), gi, err)
 				}
-				if err := checkGPUEntry(&g, gi, uuids); err != nil {
+				if err := checkGPUEntry(g, gi, uuids); err != nil {
 					return invalidGPU{fmt.Sprintf("node %q gpus[%d]: %v", short(n.Name), gi, err)}
 				}
 				if n.Name == "" {
 					g.Series = copySeries(g.Series)
-					pending = append(pending, g)
+					pending = append(pending, *g)
 					return nil
 				}
-				return fn(Item{Node: n.Name, GPU: &g})
+				return fn(Item{Node: n.Name, GPU: g})
 			})
 		}
 		return s.sc.Skip()
