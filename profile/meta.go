@@ -106,21 +106,14 @@ func (r metaReader) list(start func(), elem func(i int) error, null func()) erro
 
 // topoGPU reads one GPU of a topology.
 func (r metaReader) topoGPU(g *hwtopo.GPU) error {
-	var drop string
-	keep := func(s *string) *string {
-		if r.detail {
-			return s
-		}
-		return &drop
-	}
 	return r.object(func(key string) error {
 		switch key {
 		case "index":
 			return r.sc.Int(&g.Index)
 		case "uuid":
-			return r.sc.String(keep(&g.UUID))
+			return r.detailString(&g.UUID)
 		case "pci_bus_id":
-			return r.sc.String(keep(&g.BusID))
+			return r.detailString(&g.BusID)
 		case "numa_node":
 			return r.optInt(&g.NUMANode)
 		case "cpu_affinity":
@@ -132,6 +125,14 @@ func (r metaReader) topoGPU(g *hwtopo.GPU) error {
 		}
 		return r.sc.Skip()
 	})
+}
+
+// detailString reads a string that only a reader of the detail keeps.
+func (r metaReader) detailString(dst *string) error {
+	if r.detail {
+		return r.sc.String(dst)
+	}
+	return r.sc.CheckString()
 }
 
 // optInt reads an integer into a pointer (null: nil).
@@ -187,7 +188,7 @@ func (r metaReader) nvlink(l *hwtopo.NVLink) error {
 		case "up":
 			err = r.sc.Bool(&l.Up)
 		case "remote_pci_bus_id":
-			err = r.sc.String(&l.RemoteBusID)
+			err = r.detailString(&l.RemoteBusID)
 		case "to_switch":
 			err = r.sc.Bool(&l.ToSwitch)
 		case "gbps":

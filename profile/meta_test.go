@@ -87,6 +87,9 @@ func TestMetaAgreesWithEncodingJSON(t *testing.T) {
 	for i, doc := range docs {
 		want, errA := readEncodingJSON(strings.NewReader(doc))
 		got, errB := Read(strings.NewReader(doc))
+		if errD := walkDropped([]byte(doc)); (errD == nil) != (errB == nil) {
+			t.Errorf("variant %d: dropping the topology's detail reads it otherwise: %v / %v", i, errD, errB)
+		}
 		switch {
 		case errB == nil && errA != nil:
 			t.Errorf("variant %d: the stream accepted what encoding/json refuses (%v)", i, errA)

@@ -111,6 +111,9 @@ func FuzzStreamAgreesWithRead(f *testing.F) {
 		if r, errC := Read(bytes.NewReader(data)); (errC == nil) != (errB == nil) || (errC == nil && len(r.Nodes) != len(got.Nodes)) {
 			t.Fatalf("Read and the stream disagree: %v / %v", errC, errB)
 		}
+		if errD := walkDropped(data); (errD == nil) != (errB == nil) {
+			t.Fatalf("a stream that drops the topology's detail disagrees: %v / %v", errD, errB)
+		}
 	})
 }
 
@@ -188,4 +191,15 @@ func TestStreamOfMatchesOpenStream(t *testing.T) {
 	if _, err := StreamOf(p, "broken"); err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "read profile broken") {
 		t.Fatalf("a broken profile in memory: %v", err)
 	}
+}
+
+// walkDropped walks data as the analysis does, the topology's detail
+// dropped.
+func walkDropped(data []byte) error {
+	s, err := OpenStream(bytes.NewReader(data), "dropped")
+	if err != nil {
+		return err
+	}
+	s.DropTopologyDetail()
+	return s.Walk(func(Item) error { return nil })
 }

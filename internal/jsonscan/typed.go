@@ -1,6 +1,9 @@
 package jsonscan
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // Typed reads: one value into a Go variable, accepting and refusing what
 // encoding/json's Unmarshal does for that variable's type (null leaves it
@@ -61,6 +64,25 @@ func (s *Scanner) String(dst *string) error {
 	case '"':
 		v, err := s.Str()
 		*dst = v
+		return err
+	case 'n':
+		return s.Literal("null")
+	}
+	return s.mismatch("a string")
+}
+
+// CheckString checks that the value is a string (or null) as String
+// would, without making it: for fields a reader drops.
+func (s *Scanner) CheckString() error {
+	switch s.Peek() {
+	case '"':
+		tok, err := s.Token()
+		if err == nil && !Plain(tok[1:len(tok)-1]) {
+			var v string
+			if json.Unmarshal(tok, &v) != nil {
+				return s.Errorf("invalid string")
+			}
+		}
 		return err
 	case 'n':
 		return s.Literal("null")
