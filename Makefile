@@ -4,7 +4,7 @@
 GOLDEN_PKGS := ./analyze ./cmd ./hwtopo ./render ./settings ./source/sim
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build test test-short lint update-golden bench k8s ci
+.PHONY: build test test-short lint update-golden bench bench-read k8s ci
 
 build: ## the binary, ./seedance
 	go build -o seedance .
@@ -26,6 +26,9 @@ update-golden: ## rewrite the golden files of every package that has them, and t
 
 bench: ## the planner's benchmarks of docs/performance.md (seconds); the reader's and the fleet's give their own commands there
 	GOMAXPROCS=1 go test -run XXX -bench 'OpenB|Plan10000' -benchtime 3x ./recommend
+
+bench-read: ## the profile reader's CPU time per MB against cat, gzip -dc, zstd -dc, encoding/json and a number loop (issue #30; SEEDANCE_BENCH_BASELINE=an-older-seedance adds it; ~10 min)
+	go test ./cmd -run XXX -bench ReadCPU -benchtime 1x -timeout 60m -v
 
 k8s: ## build and cache the Kubernetes control plane the plan tests run against (~15-35 min once)
 	bash .ci/k8s-build.sh

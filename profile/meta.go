@@ -1,6 +1,9 @@
 package profile
 
 import (
+	"bytes"
+	"hash/maphash"
+
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/internal/jsonscan"
 )
@@ -14,8 +17,9 @@ import (
 
 // metaReader reads metadata from sc.
 type metaReader struct {
-	sc     *jsonscan.Scanner
-	detail bool // keep what hwtopo.Topology.Compact drops
+	sc      *jsonscan.Scanner
+	detail  bool          // keep what hwtopo.Topology.Compact drops
+	checked *checkedLists // without detail: link lists known good
 }
 
 // object reads an object field by field (null leaves it), refusing a key
@@ -146,9 +150,53 @@ func (r metaReader) optInt(dst **int) error {
 	return r.sc.Int(v)
 }
 
+// maxLinksBytes bounds a GPU's nvlinks list read as raw bytes (18 links
+// take about 2 KB).
+const maxLinksBytes = 64 << 10
+
 // nvlinks reads a GPU's links (kept only with detail). A DGX node has a
-// hundred and more: they are read without a callback per link.
+// hundred and more, alike from node to node of a kind: without detail a
+// list is checked once, then known by its bytes (Stream.checked).
 func (r metaReader) nvlinks(g *hwtopo.GPU) error {
+	if r.detail || r.checked == nil {
+		return r.readLinks(g)
+	}
+	r.sc.Peek()
+	at := r.sc.Offset()
+	raw, err := r.sc.RawValue(maxLinksBytes)
+	if err != nil {
+		return err
+	}
+	h := maphash.Bytes(r.checked.seed, raw)
+	if r.checked.seen[h] {
+		return nil
+	}
+	sub := metaReader{sc: jsonscan.New(bytes.NewReader(raw))}
+	err = sub.readLinks(g)
+	if err == nil {
+		err = sub.sc.End()
+	}
+	if err != nil {
+		return jsonscan.Shifted(err, at)
+	}
+	if len(r.checked.seen) < maxChecked {
+		r.checked.seen[h] = true
+	}
+	return nil
+}
+
+// maxChecked bounds the link lists a stream remembers.
+const maxChecked = 4096
+
+// checkedLists are the link lists a stream has checked, by a hash of
+// their bytes (seeded per process: no input can aim at a collision).
+type checkedLists struct {
+	seed maphash.Seed
+	seen map[uint64]bool
+}
+
+// readLinks reads a GPU's links, keeping them with detail.
+func (r metaReader) readLinks(g *hwtopo.GPU) error {
 	var links []hwtopo.NVLink
 	err := r.list(func() { links = []hwtopo.NVLink{} }, func(int) error {
 		var l hwtopo.NVLink

@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"slices"
@@ -52,6 +53,7 @@ type Stream struct {
 	names    map[string]bool // node names seen, each allowed once
 	compact  bool            // DropTopologyDetail
 	gpuBuf   GPU             // the GPU being read, reused
+	checked  *checkedLists   // DropTopologyDetail's
 }
 
 // Name is the name the stream was opened with (for messages).
@@ -225,14 +227,19 @@ func (s *Stream) nodeMeta(node, key string, err error) error {
 	return s.meta("node "+strconv.Quote(short(node))+" "+key, err)
 }
 
-func (s *Stream) metaReader() metaReader { return metaReader{sc: s.sc, detail: !s.compact} }
+func (s *Stream) metaReader() metaReader {
+	return metaReader{sc: s.sc, detail: !s.compact, checked: s.checked}
+}
 
 // DropTopologyDetail makes the nodes read from here on keep only the
 // compact form of their topology (hwtopo.Topology.Compact: no per-link
 // detail, UUIDs, bus ids or MIG layouts), still checking what is dropped.
 // A reader that keeps nothing else saves most of a wide profile's
 // metadata work.
-func (s *Stream) DropTopologyDetail() { s.compact = true }
+func (s *Stream) DropTopologyDetail() {
+	s.compact = true
+	s.checked = &checkedLists{seed: maphash.MakeSeed(), seen: map[uint64]bool{}}
+}
 
 // Walk calls fn for every GPU and at the end of every node, in document
 // order. The GPU passed to fn, and its series, are only valid during the

@@ -119,3 +119,38 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// TestRawValue: the bytes of one value, whatever it holds, in any chunks;
+// an unbalanced or overlong value is an error.
+func TestRawValue(t *testing.T) {
+	for in, want := range map[string]string{
+		`[1,[2,{"a":"]\"}x"}]] ,`: `[1,[2,{"a":"]\"}x"}]]`,
+		`"str\"ing",`:             `"str\"ing"`,
+		`123,`:                    `123`,
+		`-1.5e3]`:                 `-1.5e3`,
+		`null}`:                   `null`,
+		` true `:                  `true`,
+		`{}`:                      `{}`,
+		`[}`:                      `[}`, // the brackets balance in number: the caller's parse refuses it
+		`7`:                       `7`,
+	} {
+		for _, chunk := range []int{0, 1, 3} {
+			var r io.Reader = strings.NewReader(in)
+			if chunk > 0 {
+				r = &chunkReader{r, chunk}
+			}
+			got, err := New(r).RawValue(1 << 10)
+			if err != nil || string(got) != want {
+				t.Errorf("%q in chunks of %d: %q, %v; want %q", in, chunk, got, err, want)
+			}
+		}
+	}
+	for _, in := range []string{`[1,2`, `"abc`, `{"a":[`, ``} {
+		if got, err := New(strings.NewReader(in)).RawValue(1 << 10); err == nil {
+			t.Errorf("%q: %q, no error", in, got)
+		}
+	}
+	if _, err := New(strings.NewReader("[" + strings.Repeat("1,", 1000) + "1]")).RawValue(1 << 10); err == nil || !strings.Contains(err.Error(), "longer than 1 KiB") {
+		t.Errorf("an overlong value: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 )
 
@@ -248,4 +249,95 @@ func (s *Scanner) StringMap(dst *map[string]string) error {
 			return err
 		}
 	}
+}
+
+// Offset is the input offset of the next byte.
+func (s *Scanner) Offset() int64 { return s.base + int64(s.pos) }
+
+// Shifted is err, when it is a *SyntaxError of a scanner over bytes that
+// began at offset base of this input, with its offset in this input.
+func Shifted(err error, base int64) error {
+	var se *SyntaxError
+	if errors.As(err, &se) {
+		return &SyntaxError{off: base + se.off, msg: se.msg}
+	}
+	return err
+}
+
+// RawValue reads the next value as its bytes, found by a byte-level walk
+// of its brackets and strings that checks nothing else: a caller that has
+// read the same bytes before knows their worth, and one that has not parses
+// them (New over the bytes). The slice is valid until the next read; a
+// value longer than max bytes is an error.
+func (s *Scanner) RawValue(max int) ([]byte, error) {
+	if s.Peek() == 0 {
+		return nil, s.EndErr()
+	}
+	outer := s.mark
+	if outer < 0 {
+		s.mark = s.pos
+	}
+	start := s.base + int64(s.pos)
+	err := s.rawSkip(start, max)
+	if outer < 0 {
+		s.mark = -1
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.buf[int(start-s.base):s.pos], nil
+}
+
+// rawSkip moves past one value: a list or object by its brackets (strings,
+// with their escapes, passed over), a string to its closing quote, any
+// other value to the next delimiter.
+func (s *Scanner) rawSkip(start int64, max int) error {
+	first := s.buf[s.pos] // Peek saw it
+	depth, inString := 0, false
+	for {
+		for s.pos < len(s.buf) {
+			c := s.buf[s.pos]
+			switch {
+			case inString:
+				if c == '\\' {
+					s.pos++
+				} else if c == '"' {
+					inString = false
+				}
+			case c == '"':
+				inString = true
+			case first != '[' && first != '{':
+				if c == ',' || c == ']' || c == '}' || c == ':' || c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+					return s.rawEnd(start, max)
+				}
+			case c == '[' || c == '{':
+				if depth++; depth > MaxDepth {
+					return s.Errorf("nesting deeper than %d levels", MaxDepth)
+				}
+			case c == ']' || c == '}':
+				depth--
+			}
+			s.pos++
+			if depth == 0 && !inString && (first == '[' || first == '{' || first == '"') {
+				return s.rawEnd(start, max)
+			}
+		}
+		if s.base+int64(s.pos)-start > int64(max) {
+			return s.Errorf("a value longer than %d KiB", max>>10)
+		}
+		if !s.fill() {
+			if first != '[' && first != '{' && first != '"' {
+				return s.rawEnd(start, max) // a number or literal at the end of input
+			}
+			return s.EndErr()
+		}
+	}
+}
+
+// rawEnd checks the length of the value rawSkip passed.
+func (s *Scanner) rawEnd(start int64, max int) error {
+	if s.base+int64(s.pos)-start > int64(max) {
+		return s.Errorf("a value longer than %d KiB", max>>10)
+	}
+	return nil
 }
