@@ -70,7 +70,7 @@ func benchSimProfile(b *testing.B, dir, name, nodes, duration, interval string) 
 		w   func(io.Writer) (io.WriteCloser, error)
 	}{
 		{".gz", func(w io.Writer) (io.WriteCloser, error) { return gzip.NewWriterLevel(w, 6) }}, // gzip's own default
-		{".zst", func(w io.Writer) (io.WriteCloser, error) { return zstd.NewWriter(w) }},         // zstd's default level
+		{".zst", func(w io.Writer) (io.WriteCloser, error) { return zstd.NewWriter(w) }},        // zstd's default level
 	} {
 		if _, err := os.Stat(path + z.ext); err == nil {
 			continue

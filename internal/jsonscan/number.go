@@ -128,4 +128,3 @@ func (s *Scanner) column(dst []float64, maxLen int) ([]float64, int) {
 	s.pos = i
 	return dst, atElement
 }
-
