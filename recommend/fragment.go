@@ -391,8 +391,12 @@ func afterPlan(c *Cluster, plan *Plan) map[string][]GPU {
 			}
 		}
 	}
+	byID := map[string][]*Workload{}
+	for _, w := range c.Workloads {
+		byID[w.ID] = append(byID[w.ID], w)
+	}
 	for _, m := range plan.Moves {
-		w := findWorkload(c, m)
+		w := findWorkload(byID[m.Workload], m)
 		if w == nil {
 			continue
 		}
@@ -404,9 +408,10 @@ func afterPlan(c *Cluster, plan *Plan) map[string][]GPU {
 	return gpus
 }
 
-// findWorkload is the workload a move moves.
-func findWorkload(c *Cluster, m Move) *Workload {
-	for _, w := range c.Workloads {
+// findWorkload is the workload a move moves, among those of its ID (in
+// the cluster's order).
+func findWorkload(candidates []*Workload, m Move) *Workload {
+	for _, w := range candidates {
 		if w.ID == m.Workload && (m.From == nil && w.Pending || m.From != nil && !w.Pending && w.Node == *m.From) {
 			return w
 		}
