@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/seedance/seedance/report"
@@ -14,7 +13,9 @@ func YAML(w io.Writer, r *report.Result, _ Options) error { return yamlout.Write
 
 // JSON writes the report as indented JSON (docs/report-v1.schema.json).
 func JSON(w io.Writer, r *report.Result, _ Options) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	b, err := r.MarshalJSON() // compact, HTML escaped: what json.Marshal would copy
+	if err != nil {
+		return err
+	}
+	return writeIndented(w, b)
 }

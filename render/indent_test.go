@@ -1,0 +1,70 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestWriteIndentedIsJSONIndent: the streaming indenter writes what
+// json.Encoder with SetIndent writes, byte for byte, on every JSON report
+// in testdata and on the edge cases (empty containers, escapes, nesting).
+func TestWriteIndentedIsJSONIndent(t *testing.T) {
+	docs := []string{`{}`, `[]`, `{"a":[],"b":{},"c":[{}],"d":"x\"}]{[,:\\","e":[1,2,[3]],"f":null}`, `"s"`, `1`, `[{"k":{"l":[]}}]`}
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	for _, d := range docs {
+		var v any
+		if err := json.Unmarshal([]byte(d), &v); err != nil {
+			continue
+		}
+		compact, _ := json.Marshal(v)
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(json.RawMessage(compact)); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := writeIndented(&got, compact); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%.60s…: indented otherwise:\n%.300s\nwant\n%.300s", d, got.String(), want.String())
+		}
+	}
+	if len(files) == 0 {
+		t.Log("no JSON in testdata: only the edge cases were compared")
+	}
+}
+
+// FuzzWriteIndented: any JSON value, compacted, indents as json.Indent does.
+func FuzzWriteIndented(f *testing.F) {
+	f.Add([]byte(`{"a":[1,{"b":"c\\"d"}],"e":{}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var compact bytes.Buffer
+		if json.Compact(&compact, data) != nil {
+			return
+		}
+		var want bytes.Buffer
+		if json.Indent(&want, compact.Bytes(), "", "  ") != nil {
+			return
+		}
+		want.WriteByte('\n')
+		var got bytes.Buffer
+		if err := writeIndented(&got, compact.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("%q: %q, want %q", compact.Bytes(), got.Bytes(), want.Bytes())
+		}
+	})
+}
