@@ -46,25 +46,30 @@ func (b *progressBar) Sample(p source.Progress) {
 
 // progressText renders one progress line; Total 0 means open-ended.
 func progressText(p source.Progress, nodes, gpus int) string {
-	const width = 24
 	util := "n/a"
 	if !profile.IsNull(p.MeanUtil) {
 		util = fmt.Sprintf("%.0f%%", p.MeanUtil)
 	}
 	elapsed := p.Elapsed.Truncate(time.Second)
+	if p.Nodes > 0 { // recorded node by node
+		return fmt.Sprintf("[%s] %d / %d nodes  %d GPUs", bar(float64(p.NodesDone)/float64(p.Nodes)), p.NodesDone, p.Nodes, gpus)
+	}
 	if p.Total <= 0 {
 		return fmt.Sprintf("sampling %s  %d nodes  %d GPUs  %d samples  util %s", elapsed, nodes, gpus, p.Samples, util)
 	}
-	frac := float64(p.Elapsed) / float64(p.Total)
-	if frac > 1 {
-		frac = 1
-	}
+	return fmt.Sprintf("[%s] %s / %s  %d GPUs  util %s", bar(float64(p.Elapsed)/float64(p.Total)), elapsed, p.Total, gpus, util)
+}
+
+// bar draws a fraction done as "=====>     ".
+func bar(frac float64) string {
+	const width = 24
+	frac = min(max(frac, 0), 1)
 	filled := int(frac * width)
-	bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
+	b := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
 	if filled < width {
-		bar = bar[:filled] + ">" + bar[filled+1:]
+		b = b[:filled] + ">" + b[filled+1:]
 	}
-	return fmt.Sprintf("[%s] %s / %s  %d GPUs  util %s", bar, elapsed, p.Total, gpus, util)
+	return b
 }
 
 // Done clears the bar's line.

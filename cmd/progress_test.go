@@ -20,6 +20,8 @@ func TestProgressText(t *testing.T) {
 			"[========================] 5m0s / 5m0s  16 GPUs  util 100%"},
 		{source.Progress{Elapsed: 61500 * time.Millisecond, Samples: 62, MeanUtil: profile.Null},
 			"sampling 1m1s  2 nodes  16 GPUs  62 samples  util n/a"},
+		{source.Progress{NodesDone: 1, Nodes: 2, MeanUtil: profile.Null},
+			"[============>           ] 1 / 2 nodes  16 GPUs"},
 	}
 	for _, tt := range tests {
 		if got := progressText(tt.p, 2, 16); got != tt.want {

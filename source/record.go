@@ -33,6 +33,10 @@ type RecordOptions struct {
 type Progress struct {
 	Elapsed, Total time.Duration
 	Samples        int
+	// NodesDone of Nodes have been recorded, by a source that records
+	// one node at a time over the whole run (a jumping clock's simulator);
+	// Nodes is 0 for one that samples them all at once.
+	NodesDone, Nodes int
 	// MeanUtil is the mean GPU utilization over the GPUs that reported it at
 	// this sample; NaN when none did.
 	MeanUtil float64

@@ -54,14 +54,18 @@ func open(env source.Env) (source.Profiler, error) {
 		}
 		start = t.UTC()
 	}
-	var clock source.Clock = NewClock(start)
-	def := DefaultDuration
-	if s.Realtime || env.Wrapped {
-		clock, start, def = source.RealClock{}, env.Now(), 0
+	o := Options{Nodes: s.Nodes, Scenario: s.Scenario, Seed: s.Seed, Start: start}
+	if !s.Realtime && !env.Wrapped { // the clock jumps: one node at a time
+		st, err := newStreamed(o, DefaultDuration)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", source.ErrSettings, err)
+		}
+		return st, nil
 	}
-	src, err := Open(Options{Nodes: s.Nodes, Scenario: s.Scenario, Seed: s.Seed, Clock: clock, Start: start})
+	o.Clock, o.Start = source.RealClock{}, env.Now()
+	src, err := Open(o)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", source.ErrSettings, err)
 	}
-	return source.Sampled{Source: src, Clock: clock, DefaultDuration: def}, nil
+	return source.Sampled{Source: src, Clock: o.Clock}, nil
 }
