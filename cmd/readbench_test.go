@@ -306,7 +306,7 @@ func decimalShare(path string) float64 {
 		}
 		switch {
 		case quoted && c == '\\':
-			r.ReadByte() // an escaped byte
+			_, _ = r.ReadByte() // an escaped byte
 		case c == '"':
 			quoted = !quoted
 		case quoted:

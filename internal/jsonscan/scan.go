@@ -357,7 +357,8 @@ func (s *Scanner) Column(dst []float64, maxLen int) ([]float64, error) {
 		s.pos++
 		return dst, nil
 	}
-	for state := atElement; ; state = atElement {
+	for {
+		var state int
 		if dst, state = s.column(dst, maxLen); state == colDone {
 			return dst, nil
 		}

@@ -268,9 +268,10 @@ func Shifted(err error, base int64) error {
 // of its brackets and strings that checks nothing else: a caller that has
 // read the same bytes before knows their worth, and one that has not parses
 // them (New over the bytes). The slice is valid until the next read; a
-// value longer than max bytes is an error.
-func (s *Scanner) RawValue(max int) ([]byte, error) {
-	if s.Peek() == 0 {
+// value longer than limit bytes is an error.
+func (s *Scanner) RawValue(limit int) ([]byte, error) {
+	c := s.Peek()
+	if c == 0 {
 		return nil, s.EndErr()
 	}
 	outer := s.mark
@@ -278,7 +279,12 @@ func (s *Scanner) RawValue(max int) ([]byte, error) {
 		s.mark = s.pos
 	}
 	start := s.base + int64(s.pos)
-	err := s.rawSkip(start, max)
+	var err error
+	if c == '[' || c == '{' || c == '"' {
+		err = s.rawNested(start, limit)
+	} else {
+		err = s.rawScalar(start, limit)
+	}
 	if outer < 0 {
 		s.mark = -1
 	}
@@ -288,28 +294,22 @@ func (s *Scanner) RawValue(max int) ([]byte, error) {
 	return s.buf[int(start-s.base):s.pos], nil
 }
 
-// rawSkip moves past one value: a list or object by its brackets (strings,
-// with their escapes, passed over), a string to its closing quote, any
-// other value to the next delimiter.
-func (s *Scanner) rawSkip(start int64, max int) error {
-	first := s.buf[s.pos] // Peek saw it
+// rawNested moves past a list or object by its brackets, strings (with
+// their escapes) passed over, or past a string to its closing quote.
+func (s *Scanner) rawNested(start int64, limit int) error {
 	depth, inString := 0, false
 	for {
 		for s.pos < len(s.buf) {
 			c := s.buf[s.pos]
+			s.pos++
 			switch {
+			case inString && c == '\\':
+				s.pos++
+				continue
 			case inString:
-				if c == '\\' {
-					s.pos++
-				} else if c == '"' {
-					inString = false
-				}
+				inString = c != '"'
 			case c == '"':
 				inString = true
-			case first != '[' && first != '{':
-				if c == ',' || c == ']' || c == '}' || c == ':' || c == ' ' || c == '\n' || c == '\r' || c == '\t' {
-					return s.rawEnd(start, max)
-				}
 			case c == '[' || c == '{':
 				if depth++; depth > MaxDepth {
 					return s.Errorf("nesting deeper than %d levels", MaxDepth)
@@ -317,27 +317,49 @@ func (s *Scanner) rawSkip(start int64, max int) error {
 			case c == ']' || c == '}':
 				depth--
 			}
-			s.pos++
-			if depth == 0 && !inString && (first == '[' || first == '{' || first == '"') {
-				return s.rawEnd(start, max)
+			if depth == 0 && !inString {
+				return s.rawEnd(start, limit)
 			}
 		}
-		if s.base+int64(s.pos)-start > int64(max) {
-			return s.Errorf("a value longer than %d KiB", max>>10)
-		}
-		if !s.fill() {
-			if first != '[' && first != '{' && first != '"' {
-				return s.rawEnd(start, max) // a number or literal at the end of input
-			}
-			return s.EndErr()
+		if err := s.rawMore(start, limit); err != nil {
+			return err
 		}
 	}
 }
 
-// rawEnd checks the length of the value rawSkip passed.
-func (s *Scanner) rawEnd(start int64, max int) error {
-	if s.base+int64(s.pos)-start > int64(max) {
-		return s.Errorf("a value longer than %d KiB", max>>10)
+// rawScalar moves past a number or literal, to the next delimiter.
+func (s *Scanner) rawScalar(start int64, limit int) error {
+	for {
+		for s.pos < len(s.buf) {
+			switch s.buf[s.pos] {
+			case ',', ']', '}', ':', ' ', '\n', '\r', '\t':
+				return s.rawEnd(start, limit)
+			}
+			s.pos++
+		}
+		if err := s.rawMore(start, limit); err == s.EndErr() && s.rerr == nil {
+			return s.rawEnd(start, limit) // a scalar at the end of input
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// rawMore reads more input for a raw value, within its limit.
+func (s *Scanner) rawMore(start int64, limit int) error {
+	if s.base+int64(s.pos)-start > int64(limit) {
+		return s.Errorf("a value longer than %d KiB", limit>>10)
+	}
+	if !s.fill() {
+		return s.EndErr()
+	}
+	return nil
+}
+
+// rawEnd checks the length of the value a raw walk passed.
+func (s *Scanner) rawEnd(start int64, limit int) error {
+	if s.base+int64(s.pos)-start > int64(limit) {
+		return s.Errorf("a value longer than %d KiB", limit>>10)
 	}
 	return nil
 }
