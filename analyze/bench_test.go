@@ -48,13 +48,9 @@ func benchAnalyze(b *testing.B, path string, size int64) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		f, _ := os.Open(path)
-		s, err := profile.OpenStream(f, path)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s, closeFile := openBig(b, path)
 		r, err := Analyze([]Source{{Name: path, Stream: s}}, DefaultParams())
-		f.Close()
+		closeFile()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -124,14 +120,23 @@ func BenchmarkStreamRead(b *testing.B) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		f, _ := os.Open(path)
-		s, err := profile.OpenStream(f, path)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s, closeFile := openBig(b, path)
 		if err := s.Walk(func(profile.Item) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
-		f.Close()
+		closeFile()
 	}
+}
+
+// openBig opens the big profile's stream.
+func openBig(b *testing.B, path string) (*profile.Stream, func() error) {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := profile.OpenStream(f, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, f.Close
 }

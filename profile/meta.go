@@ -32,19 +32,7 @@ func (r metaReader) object(field func(key string) error) error {
 		_, err := r.sc.Fields(nil) // the error for another kind
 		return err
 	}
-	var once onceKeys
-	for i := 0; ; i++ {
-		key, more, err := r.sc.Member(i)
-		if !more || err != nil {
-			return err
-		}
-		if err := once.add(key); err != nil {
-			return err
-		}
-		if err := field(key); err != nil {
-			return err
-		}
-	}
+	return members(r.sc, field)
 }
 
 // topology reads a node's topology (null: none).
@@ -57,30 +45,11 @@ func (r metaReader) topology(dst **hwtopo.Topology) error {
 	return r.object(func(key string) error {
 		switch key {
 		case "gpus":
-			return r.list(func() { t.GPUs = []hwtopo.GPU{} }, func(int) error {
-				t.GPUs = append(t.GPUs, hwtopo.GPU{})
-				return r.topoGPU(&t.GPUs[len(t.GPUs)-1])
-			}, func() { t.GPUs = nil })
+			return listOf(r, &t.GPUs, r.topoGPU)
 		case "matrix":
-			return r.list(func() { t.Matrix = [][]string{} }, func(int) error {
-				var row []string
-				err := r.list(func() { row = []string{} }, func(int) error {
-					row = append(row, "")
-					return r.sc.String(&row[len(row)-1])
-				}, func() {})
-				t.Matrix = append(t.Matrix, row)
-				return err
-			}, func() { t.Matrix = nil })
+			return listOf(r, &t.Matrix, func(row *[]string) error { return listOf(r, row, r.sc.String) })
 		case "nvlink_gbps":
-			return r.list(func() { t.NVLinkGBps = [][]float64{} }, func(int) error {
-				var row []float64
-				err := r.list(func() { row = []float64{} }, func(int) error {
-					row = append(row, 0)
-					return r.sc.Float(&row[len(row)-1])
-				}, func() {})
-				t.NVLinkGBps = append(t.NVLinkGBps, row)
-				return err
-			}, func() { t.NVLinkGBps = nil })
+			return listOf(r, &t.NVLinkGBps, func(row *[]float64) error { return listOf(r, row, r.sc.Float) })
 		case "host":
 			return r.host(&t.Host)
 		}
@@ -156,7 +125,7 @@ const maxLinksBytes = 64 << 10
 
 // nvlinks reads a GPU's links (kept only with detail). A DGX node has a
 // hundred and more, alike from node to node of a kind: without detail a
-// list is checked once, then known by its bytes (Stream.checked).
+// list is checked once, then known by its bytes (checkedLists).
 func (r metaReader) nvlinks(g *hwtopo.GPU) error {
 	if r.detail || r.checked == nil {
 		return r.readLinks(g)
@@ -214,40 +183,21 @@ func (r metaReader) readLinks(g *hwtopo.GPU) error {
 
 // nvlink reads one link.
 func (r metaReader) nvlink(l *hwtopo.NVLink) error {
-	if null, err := r.sc.IsNull(); null || err != nil {
-		return err
-	}
-	if r.sc.Peek() != '{' {
-		_, err := r.sc.Fields(nil) // the error for another kind
-		return err
-	}
-	var once onceKeys
-	for i := 0; ; i++ {
-		key, more, err := r.sc.Member(i)
-		if !more || err != nil {
-			return err
-		}
-		if err := once.add(key); err != nil {
-			return err
-		}
+	return r.object(func(key string) error {
 		switch key {
 		case "link":
-			err = r.sc.Int(&l.Link)
+			return r.sc.Int(&l.Link)
 		case "up":
-			err = r.sc.Bool(&l.Up)
+			return r.sc.Bool(&l.Up)
 		case "remote_pci_bus_id":
-			err = r.detailString(&l.RemoteBusID)
+			return r.detailString(&l.RemoteBusID)
 		case "to_switch":
-			err = r.sc.Bool(&l.ToSwitch)
+			return r.sc.Bool(&l.ToSwitch)
 		case "gbps":
-			err = r.sc.Float(&l.GBps)
-		default:
-			err = r.sc.Skip()
+			return r.sc.Float(&l.GBps)
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return r.sc.Skip()
+	})
 }
 
 // migs reads a GPU's MIG devices (kept only with detail).
@@ -292,9 +242,7 @@ func (r metaReader) host(dst **hwtopo.Host) error {
 		case "sockets":
 			return r.sc.Int(&h.Sockets)
 		case "numa_nodes":
-			return r.list(func() { h.NUMANodes = []hwtopo.NUMANode{} }, func(int) error {
-				h.NUMANodes = append(h.NUMANodes, hwtopo.NUMANode{})
-				n := &h.NUMANodes[len(h.NUMANodes)-1]
+			return listOf(r, &h.NUMANodes, func(n *hwtopo.NUMANode) error {
 				return r.object(func(key string) error {
 					switch key {
 					case "id":
@@ -306,7 +254,7 @@ func (r metaReader) host(dst **hwtopo.Host) error {
 					}
 					return r.sc.Skip()
 				})
-			}, func() { h.NUMANodes = nil })
+			})
 		}
 		return r.sc.Skip()
 	})
@@ -314,10 +262,7 @@ func (r metaReader) host(dst **hwtopo.Host) error {
 
 // workloads reads a node's workloads (null: none).
 func (r metaReader) workloads(dst *[]Workload) error {
-	return r.list(func() { *dst = []Workload{} }, func(int) error {
-		*dst = append(*dst, Workload{})
-		return r.workload(&(*dst)[len(*dst)-1])
-	}, func() { *dst = nil })
+	return listOf(r, dst, r.workload)
 }
 
 // workload reads one workload.
@@ -333,23 +278,21 @@ func (r metaReader) workload(w *Workload) error {
 		case "state":
 			return r.sc.String(&w.State)
 		case "gpus":
-			return r.ints(&w.GPUs)
+			return listOf(r, &w.GPUs, r.sc.Int)
 		case "gpu_uuids":
-			return r.strings(&w.GPUUUIDs)
+			return listOf(r, &w.GPUUUIDs, r.sc.String)
 		case "gpu_count":
 			return r.sc.Int(&w.GPUCount)
 		case "gpu_memory_bytes":
 			return r.sc.Uint64(&w.GPUMemoryBytes)
 		case "pids":
-			return r.ints(&w.PIDs)
+			return listOf(r, &w.PIDs, r.sc.Int)
 		case "cpus_allowed":
 			return r.sc.String(&w.CPUsAllowed)
 		case "labels":
 			return r.sc.StringMap(&w.Labels)
 		case "intervals":
-			return r.list(func() { w.Intervals = []Tenure{} }, func(int) error {
-				w.Intervals = append(w.Intervals, Tenure{})
-				t := &w.Intervals[len(w.Intervals)-1]
+			return listOf(r, &w.Intervals, func(t *Tenure) error {
 				return r.object(func(key string) error {
 					switch key {
 					case "start_s":
@@ -359,25 +302,19 @@ func (r metaReader) workload(w *Workload) error {
 					}
 					return r.sc.Skip()
 				})
-			}, func() { w.Intervals = nil })
+			})
 		}
 		return r.sc.Skip()
 	})
 }
 
-// ints reads a list of integers (null: nil).
-func (r metaReader) ints(dst *[]int) error {
-	return r.list(func() { *dst = []int{} }, func(int) error {
-		*dst = append(*dst, 0)
-		return r.sc.Int(&(*dst)[len(*dst)-1])
-	}, func() { *dst = nil })
-}
-
-// strings reads a list of strings (null: nil).
-func (r metaReader) strings(dst *[]string) error {
-	return r.list(func() { *dst = []string{} }, func(int) error {
-		*dst = append(*dst, "")
-		return r.sc.String(&(*dst)[len(*dst)-1])
+// listOf reads a list into *dst, each element by read (null: nil; []:
+// an empty list, as encoding/json reads them).
+func listOf[T any](r metaReader, dst *[]T, read func(*T) error) error {
+	return r.list(func() { *dst = []T{} }, func(int) error {
+		var zero T
+		*dst = append(*dst, zero)
+		return read(&(*dst)[len(*dst)-1])
 	}, func() { *dst = nil })
 }
 
@@ -397,13 +334,11 @@ func (r metaReader) gpuMeta(g *GPU, key string) (bool, error) {
 	case "interval_s":
 		return true, r.sc.Float(&g.IntervalS)
 	case "unsupported":
-		return true, r.strings(&g.Unsupported)
+		return true, listOf(r, &g.Unsupported, r.sc.String)
 	case "mig":
 		return true, r.mig(&g.MIG)
 	case "errors":
-		return true, r.list(func() { g.Errors = []SampleError{} }, func(int) error {
-			g.Errors = append(g.Errors, SampleError{})
-			e := &g.Errors[len(g.Errors)-1]
+		return true, listOf(r, &g.Errors, func(e *SampleError) error {
 			return r.object(func(key string) error {
 				switch key {
 				case "t":
@@ -413,7 +348,7 @@ func (r metaReader) gpuMeta(g *GPU, key string) (bool, error) {
 				}
 				return r.sc.Skip()
 			})
-		}, func() { g.Errors = nil })
+		})
 	}
 	return false, nil
 }

@@ -452,29 +452,33 @@ func (o *onceKeys) add(key string) error {
 // gpu reads one GPU object; its columns reuse bufs' memory.
 func (s *Stream) gpu(g *GPU, bufs *Series) error {
 	g.Index = -1
+	return members(s.sc, func(key string) error {
+		switch key {
+		case "index":
+			return s.gpuIndex(g)
+		case "series":
+			return s.series(&g.Series, bufs)
+		}
+		if known, err := s.metaReader().gpuMeta(g, key); known {
+			return s.meta(key, err)
+		}
+		return s.sc.Skip()
+	})
+}
+
+// members walks an object's members, refusing a key seen twice; field
+// reads each one's value.
+func members(sc *jsonscan.Scanner, field func(key string) error) error {
 	var once onceKeys
 	for i := 0; ; i++ {
-		key, more, err := s.sc.Member(i)
+		key, more, err := sc.Member(i)
 		if !more || err != nil {
 			return err
 		}
 		if err := once.add(key); err != nil {
 			return err
 		}
-		switch key {
-		case "index":
-			err = s.gpuIndex(g)
-		case "series":
-			err = s.series(&g.Series, bufs)
-		default:
-			var known bool
-			if known, err = s.metaReader().gpuMeta(g, key); known {
-				err = s.meta(key, err)
-			} else {
-				err = s.sc.Skip()
-			}
-		}
-		if err != nil {
+		if err := field(key); err != nil {
 			return err
 		}
 	}
@@ -495,25 +499,14 @@ func (s *Stream) gpuIndex(g *GPU) error {
 
 // series reads the columns of a series object.
 func (s *Stream) series(out *Series, bufs *Series) error {
-	var once onceKeys
-	for i := 0; ; i++ {
-		key, more, err := s.sc.Member(i)
-		if !more || err != nil {
-			return err
-		}
-		if err := once.add(key); err != nil {
-			return err
-		}
+	return members(s.sc, func(key string) error {
 		var dst, buf *Values
 		if key == "t" {
 			dst, buf = &out.T, &bufs.T
 		} else if m, ok := MetricByName(key); ok {
 			dst, buf = out.Col(m), bufs.Col(m)
 		} else {
-			if err := s.sc.Skip(); err != nil {
-				return err
-			}
-			continue
+			return s.sc.Skip()
 		}
 		raw, err := s.sc.Column(*buf, MaxSamplesPerGPU)
 		if err != nil {
@@ -524,7 +517,8 @@ func (s *Stream) series(out *Series, bufs *Series) error {
 			*buf = col
 		}
 		*dst = col
-	}
+		return nil
+	})
 }
 
 func copySeries(s Series) Series {

@@ -236,15 +236,20 @@ func (s *Scanner) token(c byte, startAbs int64) ([]byte, error) {
 	return s.buf[start:s.pos], nil
 }
 
-// Str reads a string.
-func (s *Scanner) Str() (string, error) {
+// stringToken reads a string's token, its quotes included.
+func (s *Scanner) stringToken() ([]byte, error) {
 	if c := s.Peek(); c != '"' {
 		if c == 0 {
-			return "", s.EndErr()
+			return nil, s.EndErr()
 		}
-		return "", s.Errorf("expected a string, found %q", c)
+		return nil, s.Errorf("expected a string, found %q", c)
 	}
-	tok, err := s.Token()
+	return s.Token()
+}
+
+// Str reads a string.
+func (s *Scanner) Str() (string, error) {
+	tok, err := s.stringToken()
 	if err != nil {
 		return "", err
 	}
@@ -401,6 +406,11 @@ func (s *Scanner) Object(field func(key string) error) error {
 // member. It returns the next key (in ASCII lower case, as Object passes
 // it) with the scanner at its value, or more == false after the '}'.
 func (s *Scanner) Member(i int) (key string, more bool, err error) {
+	return s.member(i, true)
+}
+
+// member is Member, its keys lowered or as written.
+func (s *Scanner) member(i int, lower bool) (key string, more bool, err error) {
 	if i == 0 {
 		if err := s.Expect('{'); err != nil {
 			return "", false, err
@@ -427,7 +437,12 @@ func (s *Scanner) Member(i int) (key string, more bool, err error) {
 			return "", false, s.Errorf("expected ',' or '}', found %q", c)
 		}
 	}
-	if key, err = s.key(); err != nil {
+	if lower {
+		key, err = s.key()
+	} else {
+		key, err = s.Str()
+	}
+	if err != nil {
 		return "", false, err
 	}
 	return key, true, s.Expect(':')
@@ -440,13 +455,7 @@ const maxKeys = 4096
 // key reads an object's key in ASCII lower case; a key met before is the
 // same string, not a new one.
 func (s *Scanner) key() (string, error) {
-	if c := s.Peek(); c != '"' {
-		if c == 0 {
-			return "", s.EndErr()
-		}
-		return "", s.Errorf("expected a string, found %q", c)
-	}
-	tok, err := s.Token()
+	tok, err := s.stringToken()
 	if err != nil {
 		return "", err
 	}

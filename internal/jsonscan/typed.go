@@ -218,26 +218,12 @@ func (s *Scanner) StringMap(dst *map[string]string) error {
 	default:
 		return s.mismatch("an object")
 	}
-	if err := s.Expect('{'); err != nil {
-		return err
-	}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer func() { s.depth-- }()
 	if *dst == nil {
 		*dst = map[string]string{}
 	}
-	if s.Peek() == '}' {
-		s.pos++
-		return nil
-	}
-	for {
-		key, err := s.Str()
-		if err != nil {
-			return err
-		}
-		if err := s.Expect(':'); err != nil {
+	for i := 0; ; i++ {
+		key, more, err := s.member(i, false)
+		if !more || err != nil {
 			return err
 		}
 		var v string
@@ -245,9 +231,6 @@ func (s *Scanner) StringMap(dst *map[string]string) error {
 			return err
 		}
 		(*dst)[key] = v
-		if done, err := s.Next('}'); done || err != nil {
-			return err
-		}
 	}
 }
 
