@@ -129,7 +129,7 @@ func BenchmarkStreamRead(b *testing.B) {
 }
 
 // openBig opens the big profile's stream.
-func openBig(b *testing.B, path string) (*profile.Stream, func() error) {
+func openBig(b *testing.B, path string) (*profile.Stream, func()) {
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
@@ -138,5 +138,5 @@ func openBig(b *testing.B, path string) (*profile.Stream, func() error) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return s, f.Close
+	return s, func() { _ = f.Close() }
 }
