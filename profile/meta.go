@@ -25,56 +25,57 @@ type metaReader struct {
 // object reads an object field by field (null leaves it), refusing a key
 // seen twice.
 func (r metaReader) object(field func(key string) error) error {
-	if null, err := r.sc.IsNull(); null || err != nil {
-		return err
-	}
-	if r.sc.Peek() != '{' {
-		_, err := r.sc.Fields(nil) // the error for another kind
+	if present, err := r.sc.Open('{'); !present || err != nil {
 		return err
 	}
 	return members(r.sc, field)
 }
 
-// topology reads a node's topology (null: none).
-func (r metaReader) topology(dst **hwtopo.Topology) error {
+// optional reads a value into a new T that *dst then points to (null: nil).
+func optional[T any](r metaReader, dst **T, read func(*T) error) error {
 	if null, err := r.sc.IsNull(); null || err != nil {
+		*dst = nil
 		return err
 	}
-	t := &hwtopo.Topology{}
-	*dst = t
-	return r.object(func(key string) error {
-		switch key {
-		case "gpus":
-			return listOf(r, &t.GPUs, r.topoGPU)
-		case "matrix":
-			return listOf(r, &t.Matrix, func(row *[]string) error { return listOf(r, row, r.sc.String) })
-		case "nvlink_gbps":
-			return listOf(r, &t.NVLinkGBps, func(row *[]float64) error { return listOf(r, row, r.sc.Float) })
-		case "host":
-			return r.host(&t.Host)
+	*dst = new(T)
+	return read(*dst)
+}
+
+// listOf reads a list into *dst, each element by read (null: nil; []:
+// an empty list, as encoding/json reads them).
+func listOf[T any](r metaReader, dst *[]T, read func(*T) error) error {
+	present, err := r.sc.Open('[')
+	if !present || err != nil {
+		if err == nil {
+			*dst = nil
 		}
-		return r.sc.Skip()
+		return err
+	}
+	*dst = []T{}
+	return r.sc.Array(func(int) error {
+		var zero T
+		*dst = append(*dst, zero)
+		return read(&(*dst)[len(*dst)-1])
 	})
 }
 
-// list reads a list: start when it is one, elem for each element, null
-// when it is null.
-func (r metaReader) list(start func(), elem func(i int) error, null func()) error {
-	started := false
-	n, err := r.sc.Elements(func(i int) error {
-		if !started {
-			start()
-			started = true
-		}
-		return elem(i)
+// topology reads a node's topology (null: none).
+func (r metaReader) topology(dst **hwtopo.Topology) error {
+	return optional(r, dst, func(t *hwtopo.Topology) error {
+		return r.object(func(key string) error {
+			switch key {
+			case "gpus":
+				return listOf(r, &t.GPUs, r.topoGPU)
+			case "matrix":
+				return listOf(r, &t.Matrix, func(row *[]string) error { return listOf(r, row, r.sc.String) })
+			case "nvlink_gbps":
+				return listOf(r, &t.NVLinkGBps, func(row *[]float64) error { return listOf(r, row, r.sc.Float) })
+			case "host":
+				return optional(r, &t.Host, r.host)
+			}
+			return r.sc.Skip()
+		})
 	})
-	switch {
-	case n < 0:
-		null()
-	case n == 0 && err == nil:
-		start()
-	}
-	return err
 }
 
 // topoGPU reads one GPU of a topology.
@@ -88,7 +89,7 @@ func (r metaReader) topoGPU(g *hwtopo.GPU) error {
 		case "pci_bus_id":
 			return r.detailString(&g.BusID)
 		case "numa_node":
-			return r.optInt(&g.NUMANode)
+			return optional(r, &g.NUMANode, r.sc.Int)
 		case "cpu_affinity":
 			return r.sc.String(&g.CPUAffinity)
 		case "nvlinks":
@@ -106,17 +107,6 @@ func (r metaReader) detailString(dst *string) error {
 		return r.sc.String(dst)
 	}
 	return r.sc.CheckString()
-}
-
-// optInt reads an integer into a pointer (null: nil).
-func (r metaReader) optInt(dst **int) error {
-	if null, err := r.sc.IsNull(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	v := new(int)
-	*dst = v
-	return r.sc.Int(v)
 }
 
 // maxLinksBytes bounds a GPU's nvlinks list read as raw bytes (18 links
@@ -167,14 +157,7 @@ type checkedLists struct {
 // readLinks reads a GPU's links, keeping them with detail.
 func (r metaReader) readLinks(g *hwtopo.GPU) error {
 	var links []hwtopo.NVLink
-	err := r.list(func() { links = []hwtopo.NVLink{} }, func(int) error {
-		var l hwtopo.NVLink
-		err := r.nvlink(&l)
-		if r.detail {
-			links = append(links, l)
-		}
-		return err
-	}, func() {})
+	err := listOf(r, &links, r.nvlink)
 	if r.detail {
 		g.NVLinks = links
 	}
@@ -203,9 +186,8 @@ func (r metaReader) nvlink(l *hwtopo.NVLink) error {
 // migs reads a GPU's MIG devices (kept only with detail).
 func (r metaReader) migs(g *hwtopo.GPU) error {
 	var devs []hwtopo.MIGDevice
-	err := r.list(func() { devs = []hwtopo.MIGDevice{} }, func(int) error {
-		var d hwtopo.MIGDevice
-		err := r.object(func(key string) error {
+	err := listOf(r, &devs, func(d *hwtopo.MIGDevice) error {
+		return r.object(func(key string) error {
 			switch key {
 			case "uuid":
 				return r.sc.String(&d.UUID)
@@ -218,25 +200,15 @@ func (r metaReader) migs(g *hwtopo.GPU) error {
 			}
 			return r.sc.Skip()
 		})
-		if r.detail {
-			devs = append(devs, d)
-		}
-		return err
-	}, func() {})
+	})
 	if r.detail {
 		g.MIG = devs
 	}
 	return err
 }
 
-// host reads the machine around the GPUs (null: none).
-func (r metaReader) host(dst **hwtopo.Host) error {
-	if null, err := r.sc.IsNull(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	h := &hwtopo.Host{}
-	*dst = h
+// host reads the machine around the GPUs.
+func (r metaReader) host(h *hwtopo.Host) error {
 	return r.object(func(key string) error {
 		switch key {
 		case "sockets":
@@ -308,16 +280,6 @@ func (r metaReader) workload(w *Workload) error {
 	})
 }
 
-// listOf reads a list into *dst, each element by read (null: nil; []:
-// an empty list, as encoding/json reads them).
-func listOf[T any](r metaReader, dst *[]T, read func(*T) error) error {
-	return r.list(func() { *dst = []T{} }, func(int) error {
-		var zero T
-		*dst = append(*dst, zero)
-		return read(&(*dst)[len(*dst)-1])
-	}, func() { *dst = nil })
-}
-
 // gpuMeta reads a GPU's small field into g; false for a key it does not know.
 func (r metaReader) gpuMeta(g *GPU, key string) (bool, error) {
 	switch key {
@@ -330,13 +292,13 @@ func (r metaReader) gpuMeta(g *GPU, key string) (bool, error) {
 	case "memory_total_bytes":
 		return true, r.sc.Uint64(&g.MemoryTotalBytes)
 	case "numa_node":
-		return true, r.optInt(&g.NUMANode)
+		return true, optional(r, &g.NUMANode, r.sc.Int)
 	case "interval_s":
 		return true, r.sc.Float(&g.IntervalS)
 	case "unsupported":
 		return true, listOf(r, &g.Unsupported, r.sc.String)
 	case "mig":
-		return true, r.mig(&g.MIG)
+		return true, optional(r, &g.MIG, r.mig)
 	case "errors":
 		return true, listOf(r, &g.Errors, func(e *SampleError) error {
 			return r.object(func(key string) error {
@@ -353,14 +315,8 @@ func (r metaReader) gpuMeta(g *GPU, key string) (bool, error) {
 	return false, nil
 }
 
-// mig reads a MIG device's identity (null: not a MIG device).
-func (r metaReader) mig(dst **MIG) error {
-	if null, err := r.sc.IsNull(); null || err != nil {
-		*dst = nil
-		return err
-	}
-	m := &MIG{}
-	*dst = m
+// mig reads a MIG device's identity.
+func (r metaReader) mig(m *MIG) error {
 	return r.object(func(key string) error {
 		switch key {
 		case "parent_uuid":

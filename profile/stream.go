@@ -98,11 +98,7 @@ func (s *Stream) readHeader() error {
 		return s.wrap(errors.New("empty input"))
 	}
 	p := &Profile{}
-	once := keysOnce()
-	err := s.sc.Object(func(key string) error {
-		if err := once(key); err != nil {
-			return err
-		}
+	err := members(s.sc, func(key string) error {
 		if key != "nodes" {
 			return s.headerField(p, key)
 		}
@@ -341,11 +337,7 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 	var n Node
 	var pending []GPU // GPUs read before the node's name
 	uuids := map[string]bool{}
-	once := keysOnce()
-	err := s.sc.Object(func(key string) error {
-		if err := once(key); err != nil {
-			return err
-		}
+	err := members(s.sc, func(key string) error {
 		switch key {
 		case "name":
 			if err := s.sc.String(&n.Name); err != nil {
@@ -421,15 +413,9 @@ func (s *Stream) nodeFull(ni int) (Node, error) {
 	return out, err
 }
 
-// keysOnce returns a check that refuses a key seen before in the same
-// object: encoding/json would keep the last, silently.
-func keysOnce() func(key string) error {
-	var seen onceKeys
-	return seen.add
-}
-
-// onceKeys is the keys of one object so far, to refuse one seen twice;
-// held by value, it costs no allocation for objects of up to 16 keys.
+// onceKeys is the keys of one object so far, to refuse one seen twice
+// (encoding/json would keep the last, silently); held by value, it costs
+// no allocation for objects of up to 16 keys.
 type onceKeys struct {
 	n    int
 	k    [16]string

@@ -423,19 +423,11 @@ func (s *Scanner) member(i int, lower bool) (key string, more bool, err error) {
 			s.depth--
 			return "", false, nil
 		}
-	} else {
-		switch c := s.Peek(); c {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
+	} else if done, err := s.Next('}'); done || err != nil {
+		if err == nil {
 			s.depth--
-			return "", false, nil
-		case 0:
-			return "", false, s.EndErr()
-		default:
-			return "", false, s.Errorf("expected ',' or '}', found %q", c)
 		}
+		return "", false, err
 	}
 	if lower {
 		key, err = s.key()

@@ -51,6 +51,22 @@ type TypeError struct{ Want, Found string }
 
 func (e *TypeError) Error() string { return "expected " + e.Want + ", found " + e.Found }
 
+// Open checks that the next value is a list ('[') or an object ('{'), as
+// open says, without consuming it; a null is consumed (present is false),
+// anything else is the error for a value of the wrong kind.
+func (s *Scanner) Open(open byte) (present bool, err error) {
+	switch s.Peek() {
+	case open:
+		return true, nil
+	case 'n':
+		return false, s.Literal("null")
+	}
+	if open == '[' {
+		return false, s.mismatch("a list")
+	}
+	return false, s.mismatch("an object")
+}
+
 // IsNull consumes a null and says so; anything else is left in place.
 func (s *Scanner) IsNull() (bool, error) {
 	if s.Peek() != 'n' {
@@ -180,43 +196,12 @@ func (s *Scanner) Uint64(dst *uint64) error {
 	return err
 }
 
-// Elements reads a list (or null, which sets *n to -1) calling elem for
-// each element with its index; the callback reads the element.
-func (s *Scanner) Elements(elem func(i int) error) (n int, err error) {
-	switch s.Peek() {
-	case '[':
-	case 'n':
-		return -1, s.Literal("null")
-	default:
-		return 0, s.mismatch("a list")
-	}
-	n = 0
-	err = s.Array(func(i int) error { n = i + 1; return elem(i) })
-	return n, err
-}
-
-// Fields reads an object (or null: present false) calling field with each
-// key in ASCII lower case, as Object does.
-func (s *Scanner) Fields(field func(key string) error) (present bool, err error) {
-	switch s.Peek() {
-	case '{':
-		return true, s.Object(field)
-	case 'n':
-		return false, s.Literal("null")
-	}
-	return false, s.mismatch("an object")
-}
-
 // StringMap reads an object of strings (or null, which leaves dst) into
 // *dst, keys as written; a null value reads as "" and a repeated key keeps
 // its last value, as encoding/json does.
 func (s *Scanner) StringMap(dst *map[string]string) error {
-	switch s.Peek() {
-	case '{':
-	case 'n':
-		return s.Literal("null")
-	default:
-		return s.mismatch("an object")
+	if present, err := s.Open('{'); !present || err != nil {
+		return err
 	}
 	if *dst == nil {
 		*dst = map[string]string{}
@@ -304,7 +289,10 @@ func (s *Scanner) rawNested(start int64, limit int) error {
 				return s.rawEnd(start, limit)
 			}
 		}
-		if err := s.rawMore(start, limit); err != nil {
+		if more, err := s.rawMore(start, limit); !more || err != nil {
+			if err == nil {
+				err = s.EndErr()
+			}
 			return err
 		}
 	}
@@ -320,23 +308,21 @@ func (s *Scanner) rawScalar(start int64, limit int) error {
 			}
 			s.pos++
 		}
-		if err := s.rawMore(start, limit); err == s.EndErr() && s.rerr == nil {
-			return s.rawEnd(start, limit) // a scalar at the end of input
-		} else if err != nil {
+		if more, err := s.rawMore(start, limit); err != nil {
 			return err
+		} else if !more { // a scalar at the end of input
+			return s.rerr
 		}
 	}
 }
 
-// rawMore reads more input for a raw value, within its limit.
-func (s *Scanner) rawMore(start int64, limit int) error {
-	if s.base+int64(s.pos)-start > int64(limit) {
-		return s.Errorf("a value longer than %d KiB", limit>>10)
+// rawMore reads more input for a raw value, within its limit: more is
+// false at the end of input.
+func (s *Scanner) rawMore(start int64, limit int) (more bool, err error) {
+	if err := s.rawEnd(start, limit); err != nil {
+		return false, err
 	}
-	if !s.fill() {
-		return s.EndErr()
-	}
-	return nil
+	return s.fill(), nil
 }
 
 // rawEnd checks the length of the value a raw walk passed.
