@@ -1,33 +1,61 @@
 package analyze
 
-import "github.com/seedance/seedance/profile"
+import (
+	"github.com/seedance/seedance/hwtopo"
+	"github.com/seedance/seedance/profile"
+)
 
-// fleet is the profile as a planner needs it (Report.Fleet): the nodes,
-// their GPUs with their memory and mean utilization (a one-sample series),
-// their workloads and topology. It is built from what the streaming pass
-// kept, and describes the end of the window, which is what an operator
-// acts on: a workload whose tenure ended before it (a job that finished,
-// a pod that was scheduled or deleted) holds and waits for nothing there.
-func (a *analysis) fleet() *profile.Profile {
-	p := &profile.Profile{}
+// Fleet is what a migration planner needs of the nodes at the end of the
+// window (Report.Fleet): each GPU's identity, memory and mean utilization,
+// the workloads and the topology. It holds no time series: a GPU is a few
+// dozen bytes, so that keeping it for a 10,000-node plan costs megabytes.
+type Fleet struct {
+	Nodes []FleetNode
+}
+
+// FleetNode is one node of a Fleet.
+type FleetNode struct {
+	Name      string
+	Labels    map[string]string
+	Topology  *hwtopo.Topology
+	GPUs      []FleetGPU // whole GPUs and MIG devices, in the profile's order
+	Workloads []profile.Workload
+}
+
+// FleetGPU is one GPU or MIG device of a FleetNode.
+type FleetGPU struct {
+	UUID, Model      string
+	MemoryTotalBytes uint64
+	MIG              *profile.MIG
+	// MeanUtilPct is the mean utilization over the window; profile.Null
+	// when the GPU has no sample.
+	MeanUtilPct float64
+	Index       int
+}
+
+// fleet is the Fleet kept from the streaming pass. It describes the end of
+// the window, which is what an operator acts on: a workload whose tenure
+// ended before it (a job that finished, a pod that was scheduled or
+// deleted) holds and waits for nothing there.
+func (a *analysis) fleet() *Fleet {
+	f := &Fleet{Nodes: make([]FleetNode, 0, len(a.order))}
 	for _, n := range a.order {
-		pn := profile.Node{Name: n.name, Labels: n.labels, Topology: n.topology}
+		fn := FleetNode{Name: n.name, Labels: n.labels, Topology: n.topology, GPUs: make([]FleetGPU, 0, len(n.gpus))}
 		for _, g := range n.gpus {
 			mean := profile.Null
 			if g.utilW > 0 {
 				mean = g.utilSum / g.utilW
 			}
-			pn.GPUs = append(pn.GPUs, profile.GPU{Index: int(g.index), UUID: g.uuid, Model: g.model, MemoryTotalBytes: g.memTotal,
-				MIG: g.mig, Series: profile.Series{T: profile.Values{0}, GPUUtilPct: profile.Values{mean}}})
+			fn.GPUs = append(fn.GPUs, FleetGPU{UUID: g.uuid, Model: g.model, MemoryTotalBytes: g.memTotal, MIG: g.mig, MeanUtilPct: mean, Index: int(g.index)})
 		}
 		for _, w := range n.workloads.sorted() {
 			if atEnd(w, a.windowS) {
-				pn.Workloads = append(pn.Workloads, w)
+				fn.Workloads = append(fn.Workloads, w)
 			}
 		}
-		p.Nodes = append(p.Nodes, pn)
+		f.Nodes = append(f.Nodes, fn)
 	}
-	return p
+	return f
 }
 
 // tenureSlackS absorbs rounding in tenure ends (milliseconds, offsets).

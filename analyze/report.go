@@ -34,9 +34,9 @@ type Report struct {
 	// node.
 	PendingUnknown string `json:"pending_unknown,omitempty"`
 	// Fleet is what a migration planner needs of the nodes: each GPU's
-	// mean utilization as a one-sample series, the workloads, the
-	// topology. Kept only with Params.KeepFleet; never written.
-	Fleet *profile.Profile `json:"-"`
+	// mean utilization, the workloads, the topology. Kept only with
+	// Params.KeepFleet; never written.
+	Fleet *Fleet `json:"-"`
 }
 
 // Window is the time span of the merged inputs. CoveredS is the length of

@@ -78,36 +78,33 @@ func killedUpdates(t *testing.T, newLedger func() *Ledger, backend string) {
 	l := newLedger()
 	dsn := l.dsn
 	l.Close()
+	// The kills land at random moments within one whole update's time,
+	// measured on a scratch ledger: however fast the machine, most tries
+	// die mid-update.
+	scratch := newLedger()
+	scratchDSN := scratch.dsn
+	scratch.Close()
+	start := time.Now()
+	if _, err := runUpdate(scratchDSN, files[0], 0); err != nil {
+		t.Fatalf("%s: the update failed: %v", backend, err)
+	}
+	whole := time.Since(start)
 	killed := 0
 	for _, f := range files {
 		for attempt := 0; ; attempt++ {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), childEnv+"="+dsn+"\n"+f)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var err error
+			var after time.Duration
 			if attempt < 3 { // kill the first tries at a random moment
-				select {
-				case err = <-done:
-				case <-time.After(time.Duration(20+r.IntN(180)) * time.Millisecond):
-					_ = cmd.Process.Signal(syscall.SIGKILL)
-					err = <-done
-					killed++
-				}
-			} else {
-				err = <-done
+				after = whole/10 + time.Duration(r.Int64N(int64(whole)*8/10+1))
 			}
-			if err == nil {
-				break
+			died, err := runUpdate(dsn, f, after)
+			if died {
+				killed++
+				continue
 			}
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
-				t.Fatalf("%s: the update failed: %v\n%s", backend, err, stderr.String())
+			if err != nil {
+				t.Fatalf("%s: the update failed: %v", backend, err)
 			}
+			break
 		}
 	}
 	if killed == 0 {
@@ -120,4 +117,35 @@ func killedUpdates(t *testing.T, newLedger func() *Ledger, backend string) {
 	}
 	sameFigures(t, got, want)
 	t.Logf("%s: %d updates killed", backend, killed)
+}
+
+// runUpdate runs one update of file into the ledger at dsn in a child
+// process, killed with SIGKILL after after (0: never); died says it was.
+func runUpdate(dsn, file string, after time.Duration) (died bool, err error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+dsn+"\n"+file)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return false, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if after > 0 {
+		select {
+		case err = <-done:
+		case <-time.After(after):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			err = <-done
+			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == -1 {
+				return true, nil
+			}
+		}
+	} else {
+		err = <-done
+	}
+	if err != nil {
+		return false, fmt.Errorf("%v\n%s", err, stderr.String())
+	}
+	return false, nil
 }

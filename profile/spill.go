@@ -70,7 +70,7 @@ func (s *Spill) Reader(p *Profile) (io.Reader, error) {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	zr, err := zstd.NewReader(s.f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow))
+	zr, err := zstd.NewReader(s.f, zstdDecoderOptions...)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}

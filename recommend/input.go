@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/profile"
 )
@@ -19,129 +20,111 @@ const PinnedLabel = "seedance.io/pinned"
 // a node's price may come from its labels or its name.
 type PriceFunc func(node string, labels map[string]string, model string) float64
 
-// FromProfile builds the planner's cluster from a profile in memory. See
-// ClusterBuilder.
+// FromProfile builds the planner's cluster from a profile in memory: each
+// GPU's mean utilization is over its samples. See FromFleet.
 func FromProfile(p *profile.Profile, price PriceFunc, busyPct float64) *Cluster {
-	b := NewClusterBuilder(price, busyPct)
-	for ni := range p.Nodes {
-		n := &p.Nodes[ni]
-		for gi := range n.GPUs {
-			_ = b.Add(profile.Item{Node: n.Name, GPU: &n.GPUs[gi]}) // Add never fails: its error is Walk's signature
+	f := &analyze.Fleet{Nodes: make([]analyze.FleetNode, 0, len(p.Nodes))}
+	for _, n := range p.Nodes {
+		fn := analyze.FleetNode{Name: n.Name, Labels: n.Labels, Topology: n.Topology, Workloads: n.Workloads}
+		for _, g := range n.GPUs {
+			fn.GPUs = append(fn.GPUs, analyze.FleetGPU{UUID: g.UUID, Model: g.Model, MemoryTotalBytes: g.MemoryTotalBytes,
+				MIG: g.MIG, MeanUtilPct: meanUtil(g.Series.GPUUtilPct), Index: g.Index})
 		}
-		end := *n
-		end.GPUs = nil
-		_ = b.Add(profile.Item{Node: n.Name, End: &end})
+		f.Nodes = append(f.Nodes, fn)
 	}
-	return b.Cluster()
+	return FromFleet(f, price, busyPct)
 }
 
-// ClusterBuilder builds the planner's cluster from a profile read one GPU
-// at a time (profile.Stream.Walk), keeping of each GPU only what planning
-// needs, so that planning takes no more memory than analyzing. price gives
-// the USD per hour of one GPU of a model. A GPU that no known workload
-// holds but that was busy on average (mean utilization ≥ busyPct) cannot be
-// freed. Only pods can be moved: processes and wrapped jobs are treated as
-// pinned. A workload's share of each GPU is its "gpu_milli" label when it
-// has one (1000 otherwise); its memory per GPU is its GPU memory over its
-// GPUs.
-type ClusterBuilder struct {
+// FromFleet builds the planner's cluster from an analysis' fleet. price
+// gives the USD per hour of one GPU of a model. A GPU that no known
+// workload holds but that was busy on average (mean utilization ≥
+// busyPct) cannot be freed. Only pods can be moved: processes and wrapped
+// jobs are treated as pinned. A workload's share of each GPU is its
+// "gpu_milli" label when it has one (1000 otherwise); its memory per GPU
+// is its GPU memory over its GPUs.
+func FromFleet(f *analyze.Fleet, price PriceFunc, busyPct float64) *Cluster {
+	b := clusterBuilder{price: price, busyPct: busyPct}
+	b.c.Nodes = make([]*Node, 0, len(f.Nodes))
+	for i := range f.Nodes {
+		b.addNode(&f.Nodes[i])
+	}
+	return &b.c
+}
+
+// clusterBuilder builds a Cluster one node at a time.
+type clusterBuilder struct {
 	price      PriceFunc
 	busyPct    float64
 	c          Cluster
-	gpus       []gpuSummary // the current node's whole GPUs
-	migs       []migSummary // and its MIG devices
+	full       []analyze.FleetGPU // the current node's whole GPUs, by index
+	migs       []analyze.FleetGPU // and its MIG devices
 	topologies hwtopo.Interner
 }
 
-// gpuSummary is what the planner needs of a GPU.
-type gpuSummary struct {
-	index    int
-	uuid     string
-	model    string
-	memBytes uint64
-	meanUtil float64
-}
-
-// migSummary is what the planner needs of a MIG device: its parent, its
-// share of it and its memory.
-type migSummary struct {
-	uuid, parent string
-	milli        int
-	memBytes     uint64
-}
-
-// NewClusterBuilder starts an empty cluster.
-func NewClusterBuilder(price PriceFunc, busyPct float64) *ClusterBuilder {
-	return &ClusterBuilder{price: price, busyPct: busyPct}
-}
-
-// Add takes the next item of a profile: a GPU, or the end of its node.
-func (b *ClusterBuilder) Add(it profile.Item) error {
-	if g := it.GPU; g != nil {
+func (b *clusterBuilder) addNode(fn *analyze.FleetNode) {
+	b.full, b.migs = b.full[:0], b.migs[:0]
+	for _, g := range fn.GPUs {
 		if g.MIG == nil {
-			b.gpus = append(b.gpus, gpuSummary{g.Index, g.UUID, g.Model, g.MemoryTotalBytes, meanUtil(g.Series.GPUUtilPct)})
+			b.full = append(b.full, g)
 		} else {
-			milli := max(1, min(MilliPerGPU, int(math.Round(g.MIG.Share()*MilliPerGPU))))
-			b.migs = append(b.migs, migSummary{g.UUID, g.MIG.ParentUUID, milli, g.MemoryTotalBytes})
+			b.migs = append(b.migs, g)
 		}
-		return nil
 	}
-	b.addNode(it.End)
-	b.gpus, b.migs = b.gpus[:0], b.migs[:0]
-	return nil
-}
-
-// Cluster returns the cluster built so far.
-func (b *ClusterBuilder) Cluster() *Cluster { return &b.c }
-
-func (b *ClusterBuilder) addNode(pn *profile.Node) {
-	n := &Node{Name: pn.Name, Topology: b.topologies.Intern(pn.Topology)}
-	full := b.gpus
-	sort.Slice(full, func(i, j int) bool { return full[i].index < full[j].index })
+	full := b.full
+	sort.Slice(full, func(i, j int) bool { return full[i].Index < full[j].Index })
+	n := &Node{Name: fn.Name, Topology: b.topologies.Intern(fn.Topology)}
 	pos := map[int]int{}
 	for i, g := range full {
-		pos[g.index] = i
-		n.GPUs = append(n.GPUs, GPU{MemBytes: g.memBytes})
+		pos[g.Index] = i
+		n.GPUs = append(n.GPUs, GPU{MemBytes: g.MemoryTotalBytes})
 		if n.Model == "" {
-			n.Model = g.model
+			n.Model = g.Model
 		}
-		n.PricePerHour += b.price(pn.Name, pn.Labels, g.model)
+		n.PricePerHour += b.price(fn.Name, fn.Labels, g.Model)
 	}
 	held := map[int]bool{}
-	for _, w := range pn.Workloads {
-		cw := newWorkload(w, pn.Name)
-		if cw.Pending {
-			b.c.Workloads = append(b.c.Workloads, cw)
-			continue
-		}
-		if !b.holdsMIG(cw, w, full) {
-			for _, gi := range w.GPUs {
-				if i, ok := pos[gi]; ok && !slices.Contains(cw.GPUs, i) {
-					cw.GPUs = append(cw.GPUs, i)
-				}
+	for _, w := range fn.Workloads {
+		if cw := b.workload(w, fn.Name, pos); cw != nil {
+			for _, i := range cw.GPUs {
+				g := &n.GPUs[i]
+				g.UsedMilli = min(MilliPerGPU, g.UsedMilli+cw.Milli)
+				g.UsedMem += cw.MemPerGPU
+				held[i] = true
 			}
+			b.c.Workloads = append(b.c.Workloads, cw)
 		}
-		if len(cw.GPUs) == 0 {
-			continue
-		}
-		cw.Count = len(cw.GPUs)
-		if w.GPUMemoryBytes > 0 || cw.MemPerGPU == 0 {
-			cw.MemPerGPU = w.GPUMemoryBytes / uint64(cw.Count)
-		}
-		for _, i := range cw.GPUs {
-			g := &n.GPUs[i]
-			g.UsedMilli = min(MilliPerGPU, g.UsedMilli+cw.Milli)
-			g.UsedMem += cw.MemPerGPU
-			held[i] = true
-		}
-		b.c.Workloads = append(b.c.Workloads, cw)
 	}
 	for i, g := range full {
-		if !held[i] && g.meanUtil >= b.busyPct {
+		if !held[i] && meanOrZero(g.MeanUtilPct) >= b.busyPct {
 			n.GPUs[i].Busy = true
 		}
 	}
 	b.c.Nodes = append(b.c.Nodes, n)
+}
+
+// workload is a node's workload as the planner holds it, with the GPUs it
+// holds (positions in the node's whole GPUs, pos by index); nil for a
+// running one that holds none.
+func (b *clusterBuilder) workload(w profile.Workload, node string, pos map[int]int) *Workload {
+	cw := newWorkload(w, node)
+	if cw.Pending {
+		return cw
+	}
+	if !b.holdsMIG(cw, w) {
+		for _, gi := range w.GPUs {
+			if i, ok := pos[gi]; ok && !slices.Contains(cw.GPUs, i) {
+				cw.GPUs = append(cw.GPUs, i)
+			}
+		}
+	}
+	if len(cw.GPUs) == 0 {
+		return nil
+	}
+	cw.Count = len(cw.GPUs)
+	if w.GPUMemoryBytes > 0 || cw.MemPerGPU == 0 {
+		cw.MemPerGPU = w.GPUMemoryBytes / uint64(cw.Count)
+	}
+	return cw
 }
 
 // newWorkload is a profile's workload as the planner sees it: pending
@@ -190,17 +173,17 @@ func podBlocker(controller string) string {
 // names), with the device's memory when the workload's own is unknown. A
 // MIG workload is pinned: moving it needs MIG configured where it goes,
 // which the planner does not know.
-func (b *ClusterBuilder) holdsMIG(cw *Workload, w profile.Workload, full []gpuSummary) bool {
+func (b *clusterBuilder) holdsMIG(cw *Workload, w profile.Workload) bool {
 	milli, mem := map[int]int{}, map[int]uint64{}
 	for _, u := range w.GPUUUIDs {
-		k := slices.IndexFunc(b.migs, func(m migSummary) bool { return m.uuid == u })
+		k := slices.IndexFunc(b.migs, func(m analyze.FleetGPU) bool { return m.UUID == u })
 		if k < 0 {
 			continue
 		}
 		m := b.migs[k]
-		if i := slices.IndexFunc(full, func(g gpuSummary) bool { return g.uuid == m.parent }); i >= 0 {
-			milli[i] += m.milli
-			mem[i] += m.memBytes
+		if i := slices.IndexFunc(b.full, func(g analyze.FleetGPU) bool { return g.UUID == m.MIG.ParentUUID }); i >= 0 {
+			milli[i] += migMilli(m.MIG)
+			mem[i] += m.MemoryTotalBytes
 		}
 	}
 	if len(milli) == 0 {
@@ -234,4 +217,17 @@ func meanUtil(v profile.Values) float64 {
 func refused(why string) *Plan {
 	return &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{},
 		Refused: "no node is released: the work waiting for GPUs is unknown (" + why + ")"}
+}
+
+// migMilli is a MIG device's share of its parent GPU, in thousandths.
+func migMilli(m *profile.MIG) int {
+	return max(1, min(MilliPerGPU, int(math.Round(m.Share()*MilliPerGPU))))
+}
+
+// meanOrZero is a mean utilization, 0 when it is null (no sample).
+func meanOrZero(v float64) float64 {
+	if profile.IsNull(v) {
+		return 0
+	}
+	return v
 }

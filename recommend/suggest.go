@@ -31,7 +31,7 @@ func appOf(w profile.Workload) string {
 // (higher NVLink bandwidth)", one line per source node, application and
 // target. fleet (analyze.Report.Fleet) names each workload's application
 // and the node a pending one waits on.
-func Suggestions(plan *Plan, fleet *profile.Profile) []analyze.Suggestion {
+func Suggestions(plan *Plan, fleet *analyze.Fleet) []analyze.Suggestion {
 	type key struct{ from, app, to string }
 	type group struct {
 		n       int
@@ -110,7 +110,7 @@ func FromReport(r *analyze.Report, price PriceFunc) (*Cluster, error) {
 	if r.Fleet == nil {
 		return nil, errors.New("the analysis kept no fleet (analyze.Params.KeepFleet)")
 	}
-	return FromProfile(r.Fleet, price, r.Params.IdleThresholdPct), nil
+	return FromFleet(r.Fleet, price, r.Params.IdleThresholdPct), nil
 }
 
 // draining names the nodes the report advises draining (release-node)

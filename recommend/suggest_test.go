@@ -12,7 +12,7 @@ import (
 // become one line; the NVLink remark comes from the move's flag, never from
 // its reason text.
 func TestSuggestions(t *testing.T) {
-	fleet := &profile.Profile{Nodes: []profile.Node{
+	fleet := &analyze.Fleet{Nodes: []analyze.FleetNode{
 		{Name: "node-gpu-04", Workloads: []profile.Workload{
 			{ID: "ml/llama-7b-infer-7d9f8b6c4-abcde", Name: "llama-7b-infer-7d9f8b6c4-abcde", State: profile.StatePending},
 			{ID: "ml/llama-7b-infer-7d9f8b6c4-fghij", Name: "llama-7b-infer-7d9f8b6c4-fghij", State: profile.StatePending},
