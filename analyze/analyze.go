@@ -29,6 +29,9 @@ type Params struct {
 	Pricer           *pricing.Pricer
 	EnergyUSDPerKWh  float64
 	SparklineBuckets int
+	// PoolBy is the node label that names the nodes' pools (the scaling
+	// what-if's, NodeReport.Pool); "" pools them by GPU model.
+	PoolBy string
 	// Scaling, when set, adds the elastic-scaling what-if.
 	Scaling *ScalingParams
 	// KeepFleet keeps in Report.Fleet what a migration planner needs of
@@ -282,13 +285,9 @@ func (a *analysis) price(pricer *pricing.Pricer, n *nodeAcc, model string) float
 	return v
 }
 
-// poolBy is the node label that names scaling pools, "" when none.
-func (a *analysis) poolBy() string {
-	if a.p.Scaling == nil {
-		return ""
-	}
-	return a.p.Scaling.PoolBy
-}
+// poolBy is the node label that names pools, "" when none (pools are GPU
+// models).
+func (a *analysis) poolBy() string { return a.p.PoolBy }
 
 // keepPerGPU gives a new GPU its own timeline while the cluster is small,
 // and drops every GPU's once it is not.
@@ -396,7 +395,7 @@ func (a *analysis) report(r *Report) {
 	r.Params = ReportParams{
 		IdleThresholdPct: a.p.IdleThresholdPct, IdleWindowS: a.p.IdleWindow.Seconds(), UnderusedPct: a.p.UnderusedPct, IdleNodeShare: a.p.IdleNodeShare,
 		EnergyUSDPerKWh: a.p.EnergyUSDPerKWh, Prices: pricer.Table(), DefaultGPUHourUSD: pricer.Fallback(),
-		DefaultPricesUsed: pricer.DefaultsUsed(), UnpricedModelsUsed: pricer.Unmatched(),
+		DefaultPricesUsed: pricer.DefaultsUsed(), UnpricedModelsUsed: pricer.Unmatched(), PoolBy: a.p.PoolBy,
 	}
 	if u := pricer.Unmatched(); len(u) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), pricer.Fallback()))
@@ -439,6 +438,7 @@ func (a *analysis) nodeReport(n *nodeAcc, pricer *pricing.Pricer, t *totals) Nod
 		t.fullWindowNodes++
 	}
 	nr.Models = slices.Sorted(maps.Keys(models))
+	nr.Pool, _, _ = a.poolOf(n)
 	nr.GPUHours = sig(ns.obs / 3600)
 	nr.IdleGPUHours = sig(ns.idle / 3600)
 	nr.IdleCostUSD = sig(ns.cost)

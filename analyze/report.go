@@ -60,6 +60,9 @@ type ReportParams struct {
 	DefaultGPUHourUSD  float64            `json:"default_gpu_hour_usd"`
 	DefaultPricesUsed  []string           `json:"default_prices_used"`
 	UnpricedModelsUsed []string           `json:"models_at_default_price,omitempty"`
+	// PoolBy is the node label that names the pools (NodeReport.Pool); ""
+	// when they are GPU models.
+	PoolBy string `json:"pool_by,omitempty"`
 }
 
 // Input describes one profile that went into the report.
@@ -123,9 +126,12 @@ const (
 
 // NodeReport holds one node's figures.
 type NodeReport struct {
-	Name          string   `json:"name"`
-	GPUs          int      `json:"gpus"`
-	Models        []string `json:"models"`
+	Name   string   `json:"name"`
+	GPUs   int      `json:"gpus"`
+	Models []string `json:"models"`
+	// Pool is the node's pool: the value of its Params.PoolBy label
+	// ("(no LABEL)" when it has none), or its GPU model when PoolBy is "".
+	Pool          string   `json:"pool"`
 	Verdict       string   `json:"verdict"`
 	AvgGPUUtilPct *float64 `json:"avg_gpu_util_pct"`
 	// ObservedS is the length of the union of the node's GPUs' coverage;

@@ -20,8 +20,7 @@ type ScalingParams struct {
 	UpPeriods      int
 	DownPeriods    int
 	MinGPUs        int
-	MaxGPUs        int    // 0: the pool's GPUs
-	PoolBy         string // node label; "" pools by GPU model
+	MaxGPUs        int // 0: the pool's GPUs
 	// HPA baseline.
 	HPATolerance     float64
 	HPAStabilization time.Duration
@@ -214,6 +213,25 @@ func replayHPA(demand []float64, static int, sp ScalingParams, period float64) P
 	return p
 }
 
+// poolOf is a node's pool (NodeReport.Pool), its GPU model and its whole
+// GPUs.
+func (a *analysis) poolOf(n *nodeAcc) (pool, model string, gpus int) {
+	for _, g := range n.gpus {
+		if g.parent() == "" {
+			gpus++
+			model = g.model
+		}
+	}
+	if by := a.poolBy(); by != "" {
+		pool = n.labels[by]
+		if pool == "" {
+			pool = "(no " + by + ")"
+		}
+		return pool, model, gpus
+	}
+	return shortModel(model), model, gpus
+}
+
 // scalingReport groups nodes into pools and replays both policies.
 func (a *analysis) scalingReport(pricer *pricing.Pricer) *Scaling {
 	sp := *a.p.Scaling
@@ -225,21 +243,7 @@ func (a *analysis) scalingReport(pricer *pricing.Pricer) *Scaling {
 	}
 	pools := map[string]*pool{}
 	for _, n := range a.order {
-		name, model, gpus := "", "", 0
-		for _, g := range n.gpus {
-			if g.parent() == "" {
-				gpus++
-				model = g.model
-			}
-		}
-		if sp.PoolBy != "" {
-			name = n.labels[sp.PoolBy]
-			if name == "" {
-				name = "(no " + sp.PoolBy + ")"
-			}
-		} else {
-			name = shortModel(model)
-		}
+		name, model, gpus := a.poolOf(n)
 		pl := pools[name]
 		if pl == nil {
 			pl = &pool{model: model, demand: make([]float64, n.demand.periods)}

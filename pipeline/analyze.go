@@ -125,14 +125,14 @@ func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
 	ac := cfg.Analyze
 	p := analyze.Params{
 		IdleThresholdPct: ac.IdleThresholdPct, IdleWindow: ac.IdleWindow, UnderusedPct: ac.UnderusedPct, IdleNodeShare: ac.IdleNodeShare,
-		StaleAfter: ac.StaleAfter, Pricer: pricer, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, SparklineBuckets: 40,
+		StaleAfter: ac.StaleAfter, PoolBy: cfg.Scaling.PoolBy, Pricer: pricer, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, SparklineBuckets: 40,
 		KeepFleet: ac.Has("migration") || ac.Has("fragmentation"), Fragmentation: ac.Has("fragmentation"),
 	}
 	if ac.Has("scaling") {
 		sc, hpa := cfg.Scaling, analyze.DefaultScaling()
 		p.Scaling = &analyze.ScalingParams{Period: sc.Period, Weights: sc.Weights, PreferSMActive: sc.PreferSMActive,
 			Alpha: sc.Alpha, TargetPct: sc.TargetPct, LowerPct: sc.LowerPct, UpPeriods: sc.UpPeriods, DownPeriods: sc.DownPeriods,
-			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, PoolBy: sc.PoolBy, HPATolerance: hpa.HPATolerance, HPAStabilization: hpa.HPAStabilization}
+			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, HPATolerance: hpa.HPATolerance, HPAStabilization: hpa.HPAStabilization}
 	}
 	if ac.Has("attribution") {
 		rc := cfg.Attribution

@@ -17,9 +17,11 @@ import (
 	"github.com/seedance/seedance/recommend"
 )
 
-// pageScript sorts the node table and copies commands. The page works
+// pageScript sorts the tables, filters and folds the node table, and
+// copies commands. The page works
 // without it: the charts are SVG and the commands are visible text.
-const pageScript = `
+var pageScript = strings.Replace(`
+var FOLD = {{fold}};
 document.querySelectorAll("table.sortable th").forEach(function (th, col) {
   th.addEventListener("click", function () {
     var tbody = th.closest("table").tBodies[0];
@@ -34,8 +36,36 @@ document.querySelectorAll("table.sortable th").forEach(function (th, col) {
       return dir * x.localeCompare(y);
     });
     rows.forEach(function (r) { tbody.appendChild(r); });
+    if (tbody.parentElement.id === "nodes") { refold(); }
   });
 });
+// The node table: filters by pool and verdict, and past the first rows
+// that match, the rest folded behind "show all"; a link to a row shows it.
+var nodes = document.getElementById("nodes"), unfolded = false;
+function refold() {
+  if (!nodes) { return; }
+  var pool = document.getElementById("filter-pool").value, verdict = document.getElementById("filter-verdict").value;
+  var want = decodeURIComponent(location.hash.slice(1)), rows = nodes.tBodies[0].rows, match = 0, shown = 0;
+  for (var i = 0; i < rows.length; i++) {
+    var r = rows[i], ok = (!pool || r.dataset.pool === pool) && (!verdict || r.dataset.verdict === verdict);
+    if (ok) { match++; }
+    r.hidden = !(r.id === want || ok && (unfolded || match <= FOLD));
+    if (!r.hidden) { shown++; }
+  }
+  document.getElementById("filter-count").textContent = "showing " + shown + " of " + match + " matching nodes (" + rows.length + " in all)";
+  document.getElementById("filter-more").hidden = shown >= match;
+}
+if (nodes) {
+  document.getElementById("node-filters").hidden = false;
+  ["filter-pool", "filter-verdict"].forEach(function (id) { document.getElementById(id).addEventListener("change", refold); });
+  document.getElementById("filter-more").addEventListener("click", function () { unfolded = true; refold(); });
+  window.addEventListener("hashchange", function () {
+    refold();
+    var row = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (row) { row.scrollIntoView(); }
+  });
+  refold();
+}
 document.querySelectorAll("button.copy").forEach(function (b) {
   b.hidden = false;
   b.addEventListener("click", function () {
@@ -45,7 +75,7 @@ document.querySelectorAll("button.copy").forEach(function (b) {
   });
 });
 document.body.dataset.js = "on";
-`
+`, "{{fold}}", strconv.Itoa(foldRows), 1)
 
 const pageCSS = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:960px;color:#1b1f24;padding:0 12px}
@@ -57,7 +87,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .kpi .d{font-size:12px;color:#57606a}
 .note{color:#57606a;font-size:12px}
 svg text{font:11px system-ui,sans-serif;fill:#1b1f24}svg .axis{fill:#57606a}
-svg .grid{stroke:#eaeef2}svg .mean{fill:none;stroke:#0969da;stroke-width:2}
+svg .grid{stroke:#eaeef2}svg .mean{fill:none;stroke:#0969da;stroke-width:2}svg .halo{fill:none;stroke:#fff;stroke-width:5}
 svg .band{fill:#0969da;fill-opacity:.1}svg .idle{fill:#cf222e}svg .bar{fill:#cf222e}
 svg .demand{fill:none;stroke:#1b1f24;stroke-width:1.5}svg .wma{fill:none;stroke:#1a7f37;stroke-width:2}svg .hpa{fill:none;stroke:#bf8700;stroke-width:1.5;stroke-dasharray:4 3}
 .two{display:flex;flex-wrap:wrap;gap:20px}
@@ -67,10 +97,12 @@ th{cursor:pointer;background:#f6f8fa}td.n{text-align:right;font-variant-numeric:
 ol.sugg li{margin-bottom:10px}pre{background:#f6f8fa;padding:6px 8px;border-radius:6px;overflow-x:auto;margin:4px 0;white-space:pre-wrap}
 button.copy{font-size:12px}
 .warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:6px 10px;margin:4px 0}
-.legend span{display:inline-block;width:18px;height:10px;margin-right:1px}
+.legend{margin:4px 0 6px;font-size:12px;color:#57606a}.legend .item{display:inline-block;margin-right:14px}
+.legend .sw{display:inline-block;width:18px;height:10px;margin-right:4px;vertical-align:middle;border:1px solid #d0d7de}
+.filters{margin:6px 0;font-size:13px}.filters label{margin-right:12px}tr:target{outline:2px solid #0969da}
 `
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"money": money, "inc": func(n int) int { return n + 1 }}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -87,12 +119,12 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{range .Warnings}}<div class="warn">{{.}}</div>
 {{end}}
 <h2>Cluster utilization over time</h2>
-<p class="note">Mean GPU utilization (line) and the spread across {{.SpreadOver}}, 10th–90th percentile (band), in slices of {{.Slice}}. The red strip below: nodes idle (darker = more of them).</p>
-{{.UtilChart}}
-<h2>{{.HeatTitle}}</h2>
-<p class="note">{{.HeatNote}} <span class="legend">idle <span style="background:#a50026"></span><span style="background:#f46d43"></span><span style="background:#fee08b"></span><span style="background:#a6d96a"></span><span style="background:#006837"></span> busy</span></p>
-{{.Heatmap}}
-<h2>Where the money goes</h2>
+<p class="note">How many {{.BandUnit}} were in each utilization band, as a share of them, in slices of {{.Slice}} (stacked; grey where there is no data); the line is the mean GPU utilization. The red strip below: nodes inside an idle interval (darker = more of them).</p>
+{{.UtilChart}}{{.BandLegend}}
+<h2>{{.Heat.Title}}</h2>
+<p class="note">{{.Heat.Note}}</p>
+{{range .Heat.Charts}}{{.Legend}}{{.SVG}}
+{{end}}<h2>Where the money goes</h2>
 <div class="two"><div><h3>Idle cost by node</h3>{{.ByNode}}</div><div><h3>Idle cost by GPU model</h3>{{.ByModel}}</div></div>
 {{if .Scaling}}<h2>Scaling what-if</h2>
 <p class="note">What an autoscaler would have provisioned per pool: demand (black), the WMA model (green) and an HPA-style baseline (dashed), in GPUs. See docs/scaling.md.</p>
@@ -120,11 +152,20 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 {{range .Stranded}}<tr><td>{{.Node}}</td><td class="n">{{.GPU}}</td><td class="n" data-sort="{{.IdleS}}">{{.Idle}}</td><td class="n">{{printf "%.1f" .MeanGiB}}</td><td class="n">{{printf "%.2f" .GiBHours}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{end}}<h2>Suggestions</h2>
-{{if .Suggestions}}<ol class="sugg">{{range .Suggestions}}<li data-kind="{{.Kind}}"{{if .Severity}} data-severity="{{.Severity}}"{{end}}>{{if .Severity}}[{{.Severity}}] {{end}}{{.Text}}{{if .Command}}<pre><code>{{.Command}}</code> <button class="copy" hidden>copy</button></pre>{{end}}</li>
-{{end}}</ol>{{else}}<p>None: no node was idle for the whole idle window.</p>{{end}}
+{{define "suggestion"}}<li data-kind="{{.Kind}}"{{if .Severity}} data-severity="{{.Severity}}"{{end}}>{{if .Severity}}[{{.Severity}}] {{end}}{{.Text}}{{if .NodeID}} <a class="to-node" href="#{{.NodeID}}">{{.Node}} in the table</a>{{end}}{{if .Command}}<pre><code>{{.Command}}</code> <button class="copy" hidden>copy</button></pre>{{end}}</li>
+{{end}}{{if .Suggestions}}<ol class="sugg">{{range .Suggestions}}{{template "suggestion" .}}{{end}}</ol>
+{{if .MoreSuggestions}}<details id="more-suggestions"><summary>{{len .MoreSuggestions}} more suggestions</summary><ol class="sugg" start="{{len .Suggestions | inc}}">{{range .MoreSuggestions}}{{template "suggestion" .}}{{end}}</ol></details>
+{{end}}{{else}}<p>None: no node was idle for the whole idle window.</p>{{end}}
+<h2>Pools</h2>
+<table class="sortable" id="pools"><thead><tr><th>Pool</th><th>Nodes</th><th>GPUs</th><th>Idle nodes</th><th>Idle GPU-h</th><th>Idle cost</th></tr></thead><tbody>
+{{range .Pools}}<tr><td>{{.Name}}</td><td class="n">{{.Nodes}}</td><td class="n">{{.GPUs}}</td><td class="n">{{.Idle}}</td><td class="n">{{printf "%.2f" .IdleGPUHours}}</td><td class="n" data-sort="{{.CostUS}}">{{money .CostUS}}</td></tr>
+{{end}}</tbody></table>
 <h2>Nodes</h2>
-<table class="sortable" id="nodes"><thead><tr><th>Node</th><th>GPUs</th><th>Verdict</th><th>Mean util</th><th>Idle share</th><th>Idle GPU-h</th><th>Idle cost</th><th>Pending</th></tr></thead><tbody>
-{{range .Nodes}}<tr><td>{{.Name}}</td><td>{{.GPUText}}</td><td class="v-{{.Verdict}}">{{.Verdict}}</td><td class="n" data-sort="{{.Util}}">{{.UtilText}}</td><td class="n" data-sort="{{.Share}}">{{.ShareText}}</td><td class="n" data-sort="{{.IdleH}}">{{printf "%.2f" .IdleH}}</td><td class="n" data-sort="{{.Cost}}">{{.CostText}}</td><td class="n">{{.Pending}}</td></tr>
+<div class="filters" id="node-filters" hidden><label>Pool <select id="filter-pool"><option value="">all</option>{{range .PoolNames}}<option value="{{.}}">{{.}}</option>{{end}}</select></label>
+<label>Verdict <select id="filter-verdict"><option value="">all</option>{{range .Verdicts}}<option value="{{.}}">{{.}}</option>{{end}}</select></label>
+<span id="filter-count"></span> <button id="filter-more" hidden>show all</button></div>
+<table class="sortable" id="nodes"><thead><tr><th>Node</th><th>Pool</th><th>GPUs</th><th>Verdict</th><th>Mean util</th><th>Idle share</th><th>Idle GPU-h</th><th>Idle cost</th><th>Pending</th></tr></thead><tbody>
+{{range .Nodes}}<tr id="{{.ID}}" data-pool="{{.Pool}}" data-verdict="{{.Verdict}}"><td>{{.Name}}</td><td>{{.Pool}}</td><td>{{.GPUText}}</td><td class="v-{{.Verdict}}">{{.Verdict}}</td><td class="n" data-sort="{{.Util}}">{{.UtilText}}</td><td class="n" data-sort="{{.Share}}">{{.ShareText}}</td><td class="n" data-sort="{{.IdleH}}">{{printf "%.2f" .IdleH}}</td><td class="n" data-sort="{{.Cost}}">{{.CostText}}</td><td class="n">{{.Pending}}</td></tr>
 {{end}}</tbody></table>
 <p class="note">Idle: a GPU below {{.Threshold}}% utilization for at least {{.IdleWindow}}. Rules: docs/analysis.md. Prices: {{.Prices}}.</p>
 <script>{{.Script}}</script>
@@ -159,12 +200,6 @@ func sortKey(v *float64) float64 {
 		return -1
 	}
 	return *v
-}
-
-type nodeRow struct {
-	Name, GPUText, Verdict, CostText, UtilText, ShareText string
-	Util, Share, IdleH, Cost                              float64
-	Pending                                               int
 }
 
 // HTML writes one self-contained page: inline CSS, SVG charts and a small
@@ -202,16 +237,13 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 	d["Notes"] = s.Notes
 	d["Slice"] = analyze.FormatDuration(time.Duration(r.Timeline.BucketS * float64(time.Second)))
 	d["UtilChart"] = template.HTML(utilizationChart(r))
-	rows, title, note := heatRows(r)
-	d["SpreadOver"] = "GPUs"
-	if title != "GPUs × time" { // large clusters: per node (analyze keeps no per-GPU timeline)
-		d["SpreadOver"] = "nodes (each node's mean; the cluster has more than 128 GPUs)"
-	}
-	d["HeatTitle"], d["HeatNote"] = title, note
-	d["Heatmap"] = template.HTML(heatmap(r, rows))
+	d["BandUnit"], d["BandLegend"] = bandUnit(r), legendHTML("legend-utilization", bandLegend(r))
+	d["Heat"] = heatmaps(r)
+	d["Pools"] = poolSummaries(r)
 	d["ByNode"] = template.HTML(bars("chart-cost-nodes", "idle cost by node", costByNode(r)))
 	d["ByModel"] = template.HTML(bars("chart-cost-models", "idle cost by GPU model", costByModel(r)))
-	d["Suggestions"] = r.Suggestions
+	sugs := suggestionViews(r)
+	d["Suggestions"], d["MoreSuggestions"] = sugs[:min(foldSuggestions, len(sugs))], sugs[min(foldSuggestions, len(sugs)):]
 	if r.Scaling != nil {
 		type poolView struct {
 			Pool  analyze.ScalingPool
@@ -271,12 +303,7 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 		d["Migration"] = r.Migration
 		d["MigrationSaves"] = money(r.Migration.SavingsUSDPerHour)
 	}
-	var nodes []nodeRow
-	for _, n := range r.Nodes {
-		nodes = append(nodes, nodeRow{n.Name, gpusText(n), n.Verdict, money(n.IdleCostUSD), pct(n.AvgGPUUtilPct), share(n.IdleShare),
-			sortKey(n.AvgGPUUtilPct), sortKey(n.IdleShare), n.IdleGPUHours, n.IdleCostUSD, n.PendingWorkloads})
-	}
-	d["Nodes"] = nodes
+	d["Nodes"], d["PoolNames"], d["Verdicts"] = nodeTable(r)
 	d["Threshold"] = r.Params.IdleThresholdPct
 	d["IdleWindow"] = analyze.FormatDuration(time.Duration(r.Params.IdleWindowS * float64(time.Second)))
 	prices := "your --gpu-price values"
@@ -285,30 +312,6 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 	}
 	d["Prices"] = prices
 	return pageTemplate.Execute(w, d)
-}
-
-// heatRows picks GPUs × time for small clusters, nodes × time otherwise.
-func heatRows(r *report.Result) ([]heatmapRow, string, string) {
-	var rows []heatmapRow
-	gpus := true
-	for _, n := range r.Nodes {
-		if len(n.GPUTimelines) == 0 {
-			gpus = false
-		}
-	}
-	slice := analyze.FormatDuration(time.Duration(r.Timeline.BucketS * float64(time.Second)))
-	if gpus {
-		for _, n := range r.Nodes {
-			for i, tl := range n.GPUTimelines {
-				rows = append(rows, heatmapRow{fmt.Sprintf("%s gpu%d", n.Name, i), tl})
-			}
-		}
-		return rows, "GPUs × time", fmt.Sprintf("Each cell is one GPU's mean utilization over %s; nodes sorted by idle cost.", slice)
-	}
-	for _, n := range r.Nodes {
-		rows = append(rows, heatmapRow{n.Name, n.UtilSparkline})
-	}
-	return rows, "Nodes × time", fmt.Sprintf("Each cell is a node's mean utilization over %s (downsampled: %d nodes, %d slices); nodes sorted by idle cost.", slice, len(r.Nodes), len(r.Timeline.MeanUtilPct))
 }
 
 func costByNode(r *report.Result) []barItem {

@@ -37,10 +37,11 @@ func (s *svg) text(x, y float64, anchor, class, text string) {
 func (s *svg) String() string { return s.b.String() + "</svg>" }
 
 // utilColor maps utilization to a colour: idle is red, half is yellow,
-// full is green (ColorBrewer RdYlGn), in 11 steps so equal cells merge.
+// full is green (ColorBrewer RdYlGn), in 11 steps so equal cells merge; no
+// sample is grey (noDataColor).
 func utilColor(v *float64) string {
 	if v == nil {
-		return "#ffffff"
+		return noDataColor
 	}
 	steps := []string{"#a50026", "#d73027", "#f46d43", "#fdae61", "#fee08b", "#ffffbf", "#d9ef8b", "#a6d96a", "#66bd63", "#1a9850", "#006837"}
 	i := int(math.Round(*v / 10))
@@ -58,54 +59,6 @@ func clockLabel(start time.Time, s float64) string {
 	return start.Add(time.Duration(s * float64(time.Second))).UTC().Format("15:04")
 }
 
-// utilizationChart draws the cluster's mean utilization, the 10th–90th
-// percentile band across GPUs, and shades the slices where nodes were idle.
-func utilizationChart(r *report.Result) string {
-	const w, h, left, top, bottom, strip = 900.0, 260.0, 44.0, 10.0, 48.0, 14.0
-	tl := r.Timeline
-	n := len(tl.MeanUtilPct)
-	s := newSVG("chart-utilization", w, h, "cluster GPU utilization over time")
-	pw, ph := w-left-10, h-top-bottom
-	x := func(i float64) float64 { return left + pw*i/math.Max(1, float64(n)) }
-	y := func(v float64) float64 { return top + ph*(1-v/100) }
-	// Idle nodes: a strip under the plot, darker where more nodes idle.
-	stripY := top + ph + 6
-	s.text(left-6, stripY+11, "end", "axis", "idle")
-	for i, f := range tl.IdleNodeFraction {
-		if f > 0 {
-			s.add(`<rect class="idle" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill-opacity="%.2f"><title>%.0f%% of nodes idle</title></rect>`,
-				x(float64(i)), stripY, x(float64(i+1))-x(float64(i)), strip, 0.2+0.8*f, 100*f)
-		}
-	}
-	for _, g := range []float64{0, 25, 50, 75, 100} {
-		s.add(`<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, left, w-10, y(g), y(g))
-		s.text(left-6, y(g)+4, "end", "axis", fmt.Sprintf("%.0f%%", g))
-	}
-	var band []string
-	for i := 0; i < n; i++ {
-		if tl.P90UtilPct[i] != nil {
-			band = append(band, fmt.Sprintf("%.1f,%.1f", x(float64(i)+0.5), y(*tl.P90UtilPct[i])))
-		}
-	}
-	for i := n - 1; i >= 0; i-- {
-		if tl.P10UtilPct[i] != nil {
-			band = append(band, fmt.Sprintf("%.1f,%.1f", x(float64(i)+0.5), y(*tl.P10UtilPct[i])))
-		}
-	}
-	if len(band) > 2 {
-		s.add(`<polygon class="band" points="%s"/>`, strings.Join(band, " "))
-	}
-	var line []string
-	for i, v := range tl.MeanUtilPct {
-		if v != nil {
-			line = append(line, fmt.Sprintf("%.1f,%.1f", x(float64(i)+0.5), y(*v)))
-		}
-	}
-	s.add(`<polyline class="mean" points="%s"/>`, strings.Join(line, " "))
-	timeAxis(s, r, left, pw, h-6)
-	return s.String()
-}
-
 // timeAxis labels five times along the bottom of a chart.
 func timeAxis(s *svg, r *report.Result, left, pw, y float64) {
 	for i := 0; i <= 4; i++ {
@@ -116,51 +69,6 @@ func timeAxis(s *svg, r *report.Result, left, pw, y float64) {
 		}
 		s.text(left+pw*f, y, anchor, "axis", clockLabel(r.Window.Start, f*r.Window.DurationS))
 	}
-}
-
-// heatmapRow is one row of the heatmap.
-type heatmapRow struct {
-	label string
-	vals  []*float64
-}
-
-// heatmap draws rows × time slices coloured by utilization. Equal
-// neighbouring cells are merged into one rectangle to keep large clusters
-// small.
-func heatmap(r *report.Result, rows []heatmapRow) string {
-	const w, left = 900.0, 150.0
-	rowH := 14.0
-	if len(rows) > 64 {
-		rowH = 6
-	}
-	if len(rows) > 300 {
-		rowH = 3
-	}
-	top := 4.0
-	h := top + rowH*float64(len(rows)) + 24
-	s := newSVG("chart-heatmap", w, h, "GPU utilization heatmap")
-	pw := w - left - 10
-	for ri, row := range rows {
-		y := top + rowH*float64(ri)
-		n := len(row.vals)
-		cw := pw / math.Max(1, float64(n))
-		s.add(`<g><title>%s</title>`, esc(row.label))
-		for i := 0; i < n; {
-			c := utilColor(row.vals[i])
-			j := i + 1
-			for j < n && utilColor(row.vals[j]) == c {
-				j++
-			}
-			s.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, left+cw*float64(i), y, cw*float64(j-i), rowH, c)
-			i = j
-		}
-		s.add(`</g>`)
-		if rowH >= 6 {
-			s.text(left-6, y+rowH-2, "end", "label", row.label)
-		}
-	}
-	timeAxis(s, r, left, pw, h-8)
-	return s.String()
 }
 
 // bars draws a horizontal bar chart of labelled amounts in USD.
@@ -178,12 +86,16 @@ func bars(id, label string, items []barItem) string {
 		if top > 0 {
 			bw = (w - left - 80) * it.value / top
 		}
-		s.text(left-6, y+14, "end", "label", it.label)
+		s.text(left-6, y+14, "end", "label", shorten(it.label, barLabelPx))
 		s.add(`<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, left, y+3, bw, rowH-6)
 		s.text(left+bw+6, y+14, "start", "value", money(it.value))
 	}
 	return s.String()
 }
+
+// barLabelPx is a bar's label's width; longer ones end in "…" (the tables
+// name them in full).
+const barLabelPx = 160
 
 type barItem struct {
 	label string

@@ -93,7 +93,7 @@ var own = []setting.Key{
 	{Key: "scaling.down_periods", Default: scalingDefaults.DownPeriods, Help: "periods below lower_pct before scaling down", Range: setting.Rng(1, 10000)},
 	{Key: "scaling.min_gpus", Default: scalingDefaults.MinGPUs, Help: "smallest pool size", Range: setting.Rng(0, 1e7)},
 	{Key: "scaling.max_gpus", Default: scalingDefaults.MaxGPUs, Help: "largest pool size; 0 is the pool's GPUs", Range: setting.Rng(0, 1e7)},
-	{Key: "scaling.pool_by", Default: scalingDefaults.PoolBy, Cmd: "analyze", Flag: "pool-by", Help: "node label that names the scaling pools (default: GPU model)", DocDefault: "GPU model"},
+	{Key: "scaling.pool_by", Default: "", Cmd: "analyze", Flag: "pool-by", Help: "node label that names the pools: the scaling what-if's and the report's (default: GPU model)", DocDefault: "GPU model"},
 	{Key: "migration.allow_model_change", Default: false, Cmd: "recommend analyze", Flag: "allow-model-change", Help: "let workloads move to another GPU model (docs/recommend.md)"},
 	{Key: "migration.allow_sharing", Default: false, Cmd: "recommend analyze", Flag: "allow-sharing", Help: "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)"},
 	{Key: "migration.max_moves_per_node", Default: 0, Cmd: "recommend analyze", Flag: "max-moves-per-node", Help: "evict at most this many workloads from one node (0: no limit)", Range: setting.Rng(0, 1e6)},

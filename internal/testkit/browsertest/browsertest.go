@@ -121,6 +121,14 @@ func (b *Browser) DumpDOM(t testing.TB, path string) string {
 	return string(b.run(t, "--virtual-time-budget=3000", "--dump-dom", "file://"+abs))
 }
 
+// DumpDOMAt is DumpDOM in a window w × h pixels, which the page's layout
+// (and so where its text lands) depends on.
+func (b *Browser) DumpDOMAt(t testing.TB, path string, w, h int) string {
+	t.Helper()
+	abs, _ := filepath.Abs(path)
+	return string(b.run(t, "--virtual-time-budget=3000", "--window-size="+itoa(w)+","+itoa(h), "--dump-dom", "file://"+abs))
+}
+
 // Screenshot renders the file at the given size and returns the PNG.
 func (b *Browser) Screenshot(t testing.TB, path string, w, h int) []byte {
 	t.Helper()
