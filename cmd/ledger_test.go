@@ -140,6 +140,12 @@ func TestAnalyzeKeepsTheLedger(t *testing.T) {
 	if one.code != 0 || !strings.Contains(one.errOut, "ledger: settled") {
 		t.Fatalf("exit %d: %s", one.code, one.errOut)
 	}
+	// With HTML, the page shows the ledger's month to date (#31).
+	page := run(t, nil, "analyze", "-i", p, "-f", "html", "--ledger", filepath.Join(dir, "page.db"))
+	if page.code != 0 || !strings.Contains(page.out, "<h2>Month to date, from the ledger</h2>") || !strings.Contains(page.out, `<svg id="chart-history"`) ||
+		!strings.Contains(page.out, "2026-01-01 to 2026-01-05") {
+		t.Errorf("analyze -f html --ledger: exit %d: %s", page.code, page.errOut)
+	}
 	l := startLoop(t, "analyze", "-i", p, "-f", "json", "--output", filepath.Join(dir, "r.json"), "--ledger", filepath.Join(dir, "loop.db"))
 	l.waitFor("two runs", func(m string) bool { return strings.Contains(m, `seedance_loop_runs_total{result="ok"} 2`) })
 	l.stop()
@@ -244,7 +250,8 @@ func TestLedgerReportFormats(t *testing.T) {
 		if r.code != 0 || len(r.out) < 100 {
 			t.Errorf("-f %s: exit %d: %s%s", f, r.code, r.out, r.errOut)
 		}
-		if f == "html" && (!strings.Contains(r.out, "Content-Security-Policy") || strings.Contains(r.out, "<script src") || !strings.Contains(r.out, "(held by no workload)")) {
+		if f == "html" && (!strings.Contains(r.out, "Content-Security-Policy") || strings.Contains(r.out, "<script src") || !strings.Contains(r.out, "(held by no workload)") ||
+			!strings.Contains(r.out, `<svg id="daily-waste"`)) {
 			t.Errorf("-f html:\n%s", r.out)
 		}
 	}

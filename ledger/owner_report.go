@@ -4,7 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/analyze"
 )
 
 // ownerRows sums the window's rows per owner (owner 0: what no workload
@@ -155,4 +160,54 @@ func scanRows(ctx context.Context, tx *sql.Tx, scan func(*sql.Rows) error, q str
 		return fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	return nil
+}
+
+// dailyWaste is each day's waste by group: the owners' idle-held cost per
+// UTC day, keyed as the window's rows (those of owners without a workload
+// in the window, and what no workload held, are left out), in date order
+// and then by key.
+func (l *Ledger) dailyWaste(ctx context.Context, tx *sql.Tx, sp span, window []workloadRow, levels []string) ([]DayWaste, error) {
+	keys := map[int64]string{}
+	for i := range window {
+		r := &window[i]
+		if r.owner == nil || r.unallocated() {
+			continue
+		}
+		var k []string
+		for _, lv := range levels {
+			k = append(k, r.key(lv))
+		}
+		keys[r.owner.id] = strings.Join(k, "\x00")
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT d, owner, SUM(cost_usd) FROM (`+
+		spanRows("seedance_owner_hold", "bucket - bucket % 86400 AS d, owner, cost_usd", "day AS d, owner, cost_usd")+`) x GROUP BY d, owner`, sp.args()...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer rows.Close()
+	sums := map[[2]string]float64{}
+	for rows.Next() {
+		var d, id int64
+		var cost float64
+		if err := rows.Scan(&d, &id, &cost); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+		}
+		if k, ok := keys[id]; ok && cost != 0 {
+			sums[[2]string{time.Unix(d, 0).UTC().Format(time.DateOnly), k}] += cost
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	out := make([]DayWaste, 0, len(sums))
+	for k, c := range sums {
+		out = append(out, DayWaste{Date: k[0], Key: strings.Split(k[1], "\x00"), WasteCostUSD: analyze.Sig(c)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Date != out[j].Date {
+			return out[i].Date < out[j].Date
+		}
+		return slices.Compare(out[i].Key, out[j].Key) < 0
+	})
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,3 +116,47 @@ func sameAsPerWorkload(t *testing.T, l *Ledger, q Query, level string) (workload
 }
 
 func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+
+// TestDailyWasteSumsToAttribution: a window across midnight UTC splits
+// each group's waste between its two days, and a group's days add up to
+// its waste in the attribution; grouping by workload has no daily waste.
+func TestDailyWasteSumsToAttribution(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			p := cluster(t)
+			shift := p.StartedAt.Truncate(24 * time.Hour).Add(23 * time.Hour).Sub(p.StartedAt) // from 23:00
+			p.StartedAt, p.EndedAt = p.StartedAt.Add(shift), p.EndedAt.Add(shift)
+			l := ledgers(t, backend)()
+			if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{p}, Params: params()}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := l.Report(context.Background(), Query{GroupBy: []string{"namespace", "team=team"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			days, sums := map[string]float64{}, map[string]float64{}
+			for _, d := range r.DailyWaste {
+				days[d.Date] += d.WasteCostUSD
+				sums[strings.Join(d.Key, "/")] += d.WasteCostUSD
+			}
+			first, second := p.StartedAt.Format(time.DateOnly), p.EndedAt.Format(time.DateOnly)
+			if len(days) != 2 || days[first] <= 0 || days[second] <= days[first] {
+				t.Fatalf("waste by day %v, want some on %s and more on %s (1 h and 2 h)", days, first, second)
+			}
+			for _, g := range r.Attribution.Groups {
+				k := strings.Join(g.Key, "/")
+				if math.Abs(sums[k]-g.WasteCostUSD) > 1e-6*math.Max(1, g.WasteCostUSD) {
+					t.Errorf("%s: days add up to %v, attribution says %v", k, sums[k], g.WasteCostUSD)
+				}
+				delete(sums, k)
+			}
+			if len(sums) != 0 {
+				t.Errorf("daily waste of groups the attribution lacks: %v", sums)
+			}
+			w, err := l.Report(context.Background(), Query{GroupBy: []string{"workload"}})
+			if err != nil || w.DailyWaste != nil {
+				t.Fatalf("grouped by workload: daily waste %v, %v", w.DailyWaste, err)
+			}
+		})
+	}
+}

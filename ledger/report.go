@@ -71,7 +71,10 @@ type Report struct {
 	Summary     Summary              `json:"summary"`
 	Attribution *analyze.Attribution `json:"attribution"`
 	Daily       []Day                `json:"daily"`
-	Prices      []Price              `json:"prices"`
+	// DailyWaste is each day's waste by group (the attribution's keys),
+	// for a daily stacked chart; absent when grouping by workload.
+	DailyWaste []DayWaste `json:"daily_waste,omitempty"`
+	Prices     []Price    `json:"prices"`
 	// Jobs are the per-workload figures: energy per finished job, and the
 	// utilization of training apart from inference.
 	Jobs *Jobs `json:"jobs"`
@@ -108,6 +111,14 @@ type Day struct {
 	IdleGPUHours float64  `json:"idle_gpu_hours"`
 	IdleCostUSD  float64  `json:"idle_cost_usd"`
 	EnergyKWh    *float64 `json:"energy_kwh"`
+}
+
+// DayWaste is one group's waste on one UTC day: the cost of the idle GPU
+// time its workloads held (the attribution's waste_cost_usd, by day).
+type DayWaste struct {
+	Date         string   `json:"date"`
+	Key          []string `json:"key"`
+	WasteCostUSD float64  `json:"waste_cost_usd"`
 }
 
 // Price is a model's price per GPU-hour and where it came from, over the
@@ -202,7 +213,9 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, st *state, q Query, lo,
 			finished, err = l.finishedRows(ctx, tx, sp, sp.lo, fhi, inWindow)
 		}
 	} else if inWindow, err = l.ownerRows(ctx, tx, sp); err == nil {
-		finished, err = l.finishedOwners(ctx, tx, sp.lo, fhi)
+		if finished, err = l.finishedOwners(ctx, tx, sp.lo, fhi); err == nil {
+			r.DailyWaste, err = l.dailyWaste(ctx, tx, sp, inWindow, q.GroupBy)
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -90,6 +90,11 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 		return nil, out, err
 	}
 	res := report.New(r)
+	if out.Ledger != nil && ac.Format == "html" {
+		if res.History, err = monthToDate(ctx, cfg, out.Ledger.DataEnd); err != nil {
+			return nil, out, err
+		}
+	}
 	recommend.Commands(res.Suggestions, r, ac.Dialect)
 	if base != nil {
 		res.SetBaseline(base)

@@ -265,3 +265,20 @@ func LedgerLine(u ledger.Updated) string {
 	return fmt.Sprintf("ledger: settled %s → %s; provisional to %s (%d rows%s)", u.From.UTC().Format(time.RFC3339), u.Watermark.UTC().Format(time.RFC3339),
 		u.DataEnd.UTC().Format(time.RFC3339Nano), u.Rows, steps)
 }
+
+// monthToDate is the ledger's report from the first of end's month (UTC)
+// to end, grouped as the analysis' attribution: the HTML report's history.
+// Nil when end is the first instant of a month.
+func monthToDate(ctx context.Context, cfg *settings.Config, end time.Time) (*ledger.Report, error) {
+	end = end.UTC()
+	since := time.Date(end.Year(), end.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if !end.After(since) {
+		return nil, nil
+	}
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	return l.Report(ctx, ledger.Query{Since: since, Until: end, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh})
+}

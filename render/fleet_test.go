@@ -14,6 +14,7 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/testkit/browsertest"
+	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/report"
@@ -23,7 +24,8 @@ import (
 // fleetReport analyzes n simulated nodes over 40 minutes at 60 s, pooled
 // by instance type. Every 7th node's GPUs report no utilization for a
 // stretch in the middle (a gap in the data), and the costliest node has a
-// hostile name and the next a long one of wide letters.
+// hostile name and the next a long one of wide letters; the ledger's
+// history is a month of 12 teams (history).
 func fleetReport(t *testing.T, nodes int) *report.Result {
 	t.Helper()
 	p, err := sim.Record(sim.Options{Nodes: nodes, Scenario: sim.ScenarioMixed, Seed: 1}, time.Minute, 40*time.Minute, profile.Generator{})
@@ -52,6 +54,7 @@ func fleetReport(t *testing.T, nodes int) *report.Result {
 	recommend.Commands(res.Suggestions, r, recommend.DialectKubectl)
 	res.Nodes[0].Name = hostileName
 	res.Nodes[1].Name = strings.Repeat("W", 40) // the widest glyphs
+	res.History = history(31, 12)
 	return res
 }
 
@@ -168,6 +171,9 @@ func TestHTMLReadableAtFleetSizes(t *testing.T) {
 				t.Fatalf("%d pieces of text, %d overlaps, e.g. %q; cut off by their chart's edge: %q", res.Boxes, res.Overlaps, res.Examples, res.Clipped)
 			}
 			checkGaps(t, string(page), nodes)
+			if !strings.Contains(string(page), `<svg id="chart-history"`) || !strings.Contains(string(page), "4 other groups</span>") {
+				t.Error("no month-to-date chart of the ledger, or no other band in its legend")
+			}
 			checkFilters(t, r, res)
 			if res.Title == "pwned" || strings.Contains(string(page), "<script>document.title") {
 				t.Fatal("a node's name ran as script")
@@ -277,5 +283,47 @@ func TestShorten(t *testing.T) {
 		if w > tt.px && got != "" {
 			t.Errorf("shorten(%q, %g) = %q is %g px", tt.in, tt.px, got, w)
 		}
+	}
+}
+
+// history is a ledger's month: days × groups of waste, group k costing
+// k + 1 dollars a day, the last group with a hostile name.
+func history(days, groups int) *ledger.Report {
+	r := &ledger.Report{Attribution: &analyze.Attribution{GroupBy: []string{"namespace"}},
+		Window: ledger.Window{Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 31, 23, 0, 0, 0, time.UTC)}}
+	for d := 0; d < days; d++ {
+		for k := 0; k < groups; k++ {
+			name := fmt.Sprintf("team-%02d", k)
+			if k == groups-1 {
+				name = hostileName
+			}
+			r.DailyWaste = append(r.DailyWaste, ledger.DayWaste{Date: fmt.Sprintf("2026-01-%02d", d+1), Key: []string{name}, WasteCostUSD: float64(k + 1)})
+		}
+	}
+	return r
+}
+
+// TestDailyStacks: the 8 costliest groups are named, the rest are one
+// "other" band, and each day's bands add up to that day's waste.
+func TestDailyStacks(t *testing.T) {
+	days, bands := dailyStacks(history(3, 11).DailyWaste)
+	if len(days) != 3 || days[0] != "2026-01-01" || len(bands) != 9 {
+		t.Fatalf("%d days, %d bands", len(days), len(bands))
+	}
+	// Groups cost 1..11 a day: the named ones are 11 (the hostile one),
+	// 10, …, 4; the other band is 1 + 2 + 3.
+	if bands[0].name != hostileName || bands[1].name != "team-09" || bands[7].name != "team-03" || bands[8].name != "3 other groups" {
+		t.Fatalf("bands %q %q %q %q", bands[0].name, bands[1].name, bands[7].name, bands[8].name)
+	}
+	for i := range days {
+		if bands[0].vals[i] != 11 || bands[8].vals[i] != 6 {
+			t.Errorf("day %d: %v, %v", i, bands[0].vals[i], bands[8].vals[i])
+		}
+	}
+	if _, bands := dailyStacks(history(2, 9).DailyWaste); len(bands) != 9 || strings.Contains(bands[8].name, "other") {
+		t.Errorf("9 groups fit without an other band: %q", bands[8].name)
+	}
+	if svg, _ := dailyChart("x", nil); svg != "" {
+		t.Error("a chart of no days")
 	}
 }

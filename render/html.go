@@ -142,6 +142,9 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"mo
 <table class="sortable" id="attribution"><thead><tr>{{range .Attribution.GroupBy}}<th>{{.}}</th>{{end}}<th>Workloads</th><th>Held GPU-h</th><th>Used GPU-h</th><th>Efficiency</th><th>Idle-held GPU-h</th><th>Waste</th></tr></thead><tbody>
 {{range .AttributionRows}}<tr>{{range .Key}}<td>{{.}}</td>{{end}}<td class="n">{{.Workloads}}</td><td class="n">{{printf "%.2f" .F.HeldGPUHours}}</td><td class="n">{{printf "%.2f" .F.UsedGPUHours}}</td><td class="n">{{.Efficiency}}</td><td class="n" data-sort="{{.F.IdleHeldGPUHours}}">{{printf "%.2f" .F.IdleHeldGPUHours}}</td><td class="n" data-sort="{{.F.WasteCostUSD}}">{{.Waste}}</td></tr>
 {{end}}</tbody></table>
+{{end}}{{if .History}}<h2>Month to date, from the ledger</h2>
+<p class="note">{{.History}}</p>
+{{.HistoryChart}}{{.HistoryLegend}}
 {{end}}{{if .Fragmentation}}<h2>Fragmentation</h2>
 <p class="note">Free GPUs per pool, those no workload shape seen can use without a move (stranded; threshold {{printf "%.2f" .Fragmentation.ThresholdRatio}}), the FGD paper's expected unusable GPUs, and the stranded GPUs once the migration plan is made. See docs/analysis.md, Fragmentation.</p>
 <table class="sortable" id="fragmentation"><thead><tr><th>Pool</th><th>Nodes</th><th>Free GPUs</th><th>Free per node (GPUs:nodes)</th><th>Stranded</th><th>Ratio</th><th>FGD GPUs</th><th>After plan</th></tr></thead><tbody>
@@ -276,6 +279,13 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 		rows = append(rows, attrRow{unalloc, "", a.Unallocated, share(a.Unallocated.Efficiency), money(a.Unallocated.WasteCostUSD)})
 		d["Attribution"], d["AttributionRows"], d["AttributionBy"] = a, rows, strings.Join(a.GroupBy, ", then ")
 		d["AttributionChart"] = template.HTML(bars("chart-attribution", "idle cost held, by "+strings.Join(a.GroupBy, ", "), top))
+	}
+	if h := r.History; h != nil {
+		if chart, legend := dailyChart("chart-history", h.DailyWaste); chart != "" {
+			d["History"] = fmt.Sprintf("Waste (the cost of idle GPU time the workloads held) by day and by %s, %s to %s UTC, from the ledger this run counted into.",
+				strings.Join(h.Attribution.GroupBy, ", then "), h.Window.Start.Format(time.DateOnly), h.Window.End.Format("2006-01-02 15:04"))
+			d["HistoryChart"], d["HistoryLegend"] = template.HTML(chart), legendHTML("legend-history", legend)
+		}
 	}
 	if f := r.Fragmentation; f != nil {
 		type fragRow struct {

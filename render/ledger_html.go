@@ -29,7 +29,9 @@ var ledgerTemplate = template.Must(template.New("ledger").Funcs(template.FuncMap
 {{range .Lines}}<p>{{.}}</p>
 {{end}}<h2>Idle cost by day</h2>
 {{.Daily}}
-<h2>Waste by {{.By}}</h2>
+{{if .WasteChart}}<h2>Waste by day and {{.By}}</h2>
+{{.WasteChart}}{{.WasteLegend}}
+{{end}}<h2>Waste by {{.By}}</h2>
 {{.ByGroup}}
 <table class="sortable" id="attribution"><thead><tr>{{range .R.Attribution.GroupBy}}<th>{{.}}</th>{{end}}<th>Workloads</th><th>Held GPU-h</th><th>Used GPU-h</th><th>Efficiency</th><th>Idle-held GPU-h</th><th>Waste</th></tr></thead><tbody>
 {{range .R.Attribution.Groups}}<tr>{{range .Key}}<td>{{.}}</td>{{end}}<td class="n">{{.Workloads}}</td><td class="n">{{printf "%.2f" .HeldGPUHours}}</td><td class="n">{{printf "%.2f" .UsedGPUHours}}</td><td class="n">{{if .Efficiency}}{{printf "%.0f%%" (pct100 .Efficiency)}}{{else}}n/a{{end}}</td><td class="n" data-sort="{{.IdleHeldGPUHours}}">{{printf "%.2f" .IdleHeldGPUHours}}</td><td class="n" data-sort="{{.WasteCostUSD}}">{{money .WasteCostUSD}}</td></tr>
@@ -59,6 +61,7 @@ func ledgerHTML(w io.Writer, r *ledger.Report) error {
 		groups = append(groups, barItem{strings.Join(g.Key, " / "), g.WasteCostUSD})
 	}
 	by := strings.Join(r.Attribution.GroupBy, ", ")
+	chart, legend := dailyChart("daily-waste", r.DailyWaste)
 	return ledgerTemplate.Execute(w, map[string]any{
 		"CSP":    template.HTMLAttr(pageCSP()),
 		"CSS":    template.CSS(pageCSS),
@@ -67,8 +70,9 @@ func ledgerHTML(w io.Writer, r *ledger.Report) error {
 		"R":      r, "By": by,
 		"IdleCost": moneyOpt(s.IdleCostUSD), "IdleHours": numOpt(s.IdleGPUHours, 1), "IdleShare": ratioPct(s.IdleRatio),
 		"Util": pct(s.AvgGPUUtilPct), "Energy": energyText(s.EnergyKWh),
-		"Lines":   jobLines(r),
-		"Daily":   template.HTML(bars("daily", "idle cost by day", daily)),
-		"ByGroup": template.HTML(bars("groups", "waste by "+by, groups)),
+		"Lines":      jobLines(r),
+		"Daily":      template.HTML(bars("daily", "idle cost by day", daily)),
+		"ByGroup":    template.HTML(bars("groups", "waste by "+by, groups)),
+		"WasteChart": template.HTML(chart), "WasteLegend": legendHTML("legend-daily-waste", legend),
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/recommend"
 )
 
@@ -39,6 +40,10 @@ type Result struct {
 	Delta map[string]float64
 	// Gates are the CI gates' outcomes (Gates).
 	Gates []Gate
+	// History is the ledger's month to date, when the run counted its data
+	// into a ledger (--ledger) and writes HTML: its pictures of waste by
+	// day. Not in the JSON report (the ledger's own report has it).
+	History *ledger.Report
 }
 
 // New is the combined report of an analysis, before the later stages.
