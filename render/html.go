@@ -17,8 +17,8 @@ import (
 )
 
 // pageScript sorts the tables, filters and folds the node table, and
-// copies commands. The page works
-// without it: the charts are SVG and the commands are visible text.
+// copies commands. The page works without it: the charts are SVG, the
+// commands are visible text, and every row of the node table shows.
 var pageScript = strings.Replace(`
 var FOLD = {{fold}};
 document.querySelectorAll("table.sortable th").forEach(function (th, col) {
@@ -87,7 +87,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .note{color:#57606a;font-size:12px}
 svg text{font:11px system-ui,sans-serif;fill:#1b1f24}svg .axis{fill:#57606a}
 svg .grid{stroke:#eaeef2}svg .mean{fill:none;stroke:#0969da;stroke-width:2}svg .halo{fill:none;stroke:#fff;stroke-width:5}
-svg .band{fill:#0969da;fill-opacity:.1}svg .idle{fill:#cf222e}svg .bar{fill:#cf222e}
+svg .idle{fill:#cf222e}svg .bar{fill:#cf222e}
 svg .demand{fill:none;stroke:#1b1f24;stroke-width:1.5}svg .wma{fill:none;stroke:#1a7f37;stroke-width:2}svg .hpa{fill:none;stroke:#bf8700;stroke-width:1.5;stroke-dasharray:4 3}
 .two{display:flex;flex-wrap:wrap;gap:20px}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eaeef2}
