@@ -120,7 +120,7 @@ func attribution(hs []*holding, unalloc, total figures, levels []string) *Attrib
 		if key == nil {
 			key = make([]string, len(levels))
 			for l, level := range levels {
-				key[l] = groupKey(h.w, level)
+				key[l] = groupKey(*h.w, level)
 			}
 		}
 		id := strings.Join(key, "\x00")
@@ -155,9 +155,10 @@ func attribution(hs []*holding, unalloc, total figures, levels []string) *Attrib
 
 // holdersOf lists the running workloads holding g: a workload holds a GPU
 // by its index, a MIG device by its UUID.
-func holdersOf(n *nodeAcc, g *gpuAcc) []profile.Workload {
-	var holders []profile.Workload
-	for _, w := range n.workloads.list {
+func holdersOf(n *nodeAcc, g *gpuAcc) []*profile.Workload {
+	var holders []*profile.Workload
+	for i := range n.workloads.list {
+		w := &n.workloads.list[i]
 		if w.State == profile.StatePending {
 			continue
 		}
@@ -171,7 +172,7 @@ func holdersOf(n *nodeAcc, g *gpuAcc) []profile.Workload {
 // holderWeights is each holder's share of a GPU they hold together: equal,
 // or by gpu_milli when every holder has one (what they leave is held by no
 // workload).
-func holderWeights(holders []profile.Workload) []float64 {
+func holderWeights(holders []*profile.Workload) []float64 {
 	weights := make([]float64, len(holders))
 	milli, sum := true, 0.0
 	for i, w := range holders {

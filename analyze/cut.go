@@ -121,7 +121,7 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 		holders := holdersOf(n, g)
 		for i := range holders {
 			if ivs := n.partial(holders[i].ID, a.windowS); ivs == nil || overlap(ivs, lo, hi) > 0 {
-				hold(g.model, &holders[i]) // held in the piece, even for no observed time
+				hold(g.model, holders[i]) // held in the piece, even for no observed time
 			}
 		}
 		a.share(n, g, holders, lo, hi, func(i int, t gpuTime, w float64) {
@@ -129,7 +129,7 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 			if i < 0 {
 				h = hold(g.model, nil)
 			} else {
-				h = hold(g.model, &holders[i])
+				h = hold(g.model, holders[i])
 			}
 			h.HeldS += t.observedS * g.share * w
 			h.UsedS += t.utilSum / 100 * g.share * w
@@ -212,7 +212,7 @@ type Held struct {
 func Attribute(held []Held, unallocated, total Held, levels []string) *Attribution {
 	hs := make([]*holding, len(held))
 	for i, h := range held {
-		hs[i] = &holding{w: h.Workload, f: h.figures(), keys: h.Keys, n: h.Workloads}
+		hs[i] = &holding{w: &held[i].Workload, f: h.figures(), keys: h.Keys, n: h.Workloads}
 	}
 	return attribution(hs, unallocated.figures(), total.figures(), levels)
 }

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"sort"
+
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/profile"
 )
@@ -19,7 +21,9 @@ type FleetNode struct {
 	Labels    map[string]string
 	Topology  *hwtopo.Topology
 	GPUs      []FleetGPU // whole GPUs and MIG devices, in the profile's order
-	Workloads []profile.Workload
+	// Workloads are those at the window's end, by ID; shared with the
+	// analysis, not copies (read them, do not change them).
+	Workloads []*profile.Workload
 }
 
 // FleetGPU is one GPU or MIG device of a FleetNode.
@@ -48,11 +52,12 @@ func (a *analysis) fleet() *Fleet {
 			}
 			fn.GPUs = append(fn.GPUs, FleetGPU{UUID: g.uuid, Model: g.model, MemoryTotalBytes: g.memTotal, MIG: g.mig, MeanUtilPct: mean, Index: int(g.index)})
 		}
-		for _, w := range n.workloads.sorted() {
-			if atEnd(w, a.windowS) {
+		for i := range n.workloads.list {
+			if w := &n.workloads.list[i]; atEnd(*w, a.windowS) {
 				fn.Workloads = append(fn.Workloads, w)
 			}
 		}
+		sort.Slice(fn.Workloads, func(i, j int) bool { return fn.Workloads[i].ID < fn.Workloads[j].ID })
 		f.Nodes = append(f.Nodes, fn)
 	}
 	return f

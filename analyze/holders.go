@@ -49,7 +49,7 @@ const imbalanceBusyPct = 50
 // each, and the attribution figures of those shares.
 type holding struct {
 	node      string
-	w         profile.Workload
+	w         *profile.Workload // the analysis' own (not a copy)
 	gpus      []*gpuAcc
 	f         figures
 	pricePH   float64 // USD per hour of its shares
@@ -104,7 +104,7 @@ func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, tot
 // share calls fn for each stretch of g's time inside [lo, hi) in which the
 // same holders held it: once per holder with a share w > 0 of it (i its
 // index in holders), and once with i = −1 for the share w nobody held.
-func (a *analysis) share(n *nodeAcc, g *gpuAcc, holders []profile.Workload, lo, hi float64, fn func(i int, t gpuTime, w float64)) {
+func (a *analysis) share(n *nodeAcc, g *gpuAcc, holders []*profile.Workload, lo, hi float64, fn func(i int, t gpuTime, w float64)) {
 	tenure := make([][]Interval, len(holders))
 	for i, w := range holders {
 		tenure[i] = n.partial(w.ID, a.windowS)
@@ -125,7 +125,7 @@ func (a *analysis) share(n *nodeAcc, g *gpuAcc, holders []profile.Workload, lo, 
 }
 
 // holderOf finds or adds the holding of w on a node.
-func holderOf(byID map[string]*holding, hs *[]*holding, node string, w profile.Workload) *holding {
+func holderOf(byID map[string]*holding, hs *[]*holding, node string, w *profile.Workload) *holding {
 	h := byID[w.ID]
 	if h == nil {
 		h = &holding{node: node, w: w}

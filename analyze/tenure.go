@@ -141,7 +141,7 @@ type split struct {
 // and [lo, hi) the window it is one piece: the GPU's totals. A sweep over
 // the holders' interval edges keeps the work at the number of edges times
 // the holders present.
-func splits(g *gpuAcc, holders []profile.Workload, tenure [][]Interval, lo, hi, windowS float64) []split {
+func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi, windowS float64) []split {
 	type edge struct {
 		t      float64
 		holder int
@@ -186,8 +186,8 @@ func splits(g *gpuAcc, holders []profile.Workload, tenure [][]Interval, lo, hi, 
 
 // presentWeights is holderWeights over the holders present, 0 for the
 // others.
-func presentWeights(holders []profile.Workload, present []bool) []float64 {
-	var ws []profile.Workload
+func presentWeights(holders []*profile.Workload, present []bool) []float64 {
+	var ws []*profile.Workload
 	var at []int
 	for h, ok := range present {
 		if ok {

@@ -25,7 +25,10 @@ type PriceFunc func(node string, labels map[string]string, model string) float64
 func FromProfile(p *profile.Profile, price PriceFunc, busyPct float64) *Cluster {
 	f := &analyze.Fleet{Nodes: make([]analyze.FleetNode, 0, len(p.Nodes))}
 	for _, n := range p.Nodes {
-		fn := analyze.FleetNode{Name: n.Name, Labels: n.Labels, Topology: n.Topology, Workloads: n.Workloads}
+		fn := analyze.FleetNode{Name: n.Name, Labels: n.Labels, Topology: n.Topology}
+		for wi := range n.Workloads {
+			fn.Workloads = append(fn.Workloads, &n.Workloads[wi])
+		}
 		for _, g := range n.GPUs {
 			fn.GPUs = append(fn.GPUs, analyze.FleetGPU{UUID: g.UUID, Model: g.Model, MemoryTotalBytes: g.MemoryTotalBytes,
 				MIG: g.MIG, MeanUtilPct: meanUtil(g.Series.GPUUtilPct), Index: g.Index})
@@ -105,7 +108,7 @@ func (b *clusterBuilder) addNode(fn *analyze.FleetNode) {
 // workload is a node's workload as the planner holds it, with the GPUs it
 // holds (positions in the node's whole GPUs, pos by index); nil for a
 // running one that holds none.
-func (b *clusterBuilder) workload(w profile.Workload, node string, pos map[int]int) *Workload {
+func (b *clusterBuilder) workload(w *profile.Workload, node string, pos map[int]int) *Workload {
 	cw := newWorkload(w, node)
 	if cw.Pending {
 		return cw
@@ -130,7 +133,7 @@ func (b *clusterBuilder) workload(w profile.Workload, node string, pos map[int]i
 // newWorkload is a profile's workload as the planner sees it: pending
 // (asking for at least one GPU) or running, pinned, a batch job, a
 // blocker, its share of a GPU (the gpu_milli label).
-func newWorkload(w profile.Workload, node string) *Workload {
+func newWorkload(w *profile.Workload, node string) *Workload {
 	cw := &Workload{ID: w.ID, Name: w.Name, Namespace: w.Labels["namespace"], Kind: w.Kind, Node: node,
 		Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: MilliPerGPU,
 		Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.Kind != profile.KindJob && w.State != profile.StatePending),
@@ -173,7 +176,7 @@ func podBlocker(controller string) string {
 // names), with the device's memory when the workload's own is unknown. A
 // MIG workload is pinned: moving it needs MIG configured where it goes,
 // which the planner does not know.
-func (b *clusterBuilder) holdsMIG(cw *Workload, w profile.Workload) bool {
+func (b *clusterBuilder) holdsMIG(cw *Workload, w *profile.Workload) bool {
 	milli, mem := map[int]int{}, map[int]uint64{}
 	for _, u := range w.GPUUUIDs {
 		k := slices.IndexFunc(b.migs, func(m analyze.FleetGPU) bool { return m.UUID == u })

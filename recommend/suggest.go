@@ -46,8 +46,7 @@ func Suggestions(plan *Plan, fleet *analyze.Fleet) []analyze.Suggestion {
 	byID := map[string][]seen{}
 	for ni := range fleet.Nodes {
 		n := &fleet.Nodes[ni]
-		for wi := range n.Workloads {
-			w := &n.Workloads[wi]
+		for _, w := range n.Workloads {
 			byID[w.ID] = append(byID[w.ID], seen{n.Name, w})
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // its reason text.
 func TestSuggestions(t *testing.T) {
 	fleet := &analyze.Fleet{Nodes: []analyze.FleetNode{
-		{Name: "node-gpu-04", Workloads: []profile.Workload{
+		{Name: "node-gpu-04", Workloads: []*profile.Workload{
 			{ID: "ml/llama-7b-infer-7d9f8b6c4-abcde", Name: "llama-7b-infer-7d9f8b6c4-abcde", State: profile.StatePending},
 			{ID: "ml/llama-7b-infer-7d9f8b6c4-fghij", Name: "llama-7b-infer-7d9f8b6c4-fghij", State: profile.StatePending},
 			{ID: "ml/train-0", Name: "train-0", Labels: map[string]string{"app": "trainer"}, State: profile.StateRunning},
