@@ -17,10 +17,10 @@ type Fleet struct {
 
 // FleetNode is one node of a Fleet.
 type FleetNode struct {
-	Name      string
-	Labels    map[string]string
-	Topology  *hwtopo.Topology
-	GPUs      []FleetGPU // whole GPUs and MIG devices, in the profile's order
+	Name     string
+	Labels   map[string]string
+	Topology *hwtopo.Topology
+	GPUs     []FleetGPU // whole GPUs and MIG devices, in the profile's order
 	// Workloads are those at the window's end, by ID; shared with the
 	// analysis, not copies (read them, do not change them).
 	Workloads []*profile.Workload
