@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 
 	"github.com/seedance/seedance/analyze"
@@ -86,6 +87,11 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 	if err != nil {
 		return nil, out, err
 	}
+	// The analysis' accumulators are garbage now: hand their pages back
+	// before planning and rendering allocate anew, which would otherwise
+	// land beside them (peak RSS on 10,000 nodes −15 to −20 %, one extra
+	// collection of the report's few tens of MB; docs/performance.md).
+	debug.FreeOSMemory()
 	if out.Ledger, err = spec.countIntoLedger(ctx, out); err != nil {
 		return nil, out, err
 	}
