@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/recommend"
@@ -38,7 +37,7 @@ func Plan(_ context.Context, spec PlanSpec) (*recommend.Plan, error) {
 	pricer := spec.Config.Pricing.Pricer()
 	params := Params(spec.Config, pricer)
 	params.KeepFleet = true
-	r, err := analyze.Analyze(sources, params)
+	r, err := analyzeAll(sources, params)
 	if err != nil {
 		return nil, err
 	}
