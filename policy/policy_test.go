@@ -32,7 +32,7 @@ func sample() *report.Result {
 		Window:   analyze.Window{DurationS: 600, CoveredS: 600},
 		Timeline: analyze.Timeline{BucketS: 60},
 		Nodes: []analyze.NodeReport{
-			{Name: "a", GPUs: 8, Verdict: "busy", ObservedS: 600, AvgGPUUtilPct: f(70), PriceUSDPerHour: 40,
+			{Name: "a", GPUs: 8, Pool: "rack-1", Verdict: "busy", ObservedS: 600, AvgGPUUtilPct: f(70), PriceUSDPerHour: 40,
 				UtilSparkline: tl(90, 90, 5, 5, 5, 5, 90, 90, 90, 90), IdleIntervals: []analyze.Interval{{StartS: 120, EndS: 360}}},
 			{Name: "b;rm -rf", GPUs: 8, Verdict: "idle", IdleNow: true, ObservedS: 600, AvgGPUUtilPct: nil, PriceUSDPerHour: 8,
 				UtilSparkline: tl(5, 5, 5, 5, 5, 5, 5, 5, 5, -1), IdleIntervals: []analyze.Interval{{StartS: 0, EndS: 600}}},
@@ -123,6 +123,15 @@ func TestBuiltinRules(t *testing.T) {
 	}
 	if len(r.Suggestions) != 2 || r.Suggestions[0].Severity != "critical" || r.Suggestions[0].Priority != 7 {
 		t.Errorf("re-ranked: %+v", r.Suggestions)
+	}
+	for pool, want := range map[string]int{"": 1, "rack-1": 0} { // by pool (#31: NodeReport.pool); b has none
+		r = sample()
+		if err := mustCompile(t, Rule{Name: "release-node", When: `pool == "` + pool + `"`}).Apply(context.Background(), Input{Result: r}); err != nil {
+			t.Fatal(err)
+		}
+		if r.RuleMatches["release-node"] != want {
+			t.Errorf("pool %q: %d matches, want %d", pool, r.RuleMatches["release-node"], want)
+		}
 	}
 }
 

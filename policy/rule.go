@@ -212,7 +212,7 @@ func joinLines(s string) string {
 // compiling: a name that is not one is an error at load time.
 var envs = map[string]map[string]any{
 	OnNode: {
-		"name": "", "gpus": 0.0, "models": []any{}, "verdict": "", "avg_gpu_util_pct": 0.0, "observed_s": 0.0, "idle_share": 0.0,
+		"name": "", "gpus": 0.0, "models": []any{}, "pool": "", "verdict": "", "avg_gpu_util_pct": 0.0, "observed_s": 0.0, "idle_share": 0.0,
 		"idle_now": false, "gpu_hours": 0.0, "idle_gpu_hours": 0.0, "idle_cost_usd": 0.0, "energy_kwh": 0.0, "price_usd_per_hour": 0.0,
 		"pending_workloads": 0.0, "util_pct": 0.0, "idle": false,
 	},
