@@ -50,16 +50,17 @@ type heatChart struct{ Legend, SVG template.HTML }
 
 // utilChart and idleChart are a heatmap with its legend.
 func utilChart(id, label string, r *report.Result, rows []heatmapRow) heatChart {
-	return heatChart{legendHTML("legend-"+id, heatLegend("utilization")), template.HTML(heatmap(id, label, r, rows))}
+	return heatChart{legendHTML("legend-"+id, utilLegend()), template.HTML(heatmap(id, label, r, rows))}
 }
 
 func idleChart(id, label string, r *report.Result, rows []heatmapRow) heatChart {
-	return heatChart{legendHTML("legend-"+id, heatLegend("idle share")), template.HTML(heatmap(id, label, r, rows))}
+	return heatChart{legendHTML("legend-"+id, idleLegend()), template.HTML(heatmap(id, label, r, rows))}
 }
 
 // heatmaps picks the view that stays readable at the cluster's size:
-// GPUs × time, nodes × time, or pools × time with the top nodes.
-func heatmaps(r *report.Result) heatSection {
+// GPUs × time, nodes × time, or pools × time (pools: poolSummaries) with
+// the top nodes.
+func heatmaps(r *report.Result, pools []*poolSummary) heatSection {
 	slice := analyze.FormatDuration(time.Duration(r.Timeline.BucketS * float64(time.Second)))
 	if rows := gpuRows(r); rows != nil {
 		return heatSection{"GPUs × time", fmt.Sprintf("Each cell is one GPU's mean utilization over %s; nodes sorted by idle cost.", slice),
@@ -69,7 +70,6 @@ func heatmaps(r *report.Result) heatSection {
 		return heatSection{"Nodes × time", fmt.Sprintf("Each cell is a node's mean utilization over %s; nodes sorted by idle cost.", slice),
 			[]heatChart{utilChart("chart-heatmap", "node utilization heatmap", r, nodeRows(r.Nodes))}}
 	}
-	pools := poolSummaries(r)
 	by := "GPU model"
 	if r.Params.PoolBy != "" {
 		by = r.Params.PoolBy
@@ -140,10 +140,10 @@ func utilCells(vals []*float64) []string {
 
 // poolSummary is one pool's nodes and totals.
 type poolSummary struct {
-	Name                 string
-	Nodes, GPUs, Idle    int
-	IdleGPUHours, CostUS float64
-	members              []*analyze.NodeReport
+	Name                      string
+	Nodes, GPUs, Idle         int
+	IdleGPUHours, IdleCostUSD float64
+	members                   []*analyze.NodeReport
 }
 
 // poolOf is a node's pool: NodeReport.Pool, or its models for a report
@@ -170,15 +170,15 @@ func poolSummaries(r *report.Result) []*poolSummary {
 		p.Nodes++
 		p.GPUs += n.GPUs
 		p.IdleGPUHours += n.IdleGPUHours
-		p.CostUS += n.IdleCostUSD
+		p.IdleCostUSD += n.IdleCostUSD
 		if n.Verdict == "idle" {
 			p.Idle++
 		}
 		p.members = append(p.members, n)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].CostUS != out[j].CostUS {
-			return out[i].CostUS > out[j].CostUS
+		if out[i].IdleCostUSD != out[j].IdleCostUSD {
+			return out[i].IdleCostUSD > out[j].IdleCostUSD
 		}
 		return out[i].Name < out[j].Name
 	})
@@ -209,7 +209,7 @@ func poolRows(r *report.Result, pools []*poolSummary) []heatmapRow {
 			}
 		}
 		label := fmt.Sprintf("%s (%d)", p.Name, p.Nodes)
-		rows = append(rows, heatmapRow{label: label, title: fmt.Sprintf("%s: %d nodes, %s idle", p.Name, p.Nodes, money(p.CostUS)), cells: cells})
+		rows = append(rows, heatmapRow{label: label, title: fmt.Sprintf("%s: %d nodes, %s idle", p.Name, p.Nodes, money(p.IdleCostUSD)), cells: cells})
 	}
 	return rows
 }

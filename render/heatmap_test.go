@@ -57,7 +57,7 @@ func TestPoolRows(t *testing.T) {
 		{Name: "c", Pool: "A100", IdleCostUSD: 5, UtilSparkline: []*float64{v, nil, nil}, IdleIntervals: []analyze.Interval{{StartS: 0, EndS: 30}}},
 	}}}
 	pools := poolSummaries(r)
-	if len(pools) != 2 || pools[0].Name != "A100" || pools[1].Nodes != 2 || pools[1].CostUS != 2 {
+	if len(pools) != 2 || pools[0].Name != "A100" || pools[1].Nodes != 2 || pools[1].IdleCostUSD != 2 {
 		t.Fatalf("pools %+v %+v", pools[0], pools[1])
 	}
 	rows := poolRows(r, pools)

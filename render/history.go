@@ -29,11 +29,11 @@ type stack struct {
 func dailyStacks(waste []ledger.DayWaste) (days []string, bands []stack) {
 	at, totals := map[string]int{}, map[string]float64{}
 	for _, d := range waste {
-		if _, ok := at[d.Date]; !ok {
-			at[d.Date] = len(days)
-			days = append(days, d.Date)
-		}
+		at[d.Date] = 0
 		totals[strings.Join(d.Key, " / ")] += d.WasteCostUSD
+	}
+	for d := range at {
+		days = append(days, d)
 	}
 	sort.Strings(days)
 	for i, d := range days {

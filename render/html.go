@@ -19,8 +19,7 @@ import (
 // pageScript sorts the tables, filters and folds the node table, and
 // copies commands. The page works without it: the charts are SVG, the
 // commands are visible text, and every row of the node table shows.
-var pageScript = strings.Replace(`
-var FOLD = {{fold}};
+var pageScript = "\nvar FOLD = " + strconv.Itoa(foldRows) + ";" + `
 document.querySelectorAll("table.sortable th").forEach(function (th, col) {
   th.addEventListener("click", function () {
     var tbody = th.closest("table").tBodies[0];
@@ -74,7 +73,7 @@ document.querySelectorAll("button.copy").forEach(function (b) {
   });
 });
 document.body.dataset.js = "on";
-`, "{{fold}}", strconv.Itoa(foldRows), 1)
+`
 
 const pageCSS = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:960px;color:#1b1f24;padding:0 12px}
@@ -160,7 +159,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"mo
 {{end}}{{else}}<p>None: no node was idle for the whole idle window.</p>{{end}}
 <h2>Pools</h2>
 <table class="sortable" id="pools"><thead><tr><th>Pool</th><th>Nodes</th><th>GPUs</th><th>Idle nodes</th><th>Idle GPU-h</th><th>Idle cost</th></tr></thead><tbody>
-{{range .Pools}}<tr><td>{{.Name}}</td><td class="n">{{.Nodes}}</td><td class="n">{{.GPUs}}</td><td class="n">{{.Idle}}</td><td class="n">{{printf "%.2f" .IdleGPUHours}}</td><td class="n" data-sort="{{.CostUS}}">{{money .CostUS}}</td></tr>
+{{range .Pools}}<tr><td>{{.Name}}</td><td class="n">{{.Nodes}}</td><td class="n">{{.GPUs}}</td><td class="n">{{.Idle}}</td><td class="n">{{printf "%.2f" .IdleGPUHours}}</td><td class="n" data-sort="{{.IdleCostUSD}}">{{money .IdleCostUSD}}</td></tr>
 {{end}}</tbody></table>
 <h2>Nodes</h2>
 <div class="filters" id="node-filters" hidden><label>Pool <select id="filter-pool"><option value="">all</option>{{range .PoolNames}}<option value="{{.}}">{{.}}</option>{{end}}</select></label>
@@ -240,8 +239,8 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 	d["Slice"] = analyze.FormatDuration(time.Duration(r.Timeline.BucketS * float64(time.Second)))
 	d["UtilChart"] = template.HTML(utilizationChart(r))
 	d["BandUnit"], d["BandLegend"] = bandUnit(r), legendHTML("legend-utilization", bandLegend(r))
-	d["Heat"] = heatmaps(r)
-	d["Pools"] = poolSummaries(r)
+	pools := poolSummaries(r)
+	d["Heat"], d["Pools"] = heatmaps(r, pools), pools
 	d["ByNode"] = template.HTML(bars("chart-cost-nodes", "idle cost by node", costByNode(r)))
 	d["ByModel"] = template.HTML(bars("chart-cost-models", "idle cost by GPU model", costByModel(r)))
 	sugs := suggestionViews(r)

@@ -81,12 +81,13 @@ func legendHTML(id string, items []legendItem) template.HTML {
 	return template.HTML(b.String())
 }
 
-// heatLegend names a heatmap's colours: utilization, or the share of a
-// pool idle; both with the gap colour.
-func heatLegend(kind string) []legendItem {
-	if kind == "idle share" {
-		return []legendItem{{idleSteps[0], "no node idle"}, {idleSteps[3], "some"}, {idleSteps[len(idleSteps)-1], "every node idle"}, {noDataColor, "no data (a gap)"}}
-	}
+// idleLegend names the colours of a pool's idle share, gaps included.
+func idleLegend() []legendItem {
+	return []legendItem{{idleSteps[0], "no node idle"}, {idleSteps[3], "some"}, {idleSteps[len(idleSteps)-1], "every node idle"}, {noDataColor, "no data (a gap)"}}
+}
+
+// utilLegend names the colours of utilization, gaps included.
+func utilLegend() []legendItem {
 	return []legendItem{{utilColor(ptr(0)), "idle (0%)"}, {utilColor(ptr(50)), "50%"}, {utilColor(ptr(100)), "busy (100%)"}, {noDataColor, "no data (a gap)"}}
 }
 

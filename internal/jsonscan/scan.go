@@ -178,15 +178,28 @@ func (s *Scanner) Token() ([]byte, error) {
 	if c == 0 {
 		return nil, s.EndErr()
 	}
-	outer := s.mark
+	outer := s.keep()
+	tok, err := s.token(c, s.base+int64(s.pos))
+	s.release(outer)
+	return tok, err
+}
+
+// keep marks the buffer at the next value, so that fill keeps its bytes,
+// unless an outer mark already does; it returns the outer mark for
+// release.
+func (s *Scanner) keep() (outer int) {
+	outer = s.mark
 	if outer < 0 {
 		s.mark = s.pos
 	}
-	tok, err := s.token(c, s.base+int64(s.pos))
+	return outer
+}
+
+// release drops keep's mark (none when an outer one was there).
+func (s *Scanner) release(outer int) {
 	if outer < 0 {
 		s.mark = -1
 	}
-	return tok, err
 }
 
 // token is Token's body: startAbs is the token's input offset (the buffer

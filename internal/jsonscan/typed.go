@@ -242,10 +242,7 @@ func (s *Scanner) RawValue(limit int) ([]byte, error) {
 	if c == 0 {
 		return nil, s.EndErr()
 	}
-	outer := s.mark
-	if outer < 0 {
-		s.mark = s.pos
-	}
+	outer := s.keep()
 	start := s.base + int64(s.pos)
 	var err error
 	if c == '[' || c == '{' || c == '"' {
@@ -253,9 +250,7 @@ func (s *Scanner) RawValue(limit int) ([]byte, error) {
 	} else {
 		err = s.rawScalar(start, limit)
 	}
-	if outer < 0 {
-		s.mark = -1
-	}
+	s.release(outer)
 	if err != nil {
 		return nil, err
 	}
