@@ -102,6 +102,7 @@ func read(sources []Source, p Params) (*analysis, *Report, error) {
 		a.unscheduled = h.Unscheduled // the latest input's
 		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
 		s.Stream.DropTopologyDetail() // the analysis keeps the compact form only
+		s.Stream.ConvertOnly(a.reads())
 		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, in) }); err != nil {
 			return nil, nil, err
 		}

@@ -89,6 +89,22 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 	return nil
 }
 
+// reads is the metrics whose values the analysis reads (gpuAcc.add and
+// what it calls): every other column is only checked.
+func (a *analysis) reads() (keep [profile.NumMetrics]bool) {
+	for _, m := range []profile.Metric{profile.GPUUtilPct, profile.MemBWUtilPct, profile.PowerW, profile.EnergyJ} {
+		keep[m] = true
+	}
+	keep[profile.MemUsedBytes] = a.p.Fragmentation // stranded memory
+	if w := a.weights; w != nil {
+		for m := range keep {
+			keep[m] = keep[m] || w.w[m] != 0
+		}
+		keep[profile.SMActivePct] = keep[profile.SMActivePct] || w.preferSM
+	}
+	return keep
+}
+
 func at(v profile.Values, i int) float64 {
 	if v == nil {
 		return profile.Null

@@ -54,6 +54,10 @@ type Stream struct {
 	compact  bool            // DropTopologyDetail
 	gpuBuf   GPU             // the GPU being read, reused
 	checked  *checkedLists   // DropTopologyDetail's
+	// tallied are the metrics ConvertOnly leaves unconverted, and tallies
+	// what the GPU being read has of them.
+	tallied [NumMetrics]bool
+	tallies tallies
 }
 
 // Name is the name the stream was opened with (for messages).
@@ -237,6 +241,24 @@ func (s *Stream) DropTopologyDetail() {
 	s.checked = &checkedLists{seed: maphash.MakeSeed(), seen: map[uint64]bool{}}
 }
 
+// ConvertOnly makes the GPUs read from here on carry only the columns of
+// the metrics keep holds (and series.t): every other column is checked as
+// it would be (its grammar, its length, its range) but not converted, and
+// is nil in the GPU handed out. A reader that declares what it reads saves
+// the conversion of the rest.
+func (s *Stream) ConvertOnly(keep [NumMetrics]bool) {
+	for m := range s.tallied {
+		s.tallied[m] = !keep[m]
+	}
+}
+
+// tally reads metric m's column as a tally.
+func (s *Stream) tally(m Metric) error {
+	t, present, err := s.sc.TallyColumn(MaxSamplesPerGPU, metricLimit[m])
+	s.tallies[m] = columnTally{Tally: t, present: present}
+	return err
+}
+
 // Walk calls fn for every GPU and at the end of every node, in document
 // order. The GPU passed to fn, and its series, are only valid during the
 // call: the next GPU reuses their memory. A GPU that breaks the format's
@@ -354,6 +376,7 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 			return s.sc.Array(func(gi int) error {
 				g := &s.gpuBuf // handed to fn, valid during the call
 				*g = GPU{}
+				s.tallies = tallies{}
 				if err := s.gpu(g, &s.bufs); err != nil {
 					var se *jsonscan.SyntaxError
 					if errors.As(err, &se) {
@@ -361,7 +384,7 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 					}
 					return fmt.Errorf("node %q gpus[%d] %w", short(n.Name), gi, err)
 				}
-				if err := checkGPUEntry(g, gi, uuids); err != nil {
+				if err := checkGPUEntry(g, gi, uuids, &s.tallies); err != nil {
 					return invalidGPU{fmt.Sprintf("node %q gpus[%d]: %v", short(n.Name), gi, err)}
 				}
 				if n.Name == "" {
@@ -487,12 +510,17 @@ func (s *Stream) gpuIndex(g *GPU) error {
 func (s *Stream) series(out *Series, bufs *Series) error {
 	return members(s.sc, func(key string) error {
 		var dst, buf *Values
+		var m Metric
 		if key == "t" {
 			dst, buf = &out.T, &bufs.T
-		} else if m, ok := MetricByName(key); ok {
+		} else if mm, ok := MetricByName(key); ok {
+			m = mm
 			dst, buf = out.Col(m), bufs.Col(m)
 		} else {
 			return s.sc.Skip()
+		}
+		if key != "t" && s.tallied[m] {
+			return s.tally(m)
 		}
 		raw, err := s.sc.Column(*buf, MaxSamplesPerGPU)
 		if err != nil {

@@ -114,6 +114,7 @@ func FuzzStreamAgreesWithRead(f *testing.F) {
 		if errD := walkDropped(data); (errD == nil) != (errB == nil) {
 			t.Fatalf("a stream that drops the topology's detail disagrees: %v / %v", errD, errB)
 		}
+		checkConvertOnly(t, string(data))
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/seedance/seedance/internal/jsonscan"
 )
 
 // UnmarshalJSON decodes a GPU and checks that its required "index" is present
@@ -75,7 +77,7 @@ func Validate(p *Profile) error {
 		}
 		uuids := map[string]bool{}
 		for gi := range n.GPUs {
-			if err := checkGPUEntry(&n.GPUs[gi], gi, uuids); err != nil {
+			if err := checkGPUEntry(&n.GPUs[gi], gi, uuids, nil); err != nil {
 				return fmt.Errorf("%w: node %q gpus[%d]: %v", ErrInvalid, short(n.Name), gi, err)
 			}
 		}
@@ -98,11 +100,13 @@ func checkNodeName(name string, ni int, seen map[string]bool) error {
 
 // checkGPUEntry validates a node's gi-th GPU, including what only the node
 // can tell: how many GPUs it has, and whether a UUID repeats.
-func checkGPUEntry(g *GPU, gi int, uuids map[string]bool) error {
+// tl is what the GPU's unconverted columns held (Stream.ConvertOnly), or
+// nil.
+func checkGPUEntry(g *GPU, gi int, uuids map[string]bool, tl *tallies) error {
 	if gi >= MaxGPUsPerNode {
 		return fmt.Errorf("more than %d GPU entries on one node", MaxGPUsPerNode)
 	}
-	if err := validateGPU(g); err != nil {
+	if err := validateGPU(g, tl); err != nil {
 		return err
 	}
 	if uuids[g.UUID] {
@@ -114,7 +118,26 @@ func checkGPUEntry(g *GPU, gi int, uuids map[string]bool) error {
 
 const timeFormat = "2006-01-02T15:04:05Z07:00"
 
-func validateGPU(g *GPU) error {
+// tallies is what a GPU's unconverted columns held, by metric.
+type tallies [NumMetrics]columnTally
+
+type columnTally struct {
+	jsonscan.Tally
+	present bool
+}
+
+// check is the checks of validateGPU's on a column, on its tally.
+func (c *columnTally) check(m Metric, samples int) error {
+	if c.N != samples {
+		return fmt.Errorf("series.%s has %d values but series.t has %d", m, c.N, samples)
+	}
+	if c.Bad >= 0 {
+		return checkValue(m, c.Bad, c.BadValue)
+	}
+	return nil
+}
+
+func validateGPU(g *GPU, tl *tallies) error {
 	if g.Index < 0 {
 		return fmt.Errorf("index is missing or negative")
 	}
@@ -148,6 +171,11 @@ func validateGPU(g *GPU) error {
 	for m := Metric(0); m < NumMetrics; m++ {
 		col := *s.Col(m)
 		if col == nil {
+			if tl != nil && tl[m].present {
+				if err := tl[m].check(m, len(s.T)); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if len(col) != len(s.T) {

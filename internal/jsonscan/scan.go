@@ -359,41 +359,82 @@ func digits(b []byte, i int) int {
 	return i
 }
 
-// Column reads an array of numbers and nulls into dst (reusing its space).
+// Column reads an array of numbers and nulls into dst (reusing its space);
+// a null column is nil.
 func (s *Scanner) Column(dst []float64, maxLen int) ([]float64, error) {
-	if s.Peek() == 'n' {
-		return nil, s.Literal("null")
+	k := colSink{dst: dst[:0]}
+	if k.dst == nil {
+		k.dst = make([]float64, 0, 64)
 	}
-	if err := s.Expect('['); err != nil {
+	null, err := s.readColumn(&k, maxLen)
+	if null || err != nil {
 		return nil, err
 	}
-	dst = dst[:0]
-	if dst == nil {
-		dst = make([]float64, 0, 64)
+	return k.dst, nil
+}
+
+// colSink is where a column's elements go: into dst, or into a tally.
+type colSink struct {
+	dst   []float64
+	tally *Tally
+}
+
+func (k *colSink) len() int {
+	if k.tally != nil {
+		return k.tally.N
+	}
+	return len(k.dst)
+}
+
+func (k *colSink) put(x float64) {
+	if k.tally != nil {
+		k.tally.put(x)
+	} else {
+		k.dst = append(k.dst, x)
+	}
+}
+
+// fast reads elements by the sink's fast loop and says where it stopped.
+func (k *colSink) fast(s *Scanner, maxLen int) int {
+	if k.tally != nil {
+		return s.skimColumn(k.tally, maxLen)
+	}
+	var state int
+	k.dst, state = s.column(k.dst, maxLen)
+	return state
+}
+
+// readColumn is the walk Column and TallyColumn share: null, or '[', the
+// elements by the fast loop and, where it stops, by the general path,
+// until the ']'.
+func (s *Scanner) readColumn(k *colSink, maxLen int) (null bool, err error) {
+	if s.Peek() == 'n' {
+		return true, s.Literal("null")
+	}
+	if err := s.Expect('['); err != nil {
+		return false, err
 	}
 	if s.Peek() == ']' {
 		s.pos++
-		return dst, nil
+		return false, nil
 	}
 	for {
-		var state int
-		if dst, state = s.column(dst, maxLen); state == colDone {
-			return dst, nil
+		state := k.fast(s, maxLen)
+		if state == colDone {
+			return false, nil
 		}
 		if state == atElement {
 			x, err := s.Number()
 			if err != nil {
-				return nil, err
+				return false, err
 			}
-			if len(dst) == maxLen {
-				return nil, s.Errorf("a series longer than %d samples", maxLen)
+			if k.len() == maxLen {
+				return false, s.Errorf("a series longer than %d samples", maxLen)
 			}
-			dst = append(dst, x)
+			k.put(x)
 		}
-		if done, err := s.Next(']'); err != nil {
-			return nil, err
-		} else if done {
-			return dst, nil
+		if done, err := s.Next(']'); err != nil || done {
+			return false, err
 		}
 	}
 }

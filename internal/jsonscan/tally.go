@@ -1,0 +1,112 @@
+package jsonscan
+
+// A tally is a column read for its checks only: a reader that never looks
+// at a column's values still refuses what Column refuses (the grammar, the
+// length) and must know whether a value lies outside the column's range.
+// Numbers that are surely inside it are checked for their grammar and
+// counted, not converted; anything else is converted as Column converts
+// it, so that the two agree on every input (FuzzTallyAgreesWithColumn).
+
+// Tally is what TallyColumn keeps of a column of numbers and nulls.
+type Tally struct {
+	N int // elements, nulls included
+	// Bad is the index of the first value outside [0, max] (nulls are
+	// inside), -1 when there is none; BadValue is that value.
+	Bad      int
+	BadValue float64
+	max      float64
+	// intDigits is how many integer digits a number may have and still
+	// surely be below max: 10^intDigits ≤ max.
+	intDigits int
+}
+
+func newTally(max float64) *Tally {
+	t := &Tally{Bad: -1, max: max}
+	for p := 10.0; p <= max && t.intDigits < 18; p *= 10 {
+		t.intDigits++
+	}
+	return t
+}
+
+// put counts a converted value.
+func (t *Tally) put(x float64) {
+	if t.Bad < 0 && (x < 0 || x > t.max) {
+		t.Bad, t.BadValue = t.N, x
+	}
+	t.N++
+}
+
+// TallyColumn reads an array of numbers and nulls, as Column reads it, but
+// keeps only its Tally against the range [0, max]. present is false for a
+// null column (Column's nil).
+func (s *Scanner) TallyColumn(maxLen int, max float64) (t Tally, present bool, err error) {
+	k := colSink{tally: newTally(max)}
+	null, err := s.readColumn(&k, maxLen)
+	return *k.tally, !null, err
+}
+
+// skimNumber checks the number at b[i] and says where it ends, when it is
+// wholly in the buffer, has no sign or exponent, at most intDigits integer
+// digits and at most 24 bytes (the fused path's reach): such a number is
+// valid JSON and inside [0, 10^intDigits). ok is false for anything else.
+func skimNumber(b []byte, i, intDigits int) (int, bool) {
+	start := i
+	switch c := b[i]; {
+	case c == '0':
+		i++
+	case c-'1' <= 8:
+		for i++; i < len(b) && b[i]-'0' <= 9; i++ {
+		}
+	default:
+		return 0, false
+	}
+	if i-start > intDigits {
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		fs := i
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		}
+		if i == fs {
+			return 0, false
+		}
+	}
+	if i >= len(b) || IsNumberByte(b[i]) || i-start > 24 {
+		return 0, false
+	}
+	return i, true
+}
+
+// skimColumn is column for a tally: it reads the elements from one after
+// the '[' or a ',' for as long as the buffer holds them and they take the
+// skim or the fused path, and says where it stopped.
+func (s *Scanner) skimColumn(t *Tally, maxLen int) int {
+	b, i := s.buf, s.pos
+	for t.N < maxLen && i < len(b) {
+		if j, ok := skimNumber(b, i, t.intDigits); ok {
+			i = j
+			t.N++
+		} else if x, j, ok := parseFast(b, i); ok {
+			i = j
+			t.put(x)
+		} else if len(b)-i >= 8 && string(b[i:i+4]) == "null" {
+			i += 4
+			t.N++
+		} else {
+			break
+		}
+		switch b[i] { // i < len(b): both paths saw the byte after the number
+		case ',':
+			i++
+			continue
+		case ']':
+			s.pos = i + 1
+			return colDone
+		}
+		s.pos = i
+		return atSeparator
+	}
+	s.pos = i
+	return atElement
+}

@@ -1,0 +1,75 @@
+package profile
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// walkKeeping walks a document with ConvertOnly(keep) (nil: everything
+// converted) and describes every GPU's times and utilization; a column
+// outside keep that is not nil is an error.
+func walkKeeping(data []byte, keep *[NumMetrics]bool) (string, error) {
+	s, err := OpenStream(bytes.NewReader(data), "p")
+	if err != nil {
+		return "", err
+	}
+	if keep != nil {
+		s.ConvertOnly(*keep)
+	}
+	var sb strings.Builder
+	err = s.Walk(func(it Item) error {
+		if it.GPU == nil {
+			return nil
+		}
+		fmt.Fprintf(&sb, "%s/%d t=%v util=%v\n", it.Node, it.GPU.Index, it.GPU.Series.T, it.GPU.Series.GPUUtilPct)
+		for m := Metric(0); m < NumMetrics; m++ {
+			if keep != nil && !keep[m] && *it.GPU.Series.Col(m) != nil {
+				return fmt.Errorf("%s was converted", m)
+			}
+		}
+		return nil
+	})
+	return sb.String(), err
+}
+
+// checkConvertOnly: a walk that converts only util gives the same error as
+// a walk that converts everything, and the same util and times.
+func checkConvertOnly(t *testing.T, doc string) {
+	t.Helper()
+	var keep [NumMetrics]bool
+	keep[GPUUtilPct] = true
+	full, errFull := walkKeeping([]byte(doc), nil)
+	part, errPart := walkKeeping([]byte(doc), &keep)
+	if (errFull == nil) != (errPart == nil) || (errFull != nil && errFull.Error() != errPart.Error()) {
+		t.Fatalf("converting everything: %v\nconverting util only: %v", errFull, errPart)
+	}
+	if full != part {
+		t.Fatalf("converting util only read\n%.500s\nconverting everything\n%.500s", part, full)
+	}
+}
+
+func TestConvertOnlyAgrees(t *testing.T) {
+	base := strings.Replace(minimalProfile, `"gpu_util_pct":[5,null,7]`,
+		`"gpu_util_pct":[5,null,7],"sm_active_pct":[1.5,100,null],"power_w":[300.25,0,1e3],"mem_used_bytes":null,"energy_j":[]`, 1)
+	checkConvertOnly(t, minimalProfile)
+	for _, c := range []struct{ old, new string }{
+		{"", ""},
+		{`[1.5,100,null]`, `[1.5,100.5,null]`},                                         // above 100
+		{`[1.5,100,null]`, `[1.5,-0,-1]`},                                              // negative
+		{`[1.5,100,null]`, `[1.5,100]`},                                                // too short
+		{`[1.5,100,null]`, `[1.5,01,2]`},                                               // grammar
+		{`[1.5,100,null]`, `[1.5,2,3,]`},                                               // trailing comma
+		{`[1.5,100,null]`, `[1.5 2,3]`},                                                // no comma
+		{`[1.5,100,null]`, `"x"`},                                                      // not a column
+		{`[300.25,0,1e3]`, `[300.25,0,1e19]`},                                          // above MaxValue
+		{`[300.25,0,1e3]`, `[300.25,0,1000000000000000001]`},                           // above MaxValue, no exponent
+		{`[300.25,0,1e3]`, `[300.25,0,999999999999999999.5]`},                          // below it
+		{`"energy_j":[]`, `"energy_j":[1,2,3]`},                                        // present, valid
+		{`"t":[0,1,2]`, `"t":[0,2,1]`},                                                 // t's error comes first
+		{`"mem_used_bytes":null`, `"mem_used_bytes":[1,2,3],"mem_used_bytes":[1,2,3]`}, // twice
+	} {
+		checkConvertOnly(t, strings.Replace(base, c.old, c.new, 1))
+	}
+}
