@@ -297,20 +297,21 @@ func (a *analysis) keepPerGPU(g *gpuAcc) {
 		a.perGPU = false
 		for _, n := range a.order {
 			for _, other := range n.gpus {
-				if other.ext != nil {
-					other.ext.own = nil
+				if other.ext != nil && other.ext.rare != nil {
+					other.ext.rare.own = nil
 				}
 			}
 		}
 	}
-	if a.perGPU || a.p.Attribution != nil || a.p.Fragmentation {
-		g.ext = &gpuExtra{tracking: a.p.Attribution != nil, cutting: a.p.cut}
+	if !a.perGPU && a.p.Attribution == nil && !a.p.Fragmentation {
+		return
 	}
-	if a.p.Fragmentation {
-		g.ext.mem = &strandedAcc{prevMem: profile.Null}
+	g.ext = &gpuExtra{tracking: a.p.Attribution != nil, keepsMem: a.p.Fragmentation, mem: strandedAcc{prevMem: profile.Null}}
+	if a.perGPU || a.p.cut {
+		g.ext.rare = &gpuRare{cutting: a.p.cut}
 	}
 	if a.perGPU {
-		g.ext.own = newSparkline(a.windowS, a.p.SparklineBuckets)
+		g.ext.rare.own = newSparkline(a.windowS, a.p.SparklineBuckets)
 	}
 }
 
@@ -408,7 +409,7 @@ func (a *analysis) report(r *Report) {
 		for i := range r.Nodes {
 			for _, g := range a.nodes[r.Nodes[i].Name].gpus {
 				if g.share > 0 {
-					r.Nodes[i].GPUTimelines = append(r.Nodes[i].GPUTimelines, g.ext.own.values())
+					r.Nodes[i].GPUTimelines = append(r.Nodes[i].GPUTimelines, g.ext.own().values())
 				}
 			}
 		}
@@ -628,7 +629,7 @@ func (a *analysis) timeline(nodes []NodeReport) Timeline {
 			}
 			for _, g := range n.gpus {
 				if g.share > 0 {
-					add(g.ext.own, b)
+					add(g.ext.own(), b)
 				}
 			}
 		}

@@ -178,7 +178,10 @@ func (g *gpuAcc) energyWithin(lo, hi float64) float64 {
 		return 0
 	}
 	counter := g.energyN&^powerSeen >= 2
-	ps := g.ext.energy
+	if g.ext.rare == nil {
+		return 0
+	}
+	ps := g.ext.rare.energy
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].end > lo })
 	sum := 0.0
 	for ; i < len(ps) && ps[i].t < hi; i++ {

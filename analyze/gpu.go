@@ -142,8 +142,8 @@ func (g *gpuAcc) close(s sample, next float64) {
 		g.utilW += cov
 		g.ctx.spark.add(s.t, s.util, cov)
 		if x := g.ext; x != nil {
-			if x.own != nil {
-				x.own.add(s.t, s.util, cov)
+			if own := x.own(); own != nil {
+				own.add(s.t, s.util, cov)
 			}
 			if x.tracking {
 				x.addTrack(s.t, end, s.util)
@@ -190,8 +190,8 @@ func (g *gpuAcc) energy(s sample, end, cov float64) {
 		g.lastEnergy = s.energy
 		g.energyN = min(n+1, 2) | g.energyN&powerSeen
 	}
-	if x := g.ext; x != nil && x.cutting {
-		x.energy = append(x.energy, energyPiece{s.t, end, s.power, inc})
+	if x := g.ext; x != nil && x.rare != nil && x.rare.cutting {
+		x.rare.energy = append(x.rare.energy, energyPiece{s.t, end, s.power, inc})
 	}
 }
 

@@ -57,10 +57,15 @@ func BenchmarkLiveHeapPerNode(b *testing.B) {
 }
 
 // TestGPUAccFitsItsSizeClass: the accumulator there is one of per GPU
-// stays within Go's 288-byte size class (issue #11's memory per node).
+// stays within Go's 288-byte size class (issue #11's memory per node), and
+// what --report all adds to it within 80 bytes (issue #30).
 func TestGPUAccFitsItsSizeClass(t *testing.T) {
 	if n := unsafe.Sizeof(gpuAcc{}); n > 288 {
 		t.Fatalf("gpuAcc is %d bytes: past the 288-byte size class, every GPU costs 320 or more", n)
+	}
+	// With --report all every GPU of a fleet has its gpuExtra too.
+	if n := unsafe.Sizeof(gpuExtra{}); n > 80 {
+		t.Fatalf("gpuExtra is %d bytes: past the 80-byte size class", n)
 	}
 }
 

@@ -36,7 +36,7 @@ type strandedAcc struct {
 // sample records the pending sample's memory (after the one before it is
 // closed).
 func (x *gpuExtra) sampleMem(s *profile.Series, i int) {
-	if x != nil && x.mem != nil {
+	if x != nil && x.keepsMem {
 		x.mem.prevMem = at(s.MemUsedBytes, i)
 	}
 }
@@ -44,10 +44,10 @@ func (x *gpuExtra) sampleMem(s *profile.Series, i int) {
 // idleSample adds a closed idle sample's memory to the open run; start says
 // it opens the run.
 func (x *gpuExtra) idleSample(cov float64, start bool) {
-	if x == nil || x.mem == nil {
+	if x == nil || !x.keepsMem {
 		return
 	}
-	m := x.mem
+	m := &x.mem
 	if start {
 		m.runBS, m.runS = 0, 0
 	}
@@ -59,7 +59,7 @@ func (x *gpuExtra) idleSample(cov float64, start bool) {
 
 // runEnded keeps the run's memory when the run counted.
 func (x *gpuExtra) runEnded(counted bool) {
-	if x == nil || x.mem == nil {
+	if x == nil || !x.keepsMem {
 		return
 	}
 	if counted {
@@ -75,10 +75,10 @@ func (a *analysis) strandedMemory() []StrandedGPU {
 	out := []StrandedGPU{}
 	for _, n := range a.order {
 		for _, g := range n.gpus {
-			if g.ext == nil || g.ext.mem == nil || g.ext.mem.totalBS <= 0 {
+			if g.ext == nil || !g.ext.keepsMem || g.ext.mem.totalBS <= 0 {
 				continue
 			}
-			m := g.ext.mem
+			m := &g.ext.mem
 			s := StrandedGPU{Node: n.name, GPU: int(g.index), UUID: g.uuid, Model: g.model, IdleS: round(g.idleS, 4), HeldS: round(m.totalS, 4),
 				MeanGiB: round(m.totalBS/m.totalS/(1<<30), 4), GiBHours: round(m.totalBS/(1<<30)/3600, 4)}
 			if g.memTotal > 0 {
@@ -123,7 +123,7 @@ func (a *analysis) gpuFigures() []GPUReport {
 				v := sig(g.utilSum / g.utilW)
 				gr.AvgGPUUtilPct = &v
 			}
-			if m := g.ext; m != nil && m.mem != nil && m.mem.totalS > 0 {
+			if m := g.ext; m != nil && m.keepsMem && m.mem.totalS > 0 {
 				v := round(m.mem.totalBS/m.mem.totalS/(1<<30), 4)
 				gr.IdleMemGiB = &v
 			}

@@ -7,20 +7,35 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
-// gpuExtra is what some GPUs keep beyond their packed figures: a timeline
-// of their own (small clusters, analysis.perGPU), for attribution the
-// utilization track that splits their time among workloads that held them
-// for part of the window, and for fragmentation the memory they held while
-// idle.
+// gpuExtra is what some GPUs keep beyond their packed figures: for
+// attribution the utilization track that splits their time among
+// workloads that held them for part of the window, for fragmentation the
+// memory they held while idle, and what only small or cut analyses keep
+// (rare). It is 80 bytes, a size class, for every GPU of a large fleet
+// with --report all.
 type gpuExtra struct {
-	own      *sparkline
 	track    []utilPiece
 	tracking bool
-	mem      *strandedAcc // the memory held during idle runs (fragmentation)
-	// cutting: the analysis is cut into pieces (Cut), which needs each
-	// sample's energy as well as its utilization.
+	keepsMem bool        // mem is kept (fragmentation)
+	mem      strandedAcc // the memory held during idle runs
+	rare     *gpuRare
+}
+
+// gpuRare is what a GPU keeps in a small cluster (a timeline of its own,
+// analysis.perGPU) or in an analysis that is cut into pieces (Cut), which
+// needs each sample's energy as well as its utilization.
+type gpuRare struct {
+	own     *sparkline
 	cutting bool
 	energy  []energyPiece
+}
+
+// own is the GPU's own timeline, nil when it has none.
+func (x *gpuExtra) own() *sparkline {
+	if x == nil || x.rare == nil {
+		return nil
+	}
+	return x.rare.own
 }
 
 // utilPiece is a stretch [start, end) of a GPU's covered time at one
@@ -103,7 +118,20 @@ func (n *nodeAcc) addTenure(ws []profile.Workload, offset, spanS float64) {
 // attribution costs memory only where workloads came and went.
 func (a *analysis) endTenure(n *nodeAcc, ws []profile.Workload, in input) {
 	n.addTenure(ws, in.offset, in.spanS)
-	if !in.only || a.p.cut {
+	if !in.only {
+		return
+	}
+	// With one input no later one can add to a tenure: one of the whole
+	// window reads as none does (partial), and need not be kept.
+	for id := range n.tenure {
+		if n.partial(id, a.windowS) == nil {
+			delete(n.tenure, id)
+		}
+	}
+	if len(n.tenure) == 0 {
+		n.tenure = nil
+	}
+	if a.p.cut {
 		return
 	}
 	for _, w := range ws {
