@@ -45,34 +45,40 @@ func (s *Scanner) TallyColumn(maxLen int, max float64) (t Tally, present bool, e
 	return *k.tally, !null, err
 }
 
+// skimClass is each byte's class for skimNumber: 0 a digit, 1 the point,
+// 2 anything else.
+var skimClass = func() (c [256]uint8) {
+	for i := range c {
+		c[i] = 2
+	}
+	for d := '0'; d <= '9'; d++ {
+		c[d] = 0
+	}
+	c['.'] = 1
+	return c
+}()
+
 // skimNumber checks the number at b[i] and says where it ends, when it is
 // wholly in the buffer, has no sign or exponent, at most intDigits integer
 // digits and at most 24 bytes (the fused path's reach): such a number is
 // valid JSON and inside [0, 10^intDigits). ok is false for anything else.
+// Its loop branches on one thing, the end of the number: the points and
+// the integer digits are counted without a branch, and checked after it.
 func skimNumber(b []byte, i, intDigits int) (int, bool) {
 	start := i
-	switch c := b[i]; {
-	case c == '0':
-		i++
-	case c-'1' <= 8:
-		for i++; i < len(b) && b[i]-'0' <= 9; i++ {
+	var dots, ints, pastDot uint8
+	for ; i < len(b); i++ {
+		k := skimClass[b[i]]
+		if k == 2 {
+			break
 		}
-	default:
-		return 0, false
+		dots += k
+		pastDot |= k
+		ints += 1 - pastDot
 	}
-	if i-start > intDigits {
-		return 0, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		fs := i
-		for ; i < len(b) && b[i]-'0' <= 9; i++ {
-		}
-		if i == fs {
-			return 0, false
-		}
-	}
-	if i >= len(b) || IsNumberByte(b[i]) || i-start > 24 {
+	n := i - start
+	if i >= len(b) || n > 24 || dots > 1 || ints == 0 || int(ints) > intDigits || b[i-1] == '.' ||
+		(ints > 1 && b[start] == '0') || IsNumberByte(b[i]) {
 		return 0, false
 	}
 	return i, true
