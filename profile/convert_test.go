@@ -73,3 +73,35 @@ func TestConvertOnlyAgrees(t *testing.T) {
 		checkConvertOnly(t, strings.Replace(base, c.old, c.new, 1))
 	}
 }
+
+// TestSharedTimesReadOnce: GPUs whose series.t is written as the last
+// one's reuse its values; a t that differs by a byte, or by its spacing,
+// is read; what a caller does to a GPU's times does not reach the next.
+func TestSharedTimesReadOnce(t *testing.T) {
+	ts := []string{`[0,1,2]`, `[0,1,2]`, `[0, 1,2]`, `[0,1,3]`, `[0,1,3]`, `[0,1,2]`}
+	var gpus []string
+	for i, tt := range ts {
+		gpus = append(gpus, fmt.Sprintf(`{"index":%d,"uuid":"GPU-%d","series":{"t":%s,"gpu_util_pct":[1,2,3]}}`, i, i, tt))
+	}
+	doc := `{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z","ended_at":"2026-01-05T09:00:04Z","interval_s":1,"nodes":[{"name":"n1","gpus":[` +
+		strings.Join(gpus, ",") + `]}]}`
+	s, err := OpenStream(strings.NewReader(doc), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = s.Walk(func(it Item) error {
+		if it.GPU != nil {
+			got = append(got, fmt.Sprint(it.GPU.Series.T))
+			it.GPU.Series.T[0] = -7 // a caller that changes what it was handed
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[0 1 2] [0 1 2] [0 1 2] [0 1 3] [0 1 3] [0 1 2]"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("times %v, want %s", got, want)
+	}
+}

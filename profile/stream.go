@@ -58,6 +58,12 @@ type Stream struct {
 	// what the GPU being read has of them.
 	tallied [NumMetrics]bool
 	tallies tallies
+	// lastT is the last series.t read whole from the buffer: its bytes and
+	// its values (times).
+	lastT struct {
+		raw    []byte
+		values Values
+	}
 }
 
 // Name is the name the stream was opened with (for messages).
@@ -506,31 +512,54 @@ func (s *Stream) gpuIndex(g *GPU) error {
 	return nil
 }
 
+// times reads a series' t. The GPUs of a node mostly share their sample
+// times: a t written byte for byte as the last one read reuses its values
+// (a copy, so that what a caller did with the last GPU's does not carry
+// over) instead of reading them again.
+func (s *Stream) times(out, bufs *Series) error {
+	if s.sc.Same(s.lastT.raw) {
+		bufs.T = append(bufs.T[:0], s.lastT.values...)
+		out.T = bufs.T
+		return nil
+	}
+	s.sc.Peek()
+	start := s.sc.Offset()
+	col, err := s.sc.Column(bufs.T, MaxSamplesPerGPU)
+	if err != nil {
+		return err
+	}
+	if col != nil {
+		bufs.T = col
+	}
+	out.T = col
+	if raw, ok := s.sc.Since(start); ok && col != nil {
+		s.lastT.raw = append(s.lastT.raw[:0], raw...)
+		s.lastT.values = append(s.lastT.values[:0], col...)
+	}
+	return nil
+}
+
 // series reads the columns of a series object.
 func (s *Stream) series(out *Series, bufs *Series) error {
 	return members(s.sc, func(key string) error {
-		var dst, buf *Values
-		var m Metric
 		if key == "t" {
-			dst, buf = &out.T, &bufs.T
-		} else if mm, ok := MetricByName(key); ok {
-			m = mm
-			dst, buf = out.Col(m), bufs.Col(m)
-		} else {
+			return s.times(out, bufs)
+		}
+		m, ok := MetricByName(key)
+		if !ok {
 			return s.sc.Skip()
 		}
-		if key != "t" && s.tallied[m] {
+		if s.tallied[m] {
 			return s.tally(m)
 		}
-		raw, err := s.sc.Column(*buf, MaxSamplesPerGPU)
+		col, err := s.sc.Column(*bufs.Col(m), MaxSamplesPerGPU)
 		if err != nil {
 			return err
 		}
-		col := Values(raw)
 		if col != nil {
-			*buf = col
+			*bufs.Col(m) = col
 		}
-		*dst = col
+		*out.Col(m) = col
 		return nil
 	})
 }

@@ -20,9 +20,9 @@ type Tally struct {
 	intDigits int
 }
 
-func newTally(max float64) *Tally {
-	t := &Tally{Bad: -1, max: max}
-	for p := 10.0; p <= max && t.intDigits < 18; p *= 10 {
+func newTally(limit float64) *Tally {
+	t := &Tally{Bad: -1, max: limit}
+	for p := 10.0; p <= limit && t.intDigits < 18; p *= 10 {
 		t.intDigits++
 	}
 	return t
@@ -37,10 +37,10 @@ func (t *Tally) put(x float64) {
 }
 
 // TallyColumn reads an array of numbers and nulls, as Column reads it, but
-// keeps only its Tally against the range [0, max]. present is false for a
-// null column (Column's nil).
-func (s *Scanner) TallyColumn(maxLen int, max float64) (t Tally, present bool, err error) {
-	k := colSink{tally: newTally(max)}
+// keeps only its Tally against the range [0, limit]. present is false for
+// a null column (Column's nil).
+func (s *Scanner) TallyColumn(maxLen int, limit float64) (t Tally, present bool, err error) {
+	k := colSink{tally: newTally(limit)}
 	null, err := s.readColumn(&k, maxLen)
 	return *k.tally, !null, err
 }
@@ -115,4 +115,27 @@ func (s *Scanner) skimColumn(t *Tally, maxLen int) int {
 	}
 	s.pos = i
 	return atElement
+}
+
+// Same consumes the next value when its bytes are raw (a whole value read
+// before, at the caller's word) and says so: the caller then reuses what
+// it made of them. It looks only at what the buffer holds.
+func (s *Scanner) Same(raw []byte) bool {
+	if len(raw) == 0 || s.Peek() != raw[0] || len(s.buf)-s.pos < len(raw) {
+		return false
+	}
+	if string(s.buf[s.pos:s.pos+len(raw)]) != string(raw) {
+		return false
+	}
+	s.pos += len(raw)
+	return true
+}
+
+// Since is the input from offset at to the current position, when the
+// buffer still holds it.
+func (s *Scanner) Since(at int64) ([]byte, bool) {
+	if at < s.base {
+		return nil, false
+	}
+	return s.buf[at-s.base : s.pos], true
 }

@@ -15,7 +15,7 @@ var tallyMaxes = []float64{100, 1e18, 1, 0.5, 1000, 99.5}
 // checkTallyAgrees: TallyColumn on body says what Column and a range check
 // over its values say: the same error (or none), presence, length, and
 // first value outside [0, max], whole or in chunks.
-func checkTallyAgrees(t *testing.T, body string, max float64) {
+func checkTallyAgrees(t *testing.T, body string, limit float64) {
 	t.Helper()
 	for _, chunk := range []int{0, 1, 7, 13} {
 		reader := func() *Scanner {
@@ -26,7 +26,7 @@ func checkTallyAgrees(t *testing.T, body string, max float64) {
 			return New(r)
 		}
 		col, cerr := reader().Column(nil, 50)
-		tally, present, terr := reader().TallyColumn(50, max)
+		tally, present, terr := reader().TallyColumn(50, limit)
 		if (cerr == nil) != (terr == nil) || (cerr != nil && cerr.Error() != terr.Error()) {
 			t.Fatalf("%s (chunks of %d): Column error %v, TallyColumn error %v", body, chunk, cerr, terr)
 		}
@@ -38,13 +38,13 @@ func checkTallyAgrees(t *testing.T, body string, max float64) {
 		}
 		bad, badV := -1, 0.0
 		for i, x := range col {
-			if x < 0 || x > max {
+			if x < 0 || x > limit {
 				bad, badV = i, x
 				break
 			}
 		}
 		if tally.Bad != bad || (bad >= 0 && math.Float64bits(tally.BadValue) != math.Float64bits(badV)) {
-			t.Fatalf("%s (max %v): tally's first value out of range [%d] %v, Column's [%d] %v", body, max, tally.Bad, tally.BadValue, bad, badV)
+			t.Fatalf("%s (max %v): tally's first value out of range [%d] %v, Column's [%d] %v", body, limit, tally.Bad, tally.BadValue, bad, badV)
 		}
 	}
 }
@@ -52,8 +52,8 @@ func checkTallyAgrees(t *testing.T, body string, max float64) {
 func TestTallyAgreesWithColumn(t *testing.T) {
 	var valid []string
 	for _, c := range numberCases {
-		for _, max := range tallyMaxes {
-			checkTallyAgrees(t, "["+c+"]", max)
+		for _, limit := range tallyMaxes {
+			checkTallyAgrees(t, "["+c+"]", limit)
 		}
 		valid = append(valid, c)
 	}
@@ -62,8 +62,8 @@ func TestTallyAgreesWithColumn(t *testing.T) {
 		"[0.5,0.50,0.51,1,1.0,0.4999]", "[" + strings.Repeat("1,", 50) + "1]", "[" + strings.Repeat("7,", 49) + "7]",
 		"[" + strings.Join(valid, ",") + "]"}
 	for _, b := range bodies {
-		for _, max := range tallyMaxes {
-			checkTallyAgrees(t, b, max)
+		for _, limit := range tallyMaxes {
+			checkTallyAgrees(t, b, limit)
 		}
 	}
 }
