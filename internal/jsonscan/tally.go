@@ -18,6 +18,7 @@ type Tally struct {
 	// intDigits is how many integer digits a number may have and still
 	// surely be below max: 10^intDigits ≤ max.
 	intDigits int
+	converted int // numbers the skim left to the fused path
 }
 
 func newTally(limit float64) *Tally {
@@ -45,7 +46,7 @@ func (s *Scanner) TallyColumn(maxLen int, limit float64) (t Tally, present bool,
 	return *k.tally, !null, err
 }
 
-// skimClass is each byte's class for skimNumber: 0 a digit, 1 the point,
+// skimClass is each byte's class for skimColumn: 0 a digit, 1 the point,
 // 2 anything else.
 var skimClass = func() (c [256]uint8) {
 	for i := range c {
@@ -58,49 +59,47 @@ var skimClass = func() (c [256]uint8) {
 	return c
 }()
 
-// skimNumber checks the number at b[i] and says where it ends, when it is
-// wholly in the buffer, has no sign or exponent, at most intDigits integer
-// digits and at most 24 bytes (the fused path's reach): such a number is
-// valid JSON and inside [0, 10^intDigits). ok is false for anything else.
-// Its loop branches on one thing, the end of the number: the points and
-// the integer digits are counted without a branch, and checked after it.
-func skimNumber(b []byte, i, intDigits int) (int, bool) {
-	start := i
-	var dots, ints, pastDot uint8
-	for ; i < len(b); i++ {
-		k := skimClass[b[i]]
-		if k == 2 {
-			break
-		}
-		dots += k
-		pastDot |= k
-		ints += 1 - pastDot
-	}
-	n := i - start
-	if i >= len(b) || n > 24 || dots > 1 || ints == 0 || int(ints) > intDigits || b[i-1] == '.' ||
-		(ints > 1 && b[start] == '0') || IsNumberByte(b[i]) {
-		return 0, false
-	}
-	return i, true
-}
-
 // skimColumn is column for a tally: it reads the elements from one after
 // the '[' or a ',' for as long as the buffer holds them and they take the
 // skim or the fused path, and says where it stopped.
+//
+// The skim takes a number wholly in the buffer with no sign or exponent,
+// at most t.intDigits integer digits and at most 24 bytes (the fused
+// path's reach): such a number is valid JSON and inside [0,
+// 10^intDigits), and is counted, not converted. Its loop branches on one
+// thing, the number's end: the points and the integer digits are counted
+// without a branch and checked after it. Anything else is read from the
+// same byte by the fused path, as null, or (stopping here) by the general
+// path.
 func (s *Scanner) skimColumn(t *Tally, maxLen int) int {
 	b, i := s.buf, s.pos
 	for t.N < maxLen && i < len(b) {
-		if j, ok := skimNumber(b, i, t.intDigits); ok {
-			i = j
-			t.N++
-		} else if x, j, ok := parseFast(b, i); ok {
-			i = j
-			t.put(x)
-		} else if len(b)-i >= 8 && string(b[i:i+4]) == "null" {
-			i += 4
-			t.N++
+		start := i
+		var dots, ints, pastDot uint8
+		for ; i < len(b); i++ {
+			k := skimClass[b[i]]
+			if k == 2 {
+				break
+			}
+			dots += k
+			pastDot |= k
+			ints += 1 - pastDot
+		}
+		if i >= len(b) || i-start > 24 || dots > 1 || ints == 0 || int(ints) > t.intDigits || b[i-1] == '.' ||
+			(ints > 1 && b[start] == '0') || IsNumberByte(b[i]) {
+			if x, j, ok := parseFast(b, start); ok {
+				i = j
+				t.put(x)
+				t.converted++
+			} else if len(b)-start >= 8 && string(b[start:start+4]) == "null" {
+				i = start + 4
+				t.N++
+			} else {
+				i = start
+				break
+			}
 		} else {
-			break
+			t.N++
 		}
 		switch b[i] { // i < len(b): both paths saw the byte after the number
 		case ',':

@@ -68,19 +68,28 @@ func TestTallyAgreesWithColumn(t *testing.T) {
 	}
 }
 
-// TestTallySkimsCommonShapes: in-range numbers of the profile's shapes take
-// the skim path (a change that converted everything would pass the test
-// above).
+// TestTallySkimsCommonShapes: in-range numbers of the profile's shapes are
+// skimmed, not converted (a change that converted everything would pass
+// the test above), and 100 against a limit of 100 is converted.
 func TestTallySkimsCommonShapes(t *testing.T) {
-	for _, c := range []string{"0", "42", "12.5", "99.99", "0.001", "77120667648", "2286386753.1"} {
-		s := New(bytes.NewReader([]byte(c + "," + pad)))
+	for _, c := range []struct {
+		body      string
+		limit     float64
+		converted int
+	}{
+		{"[0,42,12.5,99.99,0.001,77120667648,2286386753.1,null,7]", 1e18, 0},
+		{"[5,99.9,100,100.0,101]", 100, 3},
+	} {
+		tl := newTally(c.limit)
+		s := New(bytes.NewReader([]byte(c.body + pad)))
 		s.fill()
-		if _, ok := skimNumber(s.buf, 0, newTally(1e18).intDigits); !ok {
-			t.Errorf("%q is not skimmed", c)
+		s.pos = 1
+		if state := s.skimColumn(tl, 100); state != colDone {
+			t.Fatalf("%s: stopped at %d", c.body, state)
 		}
-	}
-	if _, ok := skimNumber([]byte("100,"), 0, newTally(100).intDigits); ok {
-		t.Error("100 is skimmed against a maximum of 100: it must be converted and compared")
+		if tl.converted != c.converted {
+			t.Errorf("%s: %d numbers converted, want %d", c.body, tl.converted, c.converted)
+		}
 	}
 }
 
