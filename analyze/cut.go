@@ -174,13 +174,10 @@ type energyPiece struct{ t, end, power, inc float64 }
 // the counter's increases read in it when the counter has two readings,
 // else power × the coverage inside it.
 func (g *gpuAcc) energyWithin(lo, hi float64) float64 {
-	if g.ext == nil {
+	if g.ext == nil || g.ext.rare == nil {
 		return 0
 	}
 	counter := g.energyN&^powerSeen >= 2
-	if g.ext.rare == nil {
-		return 0
-	}
 	ps := g.ext.rare.energy
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].end > lo })
 	sum := 0.0

@@ -1,8 +1,6 @@
 package analyze
 
 import (
-	"sort"
-
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/profile"
 )
@@ -52,12 +50,11 @@ func (a *analysis) fleet() *Fleet {
 			}
 			fn.GPUs = append(fn.GPUs, FleetGPU{UUID: g.uuid, Model: g.model, MemoryTotalBytes: g.memTotal, MIG: g.mig, MeanUtilPct: mean, Index: int(g.index)})
 		}
-		for i := range n.workloads.list {
-			if w := &n.workloads.list[i]; atEnd(*w, a.windowS) {
+		for _, w := range n.workloads.sorted() {
+			if atEnd(*w, a.windowS) {
 				fn.Workloads = append(fn.Workloads, w)
 			}
 		}
-		sort.Slice(fn.Workloads, func(i, j int) bool { return fn.Workloads[i].ID < fn.Workloads[j].ID })
 		f.Nodes = append(f.Nodes, fn)
 	}
 	return f

@@ -156,9 +156,12 @@ func (s *workloadSet) get(id string) (profile.Workload, bool) {
 	return profile.Workload{}, false
 }
 
-// sorted returns the workloads by id.
-func (s *workloadSet) sorted() []profile.Workload {
-	out := append([]profile.Workload(nil), s.list...)
+// sorted returns the workloads by id: the set's own, not copies.
+func (s *workloadSet) sorted() []*profile.Workload {
+	out := make([]*profile.Workload, len(s.list))
+	for i := range s.list {
+		out[i] = &s.list[i]
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }

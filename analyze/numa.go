@@ -41,7 +41,7 @@ func numaSuggestions(n *nodeAcc) []Suggestion {
 		nodes := gpuNUMANodes(t, w.GPUs)
 		switch {
 		case len(nodes) == 1 && w.CPUsAllowed != "":
-			if s, ok := rebind(n.name, w, t, nodes[0]); ok {
+			if s, ok := rebind(n.name, *w, t, nodes[0]); ok {
 				out = append(out, s)
 			}
 		case len(nodes) > 1 && fitsOneNode(perNode, len(w.GPUs)):

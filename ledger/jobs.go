@@ -85,6 +85,15 @@ func (r *workloadRow) key(level string) string {
 	return analyze.GroupKey(r.w, level)
 }
 
+// keys is the row's key at each level.
+func (r *workloadRow) keys(levels []string) []string {
+	k := make([]string, len(levels))
+	for i, l := range levels {
+		k[i] = r.key(l)
+	}
+	return k
+}
+
 // count is how many workloads the row sums, and how many of them have a
 // measured energy, and theirs.
 func (r *workloadRow) count() (n, measured int, energy float64) {
@@ -214,10 +223,7 @@ func jobs(finished, window []workloadRow, levels []string) *Jobs {
 		if r.unallocated() {
 			continue
 		}
-		key := make([]string, len(levels))
-		for i, l := range levels {
-			key[i] = r.key(l)
-		}
+		key := r.keys(levels)
 		id := strings.Join(append(key, r.w.Kind), "\x00")
 		a := groups[id]
 		if a == nil {

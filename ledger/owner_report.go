@@ -173,11 +173,7 @@ func (l *Ledger) dailyWaste(ctx context.Context, tx *sql.Tx, sp span, window []w
 		if r.owner == nil || r.unallocated() {
 			continue
 		}
-		var k []string
-		for _, lv := range levels {
-			k = append(k, r.key(lv))
-		}
-		keys[r.owner.id] = strings.Join(k, "\x00")
+		keys[r.owner.id] = strings.Join(r.keys(levels), "\x00")
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT d, owner, SUM(cost_usd) FROM (`+
 		spanRows("seedance_owner_hold", "bucket - bucket % 86400 AS d, owner, cost_usd", "day AS d, owner, cost_usd")+`) x GROUP BY d, owner`, sp.args()...)

@@ -317,9 +317,7 @@ func attribution(window []workloadRow, total analyze.Held, levels []string) *ana
 		}
 		if r.owner != nil {
 			h.Workloads = r.n
-			for _, l := range levels {
-				h.Keys = append(h.Keys, r.key(l))
-			}
+			h.Keys = r.keys(levels)
 		}
 		held = append(held, h)
 	}
