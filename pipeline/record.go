@@ -181,6 +181,7 @@ func (spec *RecordSpec) recordOptions(name string, src source.Profiler) source.R
 		Interval:  pc.Interval,
 		Duration:  pc.Duration,
 		Generator: profile.Generator{Name: "seedance", Version: spec.Version},
+		TempDir:   spec.SpillDir,
 	}
 	if pc.Checkpoint > 0 && pc.Output != "-" {
 		ro.Checkpoint = pc.Checkpoint

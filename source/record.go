@@ -27,6 +27,9 @@ type RecordOptions struct {
 	Generator profile.Generator
 	// Job, when set, adds the wrapped command as a workload of the first node.
 	Job *Job
+	// TempDir is where a source that streams nodes keeps what it has read
+	// but not yet handed out ("" for the system's temporary directory).
+	TempDir string
 }
 
 // Progress describes the run after one sample.

@@ -1,8 +1,6 @@
 package dcgm
 
 import (
-	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -10,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/seedance/seedance/profile"
-	"github.com/seedance/seedance/source"
 )
 
 // Mapping maps one dcgm-exporter metric onto a profile column.
@@ -187,13 +184,15 @@ func normalizeBusID(s string) string {
 
 // gpuBuild accumulates one GPU's samples from dcgm-exporter series.
 type gpuBuild struct {
-	id    Identity
-	t     []int64 // ms since epoch, ascending
-	cols  [profile.NumMetrics]profile.Values
-	rank  [profile.NumMetrics]int // rank of the metric that filled each column; -1 none
-	fbMiB float64                 // last FB_USED + FB_FREE, for the memory size
-	pods  map[string]*seen        // by namespace/pod
-	jobs  map[string]*seen        // HPC jobs seen on it
+	id       Identity
+	t        []int64 // ms since epoch, ascending
+	cols     [profile.NumMetrics]profile.Values
+	rank     [profile.NumMetrics]int // rank of the metric that filled each column; -1 none
+	fbMiB    float64                 // last FB_USED + FB_FREE, for the memory size
+	pods     map[string]*seen        // by namespace/pod
+	jobs     map[string]*seen        // HPC jobs seen on it
+	done     []segment               // the rows flushed to the builder's row file, in order
+	doneRows int
 	// spacing is the median time between the samples of the first series
 	// of two or more that reached the GPU (ms; 0 until one did), which
 	// gives its workloads their tenure when the builder measures spacing.
@@ -216,6 +215,8 @@ type Builder struct {
 	// measure: each GPU's tenure uses its own measured spacing, and Build
 	// writes it as the GPU's interval_s (MeasureSpacing).
 	measure bool
+	rows    *rowStore // KeepRowsIn's; nil: every row stays in memory
+	flushed int       // the samples given before the last Flush
 }
 
 // MeasureSpacing makes the builder measure each GPU's sample spacing (its
@@ -477,142 +478,6 @@ func (g *gpuBuild) extend() {
 			g.cols[m] = append(c, profile.Null)
 		}
 	}
-}
-
-// Build returns the nodes, sorted by name, their GPUs by index and MIG id,
-// with t relative to start, and their workloads with their tenure in
-// [start, end].
-func (b *Builder) Build(startMillis, endMillis int64) []profile.Node {
-	byNode := map[string]*profile.Node{}
-	var names []string
-	for _, g := range b.gpus {
-		n := byNode[g.id.Key.Node]
-		if n == nil {
-			n = &profile.Node{Name: g.id.Key.Node}
-			byNode[g.id.Key.Node] = n
-			names = append(names, g.id.Key.Node)
-		}
-		gpu := g.gpu(startMillis)
-		if b.measure {
-			gpu.IntervalS = float64(Spacing(g.t)) / 1e3
-		}
-		n.GPUs = append(n.GPUs, gpu)
-		for _, key := range slices.Sorted(maps.Keys(g.pods)) {
-			if p := g.pods[key]; !b.exporters[key] {
-				mergePod(n, p, g)
-			}
-		}
-		for _, j := range slices.Sorted(maps.Keys(g.jobs)) {
-			mergeJob(n, j, g.jobs[j], g)
-		}
-	}
-	for _, n := range byNode {
-		b.finishTenure(n, startMillis, endMillis)
-	}
-	sort.Strings(names)
-	out := make([]profile.Node, 0, len(names))
-	for _, name := range names {
-		n := byNode[name]
-		sort.Slice(n.GPUs, func(i, j int) bool {
-			a, b := n.GPUs[i], n.GPUs[j]
-			if a.Index != b.Index {
-				return a.Index < b.Index
-			}
-			return a.UUID < b.UUID
-		})
-		sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
-		out = append(out, *n)
-	}
-	return out
-}
-
-// finishTenure turns the workloads' tenure, which Build gathered in
-// milliseconds from every GPU, into the profile's: seconds from start,
-// none when it is the whole range. A workload seen only outside the range
-// is dropped.
-func (b *Builder) finishTenure(n *profile.Node, startMillis, endMillis int64) {
-	if b.interval <= 0 {
-		return
-	}
-	ws := n.Workloads[:0]
-	for _, w := range n.Workloads {
-		ivs, ok := profile.FinishTenure(profile.JoinTenure(w.Intervals, 0), float64(startMillis), 1e-3, float64(endMillis-startMillis)/1e3)
-		if ok {
-			w.Intervals = ivs
-			ws = append(ws, w)
-		}
-	}
-	n.Workloads = ws
-}
-
-func mergePod(n *profile.Node, s *seen, g *gpuBuild) {
-	p := s.id
-	id := p.Namespace + "/" + p.Pod
-	for i := range n.Workloads {
-		if w := &n.Workloads[i]; w.ID == id {
-			source.AddSorted(&w.GPUs, g.id.Index)
-			w.GPUCount = len(w.GPUs)
-			w.Intervals = append(w.Intervals, s.tenure...)
-			return
-		}
-	}
-	w := profile.Workload{ID: id, Name: p.Pod, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{g.id.Index}, GPUCount: 1,
-		Labels: map[string]string{"namespace": p.Namespace}, Intervals: append([]profile.Tenure(nil), s.tenure...)}
-	if p.Container != "" {
-		w.Labels["container"] = p.Container
-	}
-	if g.id.Key.GI != "" {
-		w.GPUUUIDs = []string{migUUID(g.id)}
-	}
-	n.Workloads = append(n.Workloads, w)
-}
-
-// mergeJob adds g to the HPC job's workload on n: a running Slurm job,
-// named as squeue and scontrol name it.
-func mergeJob(n *profile.Node, job string, s *seen, g *gpuBuild) {
-	for i := range n.Workloads {
-		if w := &n.Workloads[i]; w.ID == job && w.Kind == profile.KindJob {
-			source.AddSorted(&w.GPUs, g.id.Index)
-			w.GPUCount = len(w.GPUs)
-			w.Intervals = append(w.Intervals, s.tenure...)
-			return
-		}
-	}
-	n.Workloads = append(n.Workloads, profile.Workload{ID: job, Name: job, Kind: profile.KindJob, State: profile.StateRunning,
-		GPUs: []int{g.id.Index}, GPUCount: 1, Intervals: append([]profile.Tenure(nil), s.tenure...)})
-}
-
-// migUUID names a MIG device that dcgm-exporter labels with its parent's
-// UUID and its GPU-instance id.
-func migUUID(id Identity) string {
-	return fmt.Sprintf("%s/gi%s", id.Key.UUID, id.Key.GI)
-}
-
-func (g *gpuBuild) gpu(startMillis int64) profile.GPU {
-	out := profile.GPU{Index: g.id.Index, UUID: g.id.Key.UUID, Model: g.id.Model, PCIBusID: g.id.PCIBusID}
-	if g.id.Key.GI != "" {
-		gi, _ := strconv.Atoi(g.id.Key.GI)
-		out.UUID = migUUID(g.id)
-		out.MIG = &profile.MIG{ParentUUID: g.id.Key.UUID, Profile: g.id.MIGProf, GI: gi}
-	}
-	out.Series.T = make(profile.Values, len(g.t))
-	for i, t := range g.t {
-		out.Series.T[i] = float64(t-startMillis) / 1e3
-	}
-	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
-		if g.cols[m] == nil {
-			out.Unsupported = append(out.Unsupported, m.String())
-			continue
-		}
-		*out.Series.Col(m) = g.cols[m]
-	}
-	if used := g.cols[profile.MemUsedBytes]; g.fbMiB > 0 && len(used) > 0 {
-		last := used[len(used)-1]
-		if !profile.IsNull(last) {
-			out.MemoryTotalBytes = uint64(last + g.fbMiB*(1<<20))
-		}
-	}
-	return out
 }
 
 // TimeBounds is the first and last sample time of a GPU in [lo, hi), in

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/dcgm"
 )
@@ -107,6 +106,9 @@ type batch struct {
 
 // batches groups the nodes, by name, into batches of at most budget sample
 // values (one node at least), each of nodes named by the same label.
+// perGPU is what one GPU holds at once: a chunk's samples when finished
+// chunks go to the builder's row file, the range's when they stay in
+// memory.
 func (d *discovery) batches(perGPU, budget int) []batch {
 	byLabel := map[string][]string{}
 	for name, n := range d.nodes {
@@ -161,9 +163,9 @@ func nodeMatcher(label string, nodes []string) string {
 	return fmt.Sprintf("%s=~%q", label, strings.Join(quoted, "|"))
 }
 
-// samplesPerGPU estimates the sample values of one GPU over the range:
-// every metric at every step (with pushdown, at most three metrics).
-func samplesPerGPU(o Options, metrics int) int {
+// samplesPerGPU estimates the sample values of one GPU over a span: every
+// metric at every step (with pushdown, at most three metrics).
+func samplesPerGPU(o Options, span time.Duration, metrics int) int {
 	if o.Pushdown {
 		metrics = min(metrics, 3)
 	}
@@ -171,7 +173,7 @@ func samplesPerGPU(o Options, metrics int) int {
 	if step <= 0 {
 		step = AssumedStep
 	}
-	steps := math.Ceil(o.End.Sub(o.Start).Seconds() / step.Seconds())
+	steps := math.Ceil(span.Seconds() / step.Seconds())
 	return int(math.Min(steps*float64(metrics), math.MaxInt32))
 }
 
@@ -187,6 +189,7 @@ type reading struct {
 	done     int // queries
 	total    int
 	gpus     int // read so far, of batches before the current one
+	whole    int // nodes emitted whole
 	samples  int
 	// aggregates counts the values pushdown read in place of raw samples,
 	// fromAggregates the readings it made of them (counted in samples).
@@ -249,18 +252,23 @@ func (r *reading) rawPlan(names []string, extra map[string]string) []chunkQuery 
 	return out
 }
 
-// readBatch reads every metric of one batch's nodes, chunk by chunk, and
-// builds its nodes. Each answer goes into the builder as soon as it is next
-// in order, so that only the builder's columns stay in memory. On an error
-// it returns what was read, whole up to readUntil.
-func (r *reading) readBatch(ctx context.Context, bt batch) (nodes []profile.Node, readUntil time.Time, err error) {
+// readBatch reads every metric of one batch's nodes, chunk by chunk, into
+// a builder. Each answer goes into the builder as soon as it is next in
+// order, and each finished chunk's rows go to the builder's row file
+// (unless the read is kept in memory), so that memory holds one chunk of
+// the batch. On an error it returns what was read, whole up to readUntil.
+// The caller builds the nodes from the builder and closes it.
+func (r *reading) readBatch(ctx context.Context, bt batch) (b *dcgm.Builder, readUntil time.Time, err error) {
 	o := r.o
 	step := o.Step
 	if step <= 0 {
 		step = AssumedStep
 	}
-	b := dcgm.NewBuilder(step.Milliseconds())
+	b = dcgm.NewBuilder(step.Milliseconds())
 	b.MeasureSpacing()
+	if !o.inMemory {
+		b.KeepRowsIn(o.TempDir)
+	}
 	matchers := bt.matcher
 	if r.matchers != "" {
 		matchers = r.matchers + "," + bt.matcher
@@ -302,23 +310,26 @@ func (r *reading) readBatch(ctx context.Context, bt batch) (nodes []profile.Node
 			return nil
 		}
 		answered = 0
-		if pd != nil {
-			if err := pd.finish(ctx, b, matchers, ch); err != nil {
-				return err
-			}
-		}
-		readUntil = r.chunks[jobs[i].chunk].End
-		if o.MaxSamples > 0 && b.Samples() > o.MaxSamples {
-			return fmt.Errorf("%w: more than %d samples (%d GPUs of %d nodes read together) by %s, before the end of the range: narrow it (--selector, a shorter range), lower prometheus.batch_samples, or raise prometheus.max_samples (about 20 bytes of memory each)",
-				ErrTooManySamples, o.MaxSamples, b.GPUs(), len(bt.nodes), readUntil.UTC().Format(time.RFC3339))
-		}
-		return nil
+		return r.finishChunk(ctx, b, pd, bt, matchers, ch, &readUntil)
 	})
 	r.gpus += b.GPUs()
 	r.samples += b.Samples()
-	end := o.End
-	if err != nil {
-		end = readUntil
+	return b, readUntil, err
+}
+
+// finishChunk completes a chunk whose every answer is in the builder: its
+// pushdown reads, the bound on what one batch holds, and the move of its
+// rows to the row file. readUntil becomes the chunk's end.
+func (r *reading) finishChunk(ctx context.Context, b *dcgm.Builder, pd *pushdown, bt batch, matchers string, ch timeRange, readUntil *time.Time) error {
+	if pd != nil {
+		if err := pd.finish(ctx, b, matchers, ch); err != nil {
+			return err
+		}
 	}
-	return b.Build(o.Start.UnixMilli(), end.UnixMilli()), readUntil, err
+	*readUntil = ch.End
+	if o := r.o; o.MaxSamples > 0 && b.Held() > o.MaxSamples {
+		return fmt.Errorf("%w: more than %d samples (%d GPUs of %d nodes read together) in the chunk that ends at %s: narrow it (--selector, a shorter --prometheus-chunk), lower prometheus.batch_samples, or raise prometheus.max_samples (about 20 bytes of memory each)",
+			ErrTooManySamples, o.MaxSamples, b.GPUs(), len(bt.nodes), ch.End.UTC().Format(time.RFC3339))
+	}
+	return b.Flush(ch.End.UnixMilli())
 }

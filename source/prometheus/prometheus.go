@@ -50,6 +50,14 @@ type Options struct {
 	// Pushdown reads utilization raw and the energy counter as exact
 	// aggregates, and no other metric (docs/sources.md, Pushdown).
 	Pushdown bool
+	// TempDir is where ReadNodes keeps the rows of a batch's finished
+	// chunks until its nodes are built ("" for the system's temporary
+	// directory): its memory is then one chunk of a batch, whatever the
+	// range.
+	TempDir string
+	// inMemory keeps every row in memory (Read, which holds the whole
+	// profile anyway).
+	inMemory bool
 }
 
 // ErrTooManySamples stops a read that would hold more samples than
@@ -82,6 +90,7 @@ func withMatchers(metric, matchers string) string {
 // a profile in memory. See ReadNodes.
 func Read(ctx context.Context, o Options) (*profile.Profile, error) {
 	var nodes []profile.Node
+	o.inMemory = true
 	p, err := ReadNodes(ctx, o, func(ns []profile.Node) error {
 		nodes = append(nodes, ns...)
 		return nil
@@ -125,7 +134,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	case len(d.nodes) == 0:
 		return nil, noMetrics(o)
 	}
-	batches := d.batches(samplesPerGPU(o, len(r.names)), o.BatchSamples)
+	batches := d.batches(samplesPerGPU(o, r.held(), len(r.names)), o.BatchSamples)
 	r.total += len(batches) * len(r.names) * len(r.chunks)
 	k := readKube(ctx, r.c, matchers, o.Start, o.End, func() { r.tick(nil) })
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
@@ -133,21 +142,19 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	defer func() { r.spacing.finish(p, o.Step) }()
 	emitted := 0
 	for bi, bt := range batches {
-		nodes, readUntil, err := r.readBatch(ctx, bt)
+		b, readUntil, err := r.readBatch(ctx, bt)
 		interrupted := err != nil && ctx.Err() != nil
+		if err == nil || interrupted {
+			err = r.emitBatch(b, readUntil, interrupted, k, d, func(n profile.Node) error {
+				emitted++
+				return emit([]profile.Node{n})
+			})
+		}
+		if cerr := b.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("keep rows: %w", cerr)
+		}
 		if err != nil && !interrupted {
 			return nil, err
-		}
-		if interrupted {
-			nodes = cutAfter(nodes, readUntil.Sub(o.Start).Seconds())
-		}
-		r.spacing.count(nodes)
-		k.apply(nodes, d.running)
-		if len(nodes) > 0 {
-			if err := emit(nodes); err != nil {
-				return nil, err
-			}
-			emitted += len(nodes)
 		}
 		if !interrupted {
 			continue
@@ -160,7 +167,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 			p.EndedAt = readUntil.UTC() // nothing was read past it
 		}
 		p.Notes = append(dedupe(r.warnings), fmt.Sprintf("interrupted: read %d of %d nodes whole; %s up to %s of the range asked (%s to %s); pending pods not read",
-			emitted-len(nodes), len(d.nodes), strings.Join(bt.nodes, ", "), readUntil.UTC().Format(time.RFC3339),
+			r.whole, len(d.nodes), strings.Join(bt.nodes, ", "), readUntil.UTC().Format(time.RFC3339),
 			o.Start.UTC().Format(time.RFC3339), o.End.UTC().Format(time.RFC3339)))
 		return p, nil
 	}
@@ -169,6 +176,43 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	}
 	r.finish(p, k, d)
 	return p, nil
+}
+
+// emitBatch builds a batch's nodes one at a time and hands them to emit,
+// each with its pods and labels from kube-state-metrics; an interrupted
+// batch's nodes are cut at readUntil. Nodes of earlier batches are whole.
+func (r *reading) emitBatch(b *dcgm.Builder, readUntil time.Time, interrupted bool, k *kube, d *discovery, emit func(profile.Node) error) error {
+	end := r.o.End
+	if interrupted {
+		end = readUntil
+	}
+	return b.BuildEach(r.o.Start.UnixMilli(), end.UnixMilli(), func(n profile.Node) error {
+		nodes := []profile.Node{n}
+		if interrupted {
+			if nodes = cutAfter(nodes, readUntil.Sub(r.o.Start).Seconds()); len(nodes) == 0 {
+				return nil
+			}
+		}
+		r.spacing.count(nodes)
+		k.apply(nodes, d.running)
+		if !interrupted {
+			r.whole++
+		}
+		return emit(nodes[0])
+	})
+}
+
+// held is the span of the range whose samples a batch holds at once: a
+// chunk when finished chunks go to the row file, else the whole range.
+func (r *reading) held() time.Duration {
+	if r.o.inMemory {
+		return r.o.End.Sub(r.o.Start)
+	}
+	longest := time.Duration(0)
+	for _, ch := range r.chunks {
+		longest = max(longest, ch.End.Sub(ch.Start))
+	}
+	return longest
 }
 
 // newReading checks the options (an http(s) URL, a selector of label
@@ -215,7 +259,7 @@ func (r *reading) finish(p *profile.Profile, k *kube, d *discovery) {
 	}
 	if o.Pushdown {
 		p.Notes = append(p.Notes, fmt.Sprintf("pushdown: read %d raw samples and %d aggregates where every metric raw is about %d samples; memory bandwidth, SM activity, PCIe, NVLink, memory, clocks and temperature were not read",
-			r.samples-r.fromAggregates, r.aggregates, d.rawSamples(r, samplesPerGPU(Options{Start: o.Start, End: o.End, Step: o.Step}, 1))))
+			r.samples-r.fromAggregates, r.aggregates, d.rawSamples(r, samplesPerGPU(Options{Step: o.Step}, o.End.Sub(o.Start), 1))))
 	}
 	if len(r.warnings) > 0 {
 		p.Complete = false

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -425,48 +426,53 @@ func TestControllerOf(t *testing.T) {
 	}
 }
 
-// TestBatchesReadTheSameProfile: nodes read one batch at a time (a batch
-// budget of one node) give the profile one batch of all of them gives,
-// byte for byte, handed over as whole nodes in name order.
+// TestBatchesReadTheSameProfile: nodes read in batches (a budget of one
+// node), their finished chunks' rows kept in a file, give the profile a
+// read held in memory gives, byte for byte, raw and with pushdown, handed
+// over one whole node at a time in name order; the row files are removed.
 func TestBatchesReadTheSameProfile(t *testing.T) {
-	p := recordSim(t, 3, sim.ScenarioMixed, 1, 2*time.Minute)
+	p := recordSim(t, 3, sim.ScenarioMixed, 1, 12*time.Minute)
 	var om bytes.Buffer
 	if err := dcgmtest.WriteOpenMetricsLayout(&om, p, dcgmtest.LayoutKubePrometheus); err != nil {
 		t.Fatal(err)
 	}
 	srv := promtest.Start(t, om.Bytes())
-	o := promOptions(srv.URL, p)
-	whole, err := Read(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.BatchSamples = 1 // every node its own batch
-	var batches [][]string
-	var nodes []profile.Node
-	streamed, err := ReadNodes(context.Background(), o, func(ns []profile.Node) error {
-		var names []string
-		for _, n := range ns {
-			names = append(names, n.Name)
+	for _, pushdown := range []bool{false, true} {
+		o := promOptions(srv.URL, p) // 5-minute chunks: three
+		o.Pushdown = pushdown
+		whole, err := Read(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
 		}
-		batches = append(batches, names)
-		nodes = append(nodes, ns...)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(batches) != "[[node-gpu-01] [node-gpu-02] [node-gpu-03]]" || len(streamed.Nodes) != 0 {
-		t.Fatalf("batches %v, header %+v", batches, streamed)
-	}
-	streamed.Nodes = nodes
-	var a, b bytes.Buffer
-	if err := profile.Encode(&a, whole); err != nil {
-		t.Fatal(err)
-	}
-	if err := profile.Encode(&b, streamed); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Fatal("the profile read in batches differs from the one read at once")
+		o.BatchSamples, o.TempDir = 1, t.TempDir() // every node its own batch
+		var names []string
+		var nodes []profile.Node
+		streamed, err := ReadNodes(context.Background(), o, func(ns []profile.Node) error {
+			for _, n := range ns {
+				names = append(names, n.Name)
+			}
+			nodes = append(nodes, ns...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(names) != "[node-gpu-01 node-gpu-02 node-gpu-03]" || len(streamed.Nodes) != 0 {
+			t.Fatalf("nodes %v, header %+v", names, streamed)
+		}
+		streamed.Nodes = nodes
+		var a, b bytes.Buffer
+		if err := profile.Encode(&a, whole); err != nil {
+			t.Fatal(err)
+		}
+		if err := profile.Encode(&b, streamed); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Fatalf("pushdown %v: the profile read in batches differs from the one read at once", pushdown)
+		}
+		if left, _ := os.ReadDir(o.TempDir); len(left) != 0 {
+			t.Fatalf("left in the temporary directory: %v", left)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func (r reader) Profile(ctx context.Context, ro source.RecordOptions) (*profile.
 // time.
 func (r reader) ProfileNodes(ctx context.Context, ro source.RecordOptions, emit func([]profile.Node) error) (*profile.Profile, error) {
 	o := r.o
-	o.Generator = ro.Generator
+	o.Generator, o.TempDir = ro.Generator, ro.TempDir
 	return ReadNodes(ctx, o, emit)
 }
 
