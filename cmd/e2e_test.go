@@ -321,14 +321,15 @@ func comparePushdown(b *testing.B, srv *promtest.Server, suffix string, promArgs
 	b.ReportMetric(approx, "promql"+suffix+"-idle-gpu-h")
 }
 
-// BenchmarkPrometheusRangeFlat reads 1 h, 6 h and 24 h of the same
-// 100-node × 8-GPU cluster (60 s step) from one real Prometheus: seedance's
-// peak RSS should not grow with the range (issue #13, item 3).
+// BenchmarkPrometheusRangeFlat reads 1 h, 2 h, 6 h and 24 h of the same
+// 100-node × 8-GPU cluster (60 s step) from one real Prometheus, raw and
+// with pushdown: seedance's peak RSS should not grow with the range (issue
+// #13, item 3; issue #30, pushdown). 2 h is the default chunk: one chunk.
 func BenchmarkPrometheusRangeFlat(b *testing.B) {
 	srv := backfilled(b, synth.Profile(100, 8, 1440, 60))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for _, h := range []int{1, 6, 24} {
+		for _, h := range []int{1, 2, 6, 24} {
 			args := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", synth.Start.Format(time.RFC3339),
 				"--end", synth.Start.Add(time.Duration(h) * time.Hour).Format(time.RFC3339), "--step", "60s"}
 			measureRun(b, srv, fmt.Sprintf("profile-%dh", h), append([]string{"profile", "--output", filepath.Join(b.TempDir(), "cluster.json"), "--quiet"}, args...)...)

@@ -25,6 +25,12 @@ type Spill struct {
 	enc *Encoder
 }
 
+// spillWindow is the spill's zstd window: its encoder's history and its
+// reader's are this size whatever the profile's, so that a day's spill
+// costs the memory an hour's does (the default, 8 MiB, compresses this
+// JSON no better).
+const spillWindow = 1 << 20
+
 // spillPrefix names spill files: ".seedance-spill-PID-…", so that a later
 // run can remove those of processes that were killed.
 const spillPrefix = ".seedance-spill-"
@@ -40,7 +46,7 @@ func NewSpill(dir string) (*Spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(spillWindow))
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())

@@ -66,6 +66,20 @@ func New(r io.Reader) *Scanner {
 	return &Scanner{r: r, buf: make([]byte, 0, 1<<20), mark: -1}
 }
 
+// NewBuffer returns a Scanner reading r into buf (its capacity; it grows
+// as New's does): a caller that parses many small documents reuses one
+// buffer (Buffer) instead of allocating one each.
+func NewBuffer(r io.Reader, buf []byte) *Scanner {
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 4096)
+	}
+	return &Scanner{r: r, buf: buf[:0], mark: -1}
+}
+
+// Buffer is the scanner's buffer, to reuse once nothing read from it is
+// in use.
+func (s *Scanner) Buffer() []byte { return s.buf[:0] }
+
 var errTruncated = errors.New("truncated JSON (unexpected end of input)")
 
 // SyntaxError describes bad JSON at the current position.

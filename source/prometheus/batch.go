@@ -14,8 +14,9 @@ import (
 )
 
 // DefaultBatchSamples is how many sample values one batch of nodes holds
-// at most (about 20 bytes of memory each): the working set of a read,
-// whatever the range and the cluster's size.
+// in memory at most (about 20 bytes each; one chunk of it when finished
+// chunks go to the row file): the working set of a read, whatever the
+// range and the cluster's size.
 const DefaultBatchSamples = 2_500_000
 
 // discovery is what a first pass over the range says of the cluster: its

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seedance/seedance/internal/httpc"
@@ -217,7 +218,14 @@ func maxSamplesFor(q string) int {
 // in a series (0: any number).
 func parsePromAnswerLimit(r io.Reader, maxPerSeries int) (*promAnswer, error) {
 	a := &promAnswer{}
-	sc := jsonscan.New(r)
+	bp := answerBuffers.Get().(*[]byte)
+	sc := jsonscan.NewBuffer(r, *bp)
+	defer func() { // every string and number is copied out of it
+		if b := sc.Buffer(); cap(b) <= 1<<20 {
+			*bp = b
+			answerBuffers.Put(bp)
+		}
+	}()
 	err := sc.Object(func(key string) error {
 		switch key {
 		case "status":
@@ -248,6 +256,10 @@ func parsePromAnswerLimit(r io.Reader, maxPerSeries int) (*promAnswer, error) {
 	}
 	return a, err
 }
+
+// answerBuffers are the scanners' buffers, reused from answer to answer:
+// a read asks thousands of queries.
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // parsePromSeries reads one series of an answer; shared holds the label
 // names and values read so far, which most series repeat.

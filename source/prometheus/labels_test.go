@@ -91,3 +91,26 @@ func TestExporterPodNeverAWorkload(t *testing.T) {
 // realdata holds real Prometheus answers, copied with their licences
 // (README.md there).
 const realdata = "testdata/dcgm-exporter"
+
+// TestAnswerBuffersReused: answers parsed one after another share one
+// scanner buffer, and nothing an answer holds points into it: the first
+// answer's labels and values are intact after a second, different one.
+func TestAnswerBuffersReused(t *testing.T) {
+	doc := func(node, v string) string {
+		return `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"Hostname":"` + node +
+			`","gpu":"0","UUID":"GPU-` + node + `","weird\u00e9":"x\"y"},"values":[[1767571200.5,"` + v + `"]]}]}}`
+	}
+	a, err := parsePromAnswer(strings.NewReader(doc("node-a", "41.5")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := parsePromAnswer(strings.NewReader(doc("node-zzzzzz", "99"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := a.Series[0]
+	if s.Labels["Hostname"] != "node-a" || s.Labels["UUID"] != "GPU-node-a" || s.Labels["weirdé"] != `x"y` || s.Pairs[0].V != 41.5 || s.Pairs[0].TMillis != 1767571200500 {
+		t.Fatalf("the first answer changed: %+v", s)
+	}
+}

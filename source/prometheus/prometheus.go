@@ -40,12 +40,14 @@ type Options struct {
 	Generator   profile.Generator
 	// OnProgress is called after each query.
 	OnProgress func(source.ReadProgress)
-	// MaxSamples bounds the samples one batch of nodes holds (about 20
-	// bytes of memory each); past it the read stops with ErrTooManySamples.
-	// 0: no bound.
+	// MaxSamples bounds the samples one batch of nodes holds in memory
+	// (about 20 bytes each): one chunk of it when ReadNodes keeps finished
+	// chunks on disk; past it the read stops with ErrTooManySamples. 0: no
+	// bound.
 	MaxSamples int
-	// BatchSamples is the sample values one batch of nodes is sized to;
-	// 0: DefaultBatchSamples.
+	// BatchSamples is the sample values one batch of nodes is sized to
+	// hold in memory (one chunk of it with ReadNodes, the whole range with
+	// Read); 0: DefaultBatchSamples.
 	BatchSamples int
 	// Pushdown reads utilization raw and the energy counter as exact
 	// aggregates, and no other metric (docs/sources.md, Pushdown).

@@ -39,9 +39,9 @@ var keys = append([]setting.Key{
 	{Key: "prometheus.chunk", Default: setting.Dur("2h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: setting.Rng(1, 31*setting.Day)},
 	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile analyze", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: setting.Rng(1, 64)},
 	{Key: "prometheus.timeout", Default: setting.Dur("2m"), Cmd: "profile analyze", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: setting.Rng(0.1, setting.Day)},
-	{Key: "prometheus.max_samples", Default: 100_000_000, Help: "most samples one batch of nodes holds (about 20 bytes of memory each); past it the read stops with a message saying how to narrow it", Range: setting.Rng(1000, 1e10)},
+	{Key: "prometheus.max_samples", Default: 100_000_000, Help: "most samples one chunk of a batch of nodes holds in memory (about 20 bytes each); past it the read stops with a message saying how to narrow it", Range: setting.Rng(1000, 1e10)},
 	{Key: "prometheus.pushdown", Default: false, Cmd: "profile analyze", Flag: "pushdown", Help: "read utilization raw and the energy counter as exact per-chunk aggregates, nothing else: the idle time, costs and energy of the raw read for about a tenth of the samples (docs/sources.md, Pushdown)"},
-	{Key: "prometheus.batch_samples", Default: 2_500_000, Help: "sample values the nodes read together hold at most (about 20 bytes of memory each): the read's working set, whatever the range or the number of nodes", Range: setting.Rng(1000, 1e10)},
+	{Key: "prometheus.batch_samples", Default: 2_500_000, Help: "sample values one chunk of the nodes read together holds at most (about 20 bytes of memory each): the read's working set, whatever the range or the number of nodes (finished chunks wait on disk)", Range: setting.Rng(1000, 1e10)},
 	{Key: "prometheus.retries", Default: 3, Help: "retries of a query after a network error, timeout, 429 or 5xx", Range: setting.Rng(0, 20)},
 	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings: prometheus/common HTTPClientConfig (basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
 }, setting.HTTPKeys("prometheus")...)
