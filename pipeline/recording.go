@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/seedance/seedance/source/gpu"
@@ -43,6 +44,10 @@ func (r *Recording) spill(ctx context.Context, s source.NodeStreamer, ro source.
 		return err
 	}
 	r.Profile, r.Spill = h, sp
+	// The read's answers and builders are garbage now: their pages go back
+	// to the OS before the analysis or the write allocate anew, which would
+	// otherwise land beside them (docs/performance.md, pushdown).
+	debug.FreeOSMemory()
 	return nil
 }
 
