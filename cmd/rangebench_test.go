@@ -14,9 +14,9 @@ import (
 )
 
 // BenchmarkPrometheusRangeRSS is issue #30's pushdown target: the peak RSS
-// of analyze --source prometheus, raw and with --pushdown, over 1 h, 2 h
-// (one default chunk), 6 h and 24 h of one 100-node × 8-GPU cluster at
-// 60 s in a real Prometheus, beside SEEDANCE_BENCH_BASELINE (an older
+// of analyze --source prometheus, raw, with --pushdown, and with
+// --pushdown in 1-hour chunks, over 1 h, 2 h (one default chunk), 6 h and
+// 24 h of one 100-node × 8-GPU cluster at 60 s in a real Prometheus, beside SEEDANCE_BENCH_BASELINE (an older
 // seedance binary) when set. Rounds (SEEDANCE_BENCH_ROUNDS, default 3) run
 // every case, the binaries alternated in an order rotated each round; each
 // figure is min / median / max over the rounds, in MiB.
@@ -36,16 +36,14 @@ func BenchmarkPrometheusRangeRSS(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
-			for _, mode := range []string{"raw", "pushdown"} {
+			for _, mode := range rangeModes {
 				for _, h := range []int{1, 2, 6, 24} {
 					for k := range names {
 						name := names[(k+r)%len(names)]
 						args := []string{"analyze", "--format", "json", "--output", filepath.Join(dir, "r.json"), "--source", "prometheus",
 							"--prometheus-url", srv.URL, "--start", synth.Start.Format(time.RFC3339),
 							"--end", synth.Start.Add(time.Duration(h) * time.Hour).Format(time.RFC3339), "--step", "60s"}
-						if mode == "pushdown" {
-							args = append(args, "--pushdown")
-						}
+						args = append(args, rangeModeArgs[mode]...)
 						key := fmt.Sprintf("%s %s %dh", name, mode, h)
 						rss[key] = append(rss[key], peakRSS(b, dir, bins[name], args...))
 					}
@@ -54,7 +52,7 @@ func BenchmarkPrometheusRangeRSS(b *testing.B) {
 		}
 	}
 	for _, name := range names {
-		for _, mode := range []string{"raw", "pushdown"} {
+		for _, mode := range rangeModes {
 			var line []string
 			for _, h := range []int{1, 2, 6, 24} {
 				v := rss[fmt.Sprintf("%s %s %dh", name, mode, h)]
@@ -65,6 +63,12 @@ func BenchmarkPrometheusRangeRSS(b *testing.B) {
 		}
 	}
 }
+
+// rangeModes are BenchmarkPrometheusRangeRSS's reads, with their flags.
+var (
+	rangeModes    = []string{"raw", "pushdown", "pushdown-chunk-1h"}
+	rangeModeArgs = map[string][]string{"pushdown": {"--pushdown"}, "pushdown-chunk-1h": {"--pushdown", "--prometheus-chunk", "1h"}}
+)
 
 // peakRSS runs the binary through GNU time (the child's own ru_maxrss would
 // count this process's pages up to exec) and returns its peak RSS in MiB.

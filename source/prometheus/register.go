@@ -36,7 +36,7 @@ var keys = append([]setting.Key{
 	{Key: "prometheus.url", Default: "", Cmd: "profile analyze", Flag: "prometheus-url", Help: "Prometheus holding dcgm-exporter metrics (--source prometheus; docs/sources.md)"},
 	{Key: "prometheus.step", Default: "auto", Cmd: "profile analyze", Flag: "step", Help: "dcgm-exporter's scrape interval (--source prometheus): auto measures it on each target's samples, which is what the figures use; a duration (30s) is assumed only where a target has one sample, and noted when the data contradicts it"},
 	{Key: "prometheus.selector", Default: "", Cmd: "profile analyze", Flag: "selector", Help: `label matchers added to every Prometheus query, e.g. '{cluster="a"}'`},
-	{Key: "prometheus.chunk", Default: setting.Dur("1h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: setting.Rng(1, 31*setting.Day)},
+	{Key: "prometheus.chunk", Default: setting.Dur("2h"), Cmd: "profile analyze", Flag: "prometheus-chunk", Help: "longest time range one Prometheus query reads", Range: setting.Rng(1, 31*setting.Day)},
 	{Key: "prometheus.concurrency", Default: 4, Cmd: "profile analyze", Flag: "prometheus-concurrency", Help: "Prometheus queries in flight at once", Range: setting.Rng(1, 64)},
 	{Key: "prometheus.timeout", Default: setting.Dur("2m"), Cmd: "profile analyze", Flag: "prometheus-timeout", Help: "timeout of one Prometheus query", Range: setting.Rng(0.1, setting.Day)},
 	{Key: "prometheus.max_samples", Default: 100_000_000, Help: "most samples one chunk of a batch of nodes holds in memory (about 20 bytes each); past it the read stops with a message saying how to narrow it", Range: setting.Rng(1000, 1e10)},
