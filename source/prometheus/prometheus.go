@@ -146,16 +146,18 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	for bi, bt := range batches {
 		b, readUntil, err := r.readBatch(ctx, bt)
 		interrupted := err != nil && ctx.Err() != nil
-		if err == nil || interrupted {
-			err = r.emitBatch(b, readUntil, interrupted, k, d, func(n profile.Node) error {
-				emitted++
-				return emit([]profile.Node{n})
-			})
+		if err != nil && !interrupted {
+			b.Close()
+			return nil, err
 		}
+		err = r.emitBatch(b, readUntil, interrupted, k, d, func(n profile.Node) error {
+			emitted++
+			return emit([]profile.Node{n})
+		})
 		if cerr := b.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("keep rows: %w", cerr)
 		}
-		if err != nil && !interrupted {
+		if err != nil {
 			return nil, err
 		}
 		if !interrupted {
