@@ -27,7 +27,7 @@ func BenchmarkPrometheusRangeRSS(b *testing.B) {
 	}
 	srv := backfilled(b, synth.Profile(100, 8, 1440, 60))
 	bins := map[string]string{"now": binary}
-	if old := os.Getenv("SEEDANCE_BENCH_BASELINE"); old != "" {
+	if old := baselineBinary(b); old != "" {
 		bins["baseline"] = old
 	}
 	names := []string{"now", "baseline"}[:len(bins)]

@@ -120,7 +120,7 @@ func readRounds(b *testing.B, path string, rounds int) {
 	}
 	mb := float64(st.Size()) / 1e6
 	out := filepath.Join(b.TempDir(), "report.json")
-	cases := readCases(path, out)
+	cases := readCases(path, out, baselineBinary(b))
 	cpu := map[string][]float64{}
 	rss := map[string][]float64{}
 	for r := 0; r < rounds; r++ {
@@ -167,7 +167,7 @@ func readRounds(b *testing.B, path string, rounds int) {
 
 // readCases are the commands measured on path: external ones where
 // installed, the in-process baselines always.
-func readCases(path, out string) []readCase {
+func readCases(path, out, baseline string) []readCase {
 	cases := []readCase{
 		{"analyze", child(binary, "analyze", path, "--format", "json", "-o", out)},
 		{"analyze .gz", child(binary, "analyze", path+".gz", "--format", "json", "-o", out)},
@@ -176,8 +176,8 @@ func readCases(path, out string) []readCase {
 		{"encoding/json decode", benchChild("json", path)},
 		{"number loop", benchChild("loop", path)},
 	}
-	if old := os.Getenv("SEEDANCE_BENCH_BASELINE"); old != "" {
-		cases = append(cases, readCase{"baseline analyze", child(old, "analyze", path, "--format", "json", "-o", out)})
+	if baseline != "" {
+		cases = append(cases, readCase{"baseline analyze", child(baseline, "analyze", path, "--format", "json", "-o", out)})
 	}
 	for _, t := range []struct{ name, tool, file string }{
 		{"cat", "cat", path}, {"gzip -dc", "gzip", path + ".gz"}, {"zstd -dc", "zstd", path + ".zst"},

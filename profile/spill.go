@@ -28,7 +28,8 @@ type Spill struct {
 // spillWindow is the spill's zstd window: its encoder's history and its
 // reader's are this size whatever the profile's, so that a day's spill
 // costs the memory an hour's does (the default, 8 MiB, compresses this
-// JSON no better).
+// JSON no better). Its encoder's lower-memory mode keeps a history of the
+// window and one block (1.1 MiB) instead of twice the window.
 const spillWindow = 1 << 20
 
 // spillPrefix names spill files: ".seedance-spill-PID-…", so that a later
@@ -46,7 +47,7 @@ func NewSpill(dir string) (*Spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(spillWindow))
+	zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(spillWindow), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())

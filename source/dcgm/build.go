@@ -29,10 +29,12 @@ func (b *Builder) Build(startMillis, endMillis int64) []profile.Node {
 // BuildEach builds the nodes as Build does and hands them to emit one at a
 // time, in name order: a builder that keeps its rows in a file
 // (KeepRowsIn) then holds one node's whole range in memory, not every
-// node's.
+// node's, and first lets go of the chunk each GPU kept for the next one
+// when its every row is in the file.
 func (b *Builder) BuildEach(startMillis, endMillis int64, emit func(profile.Node) error) error {
 	byNode := map[string][]*gpuBuild{}
 	for _, g := range b.gpus {
+		g.dropEmptyRows()
 		byNode[g.id.Key.Node] = append(byNode[g.id.Key.Node], g)
 	}
 	for _, name := range slices.Sorted(maps.Keys(byNode)) {

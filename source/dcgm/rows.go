@@ -104,6 +104,20 @@ func (b *Builder) Flush(before int64) error {
 	return nil
 }
 
+// dropEmptyRows lets go of the memory of a GPU whose every row is in the
+// row file: a chunk of its rows, kept for the next chunk, that no chunk
+// will fill once the read builds its nodes. Its rows and columns are the
+// same (allRows makes its columns from their ranks).
+func (g *gpuBuild) dropEmptyRows() {
+	if len(g.done) == 0 || len(g.t) > 0 {
+		return
+	}
+	g.t = nil
+	for m := range g.cols {
+		g.cols[m] = nil
+	}
+}
+
 // keys are the builder's GPUs in a fixed order.
 func (b *Builder) keys() []GPUKey {
 	out := make([]GPUKey, 0, len(b.gpus))

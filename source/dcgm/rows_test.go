@@ -12,17 +12,21 @@ import (
 // rowsScript adds one chunk of series to a builder: [lo, hi) in seconds.
 type rowsScript func(b *Builder, lo, hi int64)
 
-// chunked feeds the chunks to a builder, flushing after each when it keeps
-// its rows in dir, and encodes what it builds.
-func chunked(t *testing.T, dir string, chunks [][2]int64, add rowsScript) []byte {
+// chunked feeds the chunks to a builder, flushing after each (the last one
+// too when flushLast) when it keeps its rows in dir, and encodes what it
+// builds.
+func chunked(t *testing.T, dir string, chunks [][2]int64, add rowsScript, flushLast bool) []byte {
 	t.Helper()
 	b := NewBuilder(10_000)
 	b.MeasureSpacing()
 	if dir != "" {
 		b.KeepRowsIn(dir)
 	}
-	for _, ch := range chunks {
+	for i, ch := range chunks {
 		add(b, ch[0], ch[1])
+		if i == len(chunks)-1 && !flushLast {
+			break
+		}
 		if err := b.Flush(ch[1] * 1000); err != nil {
 			t.Fatal(err)
 		}
@@ -36,6 +40,15 @@ func chunked(t *testing.T, dir string, chunks [][2]int64, add rowsScript) []byte
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	for key, g := range b.gpus {
+		held := g.t != nil
+		for _, c := range g.cols {
+			held = held || c != nil
+		}
+		if dir != "" && flushLast && held {
+			t.Fatalf("GPU %v still holds a chunk's memory once its every row is in the file", key)
+		}
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
@@ -92,10 +105,14 @@ func TestKeptRowsBuildTheSameNodes(t *testing.T) {
 	}
 	chunks := [][2]int64{{0, 300}, {300, 600}, {600, 900}, {900, 1000}}
 	dir := t.TempDir()
-	memory := chunked(t, "", chunks, add)
-	kept := chunked(t, dir, chunks, add)
+	memory := chunked(t, "", chunks, add, true)
+	kept := chunked(t, dir, chunks, add, true)
 	if !bytes.Equal(memory, kept) {
 		t.Fatalf("kept rows build another profile:\n%s\nin memory:\n%s", kept, memory)
+	}
+	// An interrupted read: the last chunk's rows are still in memory.
+	if cut := chunked(t, dir, chunks, add, false); !bytes.Equal(memory, cut) {
+		t.Fatalf("kept rows and a last chunk in memory build another profile:\n%s\nin memory:\n%s", cut, memory)
 	}
 	if !bytes.Contains(kept, []byte(`"gpu_util_pct":[null,`)) || !bytes.Contains(kept, []byte(`"memory_total_bytes"`)) {
 		t.Fatalf("the case does not test what it says:\n%s", kept)

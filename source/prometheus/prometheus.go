@@ -369,11 +369,18 @@ func splitRange(start, end time.Time, chunk time.Duration) []timeRange {
 
 // runOrdered runs n jobs on up to workers goroutines and hands their results
 // to consume in job order, on one goroutine, so that results can be merged
-// without locks and few wait in memory. The first error stops everything.
+// without locks. A job starts only when fewer than 2 × workers jobs are
+// started and not yet consumed (runWindow), so that what waits in memory
+// is a few answers, whatever n: a slow answer holds the next ones back
+// instead of letting the others run ahead through the range.
 func runOrdered(ctx context.Context, n, workers int, run func(context.Context, int) (any, error), consume func(int, any) error) error {
-	if workers < 1 {
-		workers = 1
-	}
+	workers = max(workers, 1)
+	return runWindow(ctx, n, workers, 2*workers, run, consume)
+}
+
+// runWindow is runOrdered with at most window jobs started and not yet
+// consumed.
+func runWindow(ctx context.Context, n, workers, window int, run func(context.Context, int) (any, error), consume func(int, any) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type out struct {
@@ -383,6 +390,7 @@ func runOrdered(ctx context.Context, n, workers int, run func(context.Context, i
 	}
 	next := make(chan int)
 	results := make(chan out, workers)
+	slots := make(chan struct{}, window) // one per job started and not consumed
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -397,6 +405,11 @@ func runOrdered(ctx context.Context, n, workers int, run func(context.Context, i
 	go func() {
 		defer close(next)
 		for i := 0; i < n; i++ {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			select {
 			case next <- i:
 			case <-ctx.Done():
@@ -432,6 +445,7 @@ func runOrdered(ctx context.Context, n, workers int, run func(context.Context, i
 				break
 			}
 			want++
+			<-slots
 		}
 	}
 	return firstErr
