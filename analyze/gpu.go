@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/seedance/seedance/profile"
 )
@@ -133,7 +132,7 @@ func (g *gpuAcc) close(s sample, next float64) {
 	cov := end - s.t
 	g.observedS += cov
 	if k := len(g.cover); k > 0 && s.t <= g.cover[k-1].EndS+eps {
-		g.cover[k-1].EndS = math.Max(g.cover[k-1].EndS, end)
+		g.cover[k-1].EndS = max(g.cover[k-1].EndS, end) // the builtin: math.Max is a call
 	} else {
 		g.cover = append(g.cover, Interval{s.t, end})
 	}
