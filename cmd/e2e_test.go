@@ -485,28 +485,42 @@ func backfilled(b *testing.B, p *profile.Profile) *promtest.Server {
 }
 
 // measureRun runs seedance and reports its wall time, CPU share and peak
-// RSS, and the engine's CPU time meanwhile. The child's ru_maxrss would
-// include this test process's memory up to exec (vfork shares it), so peak
-// RSS is taken by GNU time, a small process in between.
+// RSS (timeRun), and the engine's CPU time meanwhile.
 func measureRun(b *testing.B, srv *promtest.Server, name string, args ...string) {
 	engine := srv.CPU()
 	defer func() { b.ReportMetric((srv.CPU() - engine).Seconds(), name+"-engine-cpu-s") }()
-	rss := filepath.Join(b.TempDir(), "rss")
-	start := time.Now()
-	c := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rss, binary}, args...)...)
-	c.Env = []string{"HOME=" + b.TempDir(), "TMPDIR=" + b.TempDir()}
-	if o, err := c.CombinedOutput(); err != nil {
-		b.Fatalf("%v: %s", err, o)
-	}
-	wall := time.Since(start)
-	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()) // time's children: seedance
+	wall, cpu, rss := timeRun(b, binary, args...)
 	b.ReportMetric(wall.Seconds(), name+"-wall-s")
 	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), name+"-cpu-%")
-	if kb, err := os.ReadFile(rss); err == nil {
-		v, _ := strconv.Atoi(strings.TrimSpace(string(kb)))
-		b.ReportMetric(float64(v)/1024, name+"-maxrss-MiB")
+	b.ReportMetric(rss, name+"-maxrss-MiB")
+}
+
+// timeRun runs bin with a clean environment and returns its wall time, CPU
+// time and peak RSS in MiB. The child's own ru_maxrss would include this
+// test process's memory up to exec (vfork shares it), so peak RSS is taken
+// by GNU time, a small process in between, whose children's CPU time is
+// bin's.
+func timeRun(b *testing.B, bin string, args ...string) (wall, cpu time.Duration, rssMiB float64) {
+	dir := b.TempDir()
+	out := filepath.Join(dir, "rss")
+	c := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", out, bin}, args...)...)
+	c.Env = []string{"HOME=" + dir, "TMPDIR=" + dir}
+	start := time.Now()
+	if o, err := c.CombinedOutput(); err != nil {
+		b.Fatalf("%s: %v: %s", bin, err, o)
 	}
+	wall = time.Since(start)
+	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	kb, err := os.ReadFile(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(kb)))
+	if err != nil {
+		b.Fatalf("GNU time wrote %q", kb)
+	}
+	return wall, cpu, float64(v) / 1024
 }
 
 // BenchmarkHTMLReport2000Nodes24h (#31): the HTML report of 2,000

@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,7 +44,8 @@ func BenchmarkPrometheusRangeRSS(b *testing.B) {
 							"--end", synth.Start.Add(time.Duration(h) * time.Hour).Format(time.RFC3339), "--step", "60s"}
 						args = append(args, rangeModeArgs[mode]...)
 						key := fmt.Sprintf("%s %s %dh", name, mode, h)
-						rss[key] = append(rss[key], peakRSS(b, dir, bins[name], args...))
+						_, _, peak := timeRun(b, bins[name], args...)
+						rss[key] = append(rss[key], peak)
 					}
 				}
 			}
@@ -69,23 +69,3 @@ var (
 	rangeModes    = []string{"raw", "pushdown", "pushdown-chunk-1h"}
 	rangeModeArgs = map[string][]string{"pushdown": {"--pushdown"}, "pushdown-chunk-1h": {"--pushdown", "--prometheus-chunk", "1h"}}
 )
-
-// peakRSS runs the binary through GNU time (the child's own ru_maxrss would
-// count this process's pages up to exec) and returns its peak RSS in MiB.
-func peakRSS(b *testing.B, dir, bin string, args ...string) float64 {
-	out := filepath.Join(dir, "rss")
-	c := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", out, bin}, args...)...)
-	c.Env = []string{"HOME=" + dir, "TMPDIR=" + dir}
-	if o, err := c.CombinedOutput(); err != nil {
-		b.Fatalf("%s: %v: %s", bin, err, o)
-	}
-	kb, err := os.ReadFile(out)
-	if err != nil {
-		b.Fatal(err)
-	}
-	v, err := strconv.Atoi(strings.TrimSpace(string(kb)))
-	if err != nil {
-		b.Fatalf("GNU time wrote %q", kb)
-	}
-	return float64(v) / 1024
-}
