@@ -3,12 +3,9 @@ package cmd
 import (
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -86,21 +83,10 @@ func BenchmarkLedgerUpdate1000Nodes(b *testing.B) {
 }
 
 // cpuRun runs the binary and returns its CPU time (user + sys), the
-// engine's CPU time meanwhile, and its peak RSS in MiB.
+// engine's CPU time meanwhile, and its peak RSS in MiB (timeRun).
 func cpuRun(b *testing.B, srv *promtest.Server, args ...string) (cpu, engineCPU time.Duration, rssMiB float64) {
 	engine := srv.CPU()
-	rss := filepath.Join(b.TempDir(), "rss")
-	c := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rss, binary}, args...)...)
-	c.Env = []string{"HOME=" + b.TempDir(), "TMPDIR=" + b.TempDir()}
-	if o, err := c.CombinedOutput(); err != nil {
-		b.Fatalf("%v: %s", err, o)
-	}
-	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	if kb, err := os.ReadFile(rss); err == nil {
-		v, _ := strconv.Atoi(strings.TrimSpace(string(kb)))
-		rssMiB = float64(v) / 1024
-	}
+	_, cpu, rssMiB = timeRun(b, binary, args...)
 	return cpu, srv.CPU() - engine, rssMiB
 }
 
