@@ -66,5 +66,22 @@ func FuzzWriteIndented(f *testing.F) {
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Fatalf("%q: %q, want %q", compact.Bytes(), got.Bytes(), want.Bytes())
 		}
+		// The same bytes in pieces of 1, 2 and 3 bytes: a string, an escape
+		// or an empty list split between two writes indents the same.
+		for n := 1; n <= 3; n++ {
+			got.Reset()
+			d := newIndenter(&got)
+			for src := compact.Bytes(); len(src) > 0; src = src[min(n, len(src)):] {
+				if _, err := d.Write(src[:min(n, len(src))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%q in %d-byte pieces: %q, want %q", compact.Bytes(), n, got.Bytes(), want.Bytes())
+			}
+		}
 	})
 }

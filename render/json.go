@@ -13,9 +13,9 @@ func YAML(w io.Writer, r *report.Result, _ Options) error { return yamlout.Write
 
 // JSON writes the report as indented JSON (docs/report-v1.schema.json).
 func JSON(w io.Writer, r *report.Result, _ Options) error {
-	b, err := r.MarshalJSON() // compact, HTML escaped: what json.Marshal would copy
-	if err != nil {
+	d := newIndenter(w)
+	if err := r.WriteJSON(d); err != nil {
 		return err
 	}
-	return writeIndented(w, b)
+	return d.Close()
 }

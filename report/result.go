@@ -7,7 +7,7 @@
 package report
 
 import (
-	"encoding/json"
+	"bytes"
 	"slices"
 
 	"github.com/seedance/seedance/analyze"
@@ -90,15 +90,22 @@ type document struct {
 	Fragmentation  *recommend.Fragmentation `json:"fragmentation,omitempty"`
 }
 
-// MarshalJSON writes the JSON report.
+// MarshalJSON writes the JSON report (WriteJSON, into one buffer).
 func (r *Result) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := r.WriteJSON(&b)
+	return b.Bytes(), err
+}
+
+// document is the report as the JSON document lays it out.
+func (r *Result) document() document {
 	a := r.Report
-	return json.Marshal(document{
+	return document{
 		SchemaVersion: a.SchemaVersion, Window: a.Window, Params: a.Params, Inputs: a.Inputs, Summary: a.Summary,
 		Timeline: a.Timeline, Scaling: a.Scaling, Attribution: a.Attribution, StrandedMemory: a.StrandedMemory,
 		GPUFigures: a.GPUFigures, RuleMatches: r.RuleMatches, Delta: r.Delta, Nodes: a.Nodes, Suggestions: r.Suggestions,
 		Warnings: r.Warnings, PendingUnknown: a.PendingUnknown, Gates: r.Gates, Migration: r.Migration, Fragmentation: r.Fragmentation,
-	})
+	}
 }
 
 // Add adds a later stage's suggestions, or, when the stage failed, a
