@@ -67,9 +67,13 @@ func (r metaReader) topology(dst **hwtopo.Topology) error {
 			case "gpus":
 				return listOf(r, &t.GPUs, r.topoGPU)
 			case "matrix":
-				return listOf(r, &t.Matrix, func(row *[]string) error { return listOf(r, row, r.sc.String) })
+				return known(r, &t.Matrix, r.matrices(), func(r metaReader, m *[][]string) error {
+					return listOf(r, m, func(row *[]string) error { return listOf(r, row, r.sc.String) })
+				})
 			case "nvlink_gbps":
-				return listOf(r, &t.NVLinkGBps, func(row *[]float64) error { return listOf(r, row, r.sc.Float) })
+				return known(r, &t.NVLinkGBps, r.bandwidths(), func(r metaReader, m *[][]float64) error {
+					return listOf(r, m, func(row *[]float64) error { return listOf(r, row, r.sc.Float) })
+				})
 			case "host":
 				return optional(r, &t.Host, r.host)
 			}
@@ -148,10 +152,73 @@ func (r metaReader) nvlinks(g *hwtopo.GPU) error {
 const maxChecked = 4096
 
 // checkedLists are the link lists a stream has checked, by a hash of
-// their bytes (seeded per process: no input can aim at a collision).
+// their bytes (seeded per process: no input can aim at a collision), and
+// the matrices and bandwidths it has read, by their bytes (known).
 type checkedLists struct {
-	seed maphash.Seed
-	seen map[uint64]bool
+	seed     maphash.Seed
+	seen     map[uint64]bool
+	matrix   map[string][][]string
+	nvlinkBW map[string][][]float64
+}
+
+// matrices and bandwidths are the values known by their bytes (known);
+// nil with detail.
+func (r metaReader) matrices() map[string][][]string {
+	if r.checked == nil {
+		return nil
+	}
+	return r.checked.matrix
+}
+
+func (r metaReader) bandwidths() map[string][][]float64 {
+	if r.checked == nil {
+		return nil
+	}
+	return r.checked.nvlinkBW
+}
+
+// maxKnown bounds the values of a kind a stream knows by their bytes;
+// maxKnownBytes the length of one (a 16-GPU matrix is about 2 KB).
+const (
+	maxKnown      = 64
+	maxKnownBytes = 16 << 10
+)
+
+// known reads a value that the nodes of a kind repeat byte for byte (a
+// topology's matrix, its NVLink bandwidths) once, then knows it by its
+// bytes: every later node with the same bytes gets the same value, read
+// only (hwtopo.Topology.Compact copies the matrix and shares the
+// bandwidths). Only without detail; a value past maxKnownBytes is read
+// each time. Its errors are read's, at the same offsets.
+func known[T any](r metaReader, dst *T, seen map[string]T, read func(metaReader, *T) error) error {
+	if r.detail || seen == nil {
+		return read(r, dst)
+	}
+	r.sc.Peek()
+	at := r.sc.Offset()
+	raw, ok, err := r.sc.RawValueUpTo(maxKnownBytes)
+	if err != nil || !ok {
+		if err == nil {
+			err = read(r, dst)
+		}
+		return err
+	}
+	if v, hit := seen[string(raw)]; hit {
+		*dst = v
+		return nil
+	}
+	sub := metaReader{sc: jsonscan.NewBuffer(bytes.NewReader(raw), make([]byte, 0, len(raw)+1))}
+	err = read(sub, dst)
+	if err == nil {
+		err = sub.sc.End()
+	}
+	if err != nil {
+		return jsonscan.Shifted(err, at)
+	}
+	if len(seen) < maxKnown {
+		seen[string(raw)] = *dst
+	}
+	return nil
 }
 
 // readLinks reads a GPU's links, keeping them with detail.

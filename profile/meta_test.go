@@ -3,8 +3,12 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/seedance/seedance/hwtopo"
 )
 
 // metaProfile has every metadata field the scanner reads: a topology with
@@ -141,5 +145,73 @@ func TestDropTopologyDetail(t *testing.T) {
 	}
 	if len(full.Nodes[0].Topology.GPUs[0].NVLinks) != 2 || len(full.Nodes[0].Topology.GPUs[0].MIG) != 1 {
 		t.Fatalf("a full read lost the detail: %+v", full.Nodes[0].Topology.GPUs[0])
+	}
+}
+
+// topologyOf is a topology of n GPUs whose NVLink bandwidths are all bw
+// and whose matrix cells are all cell (the diagonal "X").
+func topologyOf(n int, bw float64, cell string) *hwtopo.Topology {
+	t := &hwtopo.Topology{}
+	for i := 0; i < n; i++ {
+		numa := i / 4
+		t.GPUs = append(t.GPUs, hwtopo.GPU{Index: i, UUID: fmt.Sprintf("GPU-%d-%g", i, bw), NUMANode: &numa, CPUAffinity: "0-3"})
+		row, bws := make([]string, n), make([]float64, n)
+		for j := range row {
+			row[j], bws[j] = cell, bw
+		}
+		row[i], bws[i] = "X", 0
+		t.Matrix, t.NVLinkGBps = append(t.Matrix, row), append(t.NVLinkGBps, bws)
+	}
+	return t
+}
+
+// TestKnownTopologyValues: without detail, a matrix and a bandwidth table
+// that an earlier node had byte for byte are that node's (one copy), a
+// different one is read anew, and one longer than maxKnownBytes is read
+// each time; every node's topology is what a full read's compacts to.
+func TestKnownTopologyValues(t *testing.T) {
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	p := &Profile{SchemaVersion: SchemaVersion, StartedAt: start, EndedAt: start.Add(time.Second), IntervalS: 1, Complete: true}
+	for i, topo := range []*hwtopo.Topology{topologyOf(8, 26.5, "NV18"), topologyOf(8, 26.5, "NV18"), topologyOf(8, 13.25, "NV12"),
+		topologyOf(40, 123.456789012345, "NV18"), topologyOf(40, 123.456789012345, "NV18")} {
+		p.Nodes = append(p.Nodes, Node{Name: fmt.Sprintf("n%d", i), Topology: topo,
+			GPUs: []GPU{{UUID: fmt.Sprintf("g%d", i), Series: Series{T: []float64{0}, GPUUtilPct: []float64{1}}}}})
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if big, _ := json.Marshal(p.Nodes[3].Topology.NVLinkGBps); len(big) <= maxKnownBytes {
+		t.Fatalf("the large table is %d bytes, not past maxKnownBytes", len(big))
+	}
+	s, err := OpenStream(bytes.NewReader(b.Bytes()), "known")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.DropTopologyDetail()
+	var got []*hwtopo.Topology
+	if err := s.Walk(func(it Item) error {
+		if it.End != nil {
+			got = append(got, it.End.Topology)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, topo := range got {
+		g, _ := json.Marshal(topo.Compact())
+		w, _ := json.Marshal(p.Nodes[i].Topology.Compact())
+		if !bytes.Equal(g, w) {
+			t.Errorf("node %d: compact topology\n%.200s\nwant\n%.200s", i, g, w)
+		}
+	}
+	same := func(a, b *hwtopo.Topology) bool {
+		return &a.NVLinkGBps[0][0] == &b.NVLinkGBps[0][0] && &a.Matrix[0][0] == &b.Matrix[0][0]
+	}
+	if !same(got[0], got[1]) {
+		t.Error("nodes 0 and 1 have the same bytes but were read twice")
+	}
+	if same(got[1], got[2]) || same(got[3], got[4]) {
+		t.Error("a different table, or one past maxKnownBytes, was taken from an earlier node")
 	}
 }

@@ -244,7 +244,7 @@ func (s *Stream) metaReader() metaReader {
 // metadata work.
 func (s *Stream) DropTopologyDetail() {
 	s.compact = true
-	s.checked = &checkedLists{seed: maphash.MakeSeed(), seen: map[uint64]bool{}}
+	s.checked = &checkedLists{seed: maphash.MakeSeed(), seen: map[uint64]bool{}, matrix: map[string][][]string{}, nvlinkBW: map[string][][]float64{}}
 }
 
 // ConvertOnly makes the GPUs read from here on carry only the columns of

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -152,5 +153,43 @@ func TestRawValue(t *testing.T) {
 	}
 	if _, err := New(strings.NewReader("[" + strings.Repeat("1,", 1000) + "1]")).RawValue(1 << 10); err == nil || !strings.Contains(err.Error(), "longer than 1 KiB") {
 		t.Errorf("an overlong value: %v", err)
+	}
+}
+
+// TestRawValueUpTo: a value within the limit is its bytes, as RawValue's;
+// a longer one is left unread, in any chunks and from inside an object,
+// and reads whole after.
+func TestRawValueUpTo(t *testing.T) {
+	long := "[" + strings.Repeat(`"ab",`, 300) + `"ab"]`
+	for _, chunk := range []int{0, 1, 7, 4096} {
+		var r io.Reader = strings.NewReader(`{"short":[1,2],"long":` + long + `}`)
+		if chunk > 0 {
+			r = &chunkReader{r, chunk}
+		}
+		s := NewBuffer(r, make([]byte, 0, 16))
+		var short, back []byte
+		var skipped bool
+		err := s.Object(func(key string) error {
+			raw, ok, err := s.RawValueUpTo(1 << 10)
+			switch {
+			case err != nil:
+				return err
+			case key == "short" && ok:
+				short = append(short, raw...)
+				return nil
+			case key == "long" && !ok:
+				skipped = true
+				back, err = s.RawValue(1 << 20)
+				back = append([]byte(nil), back...)
+				return err
+			}
+			return fmt.Errorf("%s: ok %v", key, ok)
+		})
+		if err != nil || string(short) != "[1,2]" || !skipped || string(back) != long {
+			t.Errorf("chunks of %d: %v; short %q, long skipped %v and read back as %.40q", chunk, err, short, skipped, back)
+		}
+	}
+	if _, ok, err := New(strings.NewReader(`[1,2`)).RawValueUpTo(1 << 10); ok || err == nil {
+		t.Errorf("an unbalanced value: ok %v, %v", ok, err)
 	}
 }

@@ -238,6 +238,29 @@ func Shifted(err error, base int64) error {
 // them (New over the bytes). The slice is valid until the next read; a
 // value longer than limit bytes is an error.
 func (s *Scanner) RawValue(limit int) ([]byte, error) {
+	raw, err := s.raw(limit, false)
+	if err == errLong {
+		return nil, s.Errorf("a value longer than %d KiB", limit>>10)
+	}
+	return raw, err
+}
+
+// RawValueUpTo is RawValue for a value of at most limit bytes: a longer
+// one is left unread (ok false), for the caller to read otherwise.
+func (s *Scanner) RawValueUpTo(limit int) (raw []byte, ok bool, err error) {
+	raw, err = s.raw(limit, true)
+	if err == errLong {
+		return nil, false, nil
+	}
+	return raw, err == nil, err
+}
+
+// errLong is a raw walk past its limit.
+var errLong = errors.New("jsonscan: a raw value past its limit")
+
+// raw walks past the next value, its bytes kept (keep); past limit it
+// stops with errLong, back at the value's start when rewind is set.
+func (s *Scanner) raw(limit int, rewind bool) ([]byte, error) {
 	c := s.Peek()
 	if c == 0 {
 		return nil, s.EndErr()
@@ -249,6 +272,9 @@ func (s *Scanner) RawValue(limit int) ([]byte, error) {
 		err = s.rawNested(start, limit)
 	} else {
 		err = s.rawScalar(start, limit)
+	}
+	if err == errLong && rewind {
+		s.pos = int(start - s.base) // kept since keep
 	}
 	s.release(outer)
 	if err != nil {
@@ -323,7 +349,7 @@ func (s *Scanner) rawMore(start int64, limit int) (more bool, err error) {
 // rawEnd checks the length of the value a raw walk passed.
 func (s *Scanner) rawEnd(start int64, limit int) error {
 	if s.base+int64(s.pos)-start > int64(limit) {
-		return s.Errorf("a value longer than %d KiB", limit>>10)
+		return errLong
 	}
 	return nil
 }
