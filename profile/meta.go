@@ -124,6 +124,10 @@ func (r metaReader) nvlinks(g *hwtopo.GPU) error {
 	if r.detail || r.checked == nil {
 		return r.readLinks(g)
 	}
+	last := &r.checked.last[uint(g.Index)%uint(len(r.checked.last))]
+	if r.sc.SkipKnown(*last) {
+		return nil // the list of the last GPU with this index, byte for byte
+	}
 	r.sc.Peek()
 	at := r.sc.Offset()
 	raw, err := r.sc.RawValue(maxLinksBytes)
@@ -132,19 +136,16 @@ func (r metaReader) nvlinks(g *hwtopo.GPU) error {
 	}
 	h := maphash.Bytes(r.checked.seed, raw)
 	if r.checked.seen[h] {
+		*last = append((*last)[:0], raw...)
 		return nil
 	}
-	sub := metaReader{sc: jsonscan.New(bytes.NewReader(raw))}
-	err = sub.readLinks(g)
-	if err == nil {
-		err = sub.sc.End()
-	}
-	if err != nil {
-		return jsonscan.Shifted(err, at)
+	if err := fromRaw(raw, at, func(sub metaReader) error { return sub.readLinks(g) }); err != nil {
+		return err
 	}
 	if len(r.checked.seen) < maxChecked {
 		r.checked.seen[h] = true
 	}
+	*last = append((*last)[:0], raw...)
 	return nil
 }
 
@@ -155,8 +156,12 @@ const maxChecked = 4096
 // their bytes (seeded per process: no input can aim at a collision), and
 // the matrices and bandwidths it has read, by their bytes (known).
 type checkedLists struct {
-	seed     maphash.Seed
-	seen     map[uint64]bool
+	seed maphash.Seed
+	seen map[uint64]bool
+	// last is the last list checked for a GPU of each index (mod its
+	// length), whose bytes the next node's GPU of that index most likely
+	// repeats (Scanner.SkipKnown).
+	last     [16][]byte
 	matrix   map[string][][]string
 	nvlinkBW map[string][][]float64
 }
@@ -207,13 +212,8 @@ func known[T any](r metaReader, dst *T, seen map[string]T, read func(metaReader,
 		*dst = v
 		return nil
 	}
-	sub := metaReader{sc: jsonscan.NewBuffer(bytes.NewReader(raw), make([]byte, 0, len(raw)+1))}
-	err = read(sub, dst)
-	if err == nil {
-		err = sub.sc.End()
-	}
-	if err != nil {
-		return jsonscan.Shifted(err, at)
+	if err := fromRaw(raw, at, func(sub metaReader) error { return read(sub, dst) }); err != nil {
+		return err
 	}
 	if len(seen) < maxKnown {
 		seen[string(raw)] = *dst
@@ -397,4 +397,18 @@ func (r metaReader) mig(m *MIG) error {
 		}
 		return r.sc.Skip()
 	})
+}
+
+// fromRaw reads one value from raw, the bytes of a value at offset at of
+// the input, by read; its errors are at their offsets in the input.
+func fromRaw(raw []byte, at int64, read func(metaReader) error) error {
+	sub := metaReader{sc: jsonscan.NewBuffer(bytes.NewReader(raw), make([]byte, 0, len(raw)+1))}
+	err := read(sub)
+	if err == nil {
+		err = sub.sc.End()
+	}
+	if err != nil {
+		return jsonscan.Shifted(err, at)
+	}
+	return nil
 }

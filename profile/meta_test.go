@@ -215,3 +215,36 @@ func TestKnownTopologyValues(t *testing.T) {
 		t.Error("a different table, or one past maxKnownBytes, was taken from an earlier node")
 	}
 }
+
+// TestKnownLinksAreChecked: a GPU's links that repeat the last node's are
+// passed by their bytes, and a later node's that differ, by a byte that
+// breaks them, are read and refused as a full read refuses them.
+func TestKnownLinksAreChecked(t *testing.T) {
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	p := &Profile{SchemaVersion: SchemaVersion, StartedAt: start, EndedAt: start.Add(time.Second), IntervalS: 1, Complete: true}
+	for i := 0; i < 3; i++ {
+		topo := topologyOf(2, 26.5, "NV18")
+		for k := range topo.GPUs {
+			topo.GPUs[k].NVLinks = []hwtopo.NVLink{{Link: 0, Up: true, GBps: 26.5}, {Link: 1, Up: true, GBps: 26.5}}
+		}
+		p.Nodes = append(p.Nodes, Node{Name: fmt.Sprintf("n%d", i), Topology: topo,
+			GPUs: []GPU{{UUID: fmt.Sprintf("g%d", i), Series: Series{T: []float64{0}, GPUUtilPct: []float64{1}}}}})
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	good := b.String()
+	if err := walkDropped([]byte(good)); err != nil {
+		t.Fatalf("three nodes alike: %v", err)
+	}
+	last := strings.LastIndex(good, `"gbps":26.5}`)
+	for _, bad := range []string{`"gbps":"x"}`, `"gbps":-1e999}`, `"gbps":26.5,"link":3}`} {
+		doc := good[:last] + bad + good[last+len(`"gbps":26.5}`):]
+		_, errFull := Read(strings.NewReader(doc))
+		errDropped := walkDropped([]byte(doc))
+		if errDropped == nil || errFull == nil || strings.TrimPrefix(errDropped.Error(), "read profile dropped: ") != errFull.Error() {
+			t.Errorf("%s in the last node's links: dropped %v, full %v", bad, errDropped, errFull)
+		}
+	}
+}

@@ -193,3 +193,39 @@ func TestRawValueUpTo(t *testing.T) {
 		t.Errorf("an unbalanced value: ok %v, %v", ok, err)
 	}
 }
+
+// TestSkipKnown: a value whose bytes are the known ones is passed, in any
+// chunks; any other (one that differs, ends early or goes on, a number
+// that only starts alike) is left where it was, to be read as usual.
+func TestSkipKnown(t *testing.T) {
+	known := []byte(`[{"link":0,"up":true},{"link":1,"up":true}]`)
+	for _, c := range []struct {
+		in   string
+		skip bool
+		next string // the next value RawValue reads; "" for an error
+	}{
+		{` [{"link":0,"up":true},{"link":1,"up":true}] 7`, true, "7"},
+		{`[{"link":0,"up":true},{"link":1,"up":false}]`, false, `[{"link":0,"up":true},{"link":1,"up":false}]`},
+		{`[{"link":0,"up":true},{"link":1,"up":true},{"link":2}]`, false, `[{"link":0,"up":true},{"link":1,"up":true},{"link":2}]`},
+		{`[{"link":0,"up":true}`, false, ""},
+		{``, false, ""},
+	} {
+		for _, chunk := range []int{0, 1, 5} {
+			var r io.Reader = strings.NewReader(c.in)
+			if chunk > 0 {
+				r = &chunkReader{r, chunk}
+			}
+			s := NewBuffer(r, make([]byte, 0, 8))
+			if got := s.SkipKnown(known); got != c.skip {
+				t.Errorf("%q in chunks of %d: skipped %v", c.in, chunk, got)
+			}
+			next, err := s.RawValue(1 << 10)
+			if (c.next == "") != (err != nil) || string(next) != c.next {
+				t.Errorf("%q in chunks of %d: then read %q, %v; want %q", c.in, chunk, next, err, c.next)
+			}
+		}
+	}
+	if New(strings.NewReader(`123`)).SkipKnown([]byte(`12`)) {
+		t.Error("a number that only starts as the known bytes was skipped")
+	}
+}
