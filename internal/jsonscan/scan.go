@@ -387,21 +387,24 @@ func (s *Scanner) Column(dst []float64, maxLen int) ([]float64, error) {
 	return k.dst, nil
 }
 
-// colSink is where a column's elements go: into dst, or into a tally.
+// colSink is where a column's elements go: into dst, or, when tallying,
+// into tally (held inline: a column read for its checks allocates
+// nothing).
 type colSink struct {
-	dst   []float64
-	tally *Tally
+	dst      []float64
+	tally    Tally
+	tallying bool
 }
 
 func (k *colSink) len() int {
-	if k.tally != nil {
+	if k.tallying {
 		return k.tally.N
 	}
 	return len(k.dst)
 }
 
 func (k *colSink) put(x float64) {
-	if k.tally != nil {
+	if k.tallying {
 		k.tally.put(x)
 	} else {
 		k.dst = append(k.dst, x)
@@ -410,8 +413,8 @@ func (k *colSink) put(x float64) {
 
 // fast reads elements by the sink's fast loop and says where it stopped.
 func (k *colSink) fast(s *Scanner, maxLen int) int {
-	if k.tally != nil {
-		return s.skimColumn(k.tally, maxLen)
+	if k.tallying {
+		return s.skimColumn(&k.tally, maxLen)
 	}
 	var state int
 	k.dst, state = s.column(k.dst, maxLen)

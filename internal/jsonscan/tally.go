@@ -21,8 +21,8 @@ type Tally struct {
 	converted int // numbers the skim left to the fused path
 }
 
-func newTally(limit float64) *Tally {
-	t := &Tally{Bad: -1, max: limit}
+func newTally(limit float64) Tally {
+	t := Tally{Bad: -1, max: limit}
 	for p := 10.0; p <= limit && t.intDigits < 18; p *= 10 {
 		t.intDigits++
 	}
@@ -41,9 +41,9 @@ func (t *Tally) put(x float64) {
 // keeps only its Tally against the range [0, limit]. present is false for
 // a null column (Column's nil).
 func (s *Scanner) TallyColumn(maxLen int, limit float64) (t Tally, present bool, err error) {
-	k := colSink{tally: newTally(limit)}
+	k := colSink{tally: newTally(limit), tallying: true}
 	null, err := s.readColumn(&k, maxLen)
-	return *k.tally, !null, err
+	return k.tally, !null, err
 }
 
 // skimClass is each byte's class for skimColumn: 0 a digit, 1 the point,

@@ -84,7 +84,7 @@ func TestTallySkimsCommonShapes(t *testing.T) {
 		s := New(bytes.NewReader([]byte(c.body + pad)))
 		s.fill()
 		s.pos = 1
-		if state := s.skimColumn(tl, 100); state != colDone {
+		if state := s.skimColumn(&tl, 100); state != colDone {
 			t.Fatalf("%s: stopped at %d", c.body, state)
 		}
 		if tl.converted != c.converted {
