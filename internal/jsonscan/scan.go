@@ -29,9 +29,9 @@ type Scanner struct {
 	depth int   // arrays and objects open (MaxDepth)
 	eof   bool
 	rerr  error
-	keys  map[string]string // the keys met, as written → in lower case
-	// recent caches keys by keySlot: {as written, in lower case}.
-	recent [64]struct{ raw, lower string }
+	keys  map[string]keyForms // the keys met, by how they are written
+	// recent caches keys by keySlot.
+	recent [64]keyForms
 }
 
 // Limits on a document: a reader of untrusted input must not be made to
@@ -528,8 +528,8 @@ func (s *Scanner) key() (string, error) {
 		return slot.lower, nil
 	}
 	if k, ok := s.keys[string(raw)]; ok {
-		slot.raw, slot.lower = string(raw), k
-		return k, nil
+		*slot = k // the map's strings: taking the slot allocates nothing
+		return k.lower, nil
 	}
 	var k string
 	if Plain(raw) {
@@ -540,13 +540,16 @@ func (s *Scanner) key() (string, error) {
 	lower := asciiLower(k)
 	if Plain(raw) && len(s.keys) < maxKeys {
 		if s.keys == nil {
-			s.keys = map[string]string{}
+			s.keys = map[string]keyForms{}
 		}
-		s.keys[k] = lower
-		slot.raw, slot.lower = k, lower
+		*slot = keyForms{raw: k, lower: lower}
+		s.keys[k] = *slot
 	}
 	return lower, nil
 }
+
+// keyForms is a key as written and in lower case.
+type keyForms struct{ raw, lower string }
 
 // keySlot is where a key sits in Scanner.recent: a key costs a comparison
 // there, and the map's hashing only when another key took its slot.
