@@ -141,9 +141,13 @@ func plainStruct(t reflect.Type) bool {
 	return true
 }
 
+// plainName reports whether a JSON name needs no escaping: letters,
+// digits and underscores only.
 func plainName(name string) bool {
 	for _, c := range name {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+		switch {
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		default:
 			return false
 		}
 	}
