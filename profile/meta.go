@@ -125,7 +125,7 @@ func (r metaReader) nvlinks(g *hwtopo.GPU) error {
 		return r.readLinks(g)
 	}
 	last := &r.checked.last[uint(g.Index)%uint(len(r.checked.last))]
-	if r.sc.SkipKnown(*last) {
+	if r.sc.Same(*last) {
 		return nil // the list of the last GPU with this index, byte for byte
 	}
 	r.sc.Peek()
@@ -160,7 +160,8 @@ type checkedLists struct {
 	seen map[uint64]bool
 	// last is the last list checked for a GPU of each index (mod its
 	// length), whose bytes the next node's GPU of that index most likely
-	// repeats (Scanner.SkipKnown).
+	// repeats (Scanner.Same: one memory compare where a walk of its
+	// brackets and strings reads it byte by byte).
 	last     [16][]byte
 	matrix   map[string][][]string
 	nvlinkBW map[string][][]float64

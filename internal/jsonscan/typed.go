@@ -1,7 +1,6 @@
 package jsonscan
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -254,25 +253,6 @@ func (s *Scanner) RawValueUpTo(limit int) (raw []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	return raw, err == nil, err
-}
-
-// SkipKnown moves past the next value when its bytes are known's, a whole
-// list, object or string a caller read before (RawValue), and reports
-// whether it did; it reads ahead len(known) bytes at most, and compares
-// them at memory speed where RawValue walks them byte by byte.
-func (s *Scanner) SkipKnown(known []byte) bool {
-	if len(known) == 0 || (known[0] != '[' && known[0] != '{' && known[0] != '"') || s.Peek() == 0 {
-		return false // a number or literal could go on past known's bytes
-	}
-	outer := s.keep()
-	for len(s.buf)-s.pos < len(known) && s.fill() {
-	}
-	ok := len(s.buf)-s.pos >= len(known) && bytes.Equal(s.buf[s.pos:s.pos+len(known)], known)
-	if ok {
-		s.pos += len(known)
-	}
-	s.release(outer)
-	return ok
 }
 
 // errLong is a raw walk past its limit.
