@@ -105,3 +105,37 @@ func TestSharedTimesReadOnce(t *testing.T) {
 		t.Fatalf("times %v, want %s", got, want)
 	}
 }
+
+// TestRepeatedTallyIsChecked: a tallied column written byte for byte as the
+// last GPU's takes that one's tally, and is still checked against its own
+// GPU: a later GPU whose times are shorter is refused, and one whose
+// column differs (out of range) is read anew and refused, as a walk that
+// converts everything refuses them.
+func TestRepeatedTallyIsChecked(t *testing.T) {
+	gpu := func(i int, times, temp string) string {
+		util := strings.NewReplacer("0", "1", "2", "1").Replace(times) // as long as times
+		return fmt.Sprintf(`{"index":%d,"uuid":"g%d","series":{"t":%s,"gpu_util_pct":%s,"temp_c":%s}}`, i, i, times, util, temp)
+	}
+	doc := func(gpus ...string) string {
+		return `{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z","ended_at":"2026-01-05T09:00:03Z",` +
+			`"interval_s":1,"complete":true,"nodes":[{"name":"n1","gpus":[` + strings.Join(gpus, ",") + `]}]}`
+	}
+	same := `[40,40,41]`
+	for name, c := range map[string]struct {
+		doc  string
+		fail bool
+	}{
+		"three alike":  {doc(gpu(0, "[0,1,2]", same), gpu(1, "[0,1,2]", same), gpu(2, "[0,1,2]", same)), false},
+		"times differ": {doc(gpu(0, "[0,1,2]", same), gpu(1, "[0,1]", same)), true},
+		"out of range": {doc(gpu(0, "[0,1,2]", same), gpu(1, "[0,1,2]", `[40,40,1e19]`)), true},
+		"then alike":   {doc(gpu(0, "[0,1,2]", same), gpu(1, "[0,1,2]", `[40,40,42]`), gpu(2, "[0,1,2]", same)), false},
+	} {
+		var keep [NumMetrics]bool
+		keep[GPUUtilPct] = true
+		_, err := walkKeeping([]byte(c.doc), &keep)
+		if (err != nil) != c.fail {
+			t.Errorf("%s: %v, want an error: %v", name, err, c.fail)
+		}
+		checkConvertOnly(t, c.doc)
+	}
+}

@@ -58,6 +58,8 @@ type Stream struct {
 	// what the GPU being read has of them.
 	tallied [NumMetrics]bool
 	tallies tallies
+	// lastTally is each tallied metric's last column (Stream.tally).
+	lastTally [NumMetrics]lastTally
 	// lastT is the last series.t read whole from the buffer: its bytes and
 	// its values (times).
 	lastT struct {
@@ -258,11 +260,31 @@ func (s *Stream) ConvertOnly(keep [NumMetrics]bool) {
 	}
 }
 
-// tally reads metric m's column as a tally.
+// tally reads metric m's column as a tally. A column written byte for
+// byte as the last one of m, while the buffer still holds that one, has
+// its tally, found by one memory compare (an idle GPU repeats the last
+// one's zeros; a node's GPUs their clocks).
 func (s *Stream) tally(m Metric) error {
+	s.sc.Peek() // before Held: a refill moves the buffer's bytes
+	last := &s.lastTally[m]
+	if prev, ok := s.sc.Held(last.start, last.end); ok && last.Tally.present && s.sc.Same(prev) {
+		s.tallies[m] = last.Tally
+		return nil
+	}
+	start := s.sc.Offset()
 	t, present, err := s.sc.TallyColumn(MaxSamplesPerGPU, metricLimit[m])
 	s.tallies[m] = columnTally{Tally: t, present: present}
+	if err == nil {
+		*last = lastTally{start: start, end: s.sc.Offset(), Tally: s.tallies[m]}
+	}
 	return err
+}
+
+// lastTally is where the last column of a metric read as a tally lies in
+// the input, and its tally.
+type lastTally struct {
+	start, end int64
+	Tally      columnTally
 }
 
 // Walk calls fn for every GPU and at the end of every node, in document

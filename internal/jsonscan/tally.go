@@ -130,6 +130,15 @@ func (s *Scanner) Same(raw []byte) bool {
 	return true
 }
 
+// Held is the input from offset start to offset end, when the buffer
+// still holds it. The slice is valid until the next read.
+func (s *Scanner) Held(start, end int64) ([]byte, bool) {
+	if start < s.base || end > s.base+int64(len(s.buf)) || start > end {
+		return nil, false
+	}
+	return s.buf[start-s.base : end-s.base], true
+}
+
 // Since is the input from offset at to the current position, when the
 // buffer still holds it.
 func (s *Scanner) Since(at int64) ([]byte, bool) {
