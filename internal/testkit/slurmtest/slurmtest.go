@@ -214,11 +214,17 @@ func (c *Cluster) start(t testing.TB, bin string, args ...string) {
 	c.procs = append(c.procs, cmd)
 }
 
-// stop ends the jobs, then the daemons, the last started first.
+// stop ends the jobs, then the daemons, the last started first. A job's
+// step (slurmstepd) outlives a killed slurmd, so the jobs are waited for,
+// up to 15 s, until squeue lists none, completing ones included.
 func (c *Cluster) stop() {
 	if len(c.procs) == 3 {
 		_, _ = c.Run("scancel", "--user", "root") // the daemons end next in any case
-		time.Sleep(time.Second)
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if out, err := c.Run("squeue", "--noheader"); err != nil || strings.TrimSpace(out) == "" {
+				break
+			}
+		}
 	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
