@@ -134,16 +134,13 @@ func (r metaReader) nvlinks(g *hwtopo.GPU) error {
 	if err != nil {
 		return err
 	}
-	h := maphash.Bytes(r.checked.seed, raw)
-	if r.checked.seen[h] {
-		*last = append((*last)[:0], raw...)
-		return nil
-	}
-	if err := fromRaw(raw, at, func(sub metaReader) error { return sub.readLinks(g) }); err != nil {
-		return err
-	}
-	if len(r.checked.seen) < maxChecked {
-		r.checked.seen[h] = true
+	if h := maphash.Bytes(r.checked.seed, raw); !r.checked.seen[h] {
+		if err := fromRaw(raw, at, func(sub metaReader) error { return sub.readLinks(g) }); err != nil {
+			return err
+		}
+		if len(r.checked.seen) < maxChecked {
+			r.checked.seen[h] = true
+		}
 	}
 	*last = append((*last)[:0], raw...)
 	return nil

@@ -267,15 +267,15 @@ func (s *Stream) ConvertOnly(keep [NumMetrics]bool) {
 func (s *Stream) tally(m Metric) error {
 	s.sc.Peek() // before Held: a refill moves the buffer's bytes
 	last := &s.lastTally[m]
-	if prev, ok := s.sc.Held(last.start, last.end); ok && last.Tally.present && s.sc.Same(prev) {
-		s.tallies[m] = last.Tally
+	if prev, ok := s.sc.Held(last.start, last.end); ok && last.tally.present && s.sc.Same(prev) {
+		s.tallies[m] = last.tally
 		return nil
 	}
 	start := s.sc.Offset()
 	t, present, err := s.sc.TallyColumn(MaxSamplesPerGPU, metricLimit[m])
 	s.tallies[m] = columnTally{Tally: t, present: present}
 	if err == nil {
-		*last = lastTally{start: start, end: s.sc.Offset(), Tally: s.tallies[m]}
+		*last = lastTally{start: start, end: s.sc.Offset(), tally: s.tallies[m]}
 	}
 	return err
 }
@@ -284,7 +284,7 @@ func (s *Stream) tally(m Metric) error {
 // the input, and its tally.
 type lastTally struct {
 	start, end int64
-	Tally      columnTally
+	tally      columnTally
 }
 
 // Walk calls fn for every GPU and at the end of every node, in document
