@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 
@@ -260,12 +261,20 @@ func openProfile(p string) (*os.File, error) {
 }
 
 // analyzeAll analyzes the sources. The analysis' accumulators are garbage
-// once it returns: their pages go back to the OS before planning and
-// rendering allocate anew, which would otherwise land beside them (peak
-// RSS on 10,000 nodes 15–20 % lower, for one more collection of the
-// report's few tens of MB; docs/performance.md).
+// once it returns: a collection frees them for what follows to reuse,
+// which would otherwise allocate beside them. Where a plan follows (the
+// fleet is kept), which allocates a fleet's records anew in other shapes,
+// their pages also go back to the OS first (peak RSS of --report all on
+// 10,000 nodes about 4 MiB lower); where only the report follows, which
+// reuses them, handing them back would cost the system calls and then the
+// faults that take them again: about 15 % of the analysis' CPU on 10,000
+// nodes, for no lower peak (docs/performance.md).
 func analyzeAll(sources []analyze.Source, params analyze.Params) (*analyze.Report, error) {
 	r, err := analyze.Analyze(sources, params)
-	debug.FreeOSMemory()
+	if params.KeepFleet {
+		debug.FreeOSMemory()
+	} else {
+		runtime.GC()
+	}
 	return r, err
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
+	"runtime"
 	"syscall"
 
 	"github.com/seedance/seedance/source/gpu"
@@ -44,10 +44,10 @@ func (r *Recording) spill(ctx context.Context, s source.NodeStreamer, ro source.
 		return err
 	}
 	r.Profile, r.Spill = h, sp
-	// The read's answers and builders are garbage now: their pages go back
-	// to the OS before the analysis or the write allocate anew, which would
-	// otherwise land beside them (docs/performance.md, pushdown).
-	debug.FreeOSMemory()
+	// The read's answers and builders are garbage now: a collection frees
+	// them for the analysis or the write to reuse, which would otherwise
+	// allocate beside them (docs/performance.md, pushdown).
+	runtime.GC()
 	return nil
 }
 
