@@ -61,10 +61,13 @@ func (s *Stream) readHeader() error {
 // errStop ends the header's object walk at "nodes": [.
 var errStop = errors.New("stop")
 
+// setHeader keeps p's top-level fields as the stream's Header.
 func (s *Stream) setHeader(p *Profile) {
 	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown, p.Unscheduled}
 }
 
+// headerField reads the value of one top-level key into p; an unknown
+// key's value is skipped, as encoding/json ignores it.
 func (s *Stream) headerField(p *Profile, key string) error {
 	var dst any
 	switch key {
