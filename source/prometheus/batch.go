@@ -26,9 +26,10 @@ type discovery struct {
 	nodes   map[string]*foundNode
 	running map[string]bool // namespace/pod
 	// counts, when the discovery counted the samples of the one chunk a
-	// pushdown read has, are each metric's count per GPU over it: the
-	// answers the chunk's count queries would give (pushdown.given).
-	counts map[string]map[dcgm.GPUKey]int
+	// pushdown read has, are each metric's count per GPU over it (by the
+	// metric's position in the names read): the answers the chunk's count
+	// queries would give (pushdown.given).
+	counts *counts
 }
 
 type foundNode struct {
@@ -49,7 +50,7 @@ type foundNode struct {
 func discover(ctx context.Context, c *promClient, names []string, o Options, matchers string, count *timeRange, tick func()) (*discovery, []string, error) {
 	d := &discovery{nodes: map[string]*foundNode{}, running: map[string]bool{}}
 	if count != nil {
-		d.counts = map[string]map[dcgm.GPUKey]int{}
+		d.counts = newCounts(len(names))
 	}
 	var warnings []string
 	err := runOrdered(ctx, len(names), o.Concurrency, func(ctx context.Context, i int) (any, error) {
@@ -75,10 +76,7 @@ func discover(ctx context.Context, c *promClient, names []string, o Options, mat
 			}
 			n.mixed = n.mixed || dcgm.NodeLabel(get) != n.label
 			if d.counts != nil && len(s.Pairs) > 0 {
-				if d.counts[names[i]] == nil {
-					d.counts[names[i]] = map[dcgm.GPUKey]int{}
-				}
-				d.counts[names[i]][id.Key] += int(s.Pairs[0].V)
+				d.counts.add(i, id.Key, int(s.Pairs[0].V))
 			}
 			for _, l := range []string{"UUID", "uuid"} {
 				if get(l) != "" && n.uuidLabel == "" {

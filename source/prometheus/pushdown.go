@@ -71,7 +71,7 @@ type pushdown struct {
 	bt      batch
 	plan    []chunkQuery
 	counted []string // metrics not read raw whose sample times are checked
-	counts  map[string]map[dcgm.GPUKey]int
+	counts  *counts  // theirs in the chunk, by position in r.names
 	energy  map[dcgm.GPUKey]*energyAgg
 	prev    map[dcgm.GPUKey]float64 // each counter's last value, of the chunk before
 	// edge: the GPUs whose raw answer of the chunk (asked from its start
@@ -123,25 +123,25 @@ func (r *reading) newPushdown(bt batch) *pushdown {
 			}
 		}
 	}
+	pd.counts = newCounts(len(r.names))
 	pd.reset()
 	if pd.given { // the one chunk's counts: the discovery's, of the batch's GPUs
 		for _, n := range pd.counted {
-			for key, c := range r.found.counts[n] {
+			i := slices.Index(r.names, n)
+			r.found.counts.each(i, func(key dcgm.GPUKey, c int) {
 				if _, ok := bt.gpus[key]; ok {
-					pd.counts[n][key] = c
+					pd.counts.add(i, key, c)
 					r.aggregates++
 				}
-			}
+			})
 		}
 	}
 	return pd
 }
 
 func (pd *pushdown) reset() {
-	pd.counts, pd.energy, pd.edge = map[string]map[dcgm.GPUKey]int{}, map[dcgm.GPUKey]*energyAgg{}, map[dcgm.GPUKey]bool{}
-	for _, n := range pd.counted {
-		pd.counts[n] = map[dcgm.GPUKey]int{}
-	}
+	pd.counts.reset()
+	pd.energy, pd.edge = map[dcgm.GPUKey]*energyAgg{}, map[dcgm.GPUKey]bool{}
 }
 
 // answer keeps what an aggregate query of the chunk said, and whether the
@@ -161,7 +161,7 @@ func (pd *pushdown) answer(q chunkQuery, ch timeRange, series []promSeries) {
 		pd.r.aggregates++
 		v := s.Pairs[0].V
 		if q.fn == "count_over_time" {
-			pd.counts[q.metric][id.Key] += int(v)
+			pd.counts.add(slices.Index(pd.r.names, q.metric), id.Key, int(v))
 			continue
 		}
 		a := pd.energy[id.Key]
@@ -191,12 +191,12 @@ func (pd *pushdown) finish(ctx context.Context, b *dcgm.Builder, matchers string
 	for _, n := range pd.counted {
 		odd := map[dcgm.GPUKey]bool{}
 		var uuids []string
-		for key, c := range pd.counts[n] {
+		pd.counts.each(slices.Index(pd.r.names, n), func(key dcgm.GPUKey, c int) {
 			if rows := b.Rows(key, lo, hi); c > rows {
 				odd[key] = true
 				uuids = append(uuids, key.UUID)
 			}
-		}
+		})
 		if len(odd) == 0 {
 			continue
 		}
