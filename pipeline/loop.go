@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +86,11 @@ func Loop(ctx context.Context, l LoopSpec) error {
 		if late := sched.finished(time.Now()); late > 0 {
 			fmt.Fprintf(l.Log, "run %d took %s longer than --every %s: the next run starts now\n", run, late.Round(time.Millisecond), spec.Config.Analyze.Every)
 		}
+		// The loop idles until the next run: the run's pages go back to
+		// the OS now, so that a service holds what it keeps between runs
+		// (the last report's series), not its last run's peak, and the
+		// next run does not allocate beside them (docs/performance.md).
+		debug.FreeOSMemory()
 		if (source.RealClock{}).WaitUntil(ctx, sched.next) != nil {
 			fmt.Fprintln(l.Log, "stopped")
 			return nil
