@@ -42,5 +42,19 @@ func (c *counts) each(i int, fn func(key dcgm.GPUKey, n int)) {
 	}
 }
 
+// take adds src's counts of one GPU, of the metrics at the positions
+// given, and says how many it had.
+func (c *counts) take(src *counts, key dcgm.GPUKey, metrics []int) int {
+	g, ok := src.gpus[key]
+	n := 0
+	for _, i := range metrics {
+		if ok && g.has&(1<<i) != 0 {
+			c.add(i, key, g.n[i])
+			n++
+		}
+	}
+	return n
+}
+
 // reset empties the counts, keeping their space.
 func (c *counts) reset() { clear(c.gpus) }

@@ -126,14 +126,12 @@ func (r *reading) newPushdown(bt batch) *pushdown {
 	pd.counts = newCounts(len(r.names))
 	pd.reset()
 	if pd.given { // the one chunk's counts: the discovery's, of the batch's GPUs
-		for _, n := range pd.counted {
-			i := slices.Index(r.names, n)
-			r.found.counts.each(i, func(key dcgm.GPUKey, c int) {
-				if _, ok := bt.gpus[key]; ok {
-					pd.counts.add(i, key, c)
-					r.aggregates++
-				}
-			})
+		metrics := make([]int, len(pd.counted))
+		for k, n := range pd.counted {
+			metrics[k] = slices.Index(r.names, n)
+		}
+		for key := range bt.gpus {
+			r.aggregates += pd.counts.take(r.found.counts, key, metrics)
 		}
 	}
 	return pd
