@@ -200,11 +200,11 @@ func known[T any](r metaReader, dst *T, seen map[string]T, read func(metaReader,
 	r.sc.Peek()
 	at := r.sc.Offset()
 	raw, ok, err := r.sc.RawValueUpTo(maxKnownBytes)
-	if err != nil || !ok {
-		if err == nil {
-			err = read(r, dst)
-		}
+	if err != nil {
 		return err
+	}
+	if !ok { // past maxKnownBytes, left unread
+		return read(r, dst)
 	}
 	if v, hit := seen[string(raw)]; hit {
 		*dst = v

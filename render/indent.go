@@ -95,12 +95,3 @@ func (d *indenter) Close() error {
 	d.flush()
 	return d.err
 }
-
-// writeIndented writes compact JSON to w indented (indenter).
-func writeIndented(w io.Writer, src []byte) error {
-	d := newIndenter(w)
-	if _, err := d.Write(src); err != nil {
-		return err
-	}
-	return d.Close()
-}

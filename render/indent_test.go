@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,4 +85,13 @@ func FuzzWriteIndented(f *testing.F) {
 			}
 		}
 	})
+}
+
+// writeIndented writes compact JSON to w indented (indenter).
+func writeIndented(w io.Writer, src []byte) error {
+	d := newIndenter(w)
+	if _, err := d.Write(src); err != nil {
+		return err
+	}
+	return d.Close()
 }

@@ -30,6 +30,10 @@ type streamer struct {
 	err error
 }
 
+// The punctuation streamer writes, made once (a literal passed to Write
+// would be allocated at each element).
+var openList, closeList, openObject, closeObject, comma = []byte{'['}, []byte{']'}, []byte{'{'}, []byte{'}'}, []byte{','}
+
 func (s *streamer) raw(b []byte) {
 	if s.err == nil {
 		_, s.err = s.w.Write(b)
@@ -46,14 +50,14 @@ func (s *streamer) value(v reflect.Value) {
 	case t.Kind() == reflect.Pointer && !v.IsNil() && plainStruct(t.Elem()):
 		s.object(v.Elem())
 	case t.Kind() == reflect.Slice && !v.IsNil() && t.Elem().Kind() != reflect.Uint8 && !marshals(t):
-		s.raw([]byte{'['})
+		s.raw(openList)
 		for i := 0; i < v.Len(); i++ {
 			if i > 0 {
-				s.raw([]byte{','})
+				s.raw(comma)
 			}
 			s.marshal(v.Index(i))
 		}
-		s.raw([]byte{']'})
+		s.raw(closeList)
 	default:
 		s.marshal(v)
 	}
@@ -78,40 +82,40 @@ func (s *streamer) marshal(v reflect.Value) {
 }
 
 func (s *streamer) object(v reflect.Value) {
-	s.raw([]byte{'{'})
+	s.raw(openObject)
 	first := true
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
-		name, omitEmpty, ok := jsonField(t.Field(i))
+		name, opts, ok := jsonField(t.Field(i))
 		if !ok {
 			continue
 		}
 		f := v.Field(i)
-		if omitEmpty && isEmpty(f) {
+		if opts == "omitempty" && isEmpty(f) {
 			continue
 		}
 		if !first {
-			s.raw([]byte{','})
+			s.raw(comma)
 		}
 		first = false
 		s.raw([]byte(`"` + name + `":`))
 		s.value(f)
 	}
-	s.raw([]byte{'}'})
+	s.raw(closeObject)
 }
 
-// jsonField is a field's JSON name and whether it has omitempty; ok is
+// jsonField is a field's JSON name and the options of its tag; ok is
 // false for a field encoding/json leaves out (unexported, tagged "-").
-func jsonField(f reflect.StructField) (name string, omitEmpty, ok bool) {
+func jsonField(f reflect.StructField) (name, opts string, ok bool) {
 	tag := f.Tag.Get("json")
 	if !f.IsExported() || tag == "-" {
-		return "", false, false
+		return "", "", false
 	}
-	name, opts, _ := strings.Cut(tag, ",")
+	name, opts, _ = strings.Cut(tag, ",")
 	if name == "" {
 		name = f.Name
 	}
-	return name, opts == "omitempty", true
+	return name, opts, true
 }
 
 // plainStruct reports whether encoding/json writes a value of type t as
@@ -125,14 +129,13 @@ func plainStruct(t reflect.Type) bool {
 	seen := map[string]bool{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, ok := jsonField(f)
+		name, opts, ok := jsonField(f)
 		if f.Anonymous {
 			return false
 		}
 		if !ok {
 			continue
 		}
-		_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if (opts != "" && opts != "omitempty") || !plainName(name) || seen[name] {
 			return false
 		}

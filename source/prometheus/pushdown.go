@@ -145,6 +145,7 @@ func (pd *pushdown) reset() {
 // answer keeps what an aggregate query of the chunk said, and whether the
 // raw ones had a sample at its start.
 func (pd *pushdown) answer(q chunkQuery, ch timeRange, series []promSeries) {
+	metric := slices.Index(pd.r.names, q.metric) // its position in the counts
 	for _, s := range series {
 		id, ok := dcgm.ParseLabels(func(k string) string { return s.Labels[k] })
 		if !ok || len(s.Pairs) == 0 {
@@ -159,7 +160,7 @@ func (pd *pushdown) answer(q chunkQuery, ch timeRange, series []promSeries) {
 		pd.r.aggregates++
 		v := s.Pairs[0].V
 		if q.fn == "count_over_time" {
-			pd.counts.add(slices.Index(pd.r.names, q.metric), id.Key, int(v))
+			pd.counts.add(metric, id.Key, int(v))
 			continue
 		}
 		a := pd.energy[id.Key]
