@@ -24,7 +24,7 @@ func monthLedger(b *testing.B) string {
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
-	l, err := Open(context.Background(), path)
+	l, err := Open(context.Background(), path, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func BenchmarkMonthReport(b *testing.B) {
 			cpu0 := cpuTime()
 			b.ResetTimer()
 			for range b.N {
-				l, err := Open(context.Background(), path)
+				l, err := Open(context.Background(), path, Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

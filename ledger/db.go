@@ -6,16 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+
+	"github.com/seedance/seedance/internal/fsutil"
 )
 
 // SchemaVersion is the version of the ledger's tables this build writes;
 // Open migrates an older ledger to it, in one transaction.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrLedger marks a ledger that cannot be used as asked: a newer schema,
 // other analysis settings, a DSN that names no database.
@@ -26,7 +31,33 @@ type Ledger struct {
 	db       *sql.DB
 	dsn      string
 	postgres bool
+	readOnly bool
+	// cluster is the cluster a writer counts (Options.Cluster, else
+	// DefaultCluster).
+	cluster string
 }
+
+// Options say how a ledger is opened.
+type Options struct {
+	// Cluster names the cluster an update counts, and the cluster a
+	// ledger of schema 3 or older migrates its rows to; "" is
+	// DefaultCluster.
+	Cluster string
+	// ReadOnly opens the ledger for reports: nothing is written (no
+	// lock, no migration, no file created); a path that does not exist is
+	// an error naming it.
+	ReadOnly bool
+	// Wait bounds how long a writer waits for another's lock on SQLite
+	// (0: DefaultWait).
+	Wait time.Duration
+}
+
+// DefaultCluster is the cluster of a ledger that was never told one.
+const DefaultCluster = "default"
+
+// DefaultWait is how long an update waits for another update's lock on
+// SQLite before it fails, saying so.
+const DefaultWait = 10 * time.Minute
 
 // migrations[i] brings a ledger of schema i to schema i+1. Schema 2 adds
 // each workload's energy and the daily rollups (seedance_gpu_day,
@@ -70,10 +101,15 @@ CREATE TABLE seedance_hold_day (
 	PRIMARY KEY (day, workload, provisional));
 CREATE INDEX seedance_hold_day_workload ON seedance_hold_day (workload);
 CREATE INDEX seedance_workload_last ON seedance_workload (last_bucket);
-` + rollups, schema3}
+` + rollups, schema3, ""}
 
-// backfills[i], when set, runs after migrations[i], in its transaction.
-var backfills = map[int]func(context.Context, *sql.Tx) error{2: backfill3}
+// backfills[i], when set, runs after migrations[i], in its transaction;
+// cluster is the name the ledger's rows take when a migration adds the
+// cluster key (schema 4).
+var backfills = map[int]func(ctx context.Context, tx *sql.Tx, cluster string) error{
+	2: func(ctx context.Context, tx *sql.Tx, _ string) error { return backfill3(ctx, tx) },
+	3: migrate4,
+}
 
 // rollups fills the daily rollups from the hourly rows.
 const rollups = `
@@ -86,9 +122,16 @@ INSERT INTO seedance_hold_day SELECT bucket - bucket % 86400, workload, provisio
 `
 
 // Open opens the ledger at dsn, a file path (SQLite, created when absent)
-// or a postgres:// URL, and migrates it to SchemaVersion.
-func Open(ctx context.Context, dsn string) (*Ledger, error) {
-	l := &Ledger{dsn: dsn}
+// or a postgres:// URL. A writer migrates it to SchemaVersion; a reader
+// (o.ReadOnly) writes nothing and refuses a ledger of another schema.
+func Open(ctx context.Context, dsn string, o Options) (*Ledger, error) {
+	l := &Ledger{dsn: dsn, readOnly: o.ReadOnly, cluster: o.Cluster}
+	if l.cluster == "" {
+		l.cluster = DefaultCluster
+	}
+	if err := CheckCluster(l.cluster); err != nil {
+		return nil, err
+	}
 	var err error
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -97,17 +140,66 @@ func Open(ctx context.Context, dsn string) (*Ledger, error) {
 	case dsn == "" || strings.Contains(dsn, "://"):
 		return nil, fmt.Errorf("%w: %q is neither a file path nor a postgres:// URL", ErrLedger, redact(dsn))
 	default:
-		l.db, err = sql.Open("sqlite", "file:"+url.PathEscape(dsn)+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
-		l.db.SetMaxOpenConns(1)
+		l.db, err = openSQLite(dsn, o)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %v", ErrLedger, redact(dsn), err)
 	}
-	if err := l.migrate(ctx); err != nil {
+	if o.ReadOnly {
+		err = l.checkVersion(ctx)
+	} else {
+		err = l.migrate(ctx)
+	}
+	if err != nil {
 		l.db.Close()
 		return nil, fmt.Errorf("%w: %s: %v", ErrLedger, redact(dsn), err)
 	}
 	return l, nil
+}
+
+// openSQLite opens a SQLite ledger: a writer takes the write lock at the
+// start of each transaction and waits for another's up to o.Wait; a
+// reader opens the file read-only (WAL readers run beside a writer), and
+// on a read-only directory as immutable, since nothing can write it.
+func openSQLite(path string, o Options) (*sql.DB, error) {
+	wait := o.Wait
+	if wait <= 0 {
+		wait = DefaultWait
+	}
+	q := fmt.Sprintf("?_pragma=busy_timeout(%d)", wait.Milliseconds())
+	if o.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("no ledger there: %v", err)
+		}
+		q += "&mode=ro"
+		if !fsutil.Writable(filepath.Dir(path)) {
+			q += "&immutable=1"
+		}
+	} else {
+		q += "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	}
+	db, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+q)
+	if err == nil {
+		db.SetMaxOpenConns(1)
+	}
+	return db, err
+}
+
+// checkVersion refuses, for a reader, a ledger this build cannot read
+// without migrating it.
+func (l *Ledger) checkVersion(ctx context.Context) error {
+	version := 0
+	err := l.db.QueryRowContext(ctx, `SELECT version FROM seedance_version`).Scan(&version)
+	if err != nil {
+		return fmt.Errorf("not a seedance ledger, or not readable: %v", err)
+	}
+	switch {
+	case version > SchemaVersion:
+		return fmt.Errorf("its schema is version %d, newer than this seedance's %d: upgrade seedance", version, SchemaVersion)
+	case version < SchemaVersion:
+		return fmt.Errorf("its schema is version %d: run seedance ledger update (with --cluster NAME for its rows) once to migrate it to %d", version, SchemaVersion)
+	}
+	return nil
 }
 
 // Close closes the ledger.
@@ -150,7 +242,7 @@ func (l *Ledger) migrate(ctx context.Context) error {
 			}
 		}
 		if fill := backfills[version]; fill != nil {
-			if err := fill(ctx, tx); err != nil {
+			if err := fill(ctx, tx, l.cluster); err != nil {
 				return fmt.Errorf("migration %d: %v", version+1, err)
 			}
 		}

@@ -62,6 +62,7 @@ type ClassFigures struct {
 
 // workloadRow is one workload's sums over some rows.
 type workloadRow struct {
+	cluster                string
 	w                      profile.Workload
 	first, last            int64
 	held, used, idle, cost float64
@@ -79,6 +80,9 @@ type workloadRow struct {
 
 // key is the row's value at a level of the grouping.
 func (r *workloadRow) key(level string) string {
+	if level == "cluster" {
+		return r.cluster
+	}
 	if r.owner != nil && level == "controller" {
 		return r.owner.controller
 	}
@@ -118,12 +122,12 @@ func (r *workloadRow) unallocated() bool { return r.owner == nil && r.w.ID == ""
 // workloadRows sums each workload's rows of the window (workload "": what
 // no workload held), with the workloads' names, kinds and labels.
 func (l *Ledger) workloadRows(ctx context.Context, tx *sql.Tx, sp span) ([]workloadRow, error) {
-	cols := `workload, held_s, used_s, idle_s, cost_usd, energy_j`
-	out, err := l.sums(ctx, tx, `SELECT workload, `+sumCols+` FROM (`+spanRows("seedance_hold", cols, cols)+`) x GROUP BY workload`, sp.args()...)
+	cols := `cluster, workload, held_s, used_s, idle_s, cost_usd, energy_j`
+	out, err := l.sums(ctx, tx, `SELECT cluster, workload, `+sumCols+` FROM (`+sp.rows("seedance_hold", cols, cols)+`) x GROUP BY cluster, workload`, sp.args()...)
 	if err != nil {
 		return nil, err
 	}
-	return out, l.describe(ctx, tx, out, `last_bucket >= $1 AND first_bucket < $2`, sp.lo, sp.hi)
+	return out, l.describe(ctx, tx, out, `last_bucket >= $1 AND first_bucket < $2 AND `+inList("cluster", 3, len(sp.clusters)), append([]any{sp.lo, sp.hi}, names(sp.clusters)...)...)
 }
 
 // finishedRows are the workloads whose last bucket is in [lo, hi), with
@@ -136,12 +140,16 @@ func (l *Ledger) finishedRows(ctx context.Context, tx *sql.Tx, sp span, lo, hi i
 			out = append(out, r)
 		}
 	}
-	older, err := l.sums(ctx, tx, `SELECT workload, `+sumCols+` FROM seedance_hold_day WHERE provisional <= $3
-AND workload IN (SELECT id FROM seedance_workload WHERE last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1) GROUP BY workload`, lo, hi, sp.maxProv)
+	in := inList("cluster", 4, len(sp.clusters))
+	args := append([]any{lo, hi, sp.maxProv}, names(sp.clusters)...)
+	older, err := l.sums(ctx, tx, `SELECT h.cluster, h.workload, `+sumCols+` FROM seedance_hold_day h WHERE h.provisional <= $3 AND h.`+in+`
+AND EXISTS (SELECT 1 FROM seedance_workload w WHERE w.cluster = h.cluster AND w.id = h.workload AND w.last_bucket >= $1 AND w.last_bucket < $2 AND w.first_bucket < $1)
+GROUP BY h.cluster, h.workload`, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.describe(ctx, tx, older, `last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1`, lo, hi); err != nil {
+	if err := l.describe(ctx, tx, older, `last_bucket >= $1 AND last_bucket < $2 AND first_bucket < $1 AND `+inList("cluster", 3, len(sp.clusters)),
+		append([]any{lo, hi}, names(sp.clusters)...)...); err != nil {
 		return nil, err
 	}
 	return append(out, older...), nil
@@ -162,7 +170,7 @@ func (l *Ledger) sums(ctx context.Context, tx *sql.Tx, q string, args ...any) ([
 	for rows.Next() {
 		var r workloadRow
 		var unknown int64
-		if err := rows.Scan(&r.w.ID, &r.held, &r.used, &r.idle, &r.cost, &r.energy, &unknown); err != nil {
+		if err := rows.Scan(&r.cluster, &r.w.ID, &r.held, &r.used, &r.idle, &r.cost, &r.energy, &unknown); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 		}
 		r.energyKnown = unknown == 0
@@ -174,23 +182,23 @@ func (l *Ledger) sums(ctx context.Context, tx *sql.Tx, q string, args ...any) ([
 // describe fills in the rows' workloads' names, kinds, labels and buckets,
 // read from the workloads that where selects (which must hold them all).
 func (l *Ledger) describe(ctx context.Context, tx *sql.Tx, out []workloadRow, where string, args ...any) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, name, kind, labels, first_bucket, last_bucket FROM seedance_workload WHERE `+where, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT cluster, id, name, kind, labels, first_bucket, last_bucket FROM seedance_workload WHERE `+where, args...)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	defer rows.Close()
-	at := make(map[string]int, len(out))
+	at := make(map[[2]string]int, len(out))
 	for i, r := range out {
-		at[r.w.ID] = i
+		at[[2]string{r.cluster, r.w.ID}] = i
 	}
 	parsed := map[string]map[string]string{} // workloads share their labels: parse each set once
 	for rows.Next() {
-		var id, name, kind, labels string
+		var cluster, id, name, kind, labels string
 		var first, last int64
-		if err := rows.Scan(&id, &name, &kind, &labels, &first, &last); err != nil {
+		if err := rows.Scan(&cluster, &id, &name, &kind, &labels, &first, &last); err != nil {
 			return fmt.Errorf("%w: %v", ErrLedger, err)
 		}
-		i, ok := at[id]
+		i, ok := at[[2]string{cluster, id}]
 		if !ok {
 			continue
 		}

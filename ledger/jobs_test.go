@@ -178,7 +178,7 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	_, err := Open(ctx, path)
+	_, err := Open(ctx, path, Options{})
 	if err == nil || !strings.Contains(err.Error(), "schema is version 99, newer than this seedance's") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("a newer ledger: %v", err)
 	}

@@ -38,7 +38,7 @@ func child(spec string) int {
 		}
 		inputs = append(inputs, p)
 	}
-	l, err := Open(context.Background(), parts[0])
+	l, err := Open(context.Background(), parts[0], Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

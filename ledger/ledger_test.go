@@ -245,7 +245,7 @@ func equalsOneAnalysis(t *testing.T, newLedger func() *Ledger) {
 
 func openDSN(t testing.TB, dsn string) *Ledger {
 	t.Helper()
-	l, err := Open(context.Background(), dsn)
+	l, err := Open(context.Background(), dsn, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

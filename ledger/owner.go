@@ -98,7 +98,7 @@ func backfill3(ctx context.Context, tx *sql.Tx) error {
 		if err != nil {
 			return err
 		}
-		if err := ex.exec(`UPDATE seedance_workload SET owner = $1 WHERE id = $2`, o, ws[i].ID); err != nil {
+		if err := ex.execGlobal(`UPDATE seedance_workload SET owner = $1 WHERE id = $2`, o, ws[i].ID); err != nil {
 			return err
 		}
 	}
@@ -135,10 +135,10 @@ func (os *owners) of(w *profile.Workload) (id int64, labels string, err error) {
 	if id, ok := os.ids[o.key()]; ok {
 		return id, o.tags, nil
 	}
-	err = os.ex.queryRow(`SELECT id FROM seedance_owner WHERE kind = $1 AND controller = $2 AND labels = $3`, o.kind, o.controller, o.tags).Scan(&id)
+	err = os.ex.queryRowGlobal(`SELECT id FROM seedance_owner WHERE kind = $1 AND controller = $2 AND labels = $3`, o.kind, o.controller, o.tags).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		if err = os.ex.queryRow(`SELECT COALESCE(MAX(id), 0) + 1 FROM seedance_owner`).Scan(&id); err == nil {
-			err = os.ex.exec(`INSERT INTO seedance_owner (id, kind, class, controller, labels) VALUES ($1, $2, $3, $4, $5)`, id, o.kind, o.class, o.controller, o.tags)
+		if err = os.ex.queryRowGlobal(`SELECT COALESCE(MAX(id), 0) + 1 FROM seedance_owner`).Scan(&id); err == nil {
+			err = os.ex.execGlobal(`INSERT INTO seedance_owner (id, kind, class, controller, labels) VALUES ($1, $2, $3, $4, $5)`, id, o.kind, o.class, o.controller, o.tags)
 		}
 	}
 	if err != nil {
@@ -218,12 +218,14 @@ type ownerRow struct {
 // rows did to the workloads' buckets (those rows are gone), then counts
 // each workload's rows into its own row and its owner's rollups.
 func writeOwners(ex *execer, r *rows) error {
-	if err := undoProvisional(ex, r.from); err != nil {
-		return err
+	if !r.fill {
+		if err := undoProvisional(ex, r.from); err != nil {
+			return err
+		}
 	}
 	ts := map[string]*tenure{}
 	for _, h := range r.cuts.Holds {
-		if h.Workload == nil {
+		if h.Workload == nil || r.skip[h.Piece] {
 			continue
 		}
 		b := r.bucketOf[h.Piece]
@@ -241,12 +243,15 @@ func writeOwners(ex *execer, r *rows) error {
 	}
 	os := &owners{ex: ex, ids: map[[3]string]int64{}}
 	for _, id := range sortedIDs(ts) {
-		if err := putTenure(ex, os, ts[id], r.bucket); err != nil {
+		if err := putTenure(ex, os, ts[id], r.bucket, r.fill); err != nil {
 			return err
 		}
 	}
 	rollup := map[ownerRow]*sums{}
 	for _, h := range r.cuts.Holds {
+		if r.skip[h.Piece] {
+			continue
+		}
 		k := ownerRow{r.bucketOf[h.Piece], 0, r.provisional(h.Piece)}
 		if h.Workload != nil {
 			k.owner = ts[h.Workload.ID].owner
@@ -263,16 +268,36 @@ func writeOwners(ex *execer, r *rows) error {
 // (deleted) did to the workloads: their last buckets, and the workloads
 // they alone held.
 func undoProvisional(ex *execer, from int64) error {
-	if err := ex.exec(`DELETE FROM seedance_workload WHERE last_bucket >= $1 AND settled_last IS NULL`, from); err != nil {
+	if err := ex.exec(`DELETE FROM seedance_workload WHERE cluster = $1 AND last_bucket >= $2 AND settled_last IS NULL`, from); err != nil {
 		return err
 	}
-	return ex.exec(`UPDATE seedance_workload SET last_bucket = settled_last WHERE last_bucket >= $1 AND last_bucket > settled_last`, from)
+	return ex.exec(`UPDATE seedance_workload SET last_bucket = settled_last WHERE cluster = $1 AND last_bucket >= $2 AND last_bucket > settled_last`, from)
 }
 
 // putTenure counts one workload's rows of the update into its row: its
 // owner (moving its history when its labels changed), first and last
-// buckets, whether its buckets have a hole, and its settled sums.
-func putTenure(ex *execer, os *owners, t *tenure, bucket int64) error {
+// buckets, whether its buckets have a hole, and its settled sums. Rows
+// that fill a gap (fill) keep a known workload's labels, which are later
+// than theirs, and mark its buckets as maybe holed.
+func putTenure(ex *execer, os *owners, t *tenure, bucket int64, fill bool) error {
+	var old int64
+	var settledLast sql.NullInt64
+	var wasGappy int
+	var name, kind, oldLabels string
+	err := ex.queryRow(`SELECT owner, settled_last, gappy, name, kind, labels FROM seedance_workload WHERE cluster = $1 AND id = $2`, t.w.ID).
+		Scan(&old, &settledLast, &wasGappy, &name, &kind, &oldLabels)
+	known := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if fill && known {
+		w := *t.w
+		w.Name, w.Kind = name, kind
+		if err := json.Unmarshal([]byte(oldLabels), &w.Labels); err != nil {
+			return fmt.Errorf("workload %s's labels: %v", w.ID, err)
+		}
+		t.w = &w
+	}
 	o, labels, err := os.of(t.w)
 	if err != nil {
 		return err
@@ -285,16 +310,8 @@ func putTenure(ex *execer, os *owners, t *tenure, bucket int64) error {
 		}
 		hi = max(hi, b)
 	}
-	gappy := int64(len(t.buckets)) != (hi-lo)/bucket+1
-	var old int64
-	var settledLast sql.NullInt64
-	var wasGappy int
-	err = ex.queryRow(`SELECT owner, settled_last, gappy FROM seedance_workload WHERE id = $1`, t.w.ID).Scan(&old, &settledLast, &wasGappy)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return err
-	default:
+	gappy := int64(len(t.buckets)) != (hi-lo)/bucket+1 || fill
+	if known {
 		gappy = gappy || wasGappy == 1 || settledLast.Valid && lo > settledLast.Int64+bucket
 		if old != o {
 			if err := moveOwner(ex, t.w.ID, old, o); err != nil {
@@ -307,9 +324,9 @@ func putTenure(ex *execer, os *owners, t *tenure, bucket int64) error {
 		settled = t.settledMax
 	}
 	s := t.sums
-	return ex.exec(`INSERT INTO seedance_workload AS o (id, name, kind, labels, first_bucket, last_bucket, owner, settled_last, gappy, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-ON CONFLICT (id) DO UPDATE SET name = excluded.name, kind = excluded.kind, labels = excluded.labels, owner = excluded.owner, gappy = excluded.gappy,
+	return ex.exec(`INSERT INTO seedance_workload AS o (cluster, id, name, kind, labels, first_bucket, last_bucket, owner, settled_last, gappy, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+ON CONFLICT (cluster, id) DO UPDATE SET name = excluded.name, kind = excluded.kind, labels = excluded.labels, owner = excluded.owner, gappy = excluded.gappy,
 first_bucket = CASE WHEN o.first_bucket < excluded.first_bucket THEN o.first_bucket ELSE excluded.first_bucket END,
 last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket ELSE excluded.last_bucket END,
 settled_last = CASE WHEN excluded.settled_last IS NULL OR o.settled_last > excluded.settled_last THEN o.settled_last ELSE excluded.settled_last END,
@@ -327,8 +344,8 @@ func moveOwner(ex *execer, id string, from, to int64) error {
 			col, rollup = "day", "seedance_owner_hold_day"
 		}
 		moved := map[ownerRow]*sums{}
-		rows, err := ex.tx.QueryContext(ex.ctx, `SELECT `+col+`, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), COALESCE(SUM(energy_j), 0),
-SUM(CASE WHEN energy_j IS NULL THEN 1 ELSE 0 END) FROM `+table+` WHERE workload = $1 AND provisional = 0 GROUP BY `+col, id)
+		rows, err := ex.query(`SELECT `+col+`, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), COALESCE(SUM(energy_j), 0),
+SUM(CASE WHEN energy_j IS NULL THEN 1 ELSE 0 END) FROM `+table+` WHERE cluster = $1 AND workload = $2 AND provisional = 0 GROUP BY `+col, id)
 		if err != nil {
 			return err
 		}
@@ -382,9 +399,9 @@ func putRollup(ex *execer, table, col string, rows map[ownerRow]*sums) error {
 	})
 	for _, k := range keys {
 		s := rows[k]
-		err := ex.exec(`INSERT INTO `+table+` AS o (`+col+`, owner, provisional, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (`+col+`, owner, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
+		err := ex.exec(`INSERT INTO `+table+` AS o (cluster, `+col+`, owner, provisional, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+ON CONFLICT (cluster, `+col+`, owner, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j,
 energy_unknown = o.energy_unknown + excluded.energy_unknown`,
 			k.bucket, k.owner, k.provisional, s.held, s.used, s.idle, s.cost, s.energy, s.unknown)

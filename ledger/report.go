@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seedance/seedance/analyze"
@@ -18,8 +20,11 @@ const ReportSchema = "seedance-ledger-report/v1"
 // Query is what a report covers: the buckets that begin in [Since,
 // Until) (zero: from the first, to the last), grouped by GroupBy.
 type Query struct {
-	Since, Until    time.Time
-	GroupBy         []string
+	Since, Until time.Time
+	// GroupBy are the attribution's levels: analyze's, and "cluster".
+	GroupBy []string
+	// Clusters, when set, are the clusters reported (else every one).
+	Clusters        []string
 	EnergyUSDPerKWh float64
 	// Settled leaves the provisional rows out: the figures then only grow
 	// from one update to the next (counters for Prometheus).
@@ -31,11 +36,12 @@ type Query struct {
 	Baseline                     *Report
 }
 
-// span is the rows a report reads: buckets in [lo, hi), provisional ones
-// when maxProv is 1.
+// span is the rows a report reads: the clusters' buckets in [lo, hi),
+// provisional ones when maxProv is 1.
 type span struct {
-	lo, hi  int64
-	maxProv int
+	lo, hi   int64
+	maxProv  int
+	clusters []string
 }
 
 // args are the arguments of a query over the span's rows (from): the
@@ -47,17 +53,36 @@ func (sp span) args() []any {
 		dlo = d + 86400
 	}
 	dhi := max(dlo, day(sp.hi))
+	args := []any{sp.lo, dlo, dhi, sp.hi, sp.maxProv, dlo, dhi}
 	if dhi == dlo { // no whole day: every row hourly
-		return []any{sp.lo, sp.hi, sp.hi, sp.hi, sp.maxProv, 0, 0}
+		args = []any{sp.lo, sp.hi, sp.hi, sp.hi, sp.maxProv, 0, 0}
 	}
-	return []any{sp.lo, dlo, dhi, sp.hi, sp.maxProv, dlo, dhi}
+	return append(args, names(sp.clusters)...)
 }
 
-// spanRows selects cols of the span's rows of the hourly table and of its
+// rows selects cols of the span's rows of the hourly table and of its
 // daily rollup (whose bucket column is day).
-func spanRows(table, cols, dayCols string) string {
-	return `SELECT ` + cols + ` FROM ` + table + ` WHERE ((bucket >= $1 AND bucket < $2) OR (bucket >= $3 AND bucket < $4)) AND provisional <= $5
-UNION ALL SELECT ` + dayCols + ` FROM ` + table + `_day WHERE day >= $6 AND day < $7 AND provisional <= $5`
+func (sp span) rows(table, cols, dayCols string) string {
+	in := inList("cluster", 8, len(sp.clusters))
+	return `SELECT ` + cols + ` FROM ` + table + ` WHERE ((bucket >= $1 AND bucket < $2) OR (bucket >= $3 AND bucket < $4)) AND provisional <= $5 AND ` + in + `
+UNION ALL SELECT ` + dayCols + ` FROM ` + table + `_day WHERE day >= $6 AND day < $7 AND provisional <= $5 AND ` + in
+}
+
+// inList is "col IN ($first, …)" for n arguments.
+func inList(col string, first, n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = "$" + strconv.Itoa(first+i)
+	}
+	return col + ` IN (` + strings.Join(ps, ", ") + `)`
+}
+
+func names(clusters []string) []any {
+	out := make([]any, len(clusters))
+	for i, c := range clusters {
+		out[i] = c
+	}
+	return out
 }
 
 // Report answers from the ledger alone. Its summary and attribution have
@@ -67,7 +92,9 @@ type Report struct {
 	Window        Window `json:"window"`
 	// Watermark: the rows before it are settled; those after it are
 	// provisional (the next update counts them again, with more data).
-	Watermark   time.Time            `json:"watermark"`
+	Watermark time.Time `json:"watermark"`
+	// Clusters are the clusters the report covers.
+	Clusters    []string             `json:"clusters"`
 	Summary     Summary              `json:"summary"`
 	Attribution *analyze.Attribution `json:"attribution"`
 	Daily       []Day                `json:"daily"`
@@ -130,39 +157,37 @@ type Price struct {
 	FirstBucket string  `json:"first_bucket"`
 }
 
-// Report reads the rows of the query's window.
+// Report reads the rows of the query's window, in a read-only
+// transaction: it takes no lock, and runs beside an update.
 func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
-	if err := analyze.CheckGroupBy(q.GroupBy); err != nil {
+	if err := checkGroupBy(q.GroupBy); err != nil {
 		return nil, err
 	}
-	tx, err := l.db.BeginTx(ctx, nil)
+	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: l.snapshot()})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	defer func() { _ = tx.Rollback() }() // after a commit, a no-op
-	st, err := l.load(ctx, tx)
+	v, err := l.view(ctx, tx, q.Clusters)
 	if err != nil {
 		return nil, err
 	}
-	if st == nil {
-		return nil, fmt.Errorf("%w: it holds nothing yet: run seedance ledger update first", ErrLedger)
-	}
-	lo, hi, err := l.bounds(ctx, tx, st, q.Since, q.Until)
+	lo, hi, err := l.bounds(ctx, tx, v, q.Since, q.Until)
 	if err != nil {
 		return nil, err
 	}
-	r, err := l.window(ctx, tx, st, q, lo, hi)
+	r, err := l.window(ctx, tx, v, q, lo, hi)
 	if err == nil && q.Baseline != nil {
 		r.Comparison = compare(q.Baseline, r)
 	}
 	if err != nil || q.BaselineSince.IsZero() {
 		return r, err
 	}
-	blo, bhi, err := l.bounds(ctx, tx, st, q.BaselineSince, q.BaselineUntil)
+	blo, bhi, err := l.bounds(ctx, tx, v, q.BaselineSince, q.BaselineUntil)
 	if err != nil {
 		return nil, err
 	}
-	base, err := l.window(ctx, tx, st, q, blo, bhi)
+	base, err := l.window(ctx, tx, v, q, blo, bhi)
 	if err != nil {
 		return nil, err
 	}
@@ -170,22 +195,97 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 	return r, nil
 }
 
+// snapshot is the isolation that makes a report's several queries read one
+// state of the ledger: SQLite's transactions are snapshots already.
+func (l *Ledger) snapshot() sql.IsolationLevel {
+	if l.postgres {
+		return sql.LevelRepeatableRead
+	}
+	return sql.LevelDefault
+}
+
+// checkGroupBy checks the levels: analyze's, and cluster.
+func checkGroupBy(levels []string) error {
+	var rest []string
+	for _, l := range levels {
+		if l != "cluster" {
+			rest = append(rest, l)
+		}
+	}
+	if len(rest) == 0 && len(levels) > 0 {
+		return nil
+	}
+	return analyze.CheckGroupBy(rest)
+}
+
+// view is what a report reads of the clusters' states: which clusters,
+// the first bucket of any, the earliest watermark, the buckets' length.
+type view struct {
+	clusters         []string
+	first, watermark time.Time
+	bucket           time.Duration
+}
+
+// view reads the states of the clusters asked for (all: every one).
+func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, error) {
+	v := &view{}
+	all := map[string]bool{}
+	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var c string
+		var first, wm, bucket int64
+		if err := rows.Scan(&c, &first, &wm, &bucket); err != nil {
+			return err
+		}
+		all[c] = true
+		if len(want) > 0 && !slices.Contains(want, c) {
+			return nil
+		}
+		if bucket <= 0 || 86400%bucket != 0 || wm < first {
+			return fmt.Errorf("cluster %s's state is not plausible (bucket %d s, first %d, watermark %d): the ledger is damaged", c, bucket, first, wm)
+		}
+		f, w := time.UnixMilli(first).UTC(), time.UnixMilli(wm).UTC()
+		if len(v.clusters) == 0 || f.Before(v.first) {
+			v.first = f
+		}
+		if len(v.clusters) == 0 || w.Before(v.watermark) {
+			v.watermark = w
+		}
+		v.bucket = time.Duration(bucket) * time.Second
+		v.clusters = append(v.clusters, c)
+		return nil
+	}, `SELECT cluster, first_ms, watermark_ms, bucket_s FROM seedance_state ORDER BY cluster`)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%w: it holds nothing yet: run seedance ledger update first", ErrLedger)
+	}
+	for _, c := range want {
+		if !all[c] {
+			return nil, fmt.Errorf("%w: no cluster %q in it (it holds %s)", ErrLedger, c, strings.Join(sortedIDs(all), ", "))
+		}
+	}
+	return v, nil
+}
+
 // bounds are the buckets of [since, until): since floored to its bucket,
-// zero times the ledger's first and last buckets.
-func (l *Ledger) bounds(ctx context.Context, tx *sql.Tx, st *state, since, until time.Time) (lo, hi time.Time, err error) {
-	lo, hi = since.Truncate(st.bucket), until
+// zero times the clusters' first and last buckets.
+func (l *Ledger) bounds(ctx context.Context, tx *sql.Tx, v *view, since, until time.Time) (lo, hi time.Time, err error) {
+	lo, hi = since.Truncate(v.bucket), until
 	if since.IsZero() {
-		lo = st.first.Truncate(st.bucket)
+		lo = v.first.Truncate(v.bucket)
 	}
 	if hi.IsZero() {
 		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(bucket), 0) FROM seedance_gpu`).Scan(&last); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(bucket), 0) FROM seedance_gpu WHERE `+inList("cluster", 1, len(v.clusters)), names(v.clusters)...).Scan(&last); err != nil {
 			return lo, hi, fmt.Errorf("%w: %v", ErrLedger, err)
 		}
-		hi = time.Unix(last, 0).Add(st.bucket)
+		hi = time.Unix(last, 0).Add(v.bucket)
 		if !hi.After(lo) { // a window after the ledger's data: empty
-			hi = lo.Add(st.bucket)
+			hi = lo.Add(v.bucket)
 		}
+	} else if c := hi.Truncate(v.bucket); c.Before(hi) {
+		hi = c.Add(v.bucket) // the window covers whole buckets: its end says where the last ends
 	}
 	if !hi.After(lo) {
 		return lo, hi, fmt.Errorf("%w: the window's end %s is not after its start %s", ErrLedger, hi.UTC().Format(time.RFC3339), lo.UTC().Format(time.RFC3339))
@@ -194,9 +294,10 @@ func (l *Ledger) bounds(ctx context.Context, tx *sql.Tx, st *state, since, until
 }
 
 // window is the report of the buckets in [lo, hi).
-func (l *Ledger) window(ctx context.Context, tx *sql.Tx, st *state, q Query, lo, hi time.Time) (*Report, error) {
-	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(st.bucket / time.Second)}, Watermark: st.watermark}
-	sp := span{lo.Unix(), hi.Unix(), 1}
+func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, hi time.Time) (*Report, error) {
+	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(v.bucket / time.Second)}, Watermark: v.watermark,
+		Clusters: v.clusters}
+	sp := span{lo.Unix(), hi.Unix(), 1, v.clusters}
 	if q.Settled {
 		sp.maxProv = 0
 	}
@@ -206,24 +307,27 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, st *state, q Query, lo,
 	}
 	// Jobs finish in the window and before the watermark's bucket: every
 	// row of theirs is settled.
-	fhi := min(sp.hi, st.watermark.Truncate(st.bucket).Unix())
+	fhi := min(sp.hi, v.watermark.Truncate(v.bucket).Unix())
 	var inWindow, finished []workloadRow
 	if slices.Contains(q.GroupBy, "workload") {
 		if inWindow, err = l.workloadRows(ctx, tx, sp); err == nil {
 			finished, err = l.finishedRows(ctx, tx, sp, sp.lo, fhi, inWindow)
 		}
 	} else if inWindow, err = l.ownerRows(ctx, tx, sp); err == nil {
-		if finished, err = l.finishedOwners(ctx, tx, sp.lo, fhi); err == nil {
+		if finished, err = l.finishedOwners(ctx, tx, sp, fhi); err == nil {
 			r.DailyWaste, err = l.dailyWaste(ctx, tx, sp, inWindow, q.GroupBy)
 		}
+	}
+	if err == nil {
+		err = plausible(inWindow, total, sp)
 	}
 	if err != nil {
 		return nil, err
 	}
 	r.Attribution = attribution(inWindow, total, q.GroupBy)
 	r.Jobs = jobs(finished, inWindow, q.GroupBy)
-	if st.watermark.Before(hi) && !q.Settled {
-		s := st.watermark.UTC().Format(time.RFC3339)
+	if v.watermark.Before(hi) && !q.Settled {
+		s := v.watermark.UTC().Format(time.RFC3339)
 		r.Summary.ProvisionalFrom = &s
 	}
 	return r, nil
@@ -233,7 +337,7 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, st *state, q Query, lo,
 // GPUs' totals (for the attribution's total).
 func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, sp span, energyPrice float64) (analyze.Held, error) {
 	cols := `node, model, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source`
-	rows, err := tx.QueryContext(ctx, spanRows("seedance_gpu", "bucket, "+cols, "day, "+cols), sp.args()...)
+	rows, err := tx.QueryContext(ctx, sp.rows("seedance_gpu", "bucket, cluster, "+cols, "day, cluster, "+cols), sp.args()...)
 	if err != nil {
 		return analyze.Held{}, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
@@ -245,13 +349,16 @@ func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, sp span,
 	prices := map[[2]string]*Price{}
 	for rows.Next() {
 		var bucket int64
-		var node, model, source string
+		var cluster, node, model, source string
 		var o, i, u, uw, c, e, price float64
 		var m int
-		if err := rows.Scan(&bucket, &node, &model, &o, &i, &u, &uw, &c, &e, &m, &price, &source); err != nil {
+		if err := rows.Scan(&bucket, &cluster, &node, &model, &o, &i, &u, &uw, &c, &e, &m, &price, &source); err != nil {
 			return analyze.Held{}, fmt.Errorf("%w: %v", ErrLedger, err)
 		}
-		nodes[node] = true
+		if err := plausibleGPU(cluster, bucket, node, model, sp, o, i, u, uw, c, e); err != nil {
+			return analyze.Held{}, err
+		}
+		nodes[cluster+"\x00"+node] = true
 		obs, idle, util, utilW, cost, energy = obs+o, idle+i, util+u, utilW+uw, cost+c, energy+e
 		measured = measured || m == 1
 		t := time.Unix(bucket, 0).UTC()
@@ -311,13 +418,13 @@ func attribution(window []workloadRow, total analyze.Held, levels []string) *ana
 	var unalloc analyze.Held
 	for _, r := range window {
 		h := analyze.Held{Workload: r.w, HeldH: r.held / 3600, UsedH: r.used / 3600, IdleH: r.idle / 3600, CostUSD: r.cost}
-		if r.unallocated() {
-			unalloc = h
+		if r.unallocated() { // one row for every cluster's
+			unalloc.HeldH, unalloc.UsedH, unalloc.IdleH, unalloc.CostUSD = unalloc.HeldH+h.HeldH, unalloc.UsedH+h.UsedH, unalloc.IdleH+h.IdleH, unalloc.CostUSD+h.CostUSD
 			continue
 		}
+		h.Workloads, h.Keys = 1, r.keys(levels)
 		if r.owner != nil {
 			h.Workloads = r.n
-			h.Keys = r.keys(levels)
 		}
 		held = append(held, h)
 	}

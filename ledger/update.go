@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -33,8 +32,17 @@ type UpdateSpec struct {
 
 // Updated says what an update did.
 type Updated struct {
-	// Nothing: the inputs held no sample after the ledger's data end.
+	// Cluster is the cluster counted.
+	Cluster string
+	// Nothing: the inputs held no sample after the cluster's data end,
+	// and none in a bucket the ledger lacked.
 	Nothing bool
+	// Added are the buckets before the watermark that the ledger lacked
+	// and this update counted (a backfill); Recounted the held buckets
+	// next to them counted again with the gap's data; Already how many of
+	// the inputs' buckets before the watermark it held already.
+	Added, Recounted []time.Time
+	Already          int
 	// From is where this update's counting began (the previous
 	// watermark), Watermark where its settled rows end, DataEnd the end of
 	// the data read so far.
@@ -45,39 +53,74 @@ type Updated struct {
 	Steps int
 }
 
-// state is the ledger's carried state (one row).
+// state is a cluster's carried state (one row).
 type state struct {
+	cluster                   string
 	first, watermark, dataEnd time.Time
 	bucket                    time.Duration
 	params                    string
 	tail                      *profile.Profile
 	updates                   int64
+	// fresh: the cluster has no state row yet.
+	fresh bool
 }
 
-// Update counts the inputs' new data into the ledger, in one transaction:
-// a failure or a kill leaves the ledger as it was, and an update that is
-// run twice counts nothing twice (the second finds nothing new).
+// Update counts the inputs' new data into the ledger, as the ledger's
+// cluster's (Options.Cluster), in one transaction: a failure or a kill
+// leaves the ledger as it was, and an update that is run twice counts
+// nothing twice (the second finds nothing new). Updates run one at a
+// time, whichever their clusters: each takes the ledger's write lock
+// first (SQLite's, or an advisory lock in PostgreSQL), and one that finds
+// the state changed under it fails rather than overwrite it.
 func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
+	if l.readOnly {
+		return Updated{}, fmt.Errorf("%w: opened for reading", ErrLedger)
+	}
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Updated{}, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	defer func() { _ = tx.Rollback() }() // after a commit, a no-op
-	st, err := l.load(ctx, tx)
+	if err := l.lock(ctx, tx); err != nil {
+		return Updated{}, err
+	}
+	st, err := l.load(ctx, tx, l.cluster)
 	if err != nil {
 		return Updated{}, err
 	}
 	params := paramsKey(spec.Params)
 	if st == nil {
-		st = newState(spec, params)
+		if st, err = l.newState(ctx, tx, spec, params); err != nil {
+			return Updated{}, err
+		}
 	} else if st.params != params {
 		return Updated{}, fmt.Errorf("%w: it counts idle time with %s, this update with %s: keep the ledger's settings or start a new ledger", ErrLedger, st.params, params)
 	}
+	held, err := l.heldBuckets(ctx, tx, st, spec.Inputs)
+	if err != nil {
+		return Updated{}, err
+	}
+	fill, err := planFill(st, spec, held)
+	if err != nil {
+		return Updated{}, err
+	}
 	up, rows, err := plan(st, spec)
-	if err != nil || up.Nothing {
+	if err != nil {
 		return up, err
 	}
-	if err := l.write(ctx, tx, st, rows); err != nil {
+	up.Cluster, up.Already = st.cluster, fill.already
+	if fill.rows == nil && up.Nothing {
+		return up, nil
+	}
+	up.Nothing = false
+	up.Added, up.Recounted = times(fill.added), times(fill.recounted)
+	if fill.rows != nil {
+		up.Rows += len(fill.rows.cuts.GPUs) + len(fill.rows.cuts.Holds)
+	}
+	if err := l.write(ctx, tx, st, rows, fill.rows); err != nil {
+		if errors.Is(err, ErrLedger) {
+			return Updated{}, err
+		}
 		return Updated{}, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -86,12 +129,38 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	return up, nil
 }
 
-// newState is the state of a ledger before its first update: it begins
-// where the first input does.
-func newState(spec UpdateSpec, params string) *state {
+// lock takes the ledger's write lock for the transaction: SQLite took it
+// at BEGIN (IMMEDIATE); PostgreSQL takes an advisory lock, which, unlike
+// a row lock, holds before the cluster's state row exists.
+func (l *Ledger) lock(ctx context.Context, tx *sql.Tx) error {
+	if !l.postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7158)`); err != nil {
+		return fmt.Errorf("%w: take the write lock: %v", ErrLedger, err)
+	}
+	return nil
+}
+
+// newState is the state of a cluster before its first update: it begins
+// where the first input does, with the ledger's bucket and idle rules
+// where another cluster has them already.
+func (l *Ledger) newState(ctx context.Context, tx *sql.Tx, spec UpdateSpec, params string) (*state, error) {
 	bucket := spec.Bucket
 	if bucket <= 0 {
 		bucket = DefaultBucket
+	}
+	var other, otherParams string
+	var otherBucket int64
+	err := tx.QueryRowContext(ctx, `SELECT cluster, bucket_s, params FROM seedance_state ORDER BY cluster LIMIT 1`).Scan(&other, &otherBucket, &otherParams)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, fmt.Errorf("%w: read its state: %v", ErrLedger, err)
+	case otherParams != params:
+		return nil, fmt.Errorf("%w: it counts idle time with %s (cluster %s), this update with %s: keep the ledger's settings or start a new ledger", ErrLedger, otherParams, other, params)
+	default:
+		bucket = time.Duration(otherBucket) * time.Second
 	}
 	first := time.Time{}
 	for _, p := range spec.Inputs {
@@ -100,7 +169,7 @@ func newState(spec UpdateSpec, params string) *state {
 		}
 	}
 	first = first.Truncate(time.Millisecond)
-	return &state{first: first, watermark: first, dataEnd: first.Add(-time.Millisecond), bucket: bucket, params: params}
+	return &state{cluster: l.cluster, first: first, watermark: first, dataEnd: first.Add(-time.Millisecond), bucket: bucket, params: params, fresh: true}, nil
 }
 
 // paramsKey is what an update must share with the ledger: the idle rules.
@@ -108,8 +177,21 @@ func paramsKey(p analyze.Params) string {
 	return fmt.Sprintf("--idle-threshold %g --idle-window %s", p.IdleThresholdPct, p.IdleWindow)
 }
 
+func times(buckets []int64) []time.Time {
+	var out []time.Time
+	for _, b := range buckets {
+		out = append(out, time.Unix(b, 0).UTC())
+	}
+	return out
+}
+
 // rows is what an update writes.
 type rows struct {
+	// fill: the rows fill gaps before the watermark (backfill.go): all
+	// settled, the pieces in skip left out, and a workload's labels
+	// those it has already.
+	fill bool
+	skip map[int]bool
 	cuts     *analyze.Cuts
 	settled  int // pieces before this index are settled
 	bucketOf []int64
@@ -121,6 +203,7 @@ type rows struct {
 
 // plan analyzes the carried tail and the new data and cuts the analysis
 // into pieces: settled up to the new watermark, provisional after it.
+// Nothing new: nil rows.
 func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
 	dropSeen(spec.Inputs, st.tail)
 	fresh := profile.Join(spec.Inputs, st.dataEnd, latestEnd(spec.Inputs), false)
@@ -297,166 +380,3 @@ func asSources(ps []*profile.Profile) ([]analyze.Source, error) {
 	return out, nil
 }
 
-// DataEnd is where the ledger's data ends; ok is false for a ledger never
-// updated.
-func (l *Ledger) DataEnd(ctx context.Context) (end time.Time, ok bool, err error) {
-	tx, err := l.db.BeginTx(ctx, nil)
-	if err != nil {
-		return end, false, fmt.Errorf("%w: %v", ErrLedger, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	st, err := l.load(ctx, tx)
-	if err != nil || st == nil {
-		return end, false, err
-	}
-	return st.dataEnd, true, nil
-}
-
-// load reads the carried state; nil for a ledger never updated.
-func (l *Ledger) load(ctx context.Context, tx *sql.Tx) (*state, error) {
-	q := `SELECT first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, updates FROM seedance_state WHERE id = 1`
-	if l.postgres {
-		q += ` FOR UPDATE`
-	}
-	var first, wm, end, bucket int64
-	var tail []byte
-	st := &state{}
-	err := tx.QueryRowContext(ctx, q).Scan(&first, &wm, &end, &bucket, &st.params, &tail, &st.updates)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: read its state: %v", ErrLedger, err)
-	}
-	st.first, st.watermark, st.dataEnd = time.UnixMilli(first).UTC(), time.UnixMilli(wm).UTC(), time.UnixMilli(end).UTC()
-	st.bucket = time.Duration(bucket) * time.Second
-	if len(tail) > 0 {
-		if st.tail, err = profile.Read(bytes.NewReader(tail)); err != nil {
-			return nil, fmt.Errorf("%w: its carried samples: %v", ErrLedger, err)
-		}
-	}
-	return st, nil
-}
-
-// write replaces the provisional rows, adds the settled ones and saves the
-// state, inside tx.
-func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r *rows) error {
-	ex := &execer{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
-	defer ex.close()
-	for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day", "seedance_owner_hold", "seedance_owner_hold_day"} {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE provisional = 1`); err != nil {
-			return err
-		}
-	}
-	for _, g := range r.cuts.GPUs {
-		err := ex.exec(`INSERT INTO seedance_gpu AS o (bucket, node, model, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-ON CONFLICT (bucket, node, model, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
-util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
-energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_measured > excluded.energy_measured THEN o.energy_measured ELSE excluded.energy_measured END,
-price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_source`,
-			r.bucketOf[g.Piece], g.Node, g.Model, r.provisional(g.Piece), g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ, b2i(g.EnergyMeasured),
-			g.PriceUSDPerHour, g.PriceSource)
-		if err != nil {
-			return err
-		}
-		err = ex.exec(`INSERT INTO seedance_gpu_day AS o (day, node, model, price_usd_per_hour, price_source, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-ON CONFLICT (day, node, model, price_usd_per_hour, price_source, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
-util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
-energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_measured > excluded.energy_measured THEN o.energy_measured ELSE excluded.energy_measured END`,
-			day(r.bucketOf[g.Piece]), g.Node, g.Model, g.PriceUSDPerHour, g.PriceSource, r.provisional(g.Piece), g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ, b2i(g.EnergyMeasured))
-		if err != nil {
-			return err
-		}
-	}
-	if err := writeOwners(ex, r); err != nil {
-		return err
-	}
-	for _, h := range r.cuts.Holds {
-		id := ""
-		if h.Workload != nil {
-			id = h.Workload.ID
-		}
-		err := ex.exec(`INSERT INTO seedance_hold AS o (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-ON CONFLICT (bucket, node, model, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
-idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
-			r.bucketOf[h.Piece], h.Node, h.Model, id, r.provisional(h.Piece), h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ)
-		if err != nil {
-			return err
-		}
-		err = ex.exec(`INSERT INTO seedance_hold_day AS o (day, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (day, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
-idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
-			day(r.bucketOf[h.Piece]), id, r.provisional(h.Piece), h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ)
-		if err != nil {
-			return err
-		}
-	}
-	return l.save(ctx, tx, st, r.tail)
-}
-
-func (r *rows) provisional(piece int) int { return b2i(piece >= r.settled) }
-
-// execer runs an update's statements, each prepared once.
-type execer struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
-}
-
-func (e *execer) exec(q string, args ...any) error {
-	st := e.stmts[q]
-	if st == nil {
-		var err error
-		if st, err = e.tx.PrepareContext(e.ctx, q); err != nil {
-			return err
-		}
-		e.stmts[q] = st
-	}
-	_, err := st.ExecContext(e.ctx, args...)
-	return err
-}
-
-func (e *execer) queryRow(q string, args ...any) *sql.Row {
-	st := e.stmts[q]
-	if st == nil {
-		var err error
-		if st, err = e.tx.PrepareContext(e.ctx, q); err != nil {
-			return e.tx.QueryRowContext(e.ctx, q, args...) // reports the error
-		}
-		e.stmts[q] = st
-	}
-	return st.QueryRowContext(e.ctx, args...)
-}
-
-func (e *execer) close() {
-	for _, st := range e.stmts {
-		st.Close()
-	}
-}
-
-// day is the start of a bucket's UTC day, in Unix seconds.
-func day(bucket int64) int64 { return bucket - bucket%86400 }
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// save writes the state and the tail.
-func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.Profile) error {
-	var b bytes.Buffer
-	if err := profile.Write(&b, tail, profile.Zstd); err != nil {
-		return err
-	}
-	st.updates++
-	_, err := tx.ExecContext(ctx, `INSERT INTO seedance_state AS o (id, first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, updates) VALUES (1, $1, $2, $3, $4, $5, $6, $7)
-ON CONFLICT (id) DO UPDATE SET watermark_ms = excluded.watermark_ms, data_end_ms = excluded.data_end_ms, tail = excluded.tail, updates = excluded.updates`,
-		st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), int64(st.bucket/time.Second), st.params, b.Bytes(), st.updates)
-	return err
-}

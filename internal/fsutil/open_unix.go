@@ -43,3 +43,7 @@ func newFileMode() os.FileMode {
 	})
 	return 0o666 &^ umaskOnce.mask
 }
+
+// Writable says whether this process may create files in dir: false on a
+// read-only mount, even for root.
+func Writable(dir string) bool { return syscall.Access(dir, 2 /* W_OK */) == nil }

@@ -1,0 +1,114 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// Schema 4 keys every row by its cluster, so that one ledger holds many
+// clusters, each with its own carried state and data end. A table cannot
+// change its primary key in place in SQLite, so migration 4 makes each
+// table anew with the key and copies the rows into it, under the name
+// the migrating update was given (--cluster, else DefaultCluster).
+
+// table4 is one table of schema 4: its columns after cluster, its key
+// after cluster, and its indexes.
+type table4 struct {
+	name, cols, key string
+	indexes         []string
+}
+
+// tables4 are the tables that migration 4 makes anew; the columns' types
+// are those both databases read alike.
+var tables4 = []table4{
+	{name: "seedance_state", cols: `first_ms BIGINT NOT NULL, watermark_ms BIGINT NOT NULL, data_end_ms BIGINT NOT NULL,
+	bucket_s BIGINT NOT NULL, params TEXT NOT NULL, tail BYTEA NOT NULL, updates BIGINT NOT NULL`},
+	{name: "seedance_gpu", cols: `bucket BIGINT NOT NULL, node TEXT NOT NULL, model TEXT NOT NULL, provisional INTEGER NOT NULL,
+	observed_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	util_s DOUBLE PRECISION NOT NULL, util_covered_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION NOT NULL, energy_measured INTEGER NOT NULL,
+	price_usd_per_hour DOUBLE PRECISION NOT NULL, price_source TEXT NOT NULL`, key: "bucket, node, model, provisional"},
+	{name: "seedance_hold", cols: `bucket BIGINT NOT NULL, node TEXT NOT NULL, model TEXT NOT NULL, workload TEXT NOT NULL, provisional INTEGER NOT NULL,
+	held_s DOUBLE PRECISION NOT NULL, used_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION`, key: "bucket, node, model, workload, provisional"},
+	{name: "seedance_workload", cols: `id TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, labels TEXT NOT NULL,
+	first_bucket BIGINT NOT NULL, last_bucket BIGINT NOT NULL, owner BIGINT NOT NULL, settled_last BIGINT, gappy INTEGER NOT NULL,
+	held_s DOUBLE PRECISION NOT NULL, used_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION NOT NULL, energy_unknown BIGINT NOT NULL`, key: "id",
+		indexes: []string{"seedance_workload_last ON seedance_workload (last_bucket)"}},
+	{name: "seedance_gpu_day", cols: `day BIGINT NOT NULL, node TEXT NOT NULL, model TEXT NOT NULL, price_usd_per_hour DOUBLE PRECISION NOT NULL,
+	price_source TEXT NOT NULL, provisional INTEGER NOT NULL,
+	observed_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	util_s DOUBLE PRECISION NOT NULL, util_covered_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION NOT NULL, energy_measured INTEGER NOT NULL`,
+		key: "day, node, model, price_usd_per_hour, price_source, provisional"},
+	{name: "seedance_hold_day", cols: `day BIGINT NOT NULL, workload TEXT NOT NULL, provisional INTEGER NOT NULL,
+	held_s DOUBLE PRECISION NOT NULL, used_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION`, key: "day, workload, provisional",
+		indexes: []string{"seedance_hold_day_workload ON seedance_hold_day (workload)"}},
+	{name: "seedance_owner_hold", cols: ownerSums("bucket"), key: "bucket, owner, provisional"},
+	{name: "seedance_owner_hold_day", cols: ownerSums("day"), key: "day, owner, provisional"},
+}
+
+func ownerSums(col string) string {
+	return col + ` BIGINT NOT NULL, owner BIGINT NOT NULL, provisional INTEGER NOT NULL,
+	held_s DOUBLE PRECISION NOT NULL, used_s DOUBLE PRECISION NOT NULL, idle_s DOUBLE PRECISION NOT NULL,
+	cost_usd DOUBLE PRECISION NOT NULL, energy_j DOUBLE PRECISION NOT NULL, energy_unknown BIGINT NOT NULL`
+}
+
+// names are the table's column names after cluster.
+func (t table4) names() string {
+	var out []string
+	for _, c := range strings.Split(t.cols, ",") {
+		if f := strings.Fields(c); len(f) > 0 {
+			out = append(out, f[0])
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// migrate4 makes each table anew with its cluster key and copies its rows
+// into it, all of them the cluster's.
+func migrate4(ctx context.Context, tx *sql.Tx, cluster string) error {
+	for _, t := range tables4 {
+		key := "cluster"
+		if t.key != "" {
+			key += ", " + t.key
+		}
+		cols := t.names()
+		stmts := []string{
+			`CREATE TABLE ` + t.name + `_4 (cluster TEXT NOT NULL, ` + t.cols + `, PRIMARY KEY (` + key + `))`,
+			`INSERT INTO ` + t.name + `_4 (cluster, ` + cols + `) SELECT $1, ` + cols + ` FROM ` + t.name,
+			`DROP TABLE ` + t.name,
+			`ALTER TABLE ` + t.name + `_4 RENAME TO ` + t.name,
+		}
+		for _, ix := range t.indexes {
+			stmts = append(stmts, `CREATE INDEX `+ix)
+		}
+		for _, stmt := range stmts {
+			var args []any
+			if strings.Contains(stmt, "$1") {
+				args = []any{cluster}
+			}
+			if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
+				return fmt.Errorf("%s: %v", t.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckCluster checks a cluster's name: 1 to 253 letters, digits and
+// . _ - : / (a Kubernetes context's or a Prometheus label's value).
+func CheckCluster(name string) error {
+	ok := len(name) > 0 && len(name) <= 253
+	for _, r := range name {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/", r))
+	}
+	if !ok {
+		return fmt.Errorf("%w: cluster name %q: use 1 to 253 letters, digits and . _ - : /", ErrLedger, name)
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// DataEnd is where the cluster's data ends (Options.Cluster); ok is false
+// for a cluster never counted.
+func (l *Ledger) DataEnd(ctx context.Context) (end time.Time, ok bool, err error) {
+	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: l.readOnly})
+	if err != nil {
+		return end, false, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	st, err := l.load(ctx, tx, l.cluster)
+	if err != nil || st == nil {
+		return end, false, err
+	}
+	return st.dataEnd, true, nil
+}
+
+// load reads a cluster's carried state; nil for a cluster never counted.
+// A writer holds the ledger's write lock already (Update).
+func (l *Ledger) load(ctx context.Context, tx *sql.Tx, cluster string) (*state, error) {
+	q := `SELECT first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, updates FROM seedance_state WHERE cluster = $1`
+	var first, wm, end, bucket int64
+	var tail []byte
+	st := &state{cluster: cluster}
+	err := tx.QueryRowContext(ctx, q, cluster).Scan(&first, &wm, &end, &bucket, &st.params, &tail, &st.updates)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: read its state: %v", ErrLedger, err)
+	}
+	st.first, st.watermark, st.dataEnd = time.UnixMilli(first).UTC(), time.UnixMilli(wm).UTC(), time.UnixMilli(end).UTC()
+	st.bucket = time.Duration(bucket) * time.Second
+	if bucket <= 0 || 86400%bucket != 0 || wm < first || end < first-1 {
+		return nil, fmt.Errorf("%w: cluster %s's state is not plausible (bucket %d s, first %d, watermark %d, data end %d ms): the ledger is damaged", ErrLedger, cluster, bucket, first, wm, end)
+	}
+	if len(tail) > 0 {
+		if st.tail, err = profile.Read(bytes.NewReader(tail)); err != nil {
+			return nil, fmt.Errorf("%w: its carried samples: %v", ErrLedger, err)
+		}
+	}
+	return st, nil
+}
+
+// write writes an update inside tx: the rows that fill gaps (nil: none),
+// then the forward rows (nil: none new), replacing the cluster's
+// provisional rows; and saves the cluster's state.
+func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows) error {
+	ex := &execer{ctx: ctx, tx: tx, cluster: st.cluster, stmts: map[string]*sql.Stmt{}}
+	defer ex.close()
+	if fill != nil {
+		for i, b := range fill.bucketOf {
+			if !fill.skip[i] {
+				if err := undoBucket(ex, b); err != nil {
+					return err
+				}
+			}
+		}
+		if err := putRows(ex, fill); err != nil {
+			return err
+		}
+	}
+	tail := st.tail
+	if r != nil {
+		for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day", "seedance_owner_hold", "seedance_owner_hold_day"} {
+			if err := ex.exec(`DELETE FROM ` + table + ` WHERE cluster = $1 AND provisional = 1`); err != nil {
+				return err
+			}
+		}
+		if err := putRows(ex, r); err != nil {
+			return err
+		}
+		tail = r.tail
+	}
+	return l.save(ctx, tx, st, tail)
+}
+
+// putRows adds the rows' pieces (but those skipped) to the GPU and hold
+// tables and their rollups.
+func putRows(ex *execer, r *rows) error {
+	for _, g := range r.cuts.GPUs {
+		if r.skip[g.Piece] {
+			continue
+		}
+		err := ex.exec(`INSERT INTO seedance_gpu AS o (cluster, bucket, node, model, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+ON CONFLICT (cluster, bucket, node, model, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
+util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
+energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_measured > excluded.energy_measured THEN o.energy_measured ELSE excluded.energy_measured END,
+price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_source`,
+			r.bucketOf[g.Piece], g.Node, g.Model, r.provisional(g.Piece), g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ, b2i(g.EnergyMeasured),
+			g.PriceUSDPerHour, g.PriceSource)
+		if err != nil {
+			return err
+		}
+		err = putGPUDay(ex, day(r.bucketOf[g.Piece]), g.Node, g.Model, g.PriceUSDPerHour, g.PriceSource, r.provisional(g.Piece),
+			[]float64{g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ}, b2i(g.EnergyMeasured))
+		if err != nil {
+			return err
+		}
+	}
+	if err := writeOwners(ex, r); err != nil {
+		return err
+	}
+	for _, h := range r.cuts.Holds {
+		if r.skip[h.Piece] {
+			continue
+		}
+		id := ""
+		if h.Workload != nil {
+			id = h.Workload.ID
+		}
+		err := ex.exec(`INSERT INTO seedance_hold AS o (cluster, bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (cluster, bucket, node, model, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
+idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
+			r.bucketOf[h.Piece], h.Node, h.Model, id, r.provisional(h.Piece), h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ)
+		if err != nil {
+			return err
+		}
+		if err := putHoldDay(ex, day(r.bucketOf[h.Piece]), id, r.provisional(h.Piece), []float64{h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putGPUDay adds to a node's and model's daily rollup: v are observed,
+// idle, util, util-covered seconds, cost and energy.
+func putGPUDay(ex *execer, d int64, node, model string, price float64, source string, provisional int, v []float64, measured int) error {
+	return ex.exec(`INSERT INTO seedance_gpu_day AS o (cluster, day, node, model, price_usd_per_hour, price_source, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+ON CONFLICT (cluster, day, node, model, price_usd_per_hour, price_source, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
+util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
+energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_measured > excluded.energy_measured THEN o.energy_measured ELSE excluded.energy_measured END`,
+		d, node, model, price, source, provisional, v[0], v[1], v[2], v[3], v[4], v[5], measured)
+}
+
+// putHoldDay adds to a workload's daily rollup: v are held, used, idle
+// seconds, cost and energy.
+func putHoldDay(ex *execer, d int64, workload string, provisional int, v []float64) error {
+	return ex.exec(`INSERT INTO seedance_hold_day AS o (cluster, day, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (cluster, day, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
+idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
+		d, workload, provisional, v[0], v[1], v[2], v[3], v[4])
+}
+
+func (r *rows) provisional(piece int) int { return b2i(piece >= r.settled) }
+
+// execer runs an update's statements for one cluster, each prepared once:
+// $1 is the cluster, the arguments given follow it.
+type execer struct {
+	ctx     context.Context
+	tx      *sql.Tx
+	cluster string
+	stmts   map[string]*sql.Stmt
+}
+
+func (e *execer) prepared(q string) (*sql.Stmt, error) {
+	st := e.stmts[q]
+	if st == nil {
+		var err error
+		if st, err = e.tx.PrepareContext(e.ctx, q); err != nil {
+			return nil, err
+		}
+		e.stmts[q] = st
+	}
+	return st, nil
+}
+
+func (e *execer) exec(q string, args ...any) error {
+	st, err := e.prepared(q)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(e.ctx, append([]any{e.cluster}, args...)...)
+	return err
+}
+
+func (e *execer) queryRow(q string, args ...any) *sql.Row {
+	args = append([]any{e.cluster}, args...)
+	st, err := e.prepared(q)
+	if err != nil {
+		return e.tx.QueryRowContext(e.ctx, q, args...) // reports the error
+	}
+	return st.QueryRowContext(e.ctx, args...)
+}
+
+func (e *execer) query(q string, args ...any) (*sql.Rows, error) {
+	return e.tx.QueryContext(e.ctx, q, append([]any{e.cluster}, args...)...)
+}
+
+func (e *execer) close() {
+	for _, st := range e.stmts {
+		st.Close()
+	}
+}
+
+// day is the start of a bucket's UTC day, in Unix seconds.
+func day(bucket int64) int64 { return bucket - bucket%86400 }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// errRace marks an update that found its cluster's state changed under
+// it: another writer that took no lock (an older seedance).
+var errRace = errors.New("another update changed the ledger meanwhile (one without the write lock: an older seedance?): nothing was written; run this update again")
+
+// save writes the cluster's state and tail: a new cluster's row is
+// inserted (a row there already fails it), an existing one is changed only
+// if no other update changed it since it was read.
+func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.Profile) error {
+	var b bytes.Buffer
+	if tail != nil {
+		if err := profile.Write(&b, tail, profile.Zstd); err != nil {
+			return err
+		}
+	}
+	st.updates++
+	if st.fresh {
+		_, err := tx.ExecContext(ctx, `INSERT INTO seedance_state (cluster, first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, updates) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), int64(st.bucket/time.Second), st.params, b.Bytes(), st.updates)
+		if err != nil {
+			return fmt.Errorf("%w: %v (%v)", ErrLedger, errRace, err)
+		}
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE seedance_state SET first_ms = $2, watermark_ms = $3, data_end_ms = $4, tail = $5, updates = $6 WHERE cluster = $1 AND updates = $7`,
+		st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), b.Bytes(), st.updates, st.updates-1)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%w: %v", ErrLedger, errRace)
+	}
+	return nil
+}
+
+// execGlobal and queryRowGlobal run a statement without the cluster: on
+// the tables all clusters share (the owners), and in migrations.
+func (e *execer) execGlobal(q string, args ...any) error {
+	st, err := e.prepared(q)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(e.ctx, args...)
+	return err
+}
+
+func (e *execer) queryRowGlobal(q string, args ...any) *sql.Row {
+	st, err := e.prepared(q)
+	if err != nil {
+		return e.tx.QueryRowContext(e.ctx, q, args...) // reports the error
+	}
+	return st.QueryRowContext(e.ctx, args...)
+}
