@@ -85,9 +85,9 @@ ledger's data ends, so each sample is read once, ever.`,
 
 func newLedgerReportCmd(f *Factory) *cobra.Command {
 	var since, until, baseSince, baseUntil, baseReport, format, output string
-	var groupBy []string
+	var groupBy, clusters []string
 	c := &cobra.Command{
-		Use:   "report --ledger DSN [--since T] [--until T]",
+		Use:   "report --ledger DSN [--since T] [--until T] [--cluster NAME] [--by LEVEL]",
 		Short: "Report idle GPU time, cost and energy from the ledger alone",
 		Long: `Report from the ledger alone: the summary and the attribution of analyze's
 report over the whole buckets that begin in [--since, --until), and one line
@@ -106,7 +106,7 @@ month), "today", or a span back from now (7d, 36h).`,
 			if err != nil {
 				return err
 			}
-			spec := pipeline.LedgerReportSpec{Config: cfg, Format: format, Output: output}
+			spec := pipeline.LedgerReportSpec{Config: cfg, Format: format, Output: output, Clusters: clusters}
 			now := f.Now()
 			if spec.Since, err = when("--since", since, now); err != nil {
 				return err
@@ -138,7 +138,9 @@ month), "today", or a span back from now (7d, 36h).`,
 	fl.StringVar(&baseReport, "baseline-report", "", "compare with a report instead: a ledger report's JSON, or analyze's (idle cost and ratio only)")
 	fl.StringVarP(&format, "format", "f", "table", "output format: "+strings.Join(render.LedgerFormats, ", "))
 	fl.StringVarP(&output, "output", "o", "-", "write the report to this file (atomically); - is stdout")
-	fl.StringArrayVar(&groupBy, "group-by", nil, "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")
+	fl.StringArrayVar(&groupBy, "group-by", nil, "attribution levels, outermost first: cluster, namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")
+	fl.StringArrayVar(&groupBy, "by", nil, "the same as --group-by")
+	fl.StringArrayVar(&clusters, "cluster", nil, "report only this cluster (repeatable; default every cluster in the ledger)")
 	addSettingFlags(c, "ledger")
 	completeValues(c, "format", render.LedgerFormats)
 	return c

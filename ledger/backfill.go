@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,23 +14,33 @@ import (
 )
 
 // A backfill counts data older than a cluster's watermark that the ledger
-// does not hold yet: a missed day counted after the days around it, or
-// two cron jobs that reach the lock out of order. Hour buckets (the
-// ledger's buckets) are the unit: a bucket with settled rows is held, and
-// the inputs' data in it was counted already; a bucket without is a gap,
-// and is counted from the inputs, whole. The buckets next to a gap were
-// settled without the gap's data (an idle run or a sample's coverage that
-// crosses the gap's edge, the energy counter's increase over the gap), so
-// where the inputs cover such a bucket and the reach around it, it is
-// counted again from them, its old rows taken back: a backfill then
-// equals an in-order build (docs/ledger.md, Backfill).
+// does not hold yet: a missed day counted after the days around it, two
+// cron jobs that reach the lock out of order, a scrape outage that a later
+// read fills. The ledger's buckets are the unit. For each settled bucket
+// the inputs have data in, an update compares, node by node, the
+// GPU-seconds the inputs observe in it with those the ledger holds:
+//
+//   - the ledger holds nothing of it: a gap, counted from the inputs;
+//   - the inputs observe nothing more: it was counted already;
+//   - the inputs observe more, and at least all the ledger holds: it is
+//     counted again from the inputs, its old rows taken back;
+//   - the inputs observe more of one node and less of another: counting
+//     either way would lose data, so the update fails, saying so; and
+//     data of none of the nodes the ledger holds for the bucket is another
+//     cluster's, refused the same way.
+//
+// The buckets next to one added or counted again were counted without its
+// new data (an idle run or a sample's coverage that crosses the edge, the
+// energy counter's increase), so where the inputs cover such a bucket and
+// the reach around it, it is counted again as well: a backfill from a read
+// that covers the hours around the gap equals an in-order build
+// (docs/ledger.md, Backfill).
 
 // held is what a cluster's settled rows hold over the inputs' span: the
-// nodes counted in each bucket.
-type held map[int64]map[string]bool
+// GPU-seconds observed of each node in each bucket.
+type held map[int64]map[string]float64
 
-// heldBuckets reads the settled buckets of the cluster over the inputs'
-// span, with their nodes.
+// heldBuckets reads the settled rows of the cluster over the inputs' span.
 func (l *Ledger) heldBuckets(ctx context.Context, tx *sql.Tx, st *state, inputs []*profile.Profile) (held, error) {
 	out := held{}
 	if st.fresh || len(inputs) == 0 {
@@ -40,16 +50,17 @@ func (l *Ledger) heldBuckets(ctx context.Context, tx *sql.Tx, st *state, inputs 
 	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
 		var b int64
 		var node string
-		if err := rows.Scan(&b, &node); err != nil {
+		var obs float64
+		if err := rows.Scan(&b, &node, &obs); err != nil {
 			return err
 		}
 		if out[b] == nil {
-			out[b] = map[string]bool{}
+			out[b] = map[string]float64{}
 		}
-		out[b][node] = true
+		out[b][node] = obs
 		return nil
-	}, `SELECT DISTINCT bucket, node FROM seedance_gpu WHERE cluster = $1 AND provisional = 0 AND bucket >= $2 AND bucket < $3`,
-		st.cluster, lo.Truncate(st.bucket).Unix(), hi.Unix()+1)
+	}, `SELECT bucket, node, SUM(observed_s) FROM seedance_gpu WHERE cluster = $1 AND provisional = 0 AND bucket >= $2 AND bucket < $3 GROUP BY bucket, node`,
+		st.cluster, lo.Truncate(st.bucket).Unix()-int64(st.bucket/time.Second), hi.Unix()+int64(st.bucket/time.Second))
 	return out, err
 }
 
@@ -66,66 +77,36 @@ func span2(ps []*profile.Profile) (lo, hi time.Time) {
 	return lo, hi
 }
 
-// filled is the part of an update that fills gaps: the analysis of the
-// inputs cut at the buckets, and which pieces are written.
+// filled is the part of an update that fills what the ledger lacks before
+// the watermark: the analysis of the inputs cut at the buckets, and which
+// pieces are written.
 type filled struct {
 	rows *rows
-	// added are the gaps' buckets, recounted the held buckets next to
-	// them, counted again; already the inputs' buckets held before.
+	// added are the gaps' buckets; recounted the held buckets counted
+	// again; already how many of the inputs' buckets were counted before.
 	added, recounted []int64
 	already          int
 }
 
-// planFill finds the inputs' buckets before the watermark's bucket that
-// the cluster does not hold, and counts them; it refuses data of nodes
-// that held buckets, or the carried samples, do not know: that is another
-// cluster's (or one node's file after another's for the same hours), and
-// counting it would leave it out unseen.
+// planFill decides, bucket by bucket, what of the inputs' data before the
+// watermark the ledger lacks, and counts it.
 func planFill(st *state, spec UpdateSpec, h held) (*filled, error) {
 	f := &filled{}
 	if st.fresh {
 		return f, nil
 	}
 	b := int64(st.bucket / time.Second)
-	wmb := st.watermark.Truncate(st.bucket).Unix()
-	have, err := inputBuckets(spec.Inputs, st, h, b, wmb)
-	if err != nil {
-		return nil, err
+	have, err := inputBuckets(spec.Inputs, st, b)
+	if err != nil || len(have) == 0 {
+		return f, err
 	}
-	var gaps []int64
-	for _, x := range have {
-		if h[x] != nil {
-			f.already++
-		} else {
-			gaps = append(gaps, x)
-		}
-	}
-	if len(gaps) == 0 {
-		return f, nil
-	}
-	f.added = gaps
-	reach := margin(spec.Inputs, spec.Params.IdleWindow)
-	lo, hi := span2(spec.Inputs)
-	covers := func(x int64) bool {
-		return !lo.After(time.Unix(x, 0).Add(-reach)) && !hi.Before(time.Unix(x+b, 0).Add(reach))
-	}
-	isGap := map[int64]bool{}
-	for _, g := range gaps {
-		isGap[g] = true
-	}
-	for _, g := range gaps {
-		for _, n := range []int64{g - b, g + b} {
-			if h[n] != nil && n < wmb && covers(n) && !isGap[n] && !contains(f.recounted, n) {
-				f.recounted = append(f.recounted, n)
-			}
-		}
-	}
-	write := append(append([]int64{}, gaps...), f.recounted...)
-	sort.Slice(write, func(i, j int) bool { return write[i] < write[j] })
+	wm := st.watermark.Unix()
 	at := []time.Time{}
-	for x := write[0]; x <= write[len(write)-1]+b; x += b {
+	for x := max(have[0]-b, st.first.Truncate(st.bucket).Unix()); x < wm && x <= have[len(have)-1]+b; x += b {
 		at = append(at, time.Unix(x, 0).UTC())
 	}
+	at = append(at, time.Unix(min(at[len(at)-1].Unix()+b, wm), 0).UTC())
+	lo, hi := span2(spec.Inputs)
 	joined := profile.Join(spec.Inputs, lo.Add(-time.Millisecond), hi, false)
 	sources, err := asSources([]*profile.Profile{joined})
 	if err != nil {
@@ -135,40 +116,148 @@ func planFill(st *state, spec UpdateSpec, h held) (*filled, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rows{cuts: cuts, settled: len(at), bucket: b, fill: true, skip: map[int]bool{}}
+	seen := observed(cuts)
+	reach := margin(spec.Inputs, spec.Params.IdleWindow)
+	covers := func(i int) bool {
+		return (!lo.After(at[i].Add(-reach)) || !lo.After(st.first)) && !hi.Before(at[i+1].Add(reach))
+	}
+	write := map[int]bool{}
 	for i := range at[:len(at)-1] {
 		x := at[i].Unix()
-		r.bucketOf = append(r.bucketOf, x)
-		r.skip[i] = !isGap[x] && !contains(f.recounted, x)
+		if !slices.Contains(have, x) {
+			continue
+		}
+		switch verdict, err := weigh(st, x, h[x], seen[i]); {
+		case err != nil:
+			return nil, err
+		case verdict == bucketGap:
+			f.added, write[i] = append(f.added, x), true
+		case verdict == bucketMore && covers(i):
+			f.recounted, write[i] = append(f.recounted, x), true
+		case verdict == bucketMore:
+			return nil, fmt.Errorf("%w: cluster %s: the input holds more of %s than the ledger, but does not cover it and the idle window around it: read it whole",
+				ErrLedger, st.cluster, at[i].Format(time.RFC3339))
+		default:
+			f.already++
+		}
+	}
+	if len(write) == 0 {
+		return f, nil
+	}
+	for i := range at[:len(at)-1] {
+		x := at[i].Unix()
+		if !write[i] && (write[i-1] || write[i+1]) && h[x] != nil && covers(i) && holdsAll(h[x], seen[i]) {
+			f.recounted, write[i] = append(f.recounted, x), true
+			if slices.Contains(have, x) {
+				f.already--
+			}
+		}
+	}
+	slices.Sort(f.recounted)
+	r := &rows{cuts: cuts, settled: len(at), bucket: b, fill: true, skip: map[int]bool{}}
+	for i := range at[:len(at)-1] {
+		r.bucketOf = append(r.bucketOf, at[i].Unix())
+		r.skip[i] = !write[i]
 	}
 	f.rows = r
-	if first := time.Unix(write[0], 0).UTC(); first.Before(st.first) {
+	if first := at[0]; first.Before(st.first) {
 		st.first = first
 	}
 	return f, nil
 }
 
-func contains(xs []int64, x int64) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
+// observed is what the cuts observed of each node in each piece, in
+// GPU-seconds.
+func observed(c *analyze.Cuts) []map[string]float64 {
+	out := make([]map[string]float64, len(c.At))
+	for _, g := range c.GPUs {
+		if out[g.Piece] == nil {
+			out[g.Piece] = map[string]float64{}
 		}
+		out[g.Piece][g.Node] += g.ObservedS
 	}
-	return false
+	return out
 }
 
-// inputBuckets lists the buckets before wmb in which the inputs have a
-// sample, in order; and refuses a node whose samples lie in a held bucket
-// that does not hold it, or before the data end after wmb where the
-// carried samples do not know it.
-func inputBuckets(inputs []*profile.Profile, st *state, h held, b, wmb int64) ([]int64, error) {
+// What the inputs hold of a bucket against the ledger.
+const (
+	bucketAlready = iota // nothing more
+	bucketGap            // the ledger holds nothing of it
+	bucketMore           // more, and at least all the ledger holds
+)
+
+// roughly: two sums of GPU-seconds that differ by rounding alone.
+func roughly(a, b float64) bool { return math.Abs(a-b) <= 1e-3+1e-7*math.Max(a, b) }
+
+// weigh says what the inputs (in) hold of bucket x against the ledger
+// (have), and refuses what counting could lose: data of other nodes
+// alone (another cluster's), or more of one node and less of another.
+func weigh(st *state, x int64, have, in map[string]float64) (int, error) {
+	when := time.Unix(x, 0).UTC().Format(time.RFC3339)
+	if len(have) == 0 {
+		return bucketGap, nil
+	}
+	var strangers, gained, lost []string
+	for n, v := range in {
+		_, known := have[n]
+		switch {
+		case !known && v > 0:
+			strangers, gained = append(strangers, n), append(gained, n)
+		case known && v > have[n] && !roughly(v, have[n]):
+			gained = append(gained, n)
+		}
+	}
+	for n, v := range have {
+		if in[n] < v && !roughly(in[n], v) {
+			lost = append(lost, n)
+		}
+	}
+	slices.Sort(strangers)
+	slices.Sort(lost)
+	switch {
+	case len(gained) == 0:
+		return bucketAlready, nil
+	case len(strangers) == len(gained) && len(lost) == len(have):
+		return 0, fmt.Errorf("%w: cluster %s: node %s has data in %s, which this cluster counted already without it: "+
+			"another cluster's data? give each cluster its own name with --cluster", ErrLedger, st.cluster, few(strangers), when)
+	case len(lost) > 0:
+		return 0, fmt.Errorf("%w: cluster %s: the input holds more of %s than the ledger for some nodes but less for node %s: "+
+			"counting it would lose data; count the bucket's nodes together in one update", ErrLedger, st.cluster, when, few(lost))
+	}
+	return bucketMore, nil
+}
+
+// holdsAll: the inputs observe at least what the ledger holds of every
+// node of a bucket.
+func holdsAll(have, in map[string]float64) bool {
+	for n, v := range have {
+		if in[n] < v && !roughly(in[n], v) {
+			return false
+		}
+	}
+	return true
+}
+
+// few names up to five, and how many more.
+func few(names []string) string {
+	if len(names) > 5 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return strings.Join(names, ", ")
+}
+
+// inputBuckets lists the buckets in which the inputs have a sample before
+// the watermark, in order; and refuses a node with samples between the
+// watermark and the data end that the carried samples do not know (that
+// data would be dropped as read before).
+func inputBuckets(inputs []*profile.Profile, st *state, b int64) ([]int64, error) {
 	known := map[string]bool{}
 	if st.tail != nil {
 		for _, n := range st.tail.Nodes {
 			known[n.Name] = true
 		}
 	}
-	dataEnd := float64(st.dataEnd.UnixMilli())
+	wm, dataEnd := float64(st.watermark.UnixMilli()), float64(st.dataEnd.UnixMilli())
 	seen := map[int64]bool{}
 	strangers := map[string]bool{}
 	for _, p := range inputs {
@@ -177,16 +266,10 @@ func inputBuckets(inputs []*profile.Profile, st *state, h held, b, wmb int64) ([
 			for _, g := range n.GPUs {
 				for _, t := range g.Series.T {
 					ms := base + math.Round(t*1000)
-					if ms >= dataEnd {
-						break
-					}
-					x := int64(math.Floor(ms/1000)) / b * b
 					switch {
-					case x < wmb:
-						seen[x] = true
-						if h[x] != nil && !h[x][n.Name] {
-							strangers[n.Name] = true
-						}
+					case ms >= dataEnd:
+					case ms < wm:
+						seen[int64(math.Floor(ms/1000))/b*b] = true
 					case !known[n.Name]:
 						strangers[n.Name] = true
 					}
@@ -195,19 +278,14 @@ func inputBuckets(inputs []*profile.Profile, st *state, h held, b, wmb int64) ([
 		}
 	}
 	if len(strangers) > 0 {
-		names := sortedIDs(strangers)
-		if len(names) > 5 {
-			names = append(names[:5], fmt.Sprintf("and %d more", len(strangers)-5))
-		}
-		return nil, fmt.Errorf("%w: cluster %s: node %s has data in hours this cluster counted already without it: "+
-			"another cluster's data? give each cluster its own name with --cluster (or count a cluster's nodes together in one update)",
-			ErrLedger, st.cluster, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w: cluster %s: node %s has data before the ledger's data end that the ledger did not count: "+
+			"another cluster's data? give each cluster its own name with --cluster", ErrLedger, st.cluster, few(sortedIDs(strangers)))
 	}
 	out := make([]int64, 0, len(seen))
 	for x := range seen {
 		out = append(out, x)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out, nil
 }
 

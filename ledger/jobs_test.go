@@ -149,12 +149,32 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	l = openDSN(t, path)
+	if _, err := Open(ctx, path, Options{ReadOnly: true}); err == nil || !strings.Contains(err.Error(), "schema is version 1: run seedance ledger update") {
+		t.Fatalf("a reader of an old ledger: %v", err)
+	}
+	l, err := Open(ctx, path, Options{Cluster: "prod-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var version int
 	var energy sql.NullFloat64
 	if err := l.db.QueryRowContext(ctx, `SELECT version FROM seedance_version`).Scan(&version); err != nil || version != SchemaVersion {
 		t.Fatalf("version %d, %v", version, err)
 	}
+	// Schema 4: every row is the cluster's the migrating update named.
+	tx := mustTx(t, l)
+	for _, table := range []string{"seedance_hold", "seedance_hold_day", "seedance_workload", "seedance_owner_hold", "seedance_owner_hold_day"} {
+		var clusters []string
+		if err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+			var c string
+			err := rows.Scan(&c)
+			clusters = append(clusters, c)
+			return err
+		}, `SELECT DISTINCT cluster FROM `+table); err != nil || len(clusters) != 1 || clusters[0] != "prod-a" {
+			t.Fatalf("%s's clusters after the migration: %v, %v", table, clusters, err)
+		}
+	}
+	_ = tx.Rollback()
 	if err := l.db.QueryRowContext(ctx, `SELECT energy_j FROM seedance_hold`).Scan(&energy); err != nil || energy.Valid {
 		t.Fatalf("the old row's energy: %v, %v", energy, err)
 	}
@@ -178,7 +198,7 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	_, err := Open(ctx, path, Options{})
+	_, err = Open(ctx, path, Options{})
 	if err == nil || !strings.Contains(err.Error(), "schema is version 99, newer than this seedance's") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("a newer ledger: %v", err)
 	}

@@ -121,6 +121,18 @@ func oneAnalysis(t testing.TB, p *profile.Profile, groupBy []string) *analyze.Re
 // analysis', key by key, to 1e-7 (sums in another order).
 func sameFigures(t testing.TB, got *Report, want *analyze.Report) {
 	t.Helper()
+	sameAs(t, got, want.Summary, want.Attribution)
+}
+
+// sameReports compares two ledger reports' summaries and attributions.
+func sameReports(t testing.TB, got, want *Report) {
+	t.Helper()
+	sameAs(t, got, want.Summary, want.Attribution)
+}
+
+func sameAs(t testing.TB, got *Report, summary, attribution any) {
+	t.Helper()
+	want := struct{ Summary, Attribution any }{summary, attribution}
 	g, w := asMap(t, got.Summary), asMap(t, want.Summary)
 	for k, v := range g {
 		if k == "provisional_from" {

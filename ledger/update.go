@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -190,8 +191,8 @@ type rows struct {
 	// fill: the rows fill gaps before the watermark (backfill.go): all
 	// settled, the pieces in skip left out, and a workload's labels
 	// those it has already.
-	fill bool
-	skip map[int]bool
+	fill     bool
+	skip     map[int]bool
 	cuts     *analyze.Cuts
 	settled  int // pieces before this index are settled
 	bucketOf []int64
@@ -205,8 +206,9 @@ type rows struct {
 // into pieces: settled up to the new watermark, provisional after it.
 // Nothing new: nil rows.
 func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
-	dropSeen(spec.Inputs, st.tail)
-	fresh := profile.Join(spec.Inputs, st.dataEnd, latestEnd(spec.Inputs), false)
+	inputs := shallow(spec.Inputs)
+	dropSeen(inputs, st.tail)
+	fresh := profile.Join(inputs, st.dataEnd, latestEnd(spec.Inputs), false)
 	up := Updated{From: st.watermark, Watermark: st.watermark, DataEnd: st.dataEnd}
 	if !hasSamples(fresh) {
 		up.Nothing = true
@@ -309,6 +311,21 @@ func bridgeTenure(tail, fresh *profile.Profile) {
 	}
 }
 
+// shallow copies the profiles down to their GPUs' series headers, so that
+// dropSeen trims the copies' series and leaves the caller's profiles whole.
+func shallow(ps []*profile.Profile) []*profile.Profile {
+	out := make([]*profile.Profile, len(ps))
+	for i, p := range ps {
+		q := *p
+		q.Nodes = slices.Clone(p.Nodes)
+		for ni := range q.Nodes {
+			q.Nodes[ni].GPUs = slices.Clone(q.Nodes[ni].GPUs)
+		}
+		out[i] = &q
+	}
+	return out
+}
+
 // dropSeen drops from the inputs each GPU's samples at or before its last
 // sample in the tail: those were counted (a source's range may hold the
 // sample at its left edge, which the previous range held at its right).
@@ -379,4 +396,3 @@ func asSources(ps []*profile.Profile) ([]analyze.Source, error) {
 	}
 	return out, nil
 }
-

@@ -44,7 +44,7 @@ func LedgerUpdate(ctx context.Context, spec LedgerUpdateSpec) (ledger.Updated, e
 	case spec.Source == nil && len(spec.Inputs) == 0:
 		return ledger.Updated{}, exit.Usagef("no input: give the profiles to count with --input FILE (repeatable, in time order), or read a source with --source")
 	}
-	l, err := ledger.Open(ctx, cfg.Ledger.DSN)
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{Cluster: cfg.Ledger.Cluster})
 	if err != nil {
 		return ledger.Updated{}, err
 	}
@@ -187,8 +187,10 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 
 // LedgerReportSpec is one `seedance ledger report`.
 type LedgerReportSpec struct {
-	Config         *settings.Config
-	Since, Until   time.Time
+	Config       *settings.Config
+	Since, Until time.Time
+	// Clusters, when set, are the clusters reported (else every one).
+	Clusters       []string
 	Format, Output string
 	// BaselineSince and BaselineUntil, when set, are a window to compare
 	// with; BaselineReport, a report's JSON file to compare with instead.
@@ -214,7 +216,7 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	if err := fsutil.CheckOutput(spec.Output, cfg.Ledger.DSN); err != nil {
 		return exit.Usagef("--output: %v", err)
 	}
-	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh,
+	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, Clusters: spec.Clusters,
 		Settled:       spec.Format == "prom", // counters only grow
 		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil}
 	if spec.BaselineReport != "" {
@@ -224,7 +226,7 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 		}
 		q.Baseline = base
 	}
-	l, err := ledger.Open(ctx, cfg.Ledger.DSN)
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -253,17 +255,33 @@ func readBaselineReport(path string) (*ledger.Report, error) {
 	return base, nil
 }
 
-// LedgerLine is the one line an update prints.
+// LedgerLine is the one line an update prints: what it counted forward,
+// the gaps it filled, and what of its data the ledger held already.
 func LedgerLine(u ledger.Updated) string {
+	cluster := ""
+	if u.Cluster != "" && u.Cluster != ledger.DefaultCluster {
+		cluster = "cluster " + u.Cluster + ": "
+	}
+	already := ""
+	if u.Already > 0 {
+		already = fmt.Sprintf("; %d bucket(s) of the input were counted already", u.Already)
+	}
 	if u.Nothing {
-		return fmt.Sprintf("ledger: nothing after %s: the ledger is unchanged", u.DataEnd.UTC().Format(time.RFC3339Nano))
+		return fmt.Sprintf("ledger: %snothing after %s%s: the ledger is unchanged", cluster, u.DataEnd.UTC().Format(time.RFC3339Nano), already)
 	}
 	steps := ""
 	if u.Steps > 1 {
 		steps = fmt.Sprintf(", in %d steps", u.Steps)
 	}
-	return fmt.Sprintf("ledger: settled %s → %s; provisional to %s (%d rows%s)", u.From.UTC().Format(time.RFC3339), u.Watermark.UTC().Format(time.RFC3339),
-		u.DataEnd.UTC().Format(time.RFC3339Nano), u.Rows, steps)
+	added := ""
+	if n := len(u.Added); n > 0 {
+		added = fmt.Sprintf("; added %d bucket(s) it lacked, %s to %s", n, u.Added[0].Format(time.RFC3339), u.Added[n-1].Format(time.RFC3339))
+		if len(u.Recounted) > 0 {
+			added += fmt.Sprintf(" (and recounted %d next to them)", len(u.Recounted))
+		}
+	}
+	return fmt.Sprintf("ledger: %ssettled %s → %s; provisional to %s (%d rows%s)%s%s", cluster, u.From.UTC().Format(time.RFC3339), u.Watermark.UTC().Format(time.RFC3339),
+		u.DataEnd.UTC().Format(time.RFC3339Nano), u.Rows, steps, added, already)
 }
 
 // monthToDate is the ledger's report from the first of end's month (UTC)
@@ -275,7 +293,7 @@ func monthToDate(ctx context.Context, cfg *settings.Config, end time.Time) (*led
 	if !end.After(since) {
 		return nil, nil
 	}
-	l, err := ledger.Open(ctx, cfg.Ledger.DSN)
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}

@@ -197,6 +197,9 @@ type Pricing struct {
 type Ledger struct {
 	DSN    string        `mapstructure:"dsn"`
 	Bucket time.Duration `mapstructure:"bucket"`
+	// Cluster is the cluster an update counts its data as ("": the one
+	// the source names, else ledger.DefaultCluster).
+	Cluster string `mapstructure:"cluster"`
 	// Step is the longest range one update reads from Prometheus.
 	Step time.Duration `mapstructure:"step"`
 }
