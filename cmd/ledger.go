@@ -83,22 +83,63 @@ ledger's data ends, so each sample is read once, ever.`,
 	return c
 }
 
+// ledgerReportFlags are ledger report's own flags.
+type ledgerReportFlags struct {
+	since, until, baseSince, baseUntil, baseReport, format, output string
+	groupBy, clusters                                              []string
+}
+
+func (lf *ledgerReportFlags) add(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&lf.since, "since", "", "the first bucket: RFC 3339, a date, month, today or a span back (7d); default: the ledger's first")
+	fl.StringVar(&lf.until, "until", "", "the end of the window (exclusive), as --since; default: the ledger's end")
+	fl.StringVar(&lf.baseSince, "baseline-since", "", "compare with the window that starts here (as --since): energy per job, training utilization, idle cost")
+	fl.StringVar(&lf.baseUntil, "baseline-until", "", "the end of the baseline window (exclusive)")
+	fl.StringVar(&lf.baseReport, "baseline-report", "", "compare with a report instead: a ledger report's JSON, or analyze's (idle cost and ratio only)")
+	fl.StringVarP(&lf.format, "format", "f", "table", "output format: "+strings.Join(render.LedgerFormats, ", "))
+	fl.StringVarP(&lf.output, "output", "o", "-", "write the report to this file (atomically); - is stdout")
+	fl.StringArrayVar(&lf.groupBy, "group-by", nil, "attribution levels, outermost first: cluster, namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")
+	fl.StringArrayVar(&lf.groupBy, "by", nil, "the same as --group-by")
+	fl.StringArrayVar(&lf.clusters, "cluster", nil, "report only this cluster (repeatable; default every cluster in the ledger)")
+}
+
+// spec reads the flags' times against now.
+func (lf *ledgerReportFlags) spec(cfg *settings.Config, now time.Time) (pipeline.LedgerReportSpec, error) {
+	spec := pipeline.LedgerReportSpec{Config: cfg, Format: lf.format, Output: lf.output, Clusters: lf.clusters, BaselineReport: lf.baseReport}
+	for _, t := range []struct {
+		flag, v string
+		to      *time.Time
+	}{{"--since", lf.since, &spec.Since}, {"--until", lf.until, &spec.Until},
+		{"--baseline-since", lf.baseSince, &spec.BaselineSince}, {"--baseline-until", lf.baseUntil, &spec.BaselineUntil}} {
+		var err error
+		if *t.to, err = when(t.flag, t.v, now); err != nil {
+			return spec, err
+		}
+	}
+	if len(lf.groupBy) > 0 {
+		cfg.Analyze.GroupBy = lf.groupBy
+	}
+	return spec, settings.CheckOutputName("--output", lf.output)
+}
+
 func newLedgerReportCmd(f *Factory) *cobra.Command {
-	var since, until, baseSince, baseUntil, baseReport, format, output string
-	var groupBy, clusters []string
+	var lf ledgerReportFlags
 	c := &cobra.Command{
 		Use:   "report --ledger DSN [--since T] [--until T] [--cluster NAME] [--by LEVEL]",
 		Short: "Report idle GPU time, cost and energy from the ledger alone",
 		Long: `Report from the ledger alone: the summary and the attribution of analyze's
 report over the whole buckets that begin in [--since, --until), and one line
 per day; the mean energy of the jobs that finished in it, and the
-utilization of training apart from inference. With --baseline-since and
---baseline-until, the window is compared with the baseline window; with
---baseline-report, with a report kept from before (a ledger report's JSON,
-or analyze's). A time
-is RFC 3339, a date (2026-12-01, midnight UTC), "month" (the first of this
-month), "today", or a span back from now (7d, 36h).`,
+utilization of training apart from inference. A ledger of several clusters
+reports all of them, or those --cluster names; --by cluster groups by them.
+With --baseline-since and --baseline-until, the window is compared with the
+baseline window; with --baseline-report, with a report kept from before (a
+ledger report's JSON, or analyze's). A time is RFC 3339, a date
+(2026-12-01, midnight UTC), "month" (the first of this month), "today", or a
+span back from now (7d, 36h). The ledger is opened read-only: a report runs
+beside an update, and never creates a ledger.`,
 		Example: `  seedance ledger report --ledger seedance.db --since month --group-by namespace
+  seedance ledger report --ledger postgres://seedance@db/ledger --since month --by cluster --by team=team
   seedance ledger report --ledger seedance.db --since 2026-01-05 --until 2026-01-07 -f csv -o week.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -106,41 +147,14 @@ month), "today", or a span back from now (7d, 36h).`,
 			if err != nil {
 				return err
 			}
-			spec := pipeline.LedgerReportSpec{Config: cfg, Format: format, Output: output, Clusters: clusters}
-			now := f.Now()
-			if spec.Since, err = when("--since", since, now); err != nil {
-				return err
-			}
-			if spec.Until, err = when("--until", until, now); err != nil {
-				return err
-			}
-			if spec.BaselineSince, err = when("--baseline-since", baseSince, now); err != nil {
-				return err
-			}
-			if spec.BaselineUntil, err = when("--baseline-until", baseUntil, now); err != nil {
-				return err
-			}
-			spec.BaselineReport = baseReport
-			if len(groupBy) > 0 {
-				cfg.Analyze.GroupBy = groupBy
-			}
-			if err := settings.CheckOutputName("--output", output); err != nil {
+			spec, err := lf.spec(cfg, f.Now())
+			if err != nil {
 				return err
 			}
 			return pipeline.LedgerReport(c.Context(), spec, f.IO.Out)
 		},
 	}
-	fl := c.Flags()
-	fl.StringVar(&since, "since", "", "the first bucket: RFC 3339, a date, month, today or a span back (7d); default: the ledger's first")
-	fl.StringVar(&until, "until", "", "the end of the window (exclusive), as --since; default: the ledger's end")
-	fl.StringVar(&baseSince, "baseline-since", "", "compare with the window that starts here (as --since): energy per job, training utilization, idle cost")
-	fl.StringVar(&baseUntil, "baseline-until", "", "the end of the baseline window (exclusive)")
-	fl.StringVar(&baseReport, "baseline-report", "", "compare with a report instead: a ledger report's JSON, or analyze's (idle cost and ratio only)")
-	fl.StringVarP(&format, "format", "f", "table", "output format: "+strings.Join(render.LedgerFormats, ", "))
-	fl.StringVarP(&output, "output", "o", "-", "write the report to this file (atomically); - is stdout")
-	fl.StringArrayVar(&groupBy, "group-by", nil, "attribution levels, outermost first: cluster, namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")
-	fl.StringArrayVar(&groupBy, "by", nil, "the same as --group-by")
-	fl.StringArrayVar(&clusters, "cluster", nil, "report only this cluster (repeatable; default every cluster in the ledger)")
+	lf.add(c)
 	addSettingFlags(c, "ledger")
 	completeValues(c, "format", render.LedgerFormats)
 	return c

@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/seedance/seedance/profile"
 )
 
 // Schema 4 keys every row by its cluster, so that one ledger holds many
@@ -111,4 +114,43 @@ func CheckCluster(name string) error {
 		return fmt.Errorf("%w: cluster name %q: use 1 to 253 letters, digits and . _ - : /", ErrLedger, name)
 	}
 	return nil
+}
+
+// clusterOf is the cluster an update counts its inputs as: the one it was
+// given (Options.Cluster), else the one every input names (the source's:
+// Prometheus' cluster label), else the ledger's only cluster, else
+// DefaultCluster. A ledger that holds several clusters, none of them
+// DefaultCluster, needs a name: counting into a new "default" beside them
+// is refused.
+func (l *Ledger) clusterOf(ctx context.Context, tx *sql.Tx, inputs []*profile.Profile) (string, error) {
+	if l.named {
+		return l.cluster, nil
+	}
+	named := ""
+	for i, p := range inputs {
+		if i > 0 && p.Cluster != named {
+			named = ""
+			break
+		}
+		named = p.Cluster
+	}
+	if named != "" {
+		return named, CheckCluster(named)
+	}
+	var have []string
+	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var c string
+		err := rows.Scan(&c)
+		have = append(have, c)
+		return err
+	}, `SELECT cluster FROM seedance_state ORDER BY cluster`)
+	switch {
+	case err != nil:
+		return "", err
+	case len(have) == 0 || slices.Contains(have, DefaultCluster):
+		return DefaultCluster, nil
+	case len(have) == 1:
+		return have[0], nil
+	}
+	return "", fmt.Errorf("%w: it holds clusters %s, and this update names none: give its cluster with --cluster (ledger.cluster)", ErrLedger, few(have))
 }

@@ -337,3 +337,31 @@ func TestImplausibleRowsAreErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterNames: an update without --cluster counts a profile as the
+// cluster it names (the source's cluster label), else as the ledger's only
+// cluster; on a ledger of several named clusters it is refused, saying
+// which; a bad name is a one-line error.
+func TestClusterNames(t *testing.T) {
+	p := cluster(t)
+	l := openDSN(t, filepath.Join(t.TempDir(), "l.db"))
+	a := renamed(p, "a-")
+	a.Cluster = "prod-a"
+	if up, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{a}, Params: params()}); err != nil || up.Cluster != "prod-a" {
+		t.Fatalf("a profile that names its cluster: %+v, %v", up, err)
+	}
+	if end, ok, err := l.DataEnd(context.Background()); err != nil || !ok || !end.Equal(p.EndedAt) {
+		t.Fatalf("the only cluster's data end: %v %v %v", end, ok, err)
+	}
+	b := reopen(t, l, "prod-b")
+	if _, err := b.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{renamed(p, "b-")}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{renamed(p, "c-")}, Params: params()})
+	if err == nil || !strings.Contains(err.Error(), "it holds clusters prod-a, prod-b, and this update names none: give its cluster with --cluster") {
+		t.Fatalf("an unnamed update of a ledger of named clusters: %v", err)
+	}
+	if _, err := Open(context.Background(), l.dsn, Options{Cluster: "bad name;"}); err == nil || !strings.Contains(err.Error(), `cluster name "bad name;"`) {
+		t.Fatalf("a bad name: %v", err)
+	}
+}

@@ -33,8 +33,9 @@ type Ledger struct {
 	postgres bool
 	readOnly bool
 	// cluster is the cluster a writer counts (Options.Cluster, else
-	// DefaultCluster).
+	// DefaultCluster); named says it was given.
 	cluster string
+	named   bool
 }
 
 // Options say how a ledger is opened.
@@ -125,7 +126,7 @@ INSERT INTO seedance_hold_day SELECT bucket - bucket % 86400, workload, provisio
 // or a postgres:// URL. A writer migrates it to SchemaVersion; a reader
 // (o.ReadOnly) writes nothing and refuses a ledger of another schema.
 func Open(ctx context.Context, dsn string, o Options) (*Ledger, error) {
-	l := &Ledger{dsn: dsn, readOnly: o.ReadOnly, cluster: o.Cluster}
+	l := &Ledger{dsn: dsn, readOnly: o.ReadOnly, cluster: o.Cluster, named: o.Cluster != ""}
 	if l.cluster == "" {
 		l.cluster = DefaultCluster
 	}

@@ -85,13 +85,17 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if err := l.lock(ctx, tx); err != nil {
 		return Updated{}, err
 	}
-	st, err := l.load(ctx, tx, l.cluster)
+	cluster, err := l.clusterOf(ctx, tx, spec.Inputs)
+	if err != nil {
+		return Updated{}, err
+	}
+	st, err := l.load(ctx, tx, cluster)
 	if err != nil {
 		return Updated{}, err
 	}
 	params := paramsKey(spec.Params)
 	if st == nil {
-		if st, err = l.newState(ctx, tx, spec, params); err != nil {
+		if st, err = l.newState(ctx, tx, cluster, spec, params); err != nil {
 			return Updated{}, err
 		}
 	} else if st.params != params {
@@ -146,7 +150,7 @@ func (l *Ledger) lock(ctx context.Context, tx *sql.Tx) error {
 // newState is the state of a cluster before its first update: it begins
 // where the first input does, with the ledger's bucket and idle rules
 // where another cluster has them already.
-func (l *Ledger) newState(ctx context.Context, tx *sql.Tx, spec UpdateSpec, params string) (*state, error) {
+func (l *Ledger) newState(ctx context.Context, tx *sql.Tx, cluster string, spec UpdateSpec, params string) (*state, error) {
 	bucket := spec.Bucket
 	if bucket <= 0 {
 		bucket = DefaultBucket
@@ -170,7 +174,7 @@ func (l *Ledger) newState(ctx context.Context, tx *sql.Tx, spec UpdateSpec, para
 		}
 	}
 	first = first.Truncate(time.Millisecond)
-	return &state{cluster: l.cluster, first: first, watermark: first, dataEnd: first.Add(-time.Millisecond), bucket: bucket, params: params, fresh: true}, nil
+	return &state{cluster: cluster, first: first, watermark: first, dataEnd: first.Add(-time.Millisecond), bucket: bucket, params: params, fresh: true}, nil
 }
 
 // paramsKey is what an update must share with the ledger: the idle rules.

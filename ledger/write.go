@@ -11,15 +11,20 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
-// DataEnd is where the cluster's data ends (Options.Cluster); ok is false
-// for a cluster never counted.
+// DataEnd is where the cluster's data ends (Options.Cluster; unnamed, the
+// only cluster the ledger holds or DefaultCluster); ok is false for a
+// cluster never counted.
 func (l *Ledger) DataEnd(ctx context.Context) (end time.Time, ok bool, err error) {
 	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: l.readOnly})
 	if err != nil {
 		return end, false, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	st, err := l.load(ctx, tx, l.cluster)
+	cluster, err := l.clusterOf(ctx, tx, nil)
+	if err != nil {
+		return end, false, err
+	}
+	st, err := l.load(ctx, tx, cluster)
 	if err != nil || st == nil {
 		return end, false, err
 	}

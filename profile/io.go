@@ -30,7 +30,7 @@ func Read(r io.Reader) (*Profile, error) {
 func (s *Stream) collect() (*Profile, error) {
 	h := s.Header
 	p := &Profile{SchemaVersion: h.SchemaVersion, Generator: h.Generator, Source: h.Source, StartedAt: h.StartedAt,
-		EndedAt: h.EndedAt, IntervalS: h.IntervalS, Complete: h.Complete, Notes: h.Notes, PendingUnknown: h.PendingUnknown, Unscheduled: h.Unscheduled, Nodes: []Node{}}
+		EndedAt: h.EndedAt, IntervalS: h.IntervalS, Complete: h.Complete, Notes: h.Notes, PendingUnknown: h.PendingUnknown, Unscheduled: h.Unscheduled, Cluster: h.Cluster, Nodes: []Node{}}
 	var gpus []GPU
 	err := s.Walk(func(it Item) error {
 		if it.GPU != nil {

@@ -31,7 +31,7 @@ func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 	uuids := map[string][]string{} // each node's GPUs in the order first seen
 	fromMS := float64(from.UnixMilli())
 	for _, p := range ps {
-		out.Generator, out.Source, out.IntervalS = p.Generator, p.Source, p.IntervalS
+		out.Generator, out.Source, out.IntervalS, out.Cluster = p.Generator, p.Source, p.IntervalS, p.Cluster
 		out.Complete = out.Complete && p.Complete
 		out.PendingUnknown, out.Unscheduled = p.PendingUnknown, p.Unscheduled
 		base := float64(p.StartedAt.UnixMilli())

@@ -26,6 +26,8 @@ type Header struct {
 	PendingUnknown string
 	// Unscheduled is Profile.Unscheduled.
 	Unscheduled []Workload
+	// Cluster is Profile.Cluster.
+	Cluster string
 }
 
 // Item is one step of a streamed profile: a GPU of a node, or the end of a

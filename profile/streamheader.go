@@ -63,7 +63,7 @@ var errStop = errors.New("stop")
 
 // setHeader keeps p's top-level fields as the stream's Header.
 func (s *Stream) setHeader(p *Profile) {
-	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown, p.Unscheduled}
+	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown, p.Unscheduled, p.Cluster}
 }
 
 // headerField reads the value of one top-level key into p; an unknown
@@ -77,6 +77,8 @@ func (s *Stream) headerField(p *Profile, key string) error {
 		dst = &p.Generator
 	case "source":
 		dst = &p.Source
+	case "cluster":
+		dst = &p.Cluster
 	case "started_at":
 		dst = &p.StartedAt
 	case "ended_at":

@@ -26,9 +26,13 @@ type Profile struct {
 	SchemaVersion string    `json:"schema_version"`
 	Generator     Generator `json:"generator"`
 	Source        string    `json:"source,omitempty"`
-	StartedAt     time.Time `json:"started_at"`
-	EndedAt       time.Time `json:"ended_at"`
-	IntervalS     float64   `json:"interval_s"`
+	// Cluster names the cluster the profile is of, where the source knows
+	// it (Prometheus: the cluster label every series shares); the ledger
+	// counts the profile as that cluster's unless told another.
+	Cluster   string    `json:"cluster,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	IntervalS float64   `json:"interval_s"`
 	// Complete is false when the run was interrupted or failed part-way.
 	Complete bool `json:"complete"`
 	// PendingUnknown, when set, says why the source could not see the work

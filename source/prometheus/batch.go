@@ -30,6 +30,9 @@ type discovery struct {
 	// metric's position in the names read): the answers the chunk's count
 	// queries would give (pushdown.given).
 	counts *counts
+	// clusters are the values of the series' cluster label ("" for a
+	// series without one), to name the profile's cluster.
+	clusters map[string]bool
 }
 
 type foundNode struct {
@@ -48,7 +51,7 @@ type foundNode struct {
 // so that the chunk need not ask it again: a 5-minute read asks half the
 // queries.
 func discover(ctx context.Context, c *promClient, names []string, o Options, matchers string, count *timeRange, tick func()) (*discovery, []string, error) {
-	d := &discovery{nodes: map[string]*foundNode{}, running: map[string]bool{}}
+	d := &discovery{nodes: map[string]*foundNode{}, running: map[string]bool{}, clusters: map[string]bool{}}
 	if count != nil {
 		d.counts = newCounts(len(names))
 	}
@@ -84,6 +87,7 @@ func discover(ctx context.Context, c *promClient, names []string, o Options, mat
 				}
 			}
 			n.gpus[id.Key] |= 1 << i
+			d.clusters[get("cluster")] = true
 			if id.Pod != "" {
 				d.running[id.Namespace+"/"+id.Pod] = true
 			}

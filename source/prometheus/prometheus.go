@@ -3,8 +3,10 @@ package prometheus
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -258,6 +260,11 @@ func (r *reading) finish(p *profile.Profile, k *kube, d *discovery) {
 	o := r.o
 	p.Notes = append(p.Notes, k.notes(d)...)
 	p.Unscheduled = k.unscheduled(d)
+	p.Cluster = d.cluster()
+	if len(d.clusters) > 1 {
+		p.Notes = append(p.Notes, fmt.Sprintf("the series name %d clusters (label cluster: %s): one profile holds them all; select one (cluster=\"…\") to read a cluster alone",
+			len(d.clusters), strings.Join(slices.Sorted(maps.Keys(d.clusters)), ", ")))
+	}
 	if p.PendingUnknown = k.unknown(o.Selector); p.PendingUnknown != "" {
 		p.Notes = append(p.Notes, p.PendingUnknown+"; no drain or release is advised")
 	}
@@ -269,6 +276,18 @@ func (r *reading) finish(p *profile.Profile, k *kube, d *discovery) {
 		p.Complete = false
 		p.Notes = append(p.Notes, dedupe(r.warnings)...)
 	}
+}
+
+// cluster is the cluster every series names (its cluster label), "" when
+// they name none or several.
+func (d *discovery) cluster() string {
+	if len(d.clusters) != 1 {
+		return ""
+	}
+	for c := range d.clusters {
+		return c
+	}
+	return ""
 }
 
 // controllerOf names the controller that owns a pod, from
