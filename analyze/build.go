@@ -41,9 +41,7 @@ func (a *analysis) report(r *Report) {
 		EnergyUSDPerKWh: a.p.EnergyUSDPerKWh, Prices: pricer.Table(), DefaultGPUHourUSD: pricer.Fallback(),
 		DefaultPricesUsed: pricer.DefaultsUsed(), UnpricedModelsUsed: pricer.Unmatched(), PoolBy: a.p.PoolBy,
 	}
-	if u := pricer.Unmatched(); len(u) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), pricer.Fallback()))
-	}
+	r.Warnings = append(r.Warnings, PriceWarnings(pricer)...)
 	r.Suggestions = suggest(r.Nodes, a.nodes)
 	a.sections(r, pricer)
 	r.Timeline = a.timeline(r.Nodes)
@@ -239,6 +237,16 @@ func (a *analysis) sections(r *Report, pricer *pricing.Pricer) {
 	if a.p.GPUFigures {
 		r.GPUFigures = a.gpuFigures()
 	}
+}
+
+// PriceWarnings are the warnings of a pricer that priced an analysis:
+// models without a price, and the user's keys that priced nothing.
+func PriceWarnings(pricer *pricing.Pricer) []string {
+	var out []string
+	if u := pricer.Unmatched(); len(u) > 0 {
+		out = append(out, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), pricer.Fallback()))
+	}
+	return append(out, pricer.KeyWarnings()...)
 }
 
 // MaxGPUTimelines is the largest cluster whose per-GPU timelines go into

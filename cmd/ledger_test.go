@@ -250,7 +250,7 @@ func TestLedgerReportFormats(t *testing.T) {
 		if r.code != 0 || len(r.out) < 100 {
 			t.Errorf("-f %s: exit %d: %s%s", f, r.code, r.out, r.errOut)
 		}
-		if f == "html" && (!strings.Contains(r.out, "Content-Security-Policy") || strings.Contains(r.out, "<script src") || !strings.Contains(r.out, "(held by no workload)") ||
+		if f == "html" && (!strings.Contains(r.out, "Content-Security-Policy") || strings.Contains(r.out, "<script src") || !strings.Contains(r.out, "(unallocated)") ||
 			!strings.Contains(r.out, `<svg id="daily-waste"`)) {
 			t.Errorf("-f html:\n%s", r.out)
 		}

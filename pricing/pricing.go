@@ -4,9 +4,11 @@
 package pricing
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // DefaultPrices are per-GPU-hour prices in USD for common models, used when
@@ -38,6 +40,7 @@ type Pricer struct {
 	fallback float64
 
 	used      map[string]bool // default-table keys used
+	userUsed  map[string]bool // the user's keys that priced a model
 	unmatched map[string]bool // models priced at the fallback
 	rules     []Rule          // a price file's, first match wins (PriceOn)
 	memo      map[string]priced
@@ -45,7 +48,7 @@ type Pricer struct {
 
 // New returns a Pricer over the user's prices and DefaultPrices.
 func New(user map[string]float64, fallback float64) *Pricer {
-	return &Pricer{user: user, fallback: fallback, used: map[string]bool{}, unmatched: map[string]bool{}}
+	return &Pricer{user: user, fallback: fallback, used: map[string]bool{}, userUsed: map[string]bool{}, unmatched: map[string]bool{}}
 }
 
 // longestMatch returns the key of table that is the longest case-insensitive
@@ -84,6 +87,7 @@ func (p *Pricer) match(model string) priced {
 	}
 	var m priced
 	if k, ok := longestMatch(model, p.user); ok {
+		p.userUsed[k] = true
 		m = priced{p.user[k], SourceUser}
 	} else if k, ok := longestMatch(model, DefaultPrices); ok {
 		p.used[k] = true
@@ -121,6 +125,44 @@ func (p *Pricer) DefaultsUsed() []string { return slices.Sorted(maps.Keys(p.used
 
 // Unmatched lists the models priced at the fallback price.
 func (p *Pricer) Unmatched() []string { return slices.Sorted(maps.Keys(p.unmatched)) }
+
+// KeyWarnings says which of the user's price keys priced none of the
+// models priced so far, each with the models it could have meant (those
+// whose name holds every word of the key): a key is matched as a
+// substring of the model's name, so "A100 80GB" prices no
+// "NVIDIA A100-SXM4-80GB", whose GPUs then take another price.
+func (p *Pricer) KeyWarnings() []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(p.user)) {
+		if p.userUsed[k] || len(p.memo) == 0 {
+			continue
+		}
+		var meant []string
+		for _, model := range slices.Sorted(maps.Keys(p.memo)) {
+			if holdsWords(model, k) {
+				meant = append(meant, fmt.Sprintf("%q", model))
+			}
+		}
+		w := fmt.Sprintf("the price key %q matches no GPU model priced (a key must be part of the model's name)", k)
+		if len(meant) > 0 {
+			w += ": did you mean " + strings.Join(meant, " or ") + "? those are priced as " + p.match(strings.Trim(meant[0], `"`)).source
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// holdsWords: every word of key (letters and digits) is in model's name.
+func holdsWords(model, key string) bool {
+	words := strings.FieldsFunc(strings.ToLower(key), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	m := strings.ToLower(model)
+	for _, w := range words {
+		if !strings.Contains(m, w) {
+			return false
+		}
+	}
+	return len(words) > 0
+}
 
 // DefaultGPUHourUSD is the fallback price of a model with no price, unless
 // the user sets one (pricing.default_gpu_hour_usd).

@@ -31,3 +31,23 @@ func TestPricer(t *testing.T) {
 		t.Errorf("table %v", tab)
 	}
 }
+
+// TestKeyWarnings: a user's key that prices no model is named, with the
+// models whose names hold its words (the docs' own "A100 80GB" against
+// NVIDIA's "A100-SXM4-80GB"); a key that priced a model is not.
+func TestKeyWarnings(t *testing.T) {
+	p := New(map[string]float64{"A100 80GB": 1.6, "H100": 2, "MI300": 3}, 1)
+	p.Price("NVIDIA A100-SXM4-80GB")
+	p.Price("NVIDIA H100 80GB HBM3")
+	got := p.KeyWarnings()
+	want := []string{
+		`the price key "A100 80GB" matches no GPU model priced (a key must be part of the model's name): did you mean "NVIDIA A100-SXM4-80GB"? those are priced as built-in table`,
+		`the price key "MI300" matches no GPU model priced (a key must be part of the model's name)`,
+	}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	if w := New(map[string]float64{"A100": 1}, 1).KeyWarnings(); len(w) != 0 {
+		t.Fatalf("a pricer that priced nothing yet warns: %q", w)
+	}
+}

@@ -99,7 +99,7 @@ func attributionCSV(cw *csv.Writer, a *analyze.Attribution) error {
 	for _, extra := range []struct {
 		name string
 		f    analyze.AttributionFigures
-	}{{"(held by no workload)", a.Unallocated}, {"(total)", a.Total}} {
+	}{{Unallocated, a.Unallocated}, {"(total)", a.Total}} {
 		key := make([]string, len(a.GroupBy))
 		key[0] = extra.name
 		row(key, "", extra.f)

@@ -32,7 +32,7 @@ func attributionView(d map[string]any, r *report.Result) {
 			}
 		}
 		unalloc := make([]string, len(a.GroupBy))
-		unalloc[0] = "(held by no workload)"
+		unalloc[0] = Unallocated
 		rows = append(rows, attrRow{unalloc, "", a.Unallocated, share(a.Unallocated.Efficiency), money(a.Unallocated.WasteCostUSD)})
 		d["Attribution"], d["AttributionRows"], d["AttributionBy"] = a, rows, strings.Join(a.GroupBy, ", then ")
 		d["AttributionChart"] = template.HTML(bars("chart-attribution", "idle cost held, by "+strings.Join(a.GroupBy, ", "), top))

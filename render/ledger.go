@@ -75,7 +75,7 @@ func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
 	for _, extra := range []struct {
 		name string
 		f    analyze.AttributionFigures
-	}{{"(unallocated)", a.Unallocated}, {"(total)", a.Total}} {
+	}{{Unallocated, a.Unallocated}, {"(total)", a.Total}} {
 		key := make([]string, len(a.GroupBy))
 		key[0] = extra.name
 		rows = append(rows, append(key, "", fmt.Sprintf("%.2f", extra.f.HeldGPUHours), fmt.Sprintf("%.2f", extra.f.UsedGPUHours),
@@ -191,7 +191,7 @@ func ledgerCSV(w io.Writer, r *ledger.Report) error {
 	for _, g := range a.Groups {
 		row(g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures, "")
 	}
-	row(named("(unallocated)"), "", a.Unallocated, "")
+	row(named(Unallocated), "", a.Unallocated, "")
 	row(named("(total)"), "", a.Total, optNum(r.Summary.EnergyKWh))
 	for _, d := range r.Daily {
 		row(named("(day) "+d.Date), "", analyze.AttributionFigures{HeldGPUHours: d.GPUHours, IdleHeldGPUHours: d.IdleGPUHours, WasteCostUSD: d.IdleCostUSD}, optNum(d.EnergyKWh))

@@ -136,7 +136,7 @@ func mdAttribution(ew *errWriter, a *analyze.Attribution) {
 		mdRow(g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures)
 	}
 	rest := make([]string, len(a.GroupBy))
-	rest[0] = "(held by no workload)"
+	rest[0] = Unallocated
 	mdRow(rest, "", a.Unallocated)
 	if len(a.Groups) > len(top) {
 		ew.printf("\n%d more groups in the full report.\n", len(a.Groups)-len(top))

@@ -289,3 +289,7 @@ func severityTag(sg analyze.Suggestion) string {
 	}
 	return "[" + sg.Severity + "] "
 }
+
+// Unallocated names, in every table and format, the row of the GPU time
+// that no workload held (an attribution's unallocated figures).
+const Unallocated = "(unallocated)"

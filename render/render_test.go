@@ -248,7 +248,7 @@ func TestAttributionSections(t *testing.T) {
 		t.Fatalf("prom: %v %v", err, waste)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, o))).ReadAll()
-	if err != nil || len(rows) != 4 || rows[0][0] != "team=team" || !strings.HasPrefix(rows[1][0], "'=cmd") || rows[2][0] != "(held by no workload)" || rows[3][6] != "3.5" {
+	if err != nil || len(rows) != 4 || rows[0][0] != "team=team" || !strings.HasPrefix(rows[1][0], "'=cmd") || rows[2][0] != "(unallocated)" || rows[3][6] != "3.5" {
 		t.Fatalf("csv %q %v", rows, err)
 	}
 }

@@ -77,7 +77,7 @@ func attributionTable(w io.Writer, ew *errWriter, r *report.Result) error {
 		k[0] = first
 		return k
 	}
-	row(blank("(held by no workload)"), "-", a.Unallocated)
+	row(blank(Unallocated), "-", a.Unallocated)
 	row(blank("total"), "-", a.Total)
 	return t.Flush()
 }
