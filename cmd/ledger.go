@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/pipeline"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/settings"
@@ -69,6 +70,9 @@ ledger's data ends, so each sample is read once, ever.`,
 			up, err := pipeline.LedgerUpdate(c.Context(), spec)
 			if err != nil {
 				return err
+			}
+			for _, w := range up.Warnings {
+				fmt.Fprintln(f.IO.ErrOut, "warning: "+table.Visible(w))
 			}
 			fmt.Fprintln(f.IO.ErrOut, pipeline.LedgerLine(up))
 			return nil
@@ -139,7 +143,7 @@ ledger report's JSON, or analyze's). A time is RFC 3339, a date
 span back from now (7d, 36h). The ledger is opened read-only: a report runs
 beside an update, and never creates a ledger.`,
 		Example: `  seedance ledger report --ledger seedance.db --since month --group-by namespace
-  seedance ledger report --ledger postgres://seedance@db/ledger --since month --by cluster --by team=team
+  seedance ledger report --ledger seedance.db --since month --by cluster --by team=team
   seedance ledger report --ledger seedance.db --since 2026-01-05 --until 2026-01-07 -f csv -o week.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -102,10 +102,10 @@ func planFill(st *state, spec UpdateSpec, h held) (*filled, error) {
 	}
 	wm := st.watermark.Unix()
 	at := []time.Time{}
-	for x := max(have[0]-b, st.first.Truncate(st.bucket).Unix()); x < wm && x <= have[len(have)-1]+b; x += b {
+	for x := have[0] - b; x < wm && x <= have[len(have)-1]+b; x += b {
 		at = append(at, time.Unix(x, 0).UTC())
 	}
-	at = append(at, time.Unix(min(at[len(at)-1].Unix()+b, wm), 0).UTC())
+	at = append(at, time.Unix(min(at[len(at)-1].Unix()+b, wm), 0).UTC()) // have[0] < wm: at holds one bucket at least
 	lo, hi := span2(spec.Inputs)
 	joined := profile.Join(spec.Inputs, lo.Add(-time.Millisecond), hi, false)
 	sources, err := asSources([]*profile.Profile{joined})

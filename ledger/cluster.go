@@ -100,8 +100,14 @@ func migrate4(ctx context.Context, tx *sql.Tx, cluster string) error {
 			}
 		}
 	}
-	return nil
+	_, err := tx.ExecContext(ctx, noteTable)
+	return err
 }
+
+// noteTable keeps, per cluster and bucket, the warnings of the updates
+// that counted it (a source's notes, prices that matched no model), for
+// a report over the bucket to repeat.
+const noteTable = `CREATE TABLE seedance_note (cluster TEXT NOT NULL, bucket BIGINT NOT NULL, note TEXT NOT NULL, PRIMARY KEY (cluster, bucket, note))`
 
 // CheckCluster checks a cluster's name: 1 to 253 letters, digits and
 // . _ - : / (a Kubernetes context's or a Prometheus label's value).

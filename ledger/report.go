@@ -108,6 +108,10 @@ type Report struct {
 	// Comparison is this window against the baseline window, when one is
 	// asked for.
 	Comparison *Comparison `json:"comparison,omitempty"`
+	// Warnings are what the updates that counted the window warned of
+	// (each cluster's, named when the report covers several), and the
+	// clusters whose data stops well before the others'.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Window is the buckets a report covers.
@@ -224,16 +228,17 @@ type view struct {
 	clusters         []string
 	first, watermark time.Time
 	bucket           time.Duration
+	ends             map[string]time.Time // each cluster's data end
 }
 
 // view reads the states of the clusters asked for (all: every one).
 func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, error) {
-	v := &view{}
+	v := &view{ends: map[string]time.Time{}}
 	all := map[string]bool{}
 	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
 		var c string
-		var first, wm, bucket int64
-		if err := rows.Scan(&c, &first, &wm, &bucket); err != nil {
+		var first, wm, end, bucket int64
+		if err := rows.Scan(&c, &first, &wm, &end, &bucket); err != nil {
 			return err
 		}
 		all[c] = true
@@ -252,8 +257,9 @@ func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, er
 		}
 		v.bucket = time.Duration(bucket) * time.Second
 		v.clusters = append(v.clusters, c)
+		v.ends[c] = time.UnixMilli(end).UTC()
 		return nil
-	}, `SELECT cluster, first_ms, watermark_ms, bucket_s FROM seedance_state ORDER BY cluster`)
+	}, `SELECT cluster, first_ms, watermark_ms, data_end_ms, bucket_s FROM seedance_state ORDER BY cluster`)
 	if err != nil {
 		return nil, err
 	}
@@ -326,11 +332,52 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 	}
 	r.Attribution = attribution(inWindow, total, q.GroupBy)
 	r.Jobs = jobs(finished, inWindow, q.GroupBy)
+	if r.Warnings, err = l.notes(ctx, tx, sp); err != nil {
+		return nil, err
+	}
+	r.Warnings = append(r.Warnings, v.stale(hi)...)
 	if v.watermark.Before(hi) && !q.Settled {
 		s := v.watermark.UTC().Format(time.RFC3339)
 		r.Summary.ProvisionalFrom = &s
 	}
 	return r, nil
+}
+
+// notes are the warnings kept with the span's buckets, each once, named by
+// cluster when the span has several.
+func (l *Ledger) notes(ctx context.Context, tx *sql.Tx, sp span) ([]string, error) {
+	var out []string
+	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var c, n string
+		err := rows.Scan(&c, &n)
+		if len(sp.clusters) > 1 {
+			n = "cluster " + c + ": " + n
+		}
+		out = append(out, n)
+		return err
+	}, `SELECT DISTINCT cluster, note FROM seedance_note WHERE bucket >= $1 AND bucket < $2 AND `+inList("cluster", 3, len(sp.clusters))+` ORDER BY cluster, note`,
+		append([]any{sp.lo, sp.hi}, names(sp.clusters)...)...)
+	return out, err
+}
+
+// stale names the clusters whose data ends more than two buckets before
+// the latest cluster's, inside a window that reaches past it: their
+// updates may have stopped, and the window lacks their part.
+func (v *view) stale(hi time.Time) []string {
+	var last time.Time
+	for _, e := range v.ends {
+		if e.After(last) {
+			last = e
+		}
+	}
+	var out []string
+	for _, c := range v.clusters {
+		if e := v.ends[c]; e.Add(2*v.bucket).Before(last) && e.Before(hi) {
+			out = append(out, fmt.Sprintf("cluster %s's data ends at %s, %s before cluster data that ends latest: are its updates running?",
+				c, e.Format(time.RFC3339), last.Sub(e).Truncate(time.Minute)))
+		}
+	}
+	return out
 }
 
 // gpuFigures fills the summary, the days and the prices, and returns the

@@ -44,6 +44,11 @@ type Updated struct {
 	// the inputs' buckets before the watermark it held already.
 	Added, Recounted []time.Time
 	Already          int
+	// Warnings are what the update warns of, as analyze would: the
+	// sources' notes (owner labels unknown, a partial answer), models
+	// without a price, price keys that matched none. A report over the
+	// buckets counted repeats them.
+	Warnings []string
 	// From is where this update's counting began (the previous
 	// watermark), Watermark where its settled rows end, DataEnd the end of
 	// the data read so far.
@@ -113,7 +118,7 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if err != nil {
 		return up, err
 	}
-	up.Cluster, up.Already = st.cluster, fill.already
+	up.Cluster, up.Already, up.Warnings = st.cluster, fill.already, warnings(spec)
 	if fill.rows == nil && up.Nothing {
 		return up, nil
 	}
@@ -122,7 +127,7 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if fill.rows != nil {
 		up.Rows += len(fill.rows.cuts.GPUs) + len(fill.rows.cuts.Holds)
 	}
-	if err := l.write(ctx, tx, st, rows, fill.rows); err != nil {
+	if err := l.write(ctx, tx, st, rows, fill.rows, up.Warnings); err != nil {
 		if errors.Is(err, ErrLedger) {
 			return Updated{}, err
 		}
@@ -180,6 +185,19 @@ func (l *Ledger) newState(ctx context.Context, tx *sql.Tx, cluster string, spec 
 // paramsKey is what an update must share with the ledger: the idle rules.
 func paramsKey(p analyze.Params) string {
 	return fmt.Sprintf("--idle-threshold %g --idle-window %s", p.IdleThresholdPct, p.IdleWindow)
+}
+
+// warnings are the inputs' notes and the pricer's warnings, each once.
+func warnings(spec UpdateSpec) []string {
+	var out []string
+	for _, p := range spec.Inputs {
+		out = append(out, p.Notes...)
+	}
+	if spec.Params.Pricer != nil {
+		out = append(out, analyze.PriceWarnings(spec.Params.Pricer)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func times(buckets []int64) []time.Time {

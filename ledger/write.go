@@ -61,9 +61,12 @@ func (l *Ledger) load(ctx context.Context, tx *sql.Tx, cluster string) (*state, 
 // write writes an update inside tx: the rows that fill gaps (nil: none),
 // then the forward rows (nil: none new), replacing the cluster's
 // provisional rows; and saves the cluster's state.
-func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows) error {
+func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows, notes []string) error {
 	ex := &execer{ctx: ctx, tx: tx, cluster: st.cluster, stmts: map[string]*sql.Stmt{}}
 	defer ex.close()
+	if err := putNotes(ex, notes, r, fill); err != nil {
+		return err
+	}
 	if fill != nil {
 		for i, b := range fill.bucketOf {
 			if !fill.skip[i] {
@@ -89,6 +92,30 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 		tail = r.tail
 	}
 	return l.save(ctx, tx, st, tail)
+}
+
+// putNotes keeps the update's warnings for each bucket it writes.
+func putNotes(ex *execer, notes []string, written ...*rows) error {
+	buckets := map[int64]bool{}
+	for _, r := range written {
+		if r == nil {
+			continue
+		}
+		for i, b := range r.bucketOf {
+			buckets[b] = buckets[b] || !r.skip[i]
+		}
+	}
+	for b, w := range buckets {
+		for _, n := range notes {
+			if !w {
+				continue
+			}
+			if err := ex.exec(`INSERT INTO seedance_note (cluster, bucket, note) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, b, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // putRows adds the rows' pieces (but those skipped) to the GPU and hold

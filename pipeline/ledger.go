@@ -116,6 +116,14 @@ func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, ends
 // joinUpdated is what two updates in a row did.
 func joinUpdated(a, b ledger.Updated, first bool) ledger.Updated {
 	b.Steps = 1
+	if !first {
+		b.Added, b.Recounted = append(a.Added, b.Added...), append(a.Recounted, b.Recounted...)
+		b.Already += a.Already
+		b.Warnings = append(a.Warnings, b.Warnings...)
+		slices.Sort(b.Warnings)
+		b.Warnings = slices.Compact(b.Warnings)
+		a.Added, a.Recounted, a.Already, a.Warnings = b.Added, b.Recounted, b.Already, b.Warnings
+	}
 	switch {
 	case first:
 		return b

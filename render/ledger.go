@@ -52,6 +52,9 @@ func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
 		lines = append(lines, "Provisional from "+*s.ProvisionalFrom+" (the next update counts it again)")
 	}
 	lines = append(lines, jobLines(r)...)
+	for _, wn := range r.Warnings {
+		lines = append(lines, "Warning: "+table.Visible(wn))
+	}
 	for _, l := range lines {
 		prefix := ""
 		if markdown {
