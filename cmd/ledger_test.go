@@ -81,9 +81,9 @@ func TestLedgerFromEnginesEqualsOneAnalysis(t *testing.T) {
 
 // sameAsOneAnalysis compares the ledger's report with one analysis's JSON
 // report: summary and attribution.
-func sameAsOneAnalysis(t *testing.T, led, analysis string) {
+func sameAsOneAnalysis(t *testing.T, led, analysis string, args ...string) {
 	t.Helper()
-	rep := run(t, nil, "ledger", "report", "--ledger", led, "-f", "json", "--group-by", "namespace")
+	rep := run(t, nil, append([]string{"ledger", "report", "--ledger", led, "-f", "json", "--group-by", "namespace"}, args...)...)
 	if rep.code != 0 {
 		t.Fatalf("report: %s", rep.errOut)
 	}

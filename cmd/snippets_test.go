@@ -165,8 +165,11 @@ func newSandbox(t *testing.T, promURL string, scrapeTargets string) *sandbox {
 		// Real time: an hour of scraping becomes two seconds.
 		"--interval 15s --duration 1h", "--interval 500ms --duration 2s",
 	}
+	// docs/ledger.md's clusters: two Prometheus servers (both the one
+	// here) and a PostgreSQL ledger (a file in the sandbox).
+	pairs = append(pairs, "postgres://seedance@ledger-db/seedance", "clusters.db")
 	if promURL != "" {
-		pairs = append(pairs, "http://prometheus:9090", promURL)
+		pairs = append(pairs, "http://prometheus:9090", promURL, "http://prom-eu:9090", promURL, "http://prom-us:9090", promURL)
 	}
 	if scrapeTargets != "" {
 		pairs = append(pairs, "gpu-01:9400,gpu-02:9400", scrapeTargets)
@@ -260,7 +263,7 @@ func TestDocSnippets(t *testing.T) {
 					continue // the command that runs this test
 				}
 				c = strings.ReplaceAll(c, "go run . ", "seedance ")
-				if (strings.Contains(c, "prometheus:9090") && promURL == "") || (strings.Contains(c, "gpu-01:9400") && targets == "") {
+				if (regexp.MustCompile(`prom(etheus|-eu|-us):9090`).MatchString(c) && promURL == "") || (strings.Contains(c, "gpu-01:9400") && targets == "") {
 					t.Logf("%s: skipped (prometheus is not installed): %s", where, c)
 					continue
 				}
