@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,120 +10,266 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/testkit/pgtest"
 )
 
-// monthLedger writes a ledger of 30 days of hourly buckets of 1,000 nodes
-// of 8 GPUs: per node and hour one GPU row and five hold rows (four
-// workloads of 2 GPUs, which change every day, and what no workload
-// held): 720,000 GPU rows, 3.6 M hold rows, 120,000 workloads (700 sets
-// of labels), and their daily and per-owner rollups. The file is kept at $SEEDANCE_BENCH_LEDGER when set.
-func monthLedger(b *testing.B) string {
-	path := os.Getenv("SEEDANCE_BENCH_LEDGER")
-	if path == "" {
-		path = filepath.Join(b.TempDir(), "month.db")
-	}
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	l, err := Open(context.Background(), path, Options{})
+// benchMonth is the month the benchmark ledgers hold.
+var benchMonth = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// benchDays is how many days the benchmark ledgers hold.
+const benchDays = 30
+
+// monthLedger writes into the empty ledger at dsn 30 days of hourly
+// buckets of 1,000 nodes of 8 GPUs, in clusters of equal size: per node
+// and hour one GPU row and five hold rows (four workloads of 2 GPUs,
+// which change every day, and what no workload held): 720,000 GPU rows,
+// 3.6 M hold rows, 120,000 workloads (700 sets of labels per cluster),
+// and their daily and per-owner rollups, as updates would leave them.
+func monthLedger(b *testing.B, dsn string, clusters int) {
+	l, err := Open(context.Background(), dsn, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	tx, err := l.db.Begin()
 	if err != nil {
 		b.Fatal(err)
 	}
-	gpu, _ := tx.Prepare(`INSERT INTO seedance_gpu (bucket, node, model, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source) VALUES ($1, $2, 'NVIDIA H100 80GB HBM3', 0, 28800, $3, 9000, 28800, $4, 1.0e7, 1, 4.916, 'built-in table')`)
-	hold, _ := tx.Prepare(`INSERT INTO seedance_hold (bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j) VALUES ($1, $2, 'NVIDIA H100 80GB HBM3', $3, 0, 7200, 2250, $4, $5, 2.5e6)`)
-	wl, _ := tx.Prepare(`INSERT INTO seedance_workload (id, name, kind, labels, first_bucket, last_bucket) VALUES ($1, $1, 'pod', $2, $3, $4)`)
-	for day := range 30 {
+	defer func() { _ = tx.Rollback() }()
+	per, size := 1000/clusters, 1
+	if l.postgres {
+		size = 1000
+	}
+	cluster := func(n int) string { return fmt.Sprintf("c%02d", n/per) }
+	owners := map[string]int64{}
+	wl := newBatch(tx, `seedance_workload (cluster, id, name, kind, labels, first_bucket, last_bucket, owner, settled_last, gappy, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)`, 16, size)
+	gpu := newBatch(tx, `seedance_gpu (cluster, bucket, node, model, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source)`, 14, size)
+	hold := newBatch(tx, `seedance_hold (cluster, bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)`, 11, size)
+	const model = "NVIDIA H100 80GB HBM3"
+	t0 := time.Now()
+	defer func() { b.Logf("ledger written in %s", time.Since(t0)) }()
+	for day := range benchDays {
+		first := benchMonth.Add(time.Duration(day) * 24 * time.Hour).Unix()
 		for n := range 1000 {
+			labels := fmt.Sprintf(`{"namespace":"ns%d","seedance.io/controller":"Deployment/app%d","team":"team%d"}`, n%20, n%50, n%7)
+			o, ok := owners[labels]
+			if !ok {
+				o = int64(len(owners) + 1)
+				owners[labels] = o
+			}
 			for w := range 4 {
 				id := fmt.Sprintf("ns%d/pod-%d-%d-%d", n%20, day, n, w)
-				labels := fmt.Sprintf(`{"namespace":"ns%d","team":"team%d","seedance.io/controller":"Deployment/app%d"}`, n%20, n%7, n%50)
-				if _, err := wl.Exec(id, labels, t0.Add(time.Duration(day)*24*time.Hour).Unix(), t0.Add(time.Duration(day)*24*time.Hour+23*time.Hour).Unix()); err != nil {
-					b.Fatal(err)
-				}
+				wl.add(b, cluster(n), id, id, "pod", labels, first, first+23*3600, o, first+23*3600, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0)
 			}
 		}
 		for h := range 24 {
-			bucket := t0.Add(time.Duration(day*24+h) * time.Hour).Unix()
+			bucket := first + int64(h)*3600
 			for n := range 1000 {
 				node := fmt.Sprintf("node-%04d", n)
 				idle := float64((n*7+h)%10) * 1000
-				if _, err := gpu.Exec(bucket, node, idle, idle/3600*4.916); err != nil {
-					b.Fatal(err)
-				}
+				gpu.add(b, cluster(n), bucket, node, model, 0, 28800.0, idle, 9000.0, 28800.0, idle/3600*4.916, 1.0e7, 1, 4.916, "built-in table")
 				for w := range 4 {
-					if _, err := hold.Exec(bucket, node, fmt.Sprintf("ns%d/pod-%d-%d-%d", n%20, day, n, w), idle/5, idle/5/3600*4.916); err != nil {
-						b.Fatal(err)
-					}
+					hold.add(b, cluster(n), bucket, node, model, fmt.Sprintf("ns%d/pod-%d-%d-%d", n%20, day, n, w), 0, 7200.0, 2250.0, idle/5, idle/5/3600*4.916, 2.5e6)
 				}
-				if _, err := hold.Exec(bucket, node, "", idle/5, idle/5/3600*4.916); err != nil {
-					b.Fatal(err)
-				}
+				hold.add(b, cluster(n), bucket, node, model, "", 0, 0.0, 0.0, 0.0, 0.0, 0.0) // every GPU held
 			}
 		}
 	}
-	if _, err := tx.Exec(`INSERT INTO seedance_state (id, first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, updates) VALUES (1, $1, $2, $2, 3600, '', '', 1)`,
-		t0.UnixMilli(), t0.Add(30*24*time.Hour).UnixMilli()); err != nil {
-		b.Fatal(err)
+	for _, bt := range []*batch{wl, gpu, hold} {
+		bt.flush(b)
 	}
-	for _, stmt := range strings.Split(rollups, ";") {
-		if strings.TrimSpace(stmt) != "" {
-			if _, err := tx.Exec(stmt); err != nil {
-				b.Fatal(err)
-			}
+	for labels, id := range owners {
+		if _, err := tx.Exec(`INSERT INTO seedance_owner (id, kind, class, controller, labels) VALUES ($1, 'pod', 'inference', $2, $3)`, id, "", labels); err != nil {
+			b.Fatal(err)
 		}
 	}
-	// Schema 3's owners and rollups, as a migration fills them; every
-	// workload held its GPUs in each of its buckets (no hole).
-	if err := backfill3(context.Background(), tx); err != nil {
-		b.Fatal(err)
+	for c := 0; c < clusters; c++ {
+		if _, err := tx.Exec(`INSERT INTO seedance_state (cluster, first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, updates) VALUES ($1, $2, $3, $3, 3600, '', '', 1)`,
+			fmt.Sprintf("c%02d", c), benchMonth.UnixMilli(), benchMonth.Add(30*24*time.Hour).UnixMilli()); err != nil {
+			b.Fatal(err)
+		}
 	}
-	if _, err := tx.Exec(`UPDATE seedance_workload SET gappy = 0`); err != nil {
-		b.Fatal(err)
+	for i, stmt := range benchRollups {
+		if _, err := tx.Exec(stmt); err != nil {
+			b.Fatalf("rollup %d: %v", i, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	return path
+}
+
+// benchRollups fill the rollups and the workloads' sums from the hourly
+// rows, as the updates that wrote them would have.
+var benchRollups = []string{
+	`INSERT INTO seedance_gpu_day SELECT cluster, bucket - bucket % 86400, node, model, price_usd_per_hour, price_source, provisional,
+	SUM(observed_s), SUM(idle_s), SUM(util_s), SUM(util_covered_s), SUM(cost_usd), SUM(energy_j), MAX(energy_measured)
+	FROM seedance_gpu GROUP BY cluster, bucket - bucket % 86400, node, model, price_usd_per_hour, price_source, provisional`,
+	`INSERT INTO seedance_hold_day SELECT cluster, bucket - bucket % 86400, workload, provisional, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), SUM(energy_j)
+	FROM seedance_hold GROUP BY cluster, bucket - bucket % 86400, workload, provisional`,
+	`UPDATE seedance_workload SET held_s = x.h, used_s = x.u, idle_s = x.i, cost_usd = x.c, energy_j = x.e
+	FROM (SELECT cluster, workload, SUM(held_s) h, SUM(used_s) u, SUM(idle_s) i, SUM(cost_usd) c, SUM(energy_j) e FROM seedance_hold_day GROUP BY cluster, workload) x
+	WHERE x.cluster = seedance_workload.cluster AND x.workload = seedance_workload.id`,
+	`INSERT INTO seedance_owner_hold SELECT h.cluster, h.bucket, COALESCE(w.owner, 0), h.provisional, SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s), SUM(h.cost_usd), SUM(h.energy_j), 0
+	FROM seedance_hold h LEFT JOIN seedance_workload w ON w.cluster = h.cluster AND w.id = h.workload GROUP BY h.cluster, h.bucket, COALESCE(w.owner, 0), h.provisional`,
+	`INSERT INTO seedance_owner_hold_day SELECT cluster, bucket - bucket % 86400, owner, provisional, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), SUM(energy_j), 0
+	FROM seedance_owner_hold GROUP BY cluster, bucket - bucket % 86400, owner, provisional`,
+}
+
+// batch inserts rows, size at a time, by a statement prepared once: many
+// rows a statement for PostgreSQL (a round trip each), one for SQLite
+// (which finds a named parameter by a linear search).
+type batch struct {
+	tx          *sql.Tx
+	head        string
+	width, size int
+	stmt        *sql.Stmt
+	args        []any
+}
+
+func newBatch(tx *sql.Tx, head string, width, size int) *batch {
+	return &batch{tx: tx, head: head, width: width, size: size}
+}
+
+func (bt *batch) add(b *testing.B, args ...any) {
+	bt.args = append(bt.args, args...)
+	if len(bt.args) == bt.size*bt.width {
+		if bt.stmt == nil {
+			var err error
+			if bt.stmt, err = bt.tx.Prepare(bt.insert(bt.size)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := bt.stmt.Exec(bt.args...); err != nil {
+			b.Fatal(err)
+		}
+		bt.args = bt.args[:0]
+	}
+}
+
+// flush inserts the rows left.
+func (bt *batch) flush(b *testing.B) {
+	if len(bt.args) > 0 {
+		if _, err := bt.tx.Exec(bt.insert(len(bt.args)/bt.width), bt.args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// insert is the statement of n rows.
+func (bt *batch) insert(n int) string {
+	rows := make([]string, n)
+	for i := range rows {
+		ps := make([]string, bt.width)
+		for j := range ps {
+			ps[j] = fmt.Sprintf("$%d", i*bt.width+j+1)
+		}
+		rows[i] = "(" + strings.Join(ps, ", ") + ")"
+	}
+	return `INSERT INTO ` + bt.head + ` VALUES ` + strings.Join(rows, ", ")
 }
 
 // BenchmarkMonthReport answers month-to-date by team (and by workload)
-// over a month of hourly buckets of 1,000 nodes (monthLedger), from a
-// fresh open of the file each time, as `seedance ledger report` does; it
-// reports the CPU time (user + sys) per report beside the wall time.
+// over a month of hourly buckets of 1,000 nodes (monthLedger), across
+// clusters, from a fresh open each time, as `seedance ledger report` does;
+// it reports the CPU time (user + sys) of this process per report beside
+// the wall time (PostgreSQL's own CPU is the server's: see
+// docs/performance.md). sqlite: one cluster in an embedded file (kept at
+// $SEEDANCE_BENCH_LEDGER when set); postgres: 10 clusters of 100 nodes in
+// a real PostgreSQL.
 func BenchmarkMonthReport(b *testing.B) {
-	path := monthLedger(b)
-	fi, _ := os.Stat(path)
-	for _, c := range []struct {
-		name    string
-		groupBy []string
-		groups  int
-	}{{"team", []string{"team=team"}, 7}, {"workload", []string{"workload"}, 120000}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportMetric(float64(fi.Size())/1e6, "ledger-MB")
-			cpu0 := cpuTime()
-			b.ResetTimer()
-			for range b.N {
-				l, err := Open(context.Background(), path, Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				r, err := l.Report(context.Background(), Query{Since: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), GroupBy: c.groupBy})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(r.Attribution.Groups) != c.groups {
-					b.Fatalf("groups: %d", len(r.Attribution.Groups))
-				}
-				l.Close()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		b.Run(backend, func(b *testing.B) {
+			dsn, clusters := os.Getenv("SEEDANCE_BENCH_LEDGER"), 1
+			if dsn == "" {
+				dsn = filepath.Join(b.TempDir(), "month.db")
 			}
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			if backend == "postgres" {
+				dsn, clusters = pgtest.Start(b), 10
+			}
+			if _, err := os.Stat(dsn); err != nil {
+				monthLedger(b, dsn, clusters)
+			}
+			for _, c := range []struct {
+				name    string
+				groupBy []string
+				groups  int
+			}{{"team", []string{"team=team"}, 7}, {"cluster-team", []string{"cluster", "team=team"}, 7 * clusters}, {"workload", []string{"workload"}, 120000}} {
+				b.Run(c.name, func(b *testing.B) { monthReports(b, dsn, c.groupBy, c.groups) })
+			}
 		})
+	}
+}
+
+func monthReports(b *testing.B, dsn string, groupBy []string, groups int) {
+	server := serverCPU(b, dsn)
+	cpu0, srv0 := cpuTime(), server()
+	b.ResetTimer()
+	for range b.N {
+		l, err := Open(context.Background(), dsn, Options{ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := l.Report(context.Background(), Query{Since: benchMonth, GroupBy: groupBy})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(r.Attribution.Groups) != groups {
+			b.Fatalf("groups: %d", len(r.Attribution.Groups))
+		}
+		l.Close()
+	}
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	if srv := server(); srv > 0 {
+		b.ReportMetric((srv-srv0).Seconds()/float64(b.N), "server-cpu-s/op")
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB") // the process's, the ledger's writing included
+	}
+}
+
+// serverCPU returns a reader of the CPU time PostgreSQL's server spent
+// on its finished connections (the postmaster's children's user + sys
+// time, from /proc): each report's connection ends with it. Zero for
+// SQLite, or where /proc is not there.
+func serverCPU(b *testing.B, dsn string) func() time.Duration {
+	none := func() time.Duration { return 0 }
+	if !strings.HasPrefix(dsn, "postgres") {
+		return none
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var pid int
+	if err := db.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		b.Fatal(err)
+	}
+	stat := func(pid int) []string {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return nil
+		}
+		return strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	}
+	f := stat(pid)
+	if len(f) < 2 {
+		return none
+	}
+	var parent int
+	fmt.Sscan(f[1], &parent) // the field after the state: ppid, the postmaster
+	return func() time.Duration {
+		f := stat(parent)
+		if len(f) < 15 {
+			return 0
+		}
+		var cu, cs int64
+		fmt.Sscan(f[13], &cu) // cutime and cstime, in clock ticks (100 a second)
+		fmt.Sscan(f[14], &cs)
+		return time.Duration(cu+cs) * 10 * time.Millisecond
 	}
 }
 

@@ -213,11 +213,9 @@ func TestBackfill(t *testing.T) {
 	}
 }
 
-// TestAnotherClusterUnderOneName: data of other nodes for hours a cluster
-// counted already is refused, naming the nodes and --cluster; under its
-// own name it is counted, and a report by cluster shows both, each equal
-// to its own analysis.
-func TestAnotherClusterUnderOneName(t *testing.T) {
+// withCounted runs f on each backend with a fresh ledger that has
+// counted the test cluster's profile.
+func withCounted(t *testing.T, f func(t *testing.T, l *Ledger, p *profile.Profile)) {
 	p := cluster(t)
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
@@ -225,83 +223,86 @@ func TestAnotherClusterUnderOneName(t *testing.T) {
 			if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{p}, Params: params()}); err != nil {
 				t.Fatal(err)
 			}
-			other := renamed(p, "b-")
-			_, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{other}, Params: params()})
-			if err == nil || !strings.Contains(err.Error(), "another cluster's data? give each cluster its own name with --cluster") ||
-				!strings.Contains(err.Error(), "b-") || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("another cluster's data under the same name: %v", err)
-			}
-			b := reopen(t, l, "b")
-			if _, err := b.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{other}, Params: params()}); err != nil {
-				t.Fatal(err)
-			}
-			one := oneAnalysis(t, p, []string{"namespace"})
-			for _, c := range []string{DefaultCluster, "b"} {
-				got, err := l.Report(context.Background(), Query{Clusters: []string{c}, GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameFigures(t, got, one)
-			}
-			both, err := l.Report(context.Background(), Query{GroupBy: []string{"cluster"}, EnergyUSDPerKWh: 0.12})
+			f(t, l, p)
+		})
+	}
+}
+
+// TestAnotherClusterUnderOneName: data of other nodes for hours a cluster
+// counted already is refused, naming the nodes and --cluster; under its
+// own name it is counted, and a report by cluster shows both, each equal
+// to its own analysis.
+func TestAnotherClusterUnderOneName(t *testing.T) {
+	withCounted(t, func(t *testing.T, l *Ledger, p *profile.Profile) {
+		other := renamed(p, "b-")
+		_, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{other}, Params: params()})
+		if err == nil || !strings.Contains(err.Error(), "another cluster's data? give each cluster its own name with --cluster") ||
+			!strings.Contains(err.Error(), "b-") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("another cluster's data under the same name: %v", err)
+		}
+		b := reopen(t, l, "b")
+		if _, err := b.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{other}, Params: params()}); err != nil {
+			t.Fatal(err)
+		}
+		one := oneAnalysis(t, p, []string{"namespace"})
+		for _, c := range []string{DefaultCluster, "b"} {
+			got, err := l.Report(context.Background(), Query{Clusters: []string{c}, GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(both.Attribution.Groups) != 2 || both.Summary.GPUHours < 1.99*one.Summary.GPUHours || both.Summary.Nodes != 2*len(p.Nodes) {
-				t.Fatalf("by cluster: %+v %+v", both.Attribution.Groups, both.Summary)
-			}
-			if _, err := l.Report(context.Background(), Query{Clusters: []string{"nope"}, GroupBy: []string{"namespace"}}); err == nil ||
-				!strings.Contains(err.Error(), `no cluster "nope" in it (it holds b, default)`) {
-				t.Fatalf("an unknown cluster: %v", err)
-			}
-		})
-	}
+			sameFigures(t, got, one)
+		}
+		both, err := l.Report(context.Background(), Query{GroupBy: []string{"cluster"}, EnergyUSDPerKWh: 0.12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(both.Attribution.Groups) != 2 || both.Summary.GPUHours < 1.99*one.Summary.GPUHours || both.Summary.Nodes != 2*len(p.Nodes) {
+			t.Fatalf("by cluster: %+v %+v", both.Attribution.Groups, both.Summary)
+		}
+		if _, err := l.Report(context.Background(), Query{Clusters: []string{"nope"}, GroupBy: []string{"namespace"}}); err == nil ||
+			!strings.Contains(err.Error(), `no cluster "nope" in it (it holds b, default)`) {
+			t.Fatalf("an unknown cluster: %v", err)
+		}
+	})
 }
 
 // TestReaderNeverWrites: a report opens the ledger read-only: it runs
 // while an update holds the write lock, a path that does not exist is an
 // error naming it (and nothing is created), and a reader cannot update.
 func TestReaderNeverWrites(t *testing.T) {
-	p := cluster(t)
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			l := ledgers(t, backend)()
-			if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{p}, Params: params()}); err != nil {
-				t.Fatal(err)
-			}
-			// An update in progress: the write lock taken, the state rows
-			// read as an update reads them.
-			tx, err := l.db.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = tx.Rollback() }()
-			if err := l.lock(context.Background(), tx); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := l.load(context.Background(), tx, DefaultCluster); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec(`UPDATE seedance_state SET updates = updates + 1`); err != nil {
-				t.Fatal(err)
-			}
-			r, err := Open(context.Background(), l.dsn, Options{ReadOnly: true, Wait: time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			got, err := r.Report(ctx, Query{GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
-			if err != nil {
-				t.Fatalf("a report during an update: %v", err)
-			}
-			sameFigures(t, got, oneAnalysis(t, p, []string{"namespace"}))
-			if _, err := r.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{p}, Params: params()}); err == nil {
-				t.Fatal("a reader updated the ledger")
-			}
-		})
-	}
+	withCounted(t, func(t *testing.T, l *Ledger, p *profile.Profile) {
+		// An update in progress: the write lock taken, the state rows
+		// read as an update reads them.
+		tx, err := l.db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback() }()
+		if err := l.lock(context.Background(), tx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.load(context.Background(), tx, DefaultCluster); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(`UPDATE seedance_state SET updates = updates + 1`); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(context.Background(), l.dsn, Options{ReadOnly: true, Wait: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		got, err := r.Report(ctx, Query{GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
+		if err != nil {
+			t.Fatalf("a report during an update: %v", err)
+		}
+		sameFigures(t, got, oneAnalysis(t, p, []string{"namespace"}))
+		if _, err := r.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{p}, Params: params()}); err == nil {
+			t.Fatal("a reader updated the ledger")
+		}
+	})
 	missing := filepath.Join(t.TempDir(), "typo.db")
 	if _, err := Open(context.Background(), missing, Options{ReadOnly: true}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("a reader of a path that does not exist: %v", err)
