@@ -91,21 +91,15 @@ type filled struct {
 // planFill decides, bucket by bucket, what of the inputs' data before the
 // watermark the ledger lacks, and counts it.
 func planFill(st *state, spec UpdateSpec, h held) (*filled, error) {
-	f := &filled{}
 	if st.fresh {
-		return f, nil
+		return &filled{}, nil
 	}
 	b := int64(st.bucket / time.Second)
 	have, err := inputBuckets(spec.Inputs, st, b)
 	if err != nil || len(have) == 0 {
-		return f, err
+		return &filled{}, err
 	}
-	wm := st.watermark.Unix()
-	at := []time.Time{}
-	for x := have[0] - b; x < wm && x <= have[len(have)-1]+b; x += b {
-		at = append(at, time.Unix(x, 0).UTC())
-	}
-	at = append(at, time.Unix(min(at[len(at)-1].Unix()+b, wm), 0).UTC()) // have[0] < wm: at holds one bucket at least
+	at := fillTimes(have, b, st.watermark.Unix())
 	lo, hi := span2(spec.Inputs)
 	joined := profile.Join(spec.Inputs, lo.Add(-time.Millisecond), hi, false)
 	sources, err := asSources([]*profile.Profile{joined})
@@ -116,54 +110,88 @@ func planFill(st *state, spec UpdateSpec, h held) (*filled, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := observed(cuts)
 	reach := margin(spec.Inputs, spec.Params.IdleWindow)
-	covers := func(i int) bool {
-		return (!lo.After(at[i].Add(-reach)) || !lo.After(st.first)) && !hi.Before(at[i+1].Add(reach))
+	fp := &fillPlan{st: st, h: h, have: have, at: at, seen: observed(cuts), f: &filled{}, write: map[int]bool{}, reach: reach,
+		covers: func(i int) bool {
+			return (!lo.After(at[i].Add(-reach)) || !lo.After(st.first)) && !hi.Before(at[i+1].Add(reach))
+		}}
+	if err := fp.judge(); err != nil || len(fp.write) == 0 {
+		return fp.f, err
 	}
-	write := map[int]bool{}
-	for i := range at[:len(at)-1] {
-		x := at[i].Unix()
-		if !slices.Contains(have, x) {
-			continue
-		}
-		switch verdict, err := weigh(st, x, h[x], seen[i]); {
-		case err != nil:
-			return nil, err
-		case verdict == bucketGap:
-			f.added, write[i] = append(f.added, x), true
-		case verdict == bucketMore && covers(i):
-			f.recounted, write[i] = append(f.recounted, x), true
-		case verdict == bucketMore:
-			return nil, fmt.Errorf("%w: cluster %s: the input holds more of %s than the ledger, but does not cover it and the idle window around it: read it whole",
-				ErrLedger, st.cluster, at[i].Format(time.RFC3339))
-		default:
-			f.already++
-		}
-	}
-	if len(write) == 0 {
-		return f, nil
-	}
-	for i := range at[:len(at)-1] {
-		x := at[i].Unix()
-		if !write[i] && (write[i-1] || write[i+1]) && h[x] != nil && covers(i) && holdsAll(h[x], seen[i]) {
-			f.recounted, write[i] = append(f.recounted, x), true
-			if slices.Contains(have, x) {
-				f.already--
-			}
-		}
-	}
-	slices.Sort(f.recounted)
+	fp.neighbours()
 	r := &rows{cuts: cuts, settled: len(at), bucket: b, fill: true, skip: map[int]bool{}}
 	for i := range at[:len(at)-1] {
 		r.bucketOf = append(r.bucketOf, at[i].Unix())
-		r.skip[i] = !write[i]
+		r.skip[i] = !fp.write[i]
 	}
-	f.rows = r
+	fp.f.rows = r
 	if first := at[0]; first.Before(st.first) {
 		st.first = first
 	}
-	return f, nil
+	return fp.f, nil
+}
+
+// fillTimes cuts the buckets of have, and one on each side, at their
+// edges; the last piece ends at the watermark wm at the latest (have[0]
+// lies before wm, so there is one piece at least).
+func fillTimes(have []int64, b, wm int64) []time.Time {
+	var at []time.Time
+	for x := have[0] - b; x < wm && x <= have[len(have)-1]+b; x += b {
+		at = append(at, time.Unix(x, 0).UTC())
+	}
+	return append(at, time.Unix(min(at[len(at)-1].Unix()+b, wm), 0).UTC())
+}
+
+// fillPlan is planFill's bucket-by-bucket decision.
+type fillPlan struct {
+	st     *state
+	h      held
+	have   []int64
+	at     []time.Time
+	seen   []map[string]float64
+	reach  time.Duration
+	covers func(piece int) bool
+	f      *filled
+	write  map[int]bool // pieces written
+}
+
+// judge weighs each bucket the inputs have data in against the ledger.
+func (fp *fillPlan) judge() error {
+	for i := range fp.at[:len(fp.at)-1] {
+		x := fp.at[i].Unix()
+		if !slices.Contains(fp.have, x) {
+			continue
+		}
+		switch verdict, err := weigh(fp.st, x, fp.h[x], fp.seen[i]); {
+		case err != nil:
+			return err
+		case verdict == bucketGap:
+			fp.f.added, fp.write[i] = append(fp.f.added, x), true
+		case verdict == bucketMore && fp.covers(i):
+			fp.f.recounted, fp.write[i] = append(fp.f.recounted, x), true
+		case verdict == bucketMore:
+			return fmt.Errorf("%w: cluster %s: the ledger holds part of the bucket %s, and the input more of it but not the idle window around it: read %s to %s to count the bucket again, whole",
+				ErrLedger, fp.st.cluster, fp.at[i].Format(time.RFC3339), fp.at[i].Add(-fp.reach).Format(time.RFC3339), fp.at[i+1].Add(fp.reach).Format(time.RFC3339))
+		default:
+			fp.f.already++
+		}
+	}
+	return nil
+}
+
+// neighbours adds the held buckets next to a written one that the inputs
+// cover whole: they are counted again with its data.
+func (fp *fillPlan) neighbours() {
+	for i := range fp.at[:len(fp.at)-1] {
+		x := fp.at[i].Unix()
+		if !fp.write[i] && (fp.write[i-1] || fp.write[i+1]) && fp.h[x] != nil && fp.covers(i) && holdsAll(fp.h[x], fp.seen[i]) {
+			fp.f.recounted, fp.write[i] = append(fp.f.recounted, x), true
+			if slices.Contains(fp.have, x) {
+				fp.f.already--
+			}
+		}
+	}
+	slices.Sort(fp.f.recounted)
 }
 
 // observed is what the cuts observed of each node in each piece, in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,16 +260,14 @@ func serverCPU(b *testing.B, dsn string) func() time.Duration {
 	if len(f) < 2 {
 		return none
 	}
-	var parent int
-	fmt.Sscan(f[1], &parent) // the field after the state: ppid, the postmaster
+	parent, _ := strconv.Atoi(f[1]) // the field after the state: ppid, the postmaster
 	return func() time.Duration {
 		f := stat(parent)
 		if len(f) < 15 {
 			return 0
 		}
-		var cu, cs int64
-		fmt.Sscan(f[13], &cu) // cutime and cstime, in clock ticks (100 a second)
-		fmt.Sscan(f[14], &cs)
+		cu, _ := strconv.ParseInt(f[13], 10, 64) // cutime and cstime, in clock ticks (100 a second)
+		cs, _ := strconv.ParseInt(f[14], 10, 64)
 		return time.Duration(cu+cs) * 10 * time.Millisecond
 	}
 }

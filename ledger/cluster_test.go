@@ -204,6 +204,19 @@ func TestBackfill(t *testing.T) {
 			if err != nil || !again.Nothing || again.Already < 1 || len(again.Added)+len(again.Recounted) != 0 {
 				t.Fatalf("the hour once more: %+v, %v", again, err)
 			}
+			// Only the missed hour's own read, on a ledger that holds its
+			// first sample: counting it again whole needs the minutes
+			// around it, which the error names.
+			part := newLedger()
+			for _, in := range []*profile.Profile{parts[0], parts[2]} {
+				if _, err := part.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{in}, Params: params()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = part.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{parts[1]}, Params: params()})
+			if err == nil || !strings.Contains(err.Error(), "the ledger holds part of the bucket 2026-01-05T10:00:00Z") || !strings.Contains(err.Error(), "read 2026-01-05T09:58:") {
+				t.Fatalf("the missed hour alone: %v", err)
+			}
 			after, err := l.Report(context.Background(), q)
 			if err != nil {
 				t.Fatal(err)
