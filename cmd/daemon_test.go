@@ -60,11 +60,13 @@ func TestLoopSurvivesHostileRules(t *testing.T) {
 
 // TestOneShotRuleStopsOnSignal (#27, case 3): a one-shot run with a rule
 // that would run for minutes ends on SIGTERM with status 130 and writes
-// nothing.
+// nothing. The rules' budgets are an hour: under load, the default 30 s
+// of rules_time could end the rule (and the run, with status 0) before
+// the run has used the CPU second the test waits for.
 func TestOneShotRuleStopsOnSignal(t *testing.T) {
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules.yaml")
-	saveAs(t, rules, "limits: {expr_time: 1h}\nrules:\n  - name: slow\n    when: 'let r = 1..999000; all(r, {all(r, {# > 0})})'\n    on: pool\n    suggest: {text: x}\n")
+	saveAs(t, rules, "limits: {expr_time: 1h, rules_time: 1h}\nrules:\n  - name: slow\n    when: 'let r = 1..999000; all(r, {all(r, {# > 0})})'\n    on: pool\n    suggest: {text: x}\n")
 	out := filepath.Join(dir, "report.json")
 	c := exec.Command(binary, "--config", rules, "analyze", "--source", "sim", "--duration", "60", "--report", "all", "--output", out)
 	var stderr syncBuffer
