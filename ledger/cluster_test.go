@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -377,5 +379,42 @@ func TestClusterNames(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), l.dsn, Options{Cluster: "bad name;"}); err == nil || !strings.Contains(err.Error(), `cluster name "bad name;"`) {
 		t.Fatalf("a bad name: %v", err)
+	}
+}
+
+// TestPriceChangeBetweenUpdates: a price that changes between two updates
+// prices the data read after the change: the hour the first update ended
+// in keeps the old price whole (the minutes between its watermark and its
+// data end were read at it), and the new price's first bucket is the next
+// hour.
+func TestPriceChangeBetweenUpdates(t *testing.T) {
+	p := cluster(t)
+	parts := hours(p)
+	l := openDSN(t, filepath.Join(t.TempDir(), "l.db"))
+	for i, usd := range []float64{2, 4, 4} {
+		ps := params()
+		ps.Pricer = pricing.New(map[string]float64{"NVIDIA": usd}, 1)
+		if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{parts[i]}, Params: ps}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hour := p.StartedAt.Truncate(time.Hour)
+	for h, usd := range []float64{2, 4, 4} {
+		r, err := l.Report(context.Background(), Query{Since: hour.Add(time.Duration(h) * time.Hour), Until: hour.Add(time.Duration(h+1) * time.Hour), GroupBy: []string{"namespace"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := *r.Summary.IdleCostUSD, *r.Summary.IdleGPUHours*usd; math.Abs(got-want) > 1e-6*want || want == 0 {
+			t.Errorf("hour %d: idle cost %v, %v idle GPU-hours at $%v: %v", h, got, *r.Summary.IdleGPUHours, usd, want)
+		}
+	}
+	r, err := l.Report(context.Background(), Query{GroupBy: []string{"namespace"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range r.Prices {
+		if first := hour.Add(time.Duration(pr.USDPerHour/2-1) * time.Hour).Format(time.RFC3339); pr.FirstBucket != first {
+			t.Errorf("%s at $%v: first bucket %s, want %s", pr.Model, pr.USDPerHour, pr.FirstBucket, first)
+		}
 	}
 }

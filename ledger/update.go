@@ -222,6 +222,10 @@ type rows struct {
 	// from is the bucket of the previous watermark, where the previous
 	// update's provisional rows began; bucket is the buckets' length, s.
 	from, bucket int64
+	// readBefore: the pieces before this index end at or before the
+	// previous data end: the previous update read their data, and priced
+	// them (reprice.go).
+	readBefore int
 }
 
 // plan analyzes the carried tail and the new data and cuts the analysis
@@ -247,7 +251,7 @@ func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
 	if wm.Before(st.watermark) {
 		wm = st.watermark
 	}
-	at := cutTimes(st.watermark, wm, dataEnd.Add(reach), st.bucket)
+	at := withCut(cutTimes(st.watermark, wm, dataEnd.Add(reach), st.bucket), st.dataEnd)
 	sources, err := asSources(all)
 	if err != nil {
 		return up, nil, err
@@ -262,6 +266,9 @@ func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
 	for i := range at[:len(at)-1] {
 		if !at[i+1].After(wm) {
 			r.settled = i + 1
+		}
+		if !at[i+1].After(st.dataEnd) {
+			r.readBefore = i + 1
 		}
 		r.bucketOf = append(r.bucketOf, at[i].Truncate(st.bucket).Unix())
 	}

@@ -81,6 +81,9 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 	}
 	tail := st.tail
 	if r != nil {
+		if err := reprice(ex, r); err != nil {
+			return err
+		}
 		for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day", "seedance_owner_hold", "seedance_owner_hold_day"} {
 			if err := ex.exec(`DELETE FROM ` + table + ` WHERE cluster = $1 AND provisional = 1`); err != nil {
 				return err
