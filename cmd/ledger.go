@@ -28,7 +28,7 @@ of all its data (docs/ledger.md).`,
   seedance ledger report --ledger seedance.db --since 2026-01-05 --group-by team=team`,
 		Args: cobra.NoArgs,
 	}
-	c.AddCommand(newLedgerUpdateCmd(f), newLedgerReportCmd(f))
+	c.AddCommand(newLedgerUpdateCmd(f), newLedgerReportCmd(f), newLedgerRenameCmd(f))
 	return c
 }
 
@@ -161,6 +161,33 @@ beside an update, and never creates a ledger.`,
 	lf.add(c)
 	addSettingFlags(c, "ledger")
 	completeValues(c, "format", render.LedgerFormats)
+	return c
+}
+
+func newLedgerRenameCmd(f *Factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "rename-cluster --ledger DSN FROM TO",
+		Short: "Give a cluster of the ledger another name",
+		Long: `Give a cluster of the ledger, its rows and its state, another name, in one
+transaction: a ledger migrated to schema 4 without --cluster holds its history
+as cluster "default"; rename it to the name its updates give from now on
+(--cluster, or the cluster label of the series they read). The new name must
+not be taken.`,
+		Example: `  seedance ledger rename-cluster --ledger cluster.db train-a prod-eu`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			if err := pipeline.LedgerRenameCluster(c.Context(), cfg, args[0], args[1]); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.ErrOut, "ledger: cluster %s is now %s\n", table.Visible(args[0]), table.Visible(args[1]))
+			return nil
+		},
+	}
+	addSettingFlags(c, "ledger")
 	return c
 }
 

@@ -160,3 +160,89 @@ func (l *Ledger) clusterOf(ctx context.Context, tx *sql.Tx, inputs []*profile.Pr
 	}
 	return "", fmt.Errorf("%w: it holds clusters %s, and this update names none: give its cluster with --cluster (ledger.cluster)", ErrLedger, few(have))
 }
+
+// sameNodesElsewhere refuses the first update of a named cluster when
+// every node of its inputs is counted already, for hours the inputs
+// cover, as DefaultCluster's: the same cluster under a new name (a ledger
+// migrated without --cluster, then updated with one), which would count
+// it twice. Two named clusters may share node names (kubeadm's defaults).
+func sameNodesElsewhere(ctx context.Context, tx *sql.Tx, st *state, inputs []*profile.Profile) error {
+	if !st.fresh || len(inputs) == 0 || st.cluster == DefaultCluster {
+		return nil
+	}
+	mine := map[string]bool{}
+	for _, p := range inputs {
+		for _, n := range p.Nodes {
+			mine[n.Name] = true
+		}
+	}
+	lo, hi := span2(inputs)
+	others := map[string]map[string]bool{}
+	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var c, n string
+		err := rows.Scan(&c, &n)
+		if others[c] == nil {
+			others[c] = map[string]bool{}
+		}
+		others[c][n] = true
+		return err
+	}, `SELECT DISTINCT cluster, node FROM seedance_gpu WHERE cluster = $1 AND bucket >= $2 AND bucket < $3 AND observed_s > 0`,
+		DefaultCluster, lo.Truncate(st.bucket).Unix(), hi.Unix()+1)
+	if err != nil {
+		return err
+	}
+	for _, c := range sortedIDs(others) {
+		all := len(mine) > 0
+		for n := range mine {
+			all = all && others[c][n]
+		}
+		if all {
+			return fmt.Errorf("%w: cluster %s is new, and every node of its input is counted already for these hours as cluster %s: "+
+				"the same cluster under a new name? rename it (seedance ledger rename-cluster %s %s), or count it as --cluster %s",
+				ErrLedger, st.cluster, c, c, st.cluster, c)
+		}
+	}
+	return nil
+}
+
+// RenameCluster gives a cluster's rows and state another name, in one
+// transaction under the write lock; the new name must be free.
+func (l *Ledger) RenameCluster(ctx context.Context, from, to string) error {
+	if err := CheckCluster(to); err != nil {
+		return err
+	}
+	if l.readOnly {
+		return fmt.Errorf("%w: opened for reading", ErrLedger)
+	}
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := l.lock(ctx, tx); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM seedance_state WHERE cluster = $1`, to).Scan(&n); err != nil || n > 0 {
+		return fmt.Errorf("%w: cannot rename cluster %s to %s: a cluster %s exists (%v)", ErrLedger, from, to, to, err)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE seedance_state SET cluster = $2 WHERE cluster = $1`, from, to)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	if k, _ := res.RowsAffected(); k != 1 {
+		return fmt.Errorf("%w: no cluster %q in it", ErrLedger, from)
+	}
+	for _, t := range tables4[1:] {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+t.name+` SET cluster = $2 WHERE cluster = $1`, from, to); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrLedger, t.name, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE seedance_note SET cluster = $2 WHERE cluster = $1`, from, to); err != nil {
+		return fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%w: commit: %v", ErrLedger, err)
+	}
+	return nil
+}

@@ -106,6 +106,9 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	} else if st.params != params {
 		return Updated{}, fmt.Errorf("%w: it counts idle time with %s, this update with %s: keep the ledger's settings or start a new ledger", ErrLedger, st.params, params)
 	}
+	if err := sameNodesElsewhere(ctx, tx, st, spec.Inputs); err != nil {
+		return Updated{}, err
+	}
 	held, err := l.heldBuckets(ctx, tx, st, spec.Inputs)
 	if err != nil {
 		return Updated{}, err

@@ -263,6 +263,21 @@ func readBaselineReport(path string) (*ledger.Report, error) {
 	return base, nil
 }
 
+// LedgerRenameCluster gives a cluster of the ledger another name: the
+// remedy for a ledger migrated without --cluster whose history should
+// carry the cluster's own name.
+func LedgerRenameCluster(ctx context.Context, cfg *settings.Config, from, to string) error {
+	if cfg.Ledger.DSN == "" {
+		return exit.Usagef("no ledger: give --ledger PATH or --ledger postgres://…")
+	}
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{Cluster: to})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return l.RenameCluster(ctx, from, to)
+}
+
 // LedgerLine is the one line an update prints: what it counted forward,
 // the gaps it filled, and what of its data the ledger held already.
 func LedgerLine(u ledger.Updated) string {
