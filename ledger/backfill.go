@@ -41,11 +41,8 @@ import (
 type held map[int64]map[string]float64
 
 // heldBuckets reads the settled rows of the cluster over the inputs' span.
-func (l *Ledger) heldBuckets(ctx context.Context, tx *sql.Tx, st *state, inputs []*profile.Profile) (held, error) {
+func heldBuckets(ctx context.Context, tx *sql.Tx, st *state, inputs []*profile.Profile) (held, error) {
 	out := held{}
-	if st.fresh || len(inputs) == 0 {
-		return out, nil
-	}
 	lo, hi := span2(inputs)
 	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
 		var b int64
@@ -90,7 +87,7 @@ type filled struct {
 
 // planFill decides, bucket by bucket, what of the inputs' data before the
 // watermark the ledger lacks, and counts it.
-func planFill(st *state, spec UpdateSpec, h held) (*filled, error) {
+func planFill(st *state, spec UpdateSpec, readHeld func() (held, error)) (*filled, error) {
 	if st.fresh {
 		return &filled{}, nil
 	}
@@ -98,6 +95,10 @@ func planFill(st *state, spec UpdateSpec, h held) (*filled, error) {
 	have, err := inputBuckets(spec.Inputs, st, b)
 	if err != nil || len(have) == 0 {
 		return &filled{}, err
+	}
+	h, err := readHeld() // only when the inputs reach before the watermark
+	if err != nil {
+		return nil, err
 	}
 	at := fillTimes(have, b, st.watermark.Unix())
 	lo, hi := span2(spec.Inputs)
@@ -184,7 +185,7 @@ func (fp *fillPlan) judge() error {
 func (fp *fillPlan) neighbours() {
 	for i := range fp.at[:len(fp.at)-1] {
 		x := fp.at[i].Unix()
-		if !fp.write[i] && (fp.write[i-1] || fp.write[i+1]) && fp.h[x] != nil && fp.covers(i) && holdsAll(fp.h[x], fp.seen[i]) {
+		if !fp.write[i] && (fp.write[i-1] || fp.write[i+1]) && fp.h[x] != nil && fp.covers(i) && len(lostNodes(fp.h[x], fp.seen[i])) == 0 {
 			fp.f.recounted, fp.write[i] = append(fp.f.recounted, x), true
 			if slices.Contains(fp.have, x) {
 				fp.f.already--
@@ -235,13 +236,8 @@ func weigh(st *state, x int64, have, in map[string]float64) (int, error) {
 			gained = append(gained, n)
 		}
 	}
-	for n, v := range have {
-		if in[n] < v && !roughly(in[n], v) {
-			lost = append(lost, n)
-		}
-	}
+	lost = lostNodes(have, in)
 	slices.Sort(strangers)
-	slices.Sort(lost)
 	switch {
 	case len(gained) == 0:
 		return bucketAlready, nil
@@ -255,15 +251,18 @@ func weigh(st *state, x int64, have, in map[string]float64) (int, error) {
 	return bucketMore, nil
 }
 
-// holdsAll: the inputs observe at least what the ledger holds of every
-// node of a bucket.
-func holdsAll(have, in map[string]float64) bool {
+// lostNodes are the nodes of a bucket that the inputs observe less of than
+// the ledger holds, in order: counting the bucket again from the inputs
+// would lose their data.
+func lostNodes(have, in map[string]float64) []string {
+	var lost []string
 	for n, v := range have {
 		if in[n] < v && !roughly(in[n], v) {
-			return false
+			lost = append(lost, n)
 		}
 	}
-	return true
+	slices.Sort(lost)
+	return lost
 }
 
 // few names up to five, and how many more.
@@ -294,8 +293,10 @@ func inputBuckets(inputs []*profile.Profile, st *state, b int64) ([]int64, error
 			for _, g := range n.GPUs {
 				for _, t := range g.Series.T {
 					ms := base + math.Round(t*1000)
+					if ms >= dataEnd {
+						break // a series ascends: the rest was read before, or is new
+					}
 					switch {
-					case ms >= dataEnd:
 					case ms < wm:
 						seen[int64(math.Floor(ms/1000))/b*b] = true
 					case !known[n.Name]:
@@ -402,18 +403,8 @@ func negate(v []float64) []float64 {
 	return out
 }
 
-// queryEach runs a query of the execer's cluster and hands each row to
-// scan.
+// queryEach runs a query of the execer's cluster ($1) and hands each row
+// to scan.
 func queryEach(ex *execer, scan func(*sql.Rows) error, q string, args ...any) error {
-	rows, err := ex.query(q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return scanRows(ex.ctx, ex.tx, scan, q, append([]any{ex.cluster}, args...)...)
 }

@@ -101,3 +101,14 @@ func rowName(r workloadRow) string {
 func windowName(sp span) string {
 	return time.Unix(sp.lo, 0).UTC().Format(time.RFC3339) + " → " + time.Unix(sp.hi, 0).UTC().Format(time.RFC3339)
 }
+
+// plausibleState checks a cluster's state as read: buckets that divide a
+// day, and first ≤ watermark, first ≤ data end + 1 ms (a new cluster's
+// data end lies a millisecond before its first), in Unix ms.
+func plausibleState(cluster string, first, wm, end, bucket int64) error {
+	if bucket <= 0 || 86400%bucket != 0 || wm < first || end < first-1 {
+		return fmt.Errorf("cluster %s's state is not plausible (bucket %d s, first %d, watermark %d, data end %d ms): the ledger is damaged",
+			cluster, bucket, first, wm, end)
+	}
+	return nil
+}

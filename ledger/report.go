@@ -245,8 +245,8 @@ func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, er
 		if len(want) > 0 && !slices.Contains(want, c) {
 			return nil
 		}
-		if bucket <= 0 || 86400%bucket != 0 || wm < first {
-			return fmt.Errorf("cluster %s's state is not plausible (bucket %d s, first %d, watermark %d): the ledger is damaged", c, bucket, first, wm)
+		if err := plausibleState(c, first, wm, end, bucket); err != nil {
+			return err
 		}
 		f, w := time.UnixMilli(first).UTC(), time.UnixMilli(wm).UTC()
 		if len(v.clusters) == 0 || f.Before(v.first) {

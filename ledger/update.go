@@ -109,11 +109,7 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if err := sameNodesElsewhere(ctx, tx, st, spec.Inputs); err != nil {
 		return Updated{}, err
 	}
-	held, err := l.heldBuckets(ctx, tx, st, spec.Inputs)
-	if err != nil {
-		return Updated{}, err
-	}
-	fill, err := planFill(st, spec, held)
+	fill, err := planFill(st, spec, func() (held, error) { return heldBuckets(ctx, tx, st, spec.Inputs) })
 	if err != nil {
 		return Updated{}, err
 	}
@@ -175,12 +171,7 @@ func (l *Ledger) newState(ctx context.Context, tx *sql.Tx, cluster string, spec 
 	default:
 		bucket = time.Duration(otherBucket) * time.Second
 	}
-	first := time.Time{}
-	for _, p := range spec.Inputs {
-		if first.IsZero() || p.StartedAt.Before(first) {
-			first = p.StartedAt
-		}
-	}
+	first, _ := span2(spec.Inputs)
 	first = first.Truncate(time.Millisecond)
 	return &state{cluster: cluster, first: first, watermark: first, dataEnd: first.Add(-time.Millisecond), bucket: bucket, params: params, fresh: true}, nil
 }
@@ -235,9 +226,9 @@ type rows struct {
 // into pieces: settled up to the new watermark, provisional after it.
 // Nothing new: nil rows.
 func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
-	inputs := shallow(spec.Inputs)
-	dropSeen(inputs, st.tail)
-	fresh := profile.Join(inputs, st.dataEnd, latestEnd(spec.Inputs), false)
+	inputs := dropSeen(spec.Inputs, st.tail)
+	_, end := span2(spec.Inputs)
+	fresh := profile.Join(inputs, st.dataEnd, end, false)
 	up := Updated{From: st.watermark, Watermark: st.watermark, DataEnd: st.dataEnd}
 	if !hasSamples(fresh) {
 		up.Nothing = true
@@ -343,27 +334,23 @@ func bridgeTenure(tail, fresh *profile.Profile) {
 	}
 }
 
-// shallow copies the profiles down to their GPUs' series headers, so that
-// dropSeen trims the copies' series and leaves the caller's profiles whole.
-func shallow(ps []*profile.Profile) []*profile.Profile {
-	out := make([]*profile.Profile, len(ps))
+// dropSeen is the inputs without each GPU's samples at or before its
+// last sample in the tail: those were counted (a source's range may hold
+// the sample at its left edge, which the previous range held at its
+// right). The inputs are copied down to their series' headers, which are
+// cut: the caller's profiles stay whole.
+func dropSeen(ps []*profile.Profile, tail *profile.Profile) []*profile.Profile {
+	if tail == nil {
+		return ps
+	}
+	inputs := make([]*profile.Profile, len(ps))
 	for i, p := range ps {
 		q := *p
 		q.Nodes = slices.Clone(p.Nodes)
 		for ni := range q.Nodes {
 			q.Nodes[ni].GPUs = slices.Clone(q.Nodes[ni].GPUs)
 		}
-		out[i] = &q
-	}
-	return out
-}
-
-// dropSeen drops from the inputs each GPU's samples at or before its last
-// sample in the tail: those were counted (a source's range may hold the
-// sample at its left edge, which the previous range held at its right).
-func dropSeen(inputs []*profile.Profile, tail *profile.Profile) {
-	if tail == nil {
-		return
+		inputs[i] = &q
 	}
 	seen := map[[2]string]int64{}
 	for _, n := range tail.Nodes {
@@ -393,16 +380,7 @@ func dropSeen(inputs []*profile.Profile, tail *profile.Profile) {
 			}
 		}
 	}
-}
-
-func latestEnd(ps []*profile.Profile) time.Time {
-	var end time.Time
-	for _, p := range ps {
-		if p.EndedAt.After(end) {
-			end = p.EndedAt
-		}
-	}
-	return end
+	return inputs
 }
 
 func hasSamples(p *profile.Profile) bool {

@@ -47,8 +47,8 @@ func (l *Ledger) load(ctx context.Context, tx *sql.Tx, cluster string) (*state, 
 	}
 	st.first, st.watermark, st.dataEnd = time.UnixMilli(first).UTC(), time.UnixMilli(wm).UTC(), time.UnixMilli(end).UTC()
 	st.bucket = time.Duration(bucket) * time.Second
-	if bucket <= 0 || 86400%bucket != 0 || wm < first || end < first-1 {
-		return nil, fmt.Errorf("%w: cluster %s's state is not plausible (bucket %d s, first %d, watermark %d, data end %d ms): the ledger is damaged", ErrLedger, cluster, bucket, first, wm, end)
+	if err := plausibleState(cluster, first, wm, end, bucket); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	if len(tail) > 0 {
 		if st.tail, err = profile.Read(bytes.NewReader(tail)); err != nil {
@@ -216,21 +216,11 @@ func (e *execer) prepared(q string) (*sql.Stmt, error) {
 }
 
 func (e *execer) exec(q string, args ...any) error {
-	st, err := e.prepared(q)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(e.ctx, append([]any{e.cluster}, args...)...)
-	return err
+	return e.execGlobal(q, append([]any{e.cluster}, args...)...)
 }
 
 func (e *execer) queryRow(q string, args ...any) *sql.Row {
-	args = append([]any{e.cluster}, args...)
-	st, err := e.prepared(q)
-	if err != nil {
-		return e.tx.QueryRowContext(e.ctx, q, args...) // reports the error
-	}
-	return st.QueryRowContext(e.ctx, args...)
+	return e.queryRowGlobal(q, append([]any{e.cluster}, args...)...)
 }
 
 func (e *execer) query(q string, args ...any) (*sql.Rows, error) {
