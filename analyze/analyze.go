@@ -353,7 +353,7 @@ func (a *analysis) item(it profile.Item, in input) error {
 	acc := n.gpu(g.UUID)
 	if acc == nil {
 		if n.ctx == nil {
-			n.ctx = &gpuContext{node: n.name, threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark,
+			n.ctx = &gpuContext{node: n.name, threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark, spanS: a.windowS,
 				demand: &n.demand, scaling: a.p.Scaling, weights: a.weights}
 		}
 		acc = &gpuAcc{uuid: g.UUID, model: a.model(g.Model), share: 1, index: int32(g.Index), memTotal: g.MemoryTotalBytes, mig: g.MIG, ctx: n.ctx}

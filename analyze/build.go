@@ -89,7 +89,7 @@ func (a *analysis) nodeReport(n *nodeAcc, pricer *pricing.Pricer, t *totals) Nod
 	nr.AvgGPUUtilPct = mean(ns.util, ns.utilW)
 	cover := n.coverage()
 	t.covered = append(t.covered, cover...)
-	idle := nodeIntervals(n.gpus, a.p.IdleWindow.Seconds())
+	idle := nodeIntervals(n.gpus, a.p.IdleWindow.Seconds(), a.windowS)
 	nr.ObservedS = sig(length(cover))
 	if obs := length(cover); obs > 0 {
 		v := sig(length(idle) / obs)

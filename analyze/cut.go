@@ -224,3 +224,14 @@ func (h Held) figures() figures {
 // GroupKey is a workload's value at one level of an attribution grouping
 // (AttributionParams.GroupBy).
 func GroupKey(w profile.Workload, level string) string { return groupKey(w, level) }
+
+// Reach is how far around a second the data must reach for the analysis
+// to count it as a read of everything would: the idle window (a run that
+// crosses it may have begun, or may go on, that far away), two sample
+// intervals (the next sample fixes a sample's coverage) and a second. A
+// source asked for a window reads this much before and after it (context
+// samples, docs/analysis.md); the ledger settles a second once its data
+// reaches this far past it.
+func Reach(idleWindow, interval time.Duration) time.Duration {
+	return idleWindow + 2*interval + time.Second
+}

@@ -46,7 +46,7 @@ type gpuAcc struct {
 	energyInc        float64 // Σ positive increments of energy_j
 	lastEnergy       float64
 	runStart, runEnd float64
-	runs             []Interval // counted idle runs
+	runs             []Interval // counted idle runs, whole (context too)
 	idleS            float64
 	ext              *gpuExtra // its own timeline, its utilization track; nil when neither
 	ctx              *gpuContext
@@ -57,10 +57,13 @@ type gpuAcc struct {
 type gpuContext struct {
 	node              string
 	threshold, window float64
-	spark             *sparkline // the node's
-	demand            *demandAcc // the node's, for the scaling what-if
-	scaling           *ScalingParams
-	weights           *loadWeights // scaling.Weights, resolved
+	// spanS is the analysis window's length: a sample outside [0, spanS)
+	// is context (docs/analysis.md, Context samples), counted for nothing.
+	spanS   float64
+	spark   *sparkline // the node's
+	demand  *demandAcc // the node's, for the scaling what-if
+	scaling *ScalingParams
+	weights *loadWeights // scaling.Weights, resolved
 }
 
 // add feeds the GPU's series from one input whose started_at is offset
@@ -122,41 +125,22 @@ func (g *gpuAcc) finish() {
 
 // close applies the coverage rule to s given the next sample's time (NaN
 // when there is none): s covers [t, next) when next − t ≤ 2 × interval, else
-// [t, t + interval), and in that case a gap follows it.
+// [t, t + interval), and in that case a gap follows it. Only the part of
+// the coverage inside the window counts; a sample outside it is context:
+// it fixes the coverage of the sample before it, the length of the idle
+// run it belongs to and the energy counter's baseline.
 func (g *gpuAcc) close(s sample, next float64) {
 	end := s.t + s.interval
 	gap := true
 	if !profile.IsNull(next) && next-s.t <= 2*s.interval+eps {
 		end, gap = next, false
 	}
-	cov := end - s.t
-	g.observedS += cov
-	if k := len(g.cover); k > 0 && s.t <= g.cover[k-1].EndS+eps {
-		g.cover[k-1].EndS = max(g.cover[k-1].EndS, end) // the builtin: math.Max is a call
-	} else {
-		g.cover = append(g.cover, Interval{s.t, end})
+	lo, hi := max(s.t, 0), min(end, g.ctx.spanS)
+	cov := max(hi-lo, 0)
+	if cov > 0 {
+		g.count(s, lo, hi)
 	}
-	if !profile.IsNull(s.util) {
-		g.utilSum += s.util * cov
-		g.utilW += cov
-		g.ctx.spark.add(s.t, s.util, cov)
-		if x := g.ext; x != nil {
-			if own := x.own(); own != nil {
-				own.add(s.t, s.util, cov)
-			}
-			if x.tracking {
-				x.addTrack(s.t, end, s.util)
-			}
-		}
-	}
-	if !profile.IsNull(s.memBW) {
-		g.bwSum += s.memBW * cov
-		g.bwW += cov
-	}
-	if g.ctx.scaling != nil && g.share > 0 && g.parent() == "" {
-		g.ctx.demand.add(s.t, cov, s.load, g.ctx.scaling.Period.Seconds())
-	}
-	g.energy(s, end, cov)
+	g.energy(s, lo, cov)
 	idle := !profile.IsNull(s.util) && s.util < g.ctx.threshold
 	if !idle {
 		g.endRun()
@@ -172,9 +156,43 @@ func (g *gpuAcc) close(s sample, next float64) {
 	}
 }
 
-// energy adds a closed sample's power × coverage and its energy counter's
-// increase since the previous reading, when positive.
-func (g *gpuAcc) energy(s sample, end, cov float64) {
+// count adds the part [lo, hi) of a sample's coverage that lies in the
+// window: observed time, utilization, bandwidth and demand.
+func (g *gpuAcc) count(s sample, lo, hi float64) {
+	cov := hi - lo
+	g.observedS += cov
+	if k := len(g.cover); k > 0 && lo <= g.cover[k-1].EndS+eps {
+		g.cover[k-1].EndS = max(g.cover[k-1].EndS, hi) // the builtin: math.Max is a call
+	} else {
+		g.cover = append(g.cover, Interval{lo, hi})
+	}
+	if !profile.IsNull(s.util) {
+		g.utilSum += s.util * cov
+		g.utilW += cov
+		g.ctx.spark.add(lo, s.util, cov)
+		if x := g.ext; x != nil {
+			if own := x.own(); own != nil {
+				own.add(lo, s.util, cov)
+			}
+			if x.tracking {
+				x.addTrack(lo, hi, s.util)
+			}
+		}
+	}
+	if !profile.IsNull(s.memBW) {
+		g.bwSum += s.memBW * cov
+		g.bwW += cov
+	}
+	if g.ctx.scaling != nil && g.share > 0 && g.parent() == "" {
+		g.ctx.demand.add(lo, cov, s.load, g.ctx.scaling.Period.Seconds())
+	}
+}
+
+// energy adds a closed sample's power × the coverage cov (from lo) it has
+// in the window, and its energy counter's increase since the previous
+// reading, when positive and read in the window: a reading outside it is
+// only a baseline.
+func (g *gpuAcc) energy(s sample, lo, cov float64) {
 	inc := 0.0
 	if !profile.IsNull(s.power) {
 		g.powerJ += s.power * cov
@@ -182,7 +200,7 @@ func (g *gpuAcc) energy(s sample, end, cov float64) {
 	}
 	if !profile.IsNull(s.energy) {
 		n := g.energyN &^ powerSeen
-		if n > 0 && s.energy > g.lastEnergy {
+		if n > 0 && s.energy > g.lastEnergy && s.t >= 0 && s.t < g.ctx.spanS {
 			inc = s.energy - g.lastEnergy
 			g.energyInc += inc
 		}
@@ -190,7 +208,7 @@ func (g *gpuAcc) energy(s sample, end, cov float64) {
 		g.energyN = min(n+1, 2) | g.energyN&powerSeen
 	}
 	if x := g.ext; x != nil && x.rare != nil && x.rare.cutting {
-		x.rare.energy = append(x.rare.energy, energyPiece{s.t, end, s.power, inc})
+		x.rare.energy = append(x.rare.energy, energyPiece{max(s.t, lo), lo + cov, s.power, inc})
 	}
 }
 
@@ -203,9 +221,11 @@ func (g *gpuAcc) endRun() {
 	g.runOpen = false
 	d := g.runEnd - g.runStart
 	counted := d >= g.ctx.window-eps
-	if counted {
+	// A run counts by its whole length, context included; only its part
+	// in the window is idle time.
+	if lo, hi := max(g.runStart, 0), min(g.runEnd, g.ctx.spanS); counted && hi > lo {
 		g.runs = append(g.runs, Interval{g.runStart, g.runEnd})
-		g.idleS += d
+		g.idleS += hi - lo
 	}
 	g.ext.runEnded(counted)
 }

@@ -263,8 +263,9 @@ func intersect(a, b []Interval) []Interval {
 }
 
 // nodeIntervals is the intersection of the counted idle runs of every GPU of
-// the node, keeping the pieces that last at least the window.
-func nodeIntervals(gpus []*gpuAcc, window float64) []Interval {
+// the node, keeping the pieces that last at least the window, and of them
+// what lies in [0, spanS) (the runs reach into the context).
+func nodeIntervals(gpus []*gpuAcc, window, spanS float64) []Interval {
 	var cur []Interval
 	first := true
 	for _, g := range gpus {
@@ -281,6 +282,17 @@ func nodeIntervals(gpus []*gpuAcc, window float64) []Interval {
 	for _, iv := range cur {
 		if iv.EndS-iv.StartS >= window-eps {
 			out = append(out, iv)
+		}
+	}
+	return clip(out, 0, spanS)
+}
+
+// clip is the parts of ascending intervals inside [lo, hi).
+func clip(ivs []Interval, lo, hi float64) []Interval {
+	out := ivs[:0]
+	for _, iv := range ivs {
+		if s, e := max(iv.StartS, lo), min(iv.EndS, hi); e > s {
+			out = append(out, Interval{s, e})
 		}
 	}
 	return out

@@ -90,7 +90,7 @@ func (g *gpuAcc) whole() gpuTime { return gpuTime{g.observedS, g.utilSum, g.idle
 // utilization track.
 func (g *gpuAcc) within(lo, hi float64) gpuTime {
 	util, _ := g.ext.utilIntegral(lo, hi)
-	return gpuTime{overlap(g.cover, lo, hi), util, overlap(g.runs, lo, hi), g.energyWithin(lo, hi)}
+	return gpuTime{overlap(g.cover, lo, hi), util, overlap(g.runs, max(lo, 0), min(hi, g.ctx.spanS)), g.energyWithin(lo, hi)}
 }
 
 // addTenure records when the workloads of one input held their GPUs, in

@@ -74,6 +74,20 @@ func TestLedgerFromEnginesEqualsOneAnalysis(t *testing.T) {
 					t.Fatalf("a stepped update: %s%s", r.out, r.errOut)
 				}
 				sameAsOneAnalysis(t, stepped, one.out)
+				// Any window W of it: the ledger's report of W equals
+				// analyze of W, which reads the context around W.
+				fine := filepath.Join(t.TempDir(), "fine.db")
+				if r := run(t, nil, append([]string{"ledger", "update", "--ledger", fine, "--bucket", "5m", "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:30:00Z"}, src...)...); r.code != 0 {
+					t.Fatalf("update: %s", r.errOut)
+				}
+				for _, w := range [][2]string{{"09:10:00", "09:15:00"}, {"09:05:00", "09:25:00"}} {
+					since, until := "2026-01-05T"+w[0]+"Z", "2026-01-05T"+w[1]+"Z"
+					one := run(t, nil, append([]string{"analyze", "--start", since, "--end", until, "-f", "json", "--report", "attribution", "--group-by", "namespace"}, src...)...)
+					if one.code != 0 {
+						t.Fatalf("analyze: %s", one.errOut)
+					}
+					sameAsOneAnalysis(t, fine, one.out, "--since", since, "--until", until)
+				}
 			})
 		}
 	}

@@ -97,7 +97,7 @@ func (rf *recordFlags) spec(f *Factory, cfg *settings.Config) (*pipeline.RecordS
 	spec := &pipeline.RecordSpec{Config: cfg, TopologyFiles: rf.topology, Stdout: f.IO.Out, Stderr: f.IO.ErrOut,
 		NVML: f.NVML, Now: f.Now, Version: f.Build.Version,
 		HTTP: func(section string) (config.HTTPClientConfig, error) { return settings.HTTP(f.viper, section) },
-		Log:  func(line string) { fmt.Fprintln(f.IO.ErrOut, "warning: "+table.Visible(line)) }}
+		Log:  func(line string) { fmt.Fprintln(f.IO.ErrOut, "warning: "+table.Visible(line)) }, Reach: pipeline.ContextReach(cfg)}
 	for _, t := range []struct {
 		flag, value string
 		into        *time.Time

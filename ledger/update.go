@@ -228,7 +228,14 @@ type rows struct {
 func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
 	inputs := dropSeen(spec.Inputs, st.tail)
 	_, end := span2(spec.Inputs)
-	fresh := profile.Join(inputs, st.dataEnd, end, false)
+	from := st.dataEnd
+	if st.fresh {
+		// A first update keeps the context samples before its inputs'
+		// window (docs/profile-format.md): they are counted in no piece,
+		// the pieces begin at its start, but give the figures at that edge.
+		from = st.first.Add(-margin(spec.Inputs, spec.Params.IdleWindow))
+	}
+	fresh := profile.Join(inputs, from, end, false)
 	up := Updated{From: st.watermark, Watermark: st.watermark, DataEnd: st.dataEnd}
 	if !hasSamples(fresh) {
 		up.Nothing = true
@@ -284,7 +291,7 @@ func margin(ps []*profile.Profile, window time.Duration) time.Duration {
 			}
 		}
 	}
-	return window + time.Duration(2*iv*float64(time.Second)) + time.Second
+	return analyze.Reach(window, time.Duration(iv*float64(time.Second)))
 }
 
 // cutTimes cuts [from, end) at the watermark and at every bucket edge.

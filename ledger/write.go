@@ -31,6 +31,23 @@ func (l *Ledger) DataEnd(ctx context.Context) (end time.Time, ok bool, err error
 	return st.dataEnd, true, nil
 }
 
+// Bucket is the length of the ledger's buckets: those of its clusters, or
+// def (a new ledger's) when it has none yet.
+func (l *Ledger) Bucket(ctx context.Context, def time.Duration) (time.Duration, error) {
+	var b int64
+	err := l.db.QueryRowContext(ctx, `SELECT bucket_s FROM seedance_state LIMIT 1`).Scan(&b)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if def <= 0 {
+			def = DefaultBucket
+		}
+		return def, nil
+	case err != nil:
+		return 0, fmt.Errorf("%w: read its buckets' length: %v", ErrLedger, err)
+	}
+	return time.Duration(b) * time.Second, nil
+}
+
 // load reads a cluster's carried state; nil for a cluster never counted.
 // A writer holds the ledger's write lock already (Update).
 func (l *Ledger) load(ctx context.Context, tx *sql.Tx, cluster string) (*state, error) {

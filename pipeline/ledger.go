@@ -178,6 +178,12 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 		src.Start = end
 	}
 	src.InMemory = true
+	if src.Align, err = l.Bucket(ctx, spec.Config.Ledger.Bucket); err != nil {
+		return nil, err
+	}
+	if ok {
+		src.Reach = 0 // the ledger's tail is its context
+	}
 	rec, err := Record(ctx, src)
 	if err != nil {
 		return nil, err
@@ -323,3 +329,4 @@ func monthToDate(ctx context.Context, cfg *settings.Config, end time.Time) (*led
 	defer l.Close()
 	return l.Report(ctx, ledger.Query{Since: since, Until: end, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh})
 }
+

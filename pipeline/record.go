@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/config"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/extcmd"
@@ -33,6 +34,12 @@ type RecordSpec struct {
 	// Start and End bound the range read from Prometheus (zero: the
 	// settings' duration, ending now).
 	Start, End time.Time
+	// Reach is read before and after that range as context samples
+	// (ContextReach); 0 for none.
+	Reach time.Duration
+	// Align is where a source reading aggregates cuts its chunks (the
+	// ledger's buckets); 0 for anywhere.
+	Align time.Duration
 	// TopologyFiles are --topology-file values: FILE or NODE=FILE.
 	TopologyFiles []string
 	// SpillDir is where a source read in batches of nodes spills them (""
@@ -149,6 +156,15 @@ func Record(ctx context.Context, spec RecordSpec) (*Recording, error) {
 	return rec, err
 }
 
+// ContextReach is how much a read of history asks around its range as
+// context samples, so that the figures at the range's edges are those of a
+// read of everything (docs/analysis.md, Context samples): analyze.Reach
+// with a sample interval of at least two minutes, what dcgm-exporter's
+// scrape intervals are.
+func ContextReach(cfg *settings.Config) time.Duration {
+	return analyze.Reach(cfg.Analyze.IdleWindow, max(cfg.Profile.Interval, 2*time.Minute))
+}
+
 // env is what the source reads its settings from.
 func (spec *RecordSpec) env(name string) source.Env {
 	env := source.Env{
@@ -157,7 +173,7 @@ func (spec *RecordSpec) env(name string) source.Env {
 		NVML:     spec.NVML,
 		Now:      spec.Now,
 		Duration: spec.Config.Profile.Duration, Interval: spec.Config.Profile.Interval,
-		Start: spec.Start, End: spec.End,
+		Start: spec.Start, End: spec.End, Reach: spec.Reach, Align: spec.Align,
 		Wrapped: len(spec.Command) > 0,
 		Log:     spec.logf,
 	}

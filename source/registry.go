@@ -31,6 +31,13 @@ type Env struct {
 	// Duration and Interval are the run's (profile.duration and interval).
 	Start, End         time.Time
 	Duration, Interval time.Duration
+	// Reach, when set, is read before and after a range of history as
+	// context samples (docs/profile-format.md); a source that reads no
+	// history ignores it.
+	Reach time.Duration
+	// Align, when set, is what a read of history in chunks of aggregates
+	// cuts its chunks at (a ledger's buckets).
+	Align time.Duration
 	// Wrapped is set when the run wraps a command, which takes real time.
 	Wrapped bool
 	// Log takes warnings, one line each; Progress a reader's progress

@@ -187,6 +187,7 @@ type reading struct {
 	names    []string
 	matchers string
 	chunks   []timeRange
+	win      timeRange // the window asked for, without its context
 	warnings []string
 	spacing  spacings
 	done     int // queries

@@ -54,6 +54,14 @@ type Options struct {
 	// Pushdown reads utilization raw and the energy counter as exact
 	// aggregates, and no other metric (docs/sources.md, Pushdown).
 	Pushdown bool
+	// Before and After are read around [Start, End) as context samples
+	// (docs/profile-format.md): the profile's window stays [Start, End),
+	// and the samples outside it fix the figures at its edges.
+	Before, After time.Duration
+	// Align, with Pushdown, puts a chunk edge at every multiple of it (a
+	// ledger's buckets): a chunk's energy aggregate then never straddles
+	// a bucket.
+	Align time.Duration
 	// TempDir is where ReadNodes keeps the rows of a batch's finished
 	// chunks until its nodes are built ("" for the system's temporary
 	// directory): its memory is then one chunk of a batch, whatever the
@@ -142,7 +150,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	r.total += len(batches) * len(r.names) * len(r.chunks)
 	k := readKube(ctx, r.c, matchers, o.Start, o.End, func() { r.tick(nil) })
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
-		StartedAt: o.Start.UTC(), EndedAt: o.End.UTC(), Complete: true}
+		StartedAt: r.win.Start.UTC(), EndedAt: r.win.End.UTC(), Complete: true}
 	defer func() { r.spacing.finish(p, o.Step) }()
 	emitted := 0
 	for bi, bt := range batches {
@@ -169,12 +177,12 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 			return nil, fmt.Errorf("%w before any chunk of the range was read: %v", source.ErrInterrupted, ctx.Err())
 		}
 		p.Complete = false
-		if bi == 0 {
+		if bi == 0 && readUntil.Before(r.win.End) {
 			p.EndedAt = readUntil.UTC() // nothing was read past it
 		}
 		p.Notes = append(dedupe(r.warnings), fmt.Sprintf("interrupted: read %d of %d nodes whole; %s up to %s of the range asked (%s to %s); pending pods not read",
 			r.whole, len(d.nodes), strings.Join(bt.nodes, ", "), readUntil.UTC().Format(time.RFC3339),
-			o.Start.UTC().Format(time.RFC3339), o.End.UTC().Format(time.RFC3339)))
+			r.win.Start.UTC().Format(time.RFC3339), r.win.End.UTC().Format(time.RFC3339)))
 		return p, nil
 	}
 	if emitted == 0 {
@@ -201,6 +209,9 @@ func (r *reading) emitBatch(b *dcgm.Builder, readUntil time.Time, interrupted bo
 		}
 		r.spacing.count(nodes)
 		k.apply(nodes, d.running)
+		if nodes = r.reframe(nodes, end); len(nodes) == 0 {
+			return nil
+		}
 		if !interrupted {
 			r.whole++
 		}
@@ -243,8 +254,54 @@ func newReading(o Options) (*reading, error) {
 	if o.BatchSamples <= 0 {
 		o.BatchSamples = DefaultBatchSamples
 	}
+	win := timeRange{o.Start, o.End}
+	align := time.Duration(0)
+	if o.Pushdown {
+		align = o.Align
+	}
+	chunks := splitRange(o.Start, o.End, o.Chunk, align)
+	o.Before, o.After = o.Before.Truncate(time.Millisecond), o.After.Truncate(time.Millisecond)
+	if o.Before > 0 {
+		o.Start = o.Start.Add(-o.Before)
+		chunks = append([]timeRange{{o.Start, win.Start}}, chunks...)
+	}
+	if o.After > 0 {
+		o.End = o.End.Add(o.After)
+		chunks = append(chunks, timeRange{win.End, o.End})
+	}
 	return &reading{c: &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}, o: o, names: dcgmQueryNames(), spacing: spacings{},
-		matchers: matchers, chunks: splitRange(o.Start, o.End, o.Chunk)}, nil
+		matchers: matchers, chunks: chunks, win: win}, nil
+}
+
+// reframe makes nodes read from the start of the context before the
+// window (up to end) nodes of the window: their times from its start, the
+// samples around it context (profile.Node.Reframe). A GPU whose samples
+// all lie after the window is dropped, and a node left with none.
+func (r *reading) reframe(nodes []profile.Node, end time.Time) []profile.Node {
+	if r.o.Before == 0 && r.o.After == 0 {
+		return nodes
+	}
+	if end.After(r.win.End) {
+		end = r.win.End
+	}
+	span := end.Sub(r.win.Start).Seconds()
+	if span <= 0 {
+		return nil // interrupted before the window
+	}
+	out := nodes[:0]
+	for _, n := range nodes {
+		n.Reframe(r.o.Before.Seconds(), span)
+		gpus := n.GPUs[:0]
+		for _, g := range n.GPUs {
+			if len(g.Series.T) > 0 && g.Series.T[0] < span {
+				gpus = append(gpus, g)
+			}
+		}
+		if n.GPUs = gpus; len(gpus) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // noMetrics is the error of a range with no dcgm-exporter series.
@@ -371,17 +428,21 @@ func addSeries(b *dcgm.Builder, metric string, s promSeries, start, end time.Tim
 type timeRange struct{ Start, End time.Time }
 
 // splitRange cuts [start, end) into pieces of at most chunk.
-func splitRange(start, end time.Time, chunk time.Duration) []timeRange {
+func splitRange(start, end time.Time, chunk, align time.Duration) []timeRange {
 	if chunk <= 0 {
 		chunk = end.Sub(start)
 	}
 	var out []timeRange
-	for t := start; t.Before(end); t = t.Add(chunk) {
+	for t := start; t.Before(end); {
 		e := t.Add(chunk)
+		if next := t.Truncate(align).Add(align); align > 0 && next.Before(e) {
+			e = next
+		}
 		if e.After(end) {
 			e = end
 		}
 		out = append(out, timeRange{t, e})
+		t = e
 	}
 	return out
 }

@@ -123,7 +123,11 @@ func open(env source.Env) (source.Profiler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Step: step, Selector: s.Selector,
+	after := env.Reach
+	if now := env.Now(); end.Add(after).After(now) {
+		after = max(0, now.Sub(end).Truncate(time.Second)) // nothing is there yet
+	}
+	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Before: env.Reach, After: after, Align: env.Align, Step: step, Selector: s.Selector,
 		Chunk: s.Chunk, Concurrency: s.Concurrency, Timeout: s.Timeout, Retries: s.Retries, Backoff: time.Second,
 		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, Pushdown: s.Pushdown, OnProgress: env.Progress}}, nil
 }

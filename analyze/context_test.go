@@ -1,0 +1,43 @@
+package analyze
+
+import (
+	"testing"
+)
+
+// TestContextSamples: samples outside the profile's window count for
+// nothing but fix the figures at its edges, by hand. A 5-minute window,
+// one GPU scraped every 30 s from 60 s before it to 60 s after it; the
+// energy counter gains 100 J an interval; utilization 5 % at −60, −30, 0
+// and at 270, 300, 330, else 80 %.
+//
+//   - observed: [0, 300) = 300 s; the context's coverage is not counted.
+//   - idle: the run [−60, 30) lasts 90 s, so it counts, for its 30 s in the
+//     window; the run [270, 360) likewise: 60 s (without the context both
+//     would be 30-second runs, not counted).
+//   - energy: the increases read at 0, 30, …, 270: 10 × 100 J (the reading
+//     at −30 is the baseline; the one at 300 is the next window's).
+//   - mean utilization: (5 × 30 + 80 × 240 + 5 × 30) / 300 = 65 %.
+func TestContextSamples(t *testing.T) {
+	ts := steps(0, 14)
+	util := make([]float64, len(ts))
+	energy := make([]float64, len(ts))
+	for i := range ts {
+		ts[i] = -60 + 30*ts[i]
+		util[i] = 80
+		if ts[i] <= 0 || ts[i] >= 270 {
+			util[i] = 5
+		}
+		energy[i] = 1000 + 100*float64(i)
+	}
+	ts, util, energy = ts[:len(ts)-1], util[:len(ts)-1], energy[:len(ts)-1] // the last at 330
+	doc := mkProfile(t, t0, 300, 30, nodeSpec{name: "n1", gpus: []gpuSpec{{uuid: "GPU-a", t: ts, util: util, energy: energy}}})
+	r := mustAnalyze(t, DefaultParams(), doc)
+	near(t, "gpu_hours", r.Summary.GPUHours, 300.0/3600)
+	nearPtr(t, "idle_gpu_hours", r.Summary.IdleGPUHours, 60.0/3600)
+	nearPtr(t, "energy_kwh", r.Summary.EnergyKWh, 1000/3.6e6)
+	nearPtr(t, "avg_gpu_util_pct", r.Summary.AvgGPUUtilPct, 65)
+	n := nodeByName(r, "n1")
+	if len(n.IdleIntervals) != 2 || n.IdleIntervals[0] != (Interval{0, 30}) || n.IdleIntervals[1] != (Interval{270, 300}) {
+		t.Errorf("idle intervals %v, want [0, 30) and [270, 300)", n.IdleIntervals)
+	}
+}
