@@ -66,7 +66,11 @@ func TestLoopSurvivesHostileRules(t *testing.T) {
 func TestOneShotRuleStopsOnSignal(t *testing.T) {
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules.yaml")
-	saveAs(t, rules, "limits: {expr_time: 1h, rules_time: 1h}\nrules:\n  - name: slow\n    when: 'let r = 1..999000; all(r, {all(r, {# > 0})})'\n    on: pool\n    suggest: {text: x}\n")
+	// A rule that runs for hours in little memory (about 70 MiB) and
+	// within its budgets: with 1..999000 and the default 64 MiB budget
+	// the rule stopped within a second and the run ended, on a loaded
+	// machine before the poll below saw it busy.
+	saveAs(t, rules, "limits: {expr_time: 1h, rules_time: 1h, expr_memory_mib: 4096}\nrules:\n  - name: slow\n    when: 'let r = 1..3000; all(r, {all(r, {all(r, {# > 0})})})'\n    on: pool\n    suggest: {text: x}\n")
 	out := filepath.Join(dir, "report.json")
 	c := exec.Command(binary, "--config", rules, "analyze", "--source", "sim", "--duration", "60", "--report", "all", "--output", out)
 	var stderr syncBuffer

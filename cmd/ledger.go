@@ -28,7 +28,7 @@ of all its data (docs/ledger.md).`,
   seedance ledger report --ledger seedance.db --since 2026-01-05 --group-by team=team`,
 		Args: cobra.NoArgs,
 	}
-	c.AddCommand(newLedgerUpdateCmd(f), newLedgerReportCmd(f), newLedgerRenameCmd(f))
+	c.AddCommand(newLedgerUpdateCmd(f), newLedgerReportCmd(f), newLedgerExportCmd(f), newLedgerRenameCmd(f))
 	return c
 }
 
@@ -94,17 +94,25 @@ type ledgerReportFlags struct {
 }
 
 func (lf *ledgerReportFlags) add(c *cobra.Command) {
+	lf.addWindow(c, render.LedgerFormats, "report")
 	fl := c.Flags()
-	fl.StringVar(&lf.since, "since", "", "the first bucket: RFC 3339, a date, month, today or a span back (7d); default: the ledger's first")
-	fl.StringVar(&lf.until, "until", "", "the end of the window (exclusive), as --since; default: the ledger's end")
 	fl.StringVar(&lf.baseSince, "baseline-since", "", "compare with the window that starts here (as --since): energy per job, training utilization, idle cost")
 	fl.StringVar(&lf.baseUntil, "baseline-until", "", "the end of the baseline window (exclusive)")
 	fl.StringVar(&lf.baseReport, "baseline-report", "", "compare with a report instead: a ledger report's JSON, or analyze's (idle cost and ratio only)")
-	fl.StringVarP(&lf.format, "format", "f", "table", "output format: "+strings.Join(render.LedgerFormats, ", "))
-	fl.StringVarP(&lf.output, "output", "o", "-", "write the report to this file (atomically); - is stdout")
-	fl.StringArrayVar(&lf.groupBy, "group-by", nil, "attribution levels, outermost first: cluster, namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")
+}
+
+// addWindow adds the flags of a window of the ledger: its times, the
+// output (formats, the first the default) and the grouping.
+func (lf *ledgerReportFlags) addWindow(c *cobra.Command, formats []string, what string) {
+	fl := c.Flags()
+	fl.StringVar(&lf.since, "since", "", "the first bucket: RFC 3339, a date, month, today or a span back (7d); default: the ledger's first")
+	fl.StringVar(&lf.until, "until", "", "the end of the window (exclusive), as --since; default: the ledger's end")
+	fl.StringVarP(&lf.format, "format", "f", formats[0], what+" format: "+strings.Join(formats, ", "))
+	fl.StringVarP(&lf.output, "output", "o", "-", "write the "+what+" to this file (atomically); - is stdout")
+	fl.StringArrayVar(&lf.groupBy, "group-by", nil, "group levels, outermost first: cluster, namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")
 	fl.StringArrayVar(&lf.groupBy, "by", nil, "the same as --group-by")
-	fl.StringArrayVar(&lf.clusters, "cluster", nil, "report only this cluster (repeatable; default every cluster in the ledger)")
+	fl.StringArrayVar(&lf.clusters, "cluster", nil, what+" only this cluster (repeatable; default every cluster in the ledger)")
+	completeValues(c, "format", formats)
 }
 
 // spec reads the flags' times against now.
@@ -160,7 +168,49 @@ beside an update, and never creates a ledger.`,
 	}
 	lf.add(c)
 	addSettingFlags(c, "ledger")
-	completeValues(c, "format", render.LedgerFormats)
+	addSettingFlags(c, "ledger-report")
+	return c
+}
+
+func newLedgerExportCmd(f *Factory) *cobra.Command {
+	var lf ledgerReportFlags
+	var account string
+	c := &cobra.Command{
+		Use:   "export --ledger DSN --format focus [--since T] [--until T] [-o FILE]",
+		Short: "Export the charges of a window as FOCUS 1.2 rows",
+		Long: `Export the charges of the whole buckets that begin in [--since, --until) as
+FOCUS 1.2 rows (the FinOps Foundation's cost and usage format) in CSV: a row
+per day, cluster, node, GPU model and workload, with the 21 mandatory
+columns, the resource, sub-account (cluster/namespace) and tags (the
+workload and its --group-by keys), and x_ columns for the used and idle
+GPU-hours, utilization and energy. BilledCost is each row's reserved cost
+with its share of the unallocated cost (--share-idle, --share-idle-by), in
+cents that sum to the ledger report's total for the same window and rule
+(docs/chargeback.md).`,
+		Example: `  seedance ledger export --ledger seedance.db --format focus --since month -o focus.csv
+  seedance ledger export --ledger seedance.db --format focus --since 2026-11-01 --until 2026-12-01 --share-idle weighted --by team=team -o november.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			rs, err := lf.spec(cfg, f.Now())
+			if err != nil {
+				return err
+			}
+			spec := pipeline.LedgerExportSpec{Config: cfg, Since: rs.Since, Until: rs.Until, Clusters: rs.Clusters, Format: lf.format, Output: lf.output, Account: account}
+			total, err := pipeline.LedgerExport(c.Context(), spec, f.IO.Out)
+			if err == nil {
+				fmt.Fprintf(f.IO.ErrOut, "export: BilledCost sums to %.2f USD\n", total)
+			}
+			return err
+		},
+	}
+	lf.addWindow(c, pipeline.LedgerExportFormats, "export")
+	c.Flags().StringVar(&account, "billing-account", "gpu-platform", "the billing account, invoice issuer and provider the rows name: the platform that owns the GPUs")
+	addSettingFlags(c, "ledger")
+	addSettingFlags(c, "ledger-export")
 	return c
 }
 

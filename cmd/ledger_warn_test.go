@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,5 +49,43 @@ func TestLedgerUpdateWarns(t *testing.T) {
 	}
 	if typo := run(t, nil, "ledger", "report", "--ledger", led+"x"); typo.code == 0 || !strings.Contains(typo.errOut, led+"x") {
 		t.Fatalf("a report of a ledger that does not exist: %d %s", typo.code, typo.errOut)
+	}
+}
+
+// TestLedgerExportFocus: `ledger export --format focus` writes the FOCUS
+// rows atomically and says what their BilledCost sums to: the charges'
+// total of `ledger report` for the same window and rule. A bad rule is a
+// one-line usage error that writes nothing.
+func TestLedgerExportFocus(t *testing.T) {
+	led := filepath.Join(t.TempDir(), "ledger.db")
+	if r := run(t, nil, "ledger", "update", "--ledger", led, "-i", simProfile(t, "--interval", "30s", "--duration", "1h", "--sim-nodes", "3")); r.code != 0 {
+		t.Fatalf("update: %s", r.errOut)
+	}
+	out := filepath.Join(t.TempDir(), "focus.csv")
+	exp := run(t, nil, "ledger", "export", "--ledger", led, "--format", "focus", "--share-idle", "weighted", "-o", out)
+	rep := run(t, nil, "ledger", "report", "--ledger", led, "--share-idle", "weighted", "-f", "json")
+	if exp.code != 0 || rep.code != 0 {
+		t.Fatalf("export: %s; report: %s", exp.errOut, rep.errOut)
+	}
+	var r struct {
+		Chargeback struct {
+			Total struct {
+				CostUSD float64 `json:"cost_usd"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(rep.out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("export: BilledCost sums to %.2f USD\n", r.Chargeback.Total.CostUSD); exp.errOut != want || r.Chargeback.Total.CostUSD == 0 {
+		t.Errorf("export said %q, want %q", exp.errOut, want)
+	}
+	if b, err := os.ReadFile(out); err != nil || !strings.HasPrefix(string(b), "BilledCost,BillingAccountId,") {
+		t.Fatalf("%s: %v %.80q", out, err, b)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	r2 := run(t, nil, "ledger", "export", "--ledger", led, "--share-idle", "fair", "-o", bad)
+	if _, err := os.Stat(bad); r2.code != 2 || strings.Count(r2.errOut, "\n") != 1 || !strings.Contains(r2.errOut, "none, weighted or even") || err == nil {
+		t.Errorf("a bad rule: exit %d, %q, output written: %v", r2.code, r2.errOut, err == nil)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/chargeback"
 )
 
 // ReportSchema names the shape of a ledger report's JSON.
@@ -34,6 +35,10 @@ type Query struct {
 	// ReadBaseline.
 	BaselineSince, BaselineUntil time.Time
 	Baseline                     *Report
+	// ShareIdle, when set, adds the charges (Report.Chargeback), the
+	// unallocated cost shared so within ShareIdleBy's scopes.
+	ShareIdle   chargeback.Mode
+	ShareIdleBy chargeback.Scope
 }
 
 // span is the rows a report reads: the clusters' buckets in [lo, hi),
@@ -108,6 +113,10 @@ type Report struct {
 	// Comparison is this window against the baseline window, when one is
 	// asked for.
 	Comparison *Comparison `json:"comparison,omitempty"`
+	// Chargeback is the window's charges by group, when asked for
+	// (Query.ShareIdle): reserved and used, the unallocated cost shared,
+	// adding up to the bill (docs/chargeback.md).
+	Chargeback *chargeback.Report `json:"chargeback,omitempty"`
 	// Warnings are what the updates that counted the window warned of
 	// (each cluster's, named when the report covers several), and the
 	// clusters whose data stops well before the others'.
@@ -331,6 +340,11 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 		return nil, err
 	}
 	r.Attribution = attribution(inWindow, total, q.GroupBy)
+	if q.ShareIdle != "" {
+		if r.Chargeback, err = l.chargeback(ctx, tx, sp, q); err != nil {
+			return nil, err
+		}
+	}
 	r.Jobs = jobs(finished, inWindow, q.GroupBy)
 	if r.Warnings, err = l.notes(ctx, tx, sp); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/ledger"
@@ -233,6 +234,9 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, Clusters: spec.Clusters,
 		Settled:       spec.Format == "prom", // counters only grow
 		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil}
+	if err := shareIdle(cfg.Ledger, &q); err != nil {
+		return err
+	}
 	if spec.BaselineReport != "" {
 		base, err := readBaselineReport(spec.BaselineReport)
 		if err != nil {
@@ -330,3 +334,77 @@ func monthToDate(ctx context.Context, cfg *settings.Config, end time.Time) (*led
 	return l.Report(ctx, ledger.Query{Since: since, Until: end, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh})
 }
 
+// shareIdle sets the query's sharing of unallocated cost from the settings
+// (none of it: no charges).
+func shareIdle(lc settings.Ledger, q *ledger.Query) error {
+	if lc.ShareIdle == "" {
+		return nil
+	}
+	mode, err := chargeback.ParseMode(lc.ShareIdle)
+	if err != nil {
+		return exit.Usagef("%v", err)
+	}
+	scope, err := chargeback.ParseScope(lc.ShareIdleBy)
+	if err != nil {
+		return exit.Usagef("%v", err)
+	}
+	q.ShareIdle, q.ShareIdleBy = mode, scope
+	return nil
+}
+
+// LedgerExportSpec is one `seedance ledger export`.
+type LedgerExportSpec struct {
+	Config       *settings.Config
+	Since, Until time.Time
+	Clusters     []string
+	Format       string
+	Output       string
+	// Account names the billing account, the invoice's issuer and the
+	// provider of the FOCUS rows: the platform that owns the GPUs.
+	Account string
+}
+
+// LedgerExportFormats are the formats of a ledger export.
+var LedgerExportFormats = []string{"focus"}
+
+// LedgerExport writes the window's charges as FOCUS 1.2 rows, a day at a
+// time, and returns the sum of their BilledCost.
+func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) (float64, error) {
+	cfg := spec.Config
+	if cfg.Ledger.DSN == "" {
+		return 0, exit.Usagef("no ledger: give --ledger PATH or --ledger postgres://…")
+	}
+	if !slices.Contains(LedgerExportFormats, spec.Format) {
+		return 0, exit.Usagef("unknown format %q for a ledger export (choose %s)", spec.Format, strings.Join(LedgerExportFormats, ", "))
+	}
+	if err := fsutil.CheckOutput(spec.Output, cfg.Ledger.DSN); err != nil {
+		return 0, exit.Usagef("--output: %v", err)
+	}
+	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, Clusters: spec.Clusters, ShareIdle: chargeback.None, ShareIdleBy: chargeback.ScopeCluster}
+	if err := shareIdle(cfg.Ledger, &q); err != nil {
+		return 0, err
+	}
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	var total int64
+	write := func(w io.Writer) error {
+		var f *chargeback.Focus
+		_, err := l.Charges(ctx, q, func(win ledger.Window) (err error) {
+			f, err = chargeback.NewFocus(w, spec.Account, win.Start, win.End)
+			return err
+		}, func(day []chargeback.Line) error { return f.Write(day) })
+		if err == nil {
+			total, err = f.TotalCents(), f.Close()
+		}
+		return err
+	}
+	if spec.Output == "-" || spec.Output == "" {
+		err = write(stdout)
+	} else {
+		err = fsutil.WriteAtomic(spec.Output, write)
+	}
+	return chargeback.USD(total), err
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/internal/yamlout"
 	"github.com/seedance/seedance/ledger"
@@ -84,6 +85,20 @@ func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
 		rows = append(rows, append(key, "", fmt.Sprintf("%.2f", extra.f.HeldGPUHours), fmt.Sprintf("%.2f", extra.f.UsedGPUHours),
 			fmt.Sprintf("%.2f", extra.f.IdleHeldGPUHours), money(extra.f.WasteCostUSD), share(extra.f.Efficiency)))
 	}
+	if err := writeTable(w, header, rows, markdown); err != nil || r.Chargeback == nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	cb := r.Chargeback
+	if _, err := fmt.Fprintf(w, "Charges: unallocated cost shared %s by %s and day\n\n", cb.ShareIdle, cb.ShareIdleBy); err != nil {
+		return err
+	}
+	header, rows = chargeRows(cb, func(v float64) string { return fmt.Sprintf("%.2f", v) }, money)
+	return writeTable(w, header, rows, markdown)
+}
+
+// writeTable writes rows under header as text or as Markdown.
+func writeTable(w io.Writer, header []string, rows [][]string, markdown bool) error {
 	if markdown {
 		return markdownTable(w, header, rows)
 	}
@@ -92,6 +107,28 @@ func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
 		t.Row(row...)
 	}
 	return t.Flush()
+}
+
+// chargeRows are the charges' header and rows (the groups', the
+// unallocated row, the total), hours and money as the formats write them.
+func chargeRows(cb *chargeback.Report, hours, usd func(float64) string) ([]string, [][]string) {
+	header := append(groupHeader(cb.GroupBy), "RESERVED GPU-H", "USED GPU-H", "RESERVED", "USED", "UNUSED RESERVED", "SHARED IDLE", "CHARGE")
+	var rows [][]string
+	add := func(key []string, r chargeback.Row) {
+		rows = append(rows, append(append([]string{}, key...), hours(r.ReservedGPUHours), hours(r.UsedGPUHours), usd(r.ReservedCostUSD), usd(r.UsedCostUSD),
+			usd(r.UnusedReservedCostUSD), usd(r.SharedIdleCostUSD), usd(r.CostUSD)))
+	}
+	for _, r := range cb.Rows {
+		key := make([]string, len(r.Key))
+		for i, k := range r.Key {
+			key[i] = table.Visible(k)
+		}
+		add(key, r)
+	}
+	named := func(name string) []string { k := make([]string, len(cb.GroupBy)); k[0] = name; return k }
+	add(named(Unallocated), cb.Unallocated)
+	add(named("(total)"), cb.Total)
+	return header, rows
 }
 
 // jobLines are the energy per finished job, each class's utilization and,
@@ -180,6 +217,19 @@ func markdownTable(w io.Writer, header []string, rows [][]string) error {
 // then one row per day ("(day)" in the first level).
 func ledgerCSV(w io.Writer, r *ledger.Report) error {
 	cw := csv.NewWriter(w)
+	if cb := r.Chargeback; cb != nil { // the charges' table instead
+		_, rows := chargeRows(cb, num, num)
+		_ = cw.Write(append(append([]string{}, cb.GroupBy...), "reserved_gpu_hours", "used_gpu_hours", "reserved_cost_usd", "used_cost_usd",
+			"unused_reserved_cost_usd", "shared_idle_cost_usd", "cost_usd"))
+		for _, row := range rows {
+			for i := range cb.GroupBy {
+				row[i] = cell(row[i])
+			}
+			_ = cw.Write(row)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
 	a := r.Attribution
 	levels := len(a.GroupBy)
 	_ = cw.Write(append(append([]string{}, a.GroupBy...), "workloads", "held_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "waste_cost_usd", "efficiency", "energy_kwh"))

@@ -202,6 +202,11 @@ type Ledger struct {
 	Cluster string `mapstructure:"cluster"`
 	// Step is the longest range one update reads from Prometheus.
 	Step time.Duration `mapstructure:"step"`
+	// ShareIdle, when set, adds the charges to a report: none, weighted
+	// or even (docs/chargeback.md); ShareIdleBy is the scope, node or
+	// cluster.
+	ShareIdle   string `mapstructure:"share_idle"`
+	ShareIdleBy string `mapstructure:"share_idle_by"`
 }
 
 // Validate checks that the bucket divides a day, so that buckets meet at

@@ -1,0 +1,144 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/seedance/seedance/chargeback"
+)
+
+// Charges hands the window (whole buckets) to begin, then each UTC day of
+// its charge lines to each, in order, shared by the query's rule: a day of
+// lines at a time, whatever the window. It returns the bill: the GPUs'
+// observed hours at their prices, which the lines' costs sum to.
+func (l *Ledger) Charges(ctx context.Context, q Query, begin func(Window) error, each func([]chargeback.Line) error) (float64, error) {
+	if err := checkGroupBy(q.GroupBy); err != nil {
+		return 0, err
+	}
+	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: l.snapshot()})
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	v, err := l.view(ctx, tx, q.Clusters)
+	if err != nil {
+		return 0, err
+	}
+	lo, hi, err := l.bounds(ctx, tx, v, q.Since, q.Until)
+	if err != nil {
+		return 0, err
+	}
+	if err := begin(Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(v.bucket / time.Second)}); err != nil {
+		return 0, err
+	}
+	sp := span{lo.Unix(), hi.Unix(), 1, v.clusters}
+	if q.Settled {
+		sp.maxProv = 0
+	}
+	return l.chargeLines(ctx, tx, sp, q, each)
+}
+
+// chargeback is the window's charges by the query's groups.
+func (l *Ledger) chargeback(ctx context.Context, tx *sql.Tx, sp span, q Query) (*chargeback.Report, error) {
+	sum := chargeback.NewSummer()
+	bill, err := l.chargeLines(ctx, tx, sp, q, func(day []chargeback.Line) error {
+		sum.Add(day)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := sum.Report(q.ShareIdle, q.ShareIdleBy, q.GroupBy)
+	if math.Abs(r.Total.CostUSD-bill) > 0.01+1e-9*bill {
+		// The hold rows do not cover the GPUs' time: a damaged ledger.
+		return nil, fmt.Errorf("%w: the charges sum to %.2f USD, the GPUs' time to %.2f USD: the ledger's rows disagree", ErrLedger, r.Total.CostUSD, bill)
+	}
+	return r, nil
+}
+
+// chargeLines reads the span's hold rows at their GPUs' prices, a line per
+// day, cluster, node, model and workload, and hands them on a day at a
+// time.
+func (l *Ledger) chargeLines(ctx context.Context, tx *sql.Tx, sp span, q Query, each func([]chargeback.Line) error) (float64, error) {
+	keys, err := l.groupKeys(ctx, tx, sp, q.GroupBy)
+	if err != nil {
+		return 0, err
+	}
+	in := inList("h.cluster", 4, len(sp.clusters))
+	args := append([]any{sp.lo, sp.hi, sp.maxProv}, names(sp.clusters)...)
+	var day []chargeback.Line
+	flush := func() error {
+		if len(day) == 0 {
+			return nil
+		}
+		chargeback.Share(day, q.ShareIdle, q.ShareIdleBy)
+		err := each(day)
+		day = day[:0]
+		return err
+	}
+	err = scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var c chargeback.Line
+		var d int64
+		var held, used, idle, heldCost, usedCost, energy float64
+		if err := rows.Scan(&d, &c.Cluster, &c.Node, &c.Model, &c.Workload, &held, &used, &idle, &heldCost, &usedCost, &c.IdleUSD, &energy, &c.PriceUSDPerHour); err != nil {
+			return err
+		}
+		c.Period = time.Unix(d, 0).UTC()
+		if len(day) > 0 && !day[0].Period.Equal(c.Period) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		c.HeldH, c.UsedH, c.IdleH, c.HeldUSD, c.UsedUSD, c.EnergyKWh = held/3600, used/3600, idle/3600, heldCost/3600, usedCost/3600, energy/3.6e6
+		if !c.Unallocated() {
+			c.Group, c.GroupLevels = keys[[2]string{c.Cluster, c.Workload}], q.GroupBy
+		}
+		day = append(day, c)
+		return nil
+	}, `SELECT h.bucket - h.bucket % 86400, h.cluster, h.node, h.model, h.workload, SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s),
+	SUM(h.held_s * g.price_usd_per_hour), SUM(h.used_s * g.price_usd_per_hour), SUM(h.cost_usd), SUM(COALESCE(h.energy_j, 0)), MAX(g.price_usd_per_hour)
+FROM seedance_hold h JOIN seedance_gpu g ON g.cluster = h.cluster AND g.bucket = h.bucket AND g.node = h.node AND g.model = h.model AND g.provisional = h.provisional
+WHERE h.bucket >= $1 AND h.bucket < $2 AND h.provisional <= $3 AND `+in+`
+GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`, args...)
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return 0, err
+	}
+	var bill float64
+	err = tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(observed_s * price_usd_per_hour), 0) / 3600 FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster", 4, len(sp.clusters)), args...).Scan(&bill)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	return bill, nil
+}
+
+// groupKeys are the group keys, by the levels, of every workload that held
+// GPUs in the span, by cluster and workload.
+func (l *Ledger) groupKeys(ctx context.Context, tx *sql.Tx, sp span, levels []string) (map[[2]string][]string, error) {
+	var ws []workloadRow
+	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var r workloadRow
+		if err := rows.Scan(&r.cluster, &r.w.ID); err != nil {
+			return err
+		}
+		ws = append(ws, r)
+		return nil
+	}, `SELECT DISTINCT cluster, workload FROM seedance_hold WHERE bucket >= $1 AND bucket < $2 AND workload <> '' AND `+inList("cluster", 3, len(sp.clusters)),
+		append([]any{sp.lo, sp.hi}, names(sp.clusters)...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.describe(ctx, tx, ws, `last_bucket >= $1 AND first_bucket < $2 AND `+inList("cluster", 3, len(sp.clusters)), append([]any{sp.lo, sp.hi}, names(sp.clusters)...)...); err != nil {
+		return nil, err
+	}
+	out := make(map[[2]string][]string, len(ws))
+	for i := range ws {
+		out[[2]string{ws[i].cluster, ws[i].w.ID}] = ws[i].keys(levels)
+	}
+	return out, nil
+}

@@ -1,0 +1,124 @@
+package ledger
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/chargeback"
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+)
+
+// chargeProfile is an hour of two nodes of two H100s at $2 an hour
+// (docs/chargeback.md, the worked example): on node a, team x's pod holds
+// GPU 0 at 50 % and GPU 1 is held by no workload; on node b, team y's pod
+// holds GPU 0 at 100 % and team x's second pod GPU 1 at 0 %.
+func chargeProfile() *profile.Profile {
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	n := 3600 / 30
+	series := func(util float64) profile.Series {
+		s := profile.Series{T: make(profile.Values, n), GPUUtilPct: make(profile.Values, n)}
+		for i := range n {
+			s.T[i], s.GPUUtilPct[i] = float64(30*i), util
+		}
+		return s
+	}
+	gpus := func(node string, u0, u1 float64) []profile.GPU {
+		return []profile.GPU{{Index: 0, UUID: node + "-0", Model: "NVIDIA H100 80GB HBM3", Series: series(u0)}, {Index: 1, UUID: node + "-1", Model: "NVIDIA H100 80GB HBM3", Series: series(u1)}}
+	}
+	pod := func(id, ns string, gpu int) profile.Workload {
+		return profile.Workload{ID: ns + "/" + id, Kind: profile.KindPod, GPUs: []int{gpu}, Labels: map[string]string{"namespace": ns}}
+	}
+	return &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: t0, EndedAt: t0.Add(time.Hour), IntervalS: 30, Complete: true,
+		Nodes: []profile.Node{
+			{Name: "a", GPUs: gpus("a", 50, 0), Workloads: []profile.Workload{pod("p1", "x", 0)}},
+			{Name: "b", GPUs: gpus("b", 100, 0), Workloads: []profile.Workload{pod("p2", "y", 0), pod("p3", "x", 1)}},
+		}}
+}
+
+// TestChargebackByHand: every sharing mode and scope on chargeProfile,
+// against the hand computation of docs/chargeback.md. The bill is 4 GPU-h
+// × $2 = $8.00; x reserved $4.00 (used $1.00), y $2.00 (used $2.00), and
+// $2.00 was held by no workload, on node a.
+func TestChargeback(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	p := params()
+	p.Pricer = pricing.New(map[string]float64{"H100": 2}, 2)
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{chargeProfile()}, Params: p}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mode          chargeback.Mode
+		scope         chargeback.Scope
+		x, y, unalloc float64
+	}{
+		{chargeback.None, chargeback.ScopeNode, 4, 2, 2},
+		{chargeback.Weighted, chargeback.ScopeNode, 6, 2, 0},          // node a's $2 to x, its only holder
+		{chargeback.Even, chargeback.ScopeNode, 6, 2, 0},              // the same: one group on node a
+		{chargeback.Weighted, chargeback.ScopeCluster, 5.33, 2.67, 0}, // $2 × 4/6 and × 2/6
+		{chargeback.Even, chargeback.ScopeCluster, 5, 3, 0},           // $1 each
+	} {
+		r, err := l.Report(ctx, Query{GroupBy: []string{"namespace"}, ShareIdle: c.mode, ShareIdleBy: c.scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb := r.Chargeback
+		if len(cb.Rows) != 2 || cb.Rows[0].Key[0] != "x" || cb.Rows[1].Key[0] != "y" {
+			t.Fatalf("%s/%s: rows %+v", c.mode, c.scope, cb.Rows)
+		}
+		x, y := cb.Rows[0], cb.Rows[1]
+		if x.CostUSD != c.x || y.CostUSD != c.y || cb.Unallocated.CostUSD != c.unalloc || cb.Total.CostUSD != 8 {
+			t.Errorf("%s/%s: x %v, y %v, unallocated %v, total %v; want %v, %v, %v, 8", c.mode, c.scope, x.CostUSD, y.CostUSD, cb.Unallocated.CostUSD, cb.Total.CostUSD, c.x, c.y, c.unalloc)
+		}
+		if x.ReservedCostUSD != 4 || x.UsedCostUSD != 1 || x.UnusedReservedCostUSD != 3 || x.ReservedGPUHours != 2 || x.UsedGPUHours != 0.5 ||
+			y.ReservedCostUSD != 2 || y.UsedCostUSD != 2 || y.UnusedReservedCostUSD != 0 {
+			t.Errorf("%s/%s: reserved vs used: x %+v, y %+v", c.mode, c.scope, x, y)
+		}
+		if math.Abs(x.CostUSD+y.CostUSD+cb.Unallocated.CostUSD-cb.Total.CostUSD) > 1e-9 {
+			t.Errorf("%s/%s: rows sum to %v, total %v", c.mode, c.scope, x.CostUSD+y.CostUSD+cb.Unallocated.CostUSD, cb.Total.CostUSD)
+		}
+	}
+}
+
+// TestChargesAddUp: on a simulated cluster whose workloads come and go, for
+// every sharing mode and scope and every grouping, the rows' charges,
+// unallocated included, sum to the GPUs' cost to the cent, and each row
+// reserved at least what it used.
+func TestChargesAddUp(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{cluster(t)}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	bill := 0.0
+	for _, by := range [][]string{{"namespace"}, {"workload"}, {"cluster", "namespace"}, {"controller"}} {
+		for _, mode := range []chargeback.Mode{chargeback.None, chargeback.Weighted, chargeback.Even} {
+			for _, scope := range []chargeback.Scope{chargeback.ScopeNode, chargeback.ScopeCluster} {
+				r, err := l.Report(ctx, Query{GroupBy: by, ShareIdle: mode, ShareIdleBy: scope})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cb := r.Chargeback
+				var cents int64
+				for _, row := range append(cb.Rows, cb.Unallocated) {
+					cents += int64(math.Round(row.CostUSD * 100))
+					if row.UsedGPUHours > row.ReservedGPUHours*(1+1e-9) || row.UsedCostUSD > row.ReservedCostUSD+0.01 {
+						t.Errorf("%v %s/%s: %v used more than it reserved: %+v", by, mode, scope, row.Key, row)
+					}
+				}
+				if bill == 0 {
+					bill = cb.Total.ReservedCostUSD
+				}
+				if cents != int64(math.Round(cb.Total.CostUSD*100)) || cb.Total.CostUSD != bill || bill == 0 {
+					t.Errorf("%v %s/%s: rows sum to %d cents, total %v, the GPUs' cost %v", by, mode, scope, cents, cb.Total.CostUSD, bill)
+				}
+				if mode != chargeback.None && cb.Unallocated.CostUSD >= bill/10 && scope == chargeback.ScopeCluster {
+					t.Errorf("%v %s/%s: %v left unallocated of %v", by, mode, scope, cb.Unallocated.CostUSD, bill)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/chargeback"
+	"github.com/seedance/seedance/profile"
+)
+
+// focusMandatory are FOCUS 1.2's mandatory columns, as its specification
+// lists them (specification/columns, Feature level Mandatory): written
+// out here, not taken from the code under test.
+var focusMandatory = []string{"BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",
+	"ChargeCategory", "ChargeClass", "ChargeDescription", "ChargePeriodEnd", "ChargePeriodStart", "ContractedCost", "EffectiveCost",
+	"InvoiceIssuerName", "ListCost", "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceCategory", "ServiceName"}
+
+// focusOptional are the other FOCUS columns the export writes.
+var focusOptional = []string{"ConsumedQuantity", "ConsumedUnit", "ResourceId", "ResourceName", "ResourceType", "SubAccountId", "SubAccountName", "Tags"}
+
+var (
+	focusDate    = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$`) // DateTimeFormat
+	focusDecimal = regexp.MustCompile(`^-?\d+(\.\d+)?$`)                        // NumericFormat: no exponent
+	serviceCats  = []string{"AI and Machine Learning", "Analytics", "Business Applications", "Compute", "Databases", "Developer Tools", "Multicloud",
+		"Identity", "Integration", "Internet of Things", "Management and Governance", "Media", "Migration", "Mobile", "Networking", "Security", "Storage", "Web", "Other"}
+)
+
+// checkFocus checks a FOCUS CSV against the specification's column
+// definitions and returns the sum of its BilledCost, in cents.
+func checkFocus(t *testing.T, doc []byte) (cents int64, rows int) {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(doc)).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("not a CSV with rows: %v (%d records)", err, len(recs))
+	}
+	col := map[string]int{}
+	for i, name := range recs[0] {
+		col[name] = i
+		if !slices.Contains(focusMandatory, name) && !slices.Contains(focusOptional, name) && !strings.HasPrefix(name, "x_") {
+			t.Errorf("column %s is neither FOCUS's nor x_-prefixed", name)
+		}
+	}
+	for _, name := range focusMandatory {
+		if _, ok := col[name]; !ok {
+			t.Fatalf("mandatory column %s is missing", name)
+		}
+	}
+	for _, r := range recs[1:] {
+		v := func(name string) string { return r[col[name]] }
+		for _, name := range []string{"BilledCost", "ContractedCost", "EffectiveCost", "ListCost", "PricingQuantity", "ConsumedQuantity"} {
+			if !focusDecimal.MatchString(v(name)) {
+				t.Fatalf("%s %q is not a decimal", name, v(name))
+			}
+		}
+		for _, name := range []string{"BillingAccountId", "BillingAccountName", "ChargeDescription", "InvoiceIssuerName", "ProviderName", "PublisherName", "ServiceName", "PricingUnit", "ConsumedUnit"} {
+			if v(name) == "" {
+				t.Fatalf("%s is null", name)
+			}
+		}
+		for _, name := range []string{"BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"} {
+			if !focusDate.MatchString(v(name)) {
+				t.Fatalf("%s %q is not YYYY-MM-DDTHH:mm:ssZ", name, v(name))
+			}
+		}
+		if v("BillingPeriodStart") > v("ChargePeriodStart") || v("ChargePeriodStart") >= v("ChargePeriodEnd") || v("ChargePeriodEnd") > v("BillingPeriodEnd") {
+			t.Fatalf("periods: billing %s–%s, charge %s–%s", v("BillingPeriodStart"), v("BillingPeriodEnd"), v("ChargePeriodStart"), v("ChargePeriodEnd"))
+		}
+		if !regexp.MustCompile(`^[A-Z]{3}$`).MatchString(v("BillingCurrency")) || !slices.Contains([]string{"Usage", "Purchase", "Tax", "Credit", "Adjustment"}, v("ChargeCategory")) ||
+			(v("ChargeClass") != "" && v("ChargeClass") != "Correction") || !slices.Contains(serviceCats, v("ServiceCategory")) {
+			t.Fatalf("allowed values: %s %s %q %s", v("BillingCurrency"), v("ChargeCategory"), v("ChargeClass"), v("ServiceCategory"))
+		}
+		var tags map[string]any
+		if err := json.Unmarshal([]byte(v("Tags")), &tags); err != nil {
+			t.Fatalf("Tags %q: %v", v("Tags"), err)
+		}
+		for k, tv := range tags {
+			switch tv.(type) {
+			case map[string]any, []any:
+				t.Fatalf("Tags key %s is an object or array", k)
+			}
+		}
+		c, _ := strconv.ParseFloat(v("BilledCost"), 64)
+		cents += int64(math.Round(c * 100))
+	}
+	return cents, len(recs) - 1
+}
+
+// TestFocusExport: the FOCUS rows of a window pass the conformance checks
+// written from the specification, and their BilledCost sums to the
+// report's total for the same window and sharing rule, to the cent.
+func TestFocusExport(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	p := cluster(t)
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{p}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	since := p.StartedAt.Truncate(time.Hour).Add(time.Hour)
+	for _, mode := range []chargeback.Mode{chargeback.None, chargeback.Weighted, chargeback.Even} {
+		q := Query{Since: since, GroupBy: []string{"namespace"}, ShareIdle: mode, ShareIdleBy: chargeback.ScopeNode}
+		var b bytes.Buffer
+		var f *chargeback.Focus
+		if _, err := l.Charges(ctx, q, func(w Window) (err error) {
+			f, err = chargeback.NewFocus(&b, "gpu-platform", w.Start, w.End)
+			return err
+		}, f2(&f)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		cents, rows := checkFocus(t, b.Bytes())
+		r, err := l.Report(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(math.Round(r.Chargeback.Total.CostUSD * 100)); cents != want || cents != f.TotalCents() || rows < 10 {
+			t.Errorf("%s: BilledCost sums to %d cents over %d rows, the report's total is %d", mode, cents, rows, want)
+		}
+	}
+}
+
+// f2 writes each day's lines to the export *f.
+func f2(f **chargeback.Focus) func([]chargeback.Line) error {
+	return func(day []chargeback.Line) error { return (*f).Write(day) }
+}
