@@ -34,70 +34,83 @@ const FocusMandatory = 21
 // focusTime is FOCUS's date/time format: UTC, 'YYYY-MM-DDTHH:mm:ssZ'.
 const focusTime = "2006-01-02T15:04:05Z"
 
-// Focus writes charge lines as FOCUS rows in CSV, a period at a time.
-// BilledCost (= ContractedCost = EffectiveCost = ListCost: a cluster's
-// own GPUs have no discounts) is in cents that sum to the rounded total
-// of the lines' charges.
+// Focus writes charge lines as FOCUS rows, in CSV or Parquet, a period at
+// a time. BilledCost (= ContractedCost = EffectiveCost = ListCost: a
+// cluster's own GPUs have no discounts) is in cents that sum to the
+// rounded total of the lines' charges.
 type Focus struct {
-	w       *csv.Writer
+	out     rowWriter
 	account string
 	// from and to clip the charge periods to the export's window.
 	from, to time.Time
 	cents    Cents
 }
 
-// NewFocus starts a FOCUS CSV export of the window [from, to) for the
-// billing account (the platform that owns the GPUs), and writes its
-// header.
-func NewFocus(w io.Writer, account string, from, to time.Time) (*Focus, error) {
-	f := &Focus{w: csv.NewWriter(w), account: account, from: from.UTC(), to: to.UTC()}
-	return f, f.w.Write(FocusColumns)
+// rowWriter writes FOCUS records in one encoding.
+type rowWriter interface {
+	write([]focusRecord) error
+	close() error
+}
+
+// FocusFormats are the encodings of a FOCUS export.
+var FocusFormats = []string{"csv", "parquet"}
+
+// NewFocus starts a FOCUS export of the window [from, to) for the billing
+// account (the platform that owns the GPUs), in the encoding (csv or
+// parquet).
+func NewFocus(w io.Writer, encoding, account string, from, to time.Time) (*Focus, error) {
+	f := &Focus{account: account, from: from.UTC(), to: to.UTC()}
+	switch encoding {
+	case "csv":
+		cw := &csvRows{w: csv.NewWriter(w)}
+		f.out = cw
+		return f, cw.w.Write(FocusColumns)
+	case "parquet":
+		f.out = newParquetRows(w)
+		return f, nil
+	}
+	return nil, fmt.Errorf("unknown FOCUS encoding %q (choose %s)", encoding, strings.Join(FocusFormats, ", "))
 }
 
 // Write writes a period's lines, one row each.
 func (f *Focus) Write(lines []Line) error {
+	recs := make([]focusRecord, len(lines))
 	for i := range lines {
-		if err := f.w.Write(f.row(&lines[i])); err != nil {
-			return err
-		}
+		recs[i] = f.record(&lines[i])
 	}
-	f.w.Flush()
-	return f.w.Error()
+	return f.out.write(recs)
 }
 
-// Close flushes the rows.
-func (f *Focus) Close() error {
-	f.w.Flush()
-	return f.w.Error()
-}
+// Close ends the export (Parquet writes its footer).
+func (f *Focus) Close() error { return f.out.close() }
 
 // TotalCents is the sum of the BilledCost written, in cents.
 func (f *Focus) TotalCents() int64 { return f.cents.Total() }
 
-// row is one line's FOCUS row, in FocusColumns' order.
-func (f *Focus) row(l *Line) []string {
-	start, end := l.Period, l.Period.AddDate(0, 0, 1)
-	start, end = later(start, f.from), earlier(end, f.to)
+// record is one line's FOCUS record.
+func (f *Focus) record(l *Line) focusRecord {
+	start, end := later(l.Period, f.from), earlier(l.Period.AddDate(0, 0, 1), f.to)
 	month := time.Date(l.Period.Year(), l.Period.Month(), 1, 0, 0, 0, 0, time.UTC)
-	billed := money(f.cents.Next(l.CostUSD()))
 	namespace, tags := l.tags()
 	sub := l.Cluster
 	if namespace != "" {
 		sub += "/" + namespace
 	}
-	util := ""
+	r := focusRecord{
+		BilledCents: f.cents.Next(l.CostUSD()), Account: f.account, Currency: "USD",
+		BillingPeriodStart: month, BillingPeriodEnd: month.AddDate(0, 1, 0), ChargePeriodStart: start, ChargePeriodEnd: end,
+		ChargeCategory: "Usage", ChargeDescription: l.description(), Quantity: analyze.Sig(l.HeldH), Unit: "GPU-Hours",
+		ServiceCategory: "AI and Machine Learning", ServiceName: "GPU compute",
+		ResourceID: l.Cluster + "/" + l.Node, ResourceName: l.Node, ResourceType: "GPU node", SubAccountID: sub, SubAccountName: namespace, Tags: tags,
+		Cluster: l.Cluster, Node: l.Node, Model: l.Model, Workload: l.Workload,
+		ReservedCost: analyze.Sig(l.HeldUSD), SharedIdleCost: analyze.Sig(l.SharedUSD), UsedGPUHours: analyze.Sig(l.UsedH), IdleGPUHours: analyze.Sig(l.IdleH),
+		EnergyKWh: analyze.Sig(l.EnergyKWh),
+	}
 	if l.HeldH > 0 {
-		util = dec(100 * l.UsedH / l.HeldH)
+		u := analyze.Sig(100 * l.UsedH / l.HeldH)
+		r.UtilizationPct = &u
 	}
-	return []string{
-		billed, f.account, f.account, "USD", month.AddDate(0, 1, 0).Format(focusTime), month.Format(focusTime),
-		"Usage", "", l.description(), end.Format(focusTime), start.Format(focusTime), billed,
-		billed, f.account, billed, dec(l.HeldH), "GPU-Hours", f.account, f.account,
-		"AI and Machine Learning", "GPU compute",
-		dec(l.HeldH), "GPU-Hours", l.Cluster + "/" + l.Node, l.Node, "GPU node", sub, namespace, tags,
-		l.Cluster, l.Node, l.Model, l.Workload, dec(l.HeldUSD), dec(l.SharedUSD), dec(l.UsedH), dec(l.IdleH),
-		util, dec(l.EnergyKWh),
-	}
+	return r
 }
 
 // description is the row's ChargeDescription.
@@ -133,8 +146,6 @@ func (l *Line) tags() (namespace, tags string) {
 	b, _ := json.Marshal(m) // strings only: cannot fail
 	return namespace, string(b)
 }
-
-func money(cents int64) string { return strconv.FormatFloat(USD(cents), 'f', 2, 64) }
 
 // dec is a decimal without exponent, to 9 significant digits at most.
 func dec(v float64) string {

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
 	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/profile"
 )
@@ -110,7 +113,7 @@ func TestFocusExport(t *testing.T) {
 		var b bytes.Buffer
 		var f *chargeback.Focus
 		if _, err := l.Charges(ctx, q, func(w Window) (err error) {
-			f, err = chargeback.NewFocus(&b, "gpu-platform", w.Start, w.End)
+			f, err = chargeback.NewFocus(&b, "csv", "gpu-platform", w.Start, w.End)
 			return err
 		}, f2(&f)); err != nil {
 			t.Fatal(err)
@@ -132,4 +135,80 @@ func TestFocusExport(t *testing.T) {
 // f2 writes each day's lines to the export *f.
 func f2(f **chargeback.Focus) func([]chargeback.Line) error {
 	return func(day []chargeback.Line) error { return (*f).Write(day) }
+}
+
+// TestFocusParquet: the Parquet encoding holds every FOCUS column with the
+// spec's types (costs Decimal, date/times UTC timestamps, strings), the
+// mandatory columns required (never null) but ChargeClass, and the same
+// rows as the CSV, whose BilledCost sums to the same total.
+func TestFocusParquet(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{cluster(t)}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	q := Query{GroupBy: []string{"namespace"}, ShareIdle: chargeback.Even, ShareIdleBy: chargeback.ScopeCluster}
+	docs := map[string]*bytes.Buffer{}
+	totals := map[string]int64{}
+	for _, enc := range chargeback.FocusFormats {
+		var b bytes.Buffer
+		var f *chargeback.Focus
+		if _, err := l.Charges(ctx, q, func(w Window) (err error) {
+			f, err = chargeback.NewFocus(&b, enc, "gpu-platform", w.Start, w.End)
+			return err
+		}, f2(&f)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		docs[enc], totals[enc] = &b, f.TotalCents()
+	}
+	csvCents, csvRows := checkFocus(t, docs["csv"].Bytes())
+	pf, err := parquet.OpenFile(bytes.NewReader(docs["parquet"].Bytes()), int64(docs["parquet"].Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]parquet.Field{}
+	for _, fd := range pf.Schema().Fields() {
+		fields[fd.Name()] = fd
+	}
+	for _, name := range append(append([]string{}, focusMandatory...), focusOptional...) {
+		fd, ok := fields[name]
+		switch {
+		case !ok:
+			t.Fatalf("column %s is missing", name)
+		case slices.Contains(focusMandatory, name) && name != "ChargeClass" && fd.Optional():
+			t.Errorf("mandatory column %s may be null", name)
+		}
+		var lt any
+		if l := fd.Type().LogicalType(); l != nil {
+			lt = l.Value
+		}
+		dec, isDec := lt.(*format.DecimalType)
+		ts, isTS := lt.(*format.TimestampType)
+		switch {
+		case strings.HasSuffix(name, "Cost") && (!isDec || dec.Scale != 2):
+			t.Errorf("%s is %v, not Decimal with scale 2", name, fd.Type())
+		case strings.Contains(name, "Period") && (!isTS || !ts.IsAdjustedToUTC):
+			t.Errorf("%s is %v, not a UTC timestamp", name, fd.Type())
+		}
+	}
+	if pf.NumRows() != int64(csvRows) {
+		t.Errorf("%d Parquet rows, %d CSV rows", pf.NumRows(), csvRows)
+	}
+	type billed struct {
+		BilledCost int64 `parquet:"BilledCost,decimal(2:18)"`
+	}
+	rows, err := parquet.Read[billed](bytes.NewReader(docs["parquet"].Bytes()), int64(docs["parquet"].Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cents int64
+	for _, r := range rows {
+		cents += r.BilledCost
+	}
+	if cents != csvCents || cents != totals["parquet"] || totals["csv"] != csvCents {
+		t.Errorf("BilledCost: Parquet %d cents, CSV %d, the writers' totals %v", cents, csvCents, totals)
+	}
 }

@@ -365,7 +365,7 @@ type LedgerExportSpec struct {
 }
 
 // LedgerExportFormats are the formats of a ledger export.
-var LedgerExportFormats = []string{"focus"}
+var LedgerExportFormats = []string{"focus", "focus-parquet"}
 
 // LedgerExport writes the window's charges as FOCUS 1.2 rows, a day at a
 // time, and returns the sum of their BilledCost.
@@ -393,7 +393,7 @@ func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) 
 	write := func(w io.Writer) error {
 		var f *chargeback.Focus
 		_, err := l.Charges(ctx, q, func(win ledger.Window) (err error) {
-			f, err = chargeback.NewFocus(w, spec.Account, win.Start, win.End)
+			f, err = chargeback.NewFocus(w, focusEncoding(spec.Format), spec.Account, win.Start, win.End)
 			return err
 		}, func(day []chargeback.Line) error { return f.Write(day) })
 		if err == nil {
@@ -407,4 +407,12 @@ func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) 
 		err = fsutil.WriteAtomic(spec.Output, write)
 	}
 	return chargeback.USD(total), err
+}
+
+// focusEncoding is the FOCUS encoding of an export format.
+func focusEncoding(format string) string {
+	if format == "focus-parquet" {
+		return "parquet"
+	}
+	return "csv"
 }
