@@ -28,7 +28,7 @@ of all its data (docs/ledger.md).`,
   seedance ledger report --ledger seedance.db --since 2026-01-05 --group-by team=team`,
 		Args: cobra.NoArgs,
 	}
-	c.AddCommand(newLedgerUpdateCmd(f), newLedgerReportCmd(f), newLedgerExportCmd(f), newLedgerRenameCmd(f))
+	c.AddCommand(newLedgerUpdateCmd(f), newLedgerReportCmd(f), newLedgerExportCmd(f), newLedgerCheckCmd(f), newLedgerRenameCmd(f))
 	return c
 }
 
@@ -211,6 +211,35 @@ cents that sum to the ledger report's total for the same window and rule
 	c.Flags().StringVar(&account, "billing-account", "gpu-platform", "the billing account, invoice issuer and provider the rows name: the platform that owns the GPUs")
 	addSettingFlags(c, "ledger")
 	addSettingFlags(c, "ledger-export")
+	return c
+}
+
+func newLedgerCheckCmd(f *Factory) *cobra.Command {
+	var clusters []string
+	c := &cobra.Command{
+		Use:   "check --ledger DSN --budgets FILE [--fail-at PCT] [--on forecast|actual]",
+		Short: "Fail (exit 3) when a budget's forecast or actual crosses a threshold",
+		Long: `Check the budgets (a YAML file: by, key, monthly, currency, from) against the
+ledger: for the month of the ledger's data end, each group's charges so far
+(by --share-idle) and the month-end forecast from the month's own run rate.
+A line per budget, "ok" or "OVER"; exit status 3 when any budget's forecast
+(or actual, --on actual) reaches --fail-at percent of it, or has no forecast
+(no data of the month yet): for cron and CI (docs/chargeback.md, Budgets).`,
+		Example: `  seedance ledger check --ledger seedance.db --budgets budgets.yaml
+  seedance ledger check --ledger postgres://seedance@ledger-db/seedance --budgets budgets.yaml --fail-at 90 --share-idle weighted`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			return pipeline.LedgerCheck(c.Context(), pipeline.LedgerCheckSpec{Config: cfg, Clusters: clusters}, f.IO.Out)
+		},
+	}
+	c.Flags().StringArrayVar(&clusters, "cluster", nil, "check only this cluster's charges (repeatable; default every cluster in the ledger)")
+	addSettingFlags(c, "ledger")
+	addSettingFlags(c, "ledger-check")
+	addSettingFlags(c, "ledger-export") // the sharing rule
 	return c
 }
 

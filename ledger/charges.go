@@ -142,3 +142,51 @@ func (l *Ledger) groupKeys(ctx context.Context, tx *sql.Tx, sp span, levels []st
 	}
 	return out, nil
 }
+
+// budgets are the budgets' status for the month of the ledger's data end
+// (the latest of the clusters'): each group's charges of the month so far,
+// by the query's sharing rule, and the forecast.
+func (l *Ledger) budgets(ctx context.Context, tx *sql.Tx, v *view, q Query) ([]chargeback.Status, error) {
+	var through time.Time
+	for _, end := range v.ends {
+		if end.After(through) {
+			through = end
+		}
+	}
+	month := through.Add(-time.Millisecond).UTC()
+	month = time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, time.UTC)
+	sp := span{month.Unix(), month.AddDate(0, 1, 0).Unix(), 1, v.clusters}
+	inForce := chargeback.InForce(q.Budgets, through.Add(-time.Millisecond))
+	var out []chargeback.Status
+	for _, level := range chargeback.Levels(inForce) {
+		if err := checkGroupBy([]string{level}); err != nil {
+			return nil, fmt.Errorf("%w (a budget's by)", err)
+		}
+		lq := q
+		lq.GroupBy = []string{level}
+		cb, err := l.chargeback(ctx, tx, sp, lq)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range inForce {
+			if b.By != level {
+				continue
+			}
+			actual := 0.0
+			for _, r := range cb.Rows {
+				if r.Key[0] == b.Key {
+					actual = r.CostUSD
+				}
+			}
+			out = append(out, chargeback.NewStatus(b, month, later(month, v.first), through, actual))
+		}
+	}
+	return out, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

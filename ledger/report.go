@@ -39,6 +39,9 @@ type Query struct {
 	// unallocated cost shared so within ShareIdleBy's scopes.
 	ShareIdle   chargeback.Mode
 	ShareIdleBy chargeback.Scope
+	// Budgets, when set, adds their status for the month of the data's
+	// end (Report.Budgets), the charges shared by ShareIdle.
+	Budgets []chargeback.Budget
 }
 
 // span is the rows a report reads: the clusters' buckets in [lo, hi),
@@ -117,6 +120,9 @@ type Report struct {
 	// (Query.ShareIdle): reserved and used, the unallocated cost shared,
 	// adding up to the bill (docs/chargeback.md).
 	Chargeback *chargeback.Report `json:"chargeback,omitempty"`
+	// Budgets are the budgets' month-to-date charges and forecasts, when
+	// asked for (Query.Budgets).
+	Budgets []chargeback.Status `json:"budgets,omitempty"`
 	// Warnings are what the updates that counted the window warned of
 	// (each cluster's, named when the report covers several), and the
 	// clusters whose data stops well before the others'.
@@ -190,6 +196,9 @@ func (l *Ledger) Report(ctx context.Context, q Query) (*Report, error) {
 		return nil, err
 	}
 	r, err := l.window(ctx, tx, v, q, lo, hi)
+	if err == nil && len(q.Budgets) > 0 {
+		r.Budgets, err = l.budgets(ctx, tx, v, q)
+	}
 	if err == nil && q.Baseline != nil {
 		r.Comparison = compare(q.Baseline, r)
 	}

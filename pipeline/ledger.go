@@ -13,6 +13,7 @@ import (
 	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/render"
@@ -237,6 +238,9 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	if err := shareIdle(cfg.Ledger, &q); err != nil {
 		return err
 	}
+	if err := budgets(cfg.Ledger, &q); err != nil {
+		return err
+	}
 	if spec.BaselineReport != "" {
 		base, err := readBaselineReport(spec.BaselineReport)
 		if err != nil {
@@ -415,4 +419,94 @@ func focusEncoding(format string) string {
 		return "parquet"
 	}
 	return "csv"
+}
+
+// budgets reads the settings' budgets file into the query (none: no
+// budgets).
+func budgets(lc settings.Ledger, q *ledger.Query) error {
+	if lc.BudgetsFile == "" {
+		return nil
+	}
+	b, err := fsutil.ReadRegular(lc.BudgetsFile, settings.MaxFileBytes)
+	if err != nil {
+		return exit.Usagef("--budgets %s: %v", lc.BudgetsFile, err)
+	}
+	if q.Budgets, err = chargeback.ParseBudgets(b, lc.BudgetsFile); err != nil {
+		return exit.Usagef("%v", err)
+	}
+	return nil
+}
+
+// LedgerCheckSpec is one `seedance ledger check`.
+type LedgerCheckSpec struct {
+	Config   *settings.Config
+	Clusters []string
+}
+
+// LedgerCheck reads the budgets' month to date and forecast from the
+// ledger and writes a line each; a budget whose forecast (or actual)
+// reaches the threshold, or has no forecast, fails it with exit status 3.
+func LedgerCheck(ctx context.Context, spec LedgerCheckSpec, stdout io.Writer) error {
+	cfg := spec.Config
+	if cfg.Ledger.DSN == "" {
+		return exit.Usagef("no ledger: give --ledger PATH or --ledger postgres://…")
+	}
+	if cfg.Ledger.BudgetsFile == "" {
+		return exit.Usagef("no budgets: give --budgets FILE (docs/chargeback.md, Budgets)")
+	}
+	statuses, err := budgetStatus(ctx, cfg, spec.Clusters)
+	if err != nil {
+		return err
+	}
+	over := 0
+	for _, s := range statuses {
+		crossed, line := s.Crossed(cfg.Ledger.BudgetThresholdPct, cfg.Ledger.BudgetOn == "actual")
+		verdict := "ok    "
+		if crossed {
+			verdict, over = "OVER  ", over+1
+		}
+		if _, err := fmt.Fprintln(stdout, verdict+table.Visible(line)); err != nil {
+			return err
+		}
+	}
+	if over > 0 {
+		return &exit.Error{Code: exit.GateFailed, Err: fmt.Errorf("%d of %d budgets at or over %g%% (%s)", over, len(statuses), cfg.Ledger.BudgetThresholdPct, cfg.Ledger.BudgetOn)}
+	}
+	return nil
+}
+
+// budgetMetrics writes the budgets' gauges (docs/chargeback.md) when the
+// settings name a ledger and a budgets file: a loop serves them on
+// /metrics for Alertmanager.
+func budgetMetrics(ctx context.Context, cfg *settings.Config, w io.Writer) error {
+	if cfg.Ledger.DSN == "" || cfg.Ledger.BudgetsFile == "" {
+		return nil
+	}
+	statuses, err := budgetStatus(ctx, cfg, nil)
+	if err != nil {
+		return fmt.Errorf("budgets: %w", err)
+	}
+	return render.BudgetProm(w, statuses)
+}
+
+// budgetStatus reads the settings' budgets' status from their ledger, for
+// the clusters (nil: every one).
+func budgetStatus(ctx context.Context, cfg *settings.Config, clusters []string) ([]chargeback.Status, error) {
+	q := ledger.Query{GroupBy: cfg.Analyze.GroupBy, Clusters: clusters}
+	if err := shareIdle(cfg.Ledger, &q); err != nil {
+		return nil, err
+	}
+	if err := budgets(cfg.Ledger, &q); err != nil {
+		return nil, err
+	}
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	r, err := l.Report(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return r.Budgets, nil
 }

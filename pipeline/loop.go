@@ -186,6 +186,9 @@ func (st *loopState) runOnce(ctx context.Context, l LoopSpec, spec AnalyzeSpec, 
 	if err == nil {
 		err = render.Prom(&prom, res, render.Options{Report: spec.Config.Analyze.Report})
 	}
+	if err == nil {
+		err = budgetMetrics(ctx, spec.Config, &prom)
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if err != nil {

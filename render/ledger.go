@@ -53,6 +53,7 @@ func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
 		lines = append(lines, "Provisional from "+*s.ProvisionalFrom+" (the next update counts it again)")
 	}
 	lines = append(lines, jobLines(r)...)
+	lines = append(lines, budgetLines(r.Budgets)...)
 	for _, wn := range r.Warnings {
 		lines = append(lines, "Warning: "+table.Visible(wn))
 	}
@@ -251,4 +252,18 @@ func ledgerCSV(w io.Writer, r *ledger.Report) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// budgetLines are a line per budget: the month so far and the forecast.
+func budgetLines(bs []chargeback.Status) []string {
+	var out []string
+	for _, b := range bs {
+		forecast := "no forecast (no data of the month yet)"
+		if b.ForecastUSD != nil {
+			forecast = fmt.Sprintf("forecast %s (%.0f%%)", money(*b.ForecastUSD), *b.ForecastPct)
+		}
+		out = append(out, fmt.Sprintf("Budget %s=%s, %s a month: %s in %s so far (%.0f%%), %s",
+			table.Visible(b.By), table.Visible(b.Key), money(b.Monthly), money(b.ActualUSD), b.Month, b.ActualPct, forecast))
+	}
+	return out
 }

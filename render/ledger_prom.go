@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/ledger"
 )
 
@@ -39,7 +40,48 @@ func LedgerProm(w io.Writer, r *ledger.Report) error {
 		p.counter("energy_joules_total", "Energy the GPUs drew, settled in the ledger, in joules.", counterVal(*e*3.6e6))
 	}
 	p.gauge("ledger_watermark_timestamp_seconds", "Where the ledger's settled rows end (Unix time).", val(float64(r.Watermark.Unix())))
+	p.budgets(r.Budgets)
 	return p.write(w)
+}
+
+// BudgetProm writes the budgets' gauges alone: what a loop serves on
+// /metrics beside its report's series.
+func BudgetProm(w io.Writer, bs []chargeback.Status) error {
+	p := &promWriter{}
+	p.budgets(bs)
+	return p.write(w)
+}
+
+// budgets adds the budgets' gauges, by level (by) and key, for
+// Alertmanager: the amount, the month's charges so far, the month-end
+// forecast (absent when null) and their ratios to the amount.
+func (p *promWriter) budgets(bs []chargeback.Status) {
+	if len(bs) == 0 {
+		return
+	}
+	gauge := func(name, help string, get func(chargeback.Status) *float64) {
+		var ms []*dto.Metric
+		for _, b := range bs {
+			if v := get(b); v != nil {
+				ms = append(ms, val(*v, "by", b.By, "key", b.Key, "month", b.Month))
+			}
+		}
+		if len(ms) > 0 {
+			p.gauge(name, help, ms...)
+		}
+	}
+	ratio := func(v *float64) *float64 {
+		if v == nil {
+			return nil
+		}
+		r := *v / 100
+		return &r
+	}
+	gauge("budget_usd", "The group's monthly budget, in US dollars.", func(b chargeback.Status) *float64 { return &b.Monthly })
+	gauge("budget_actual_usd", "What the group was charged this month so far, in US dollars.", func(b chargeback.Status) *float64 { return &b.ActualUSD })
+	gauge("budget_forecast_usd", "The group's month-end forecast from the month's run rate, in US dollars.", func(b chargeback.Status) *float64 { return b.ForecastUSD })
+	gauge("budget_actual_ratio", "The month's charges so far over the budget.", func(b chargeback.Status) *float64 { return ratio(&b.ActualPct) })
+	gauge("budget_forecast_ratio", "The month-end forecast over the budget.", func(b chargeback.Status) *float64 { return ratio(b.ForecastPct) })
 }
 
 func (p *promWriter) counter(name, help string, ms ...*dto.Metric) {

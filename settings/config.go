@@ -207,6 +207,12 @@ type Ledger struct {
 	// cluster.
 	ShareIdle   string `mapstructure:"share_idle"`
 	ShareIdleBy string `mapstructure:"share_idle_by"`
+	// BudgetsFile is the budgets (docs/chargeback.md); ledger check fails
+	// when a budget's BudgetOn (forecast or actual) reaches
+	// BudgetThresholdPct of it.
+	BudgetsFile        string  `mapstructure:"budgets_file"`
+	BudgetThresholdPct float64 `mapstructure:"budget_threshold_pct"`
+	BudgetOn           string  `mapstructure:"budget_on"`
 }
 
 // Validate checks that the bucket divides a day, so that buckets meet at
@@ -214,6 +220,9 @@ type Ledger struct {
 func (l Ledger) Validate() error {
 	if l.Bucket > 0 && (24*time.Hour)%l.Bucket != 0 {
 		return exit.Usagef("--bucket %s does not divide a day (1h, 15m, 6h, 24h do)", l.Bucket)
+	}
+	if l.BudgetOn != "" && l.BudgetOn != "forecast" && l.BudgetOn != "actual" {
+		return exit.Usagef("--on %q is not forecast or actual", l.BudgetOn)
 	}
 	return nil
 }

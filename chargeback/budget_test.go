@@ -1,0 +1,70 @@
+package chargeback
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBudgetForecast: the month's run rate carried to its end, by hand.
+// November has 720 hours; a ledger that began on the 11th (since) holds
+// $500 of charges through the 16th 00:00 (120 hours): $500 + $500 ÷ 120 h ×
+// 360 h left = $2,000, 80 % of $2,500. No time counted: no forecast, and a
+// null fails every threshold.
+func TestBudgetForecast(t *testing.T) {
+	nov := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	b := Budget{By: "namespace", Key: "ml", Monthly: 2500}
+	s := NewStatus(b, nov, nov.AddDate(0, 0, 10), nov.AddDate(0, 0, 15), 500)
+	if s.ForecastUSD == nil || *s.ForecastUSD != 2000 || *s.ForecastPct != 80 || s.ActualPct != 20 || s.Month != "2026-11" {
+		t.Fatalf("status %+v, forecast %v", s, s.ForecastUSD)
+	}
+	if over, why := s.Crossed(80, false); !over || !strings.Contains(why, "forecast 2000.00 USD") {
+		t.Errorf("80 %% on the forecast: %v %s", over, why)
+	}
+	if over, _ := s.Crossed(81, false); over {
+		t.Error("81 % on an 80 % forecast crossed")
+	}
+	if over, _ := s.Crossed(20, true); !over {
+		t.Error("20 % on a 20 % actual did not cross")
+	}
+	none := NewStatus(b, nov, nov, nov, 0)
+	if over, why := none.Crossed(1e6, false); none.ForecastUSD != nil || !over || !strings.Contains(why, "no forecast") {
+		t.Errorf("a null forecast: %v %q", over, why)
+	}
+}
+
+// TestBudgetsFile: entries in force by their from day; bad files are one
+// line that names the entry.
+func TestBudgetsFile(t *testing.T) {
+	bs, err := ParseBudgets([]byte(`budgets:
+  - {by: namespace, key: ml, monthly: 1000}
+  - {by: namespace, key: ml, monthly: 2000, currency: USD, from: 2026-11-15}
+  - {by: cluster, key: prod, monthly: 9000, from: 2026-12-01}
+`), "b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 12, 0, 0, 0, time.UTC) }
+	if in := InForce(bs, day(14)); len(in) != 1 || in[0].Monthly != 1000 {
+		t.Errorf("on the 14th: %+v", in)
+	}
+	if in := InForce(bs, day(15)); len(in) != 1 || in[0].Monthly != 2000 {
+		t.Errorf("on the 15th: %+v", in)
+	}
+	if l := Levels(bs); len(l) != 2 || l[0] != "namespace" || l[1] != "cluster" {
+		t.Errorf("levels %v", l)
+	}
+	for doc, want := range map[string]string{
+		"budgets:\n  - {by: namespace, key: ml, monthly: 0}\n":                "budget 1: monthly must be an amount above 0",
+		"budgets:\n  - {by: namespace, key: ml, monthly: 5, currency: EUR}\n": "currency EUR",
+		"budgets:\n  - {by: namespace, monthly: 5}\n":                         "by and key",
+		"budgets:\n  - {by: namespace, key: a, monthly: 5, from: nov}\n":      `from "nov" is not a date`,
+		"budgets:\n  - {by: namespace, key: a, monthly: 5, limit: 3}\n":       "field limit not found",
+		"budget: []\n": "not found",
+	} {
+		_, err := ParseBudgets([]byte(doc), "b.yaml")
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want one line with %q", doc, err, want)
+		}
+	}
+}
