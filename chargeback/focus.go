@@ -25,7 +25,7 @@ var FocusColumns = []string{
 	"ServiceCategory", "ServiceName",
 	"ConsumedQuantity", "ConsumedUnit", "ResourceId", "ResourceName", "ResourceType", "SubAccountId", "SubAccountName", "Tags",
 	"x_Cluster", "x_Node", "x_GPUModel", "x_Workload", "x_ReservedCost", "x_SharedIdleCost", "x_UsedGPUHours", "x_IdleGPUHours",
-	"x_UtilizationPct", "x_EnergyKWh",
+	"x_UtilizationPct", "x_EnergyKWh", "x_EmissionsKgCO2e",
 }
 
 // FocusMandatory is how many of FocusColumns FOCUS 1.2 makes mandatory.
@@ -39,6 +39,9 @@ const focusTime = "2006-01-02T15:04:05Z"
 // cluster's own GPUs have no discounts) is in cents that sum to the
 // rounded total of the lines' charges.
 type Focus struct {
+	// Carbon fills x_EmissionsKgCO2e (else null): the lines carry their
+	// emissions.
+	Carbon  bool
 	out     rowWriter
 	account string
 	// from and to clip the charge periods to the export's window.
@@ -109,6 +112,10 @@ func (f *Focus) record(l *Line) focusRecord {
 	if l.HeldH > 0 {
 		u := analyze.Sig(100 * l.UsedH / l.HeldH)
 		r.UtilizationPct = &u
+	}
+	if f.Carbon && !l.EmissionsUnknown {
+		e := analyze.Sig(l.EmissionsKg)
+		r.EmissionsKg = &e
 	}
 	return r
 }

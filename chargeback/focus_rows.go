@@ -43,18 +43,16 @@ type focusRecord struct {
 	IdleGPUHours       float64
 	UtilizationPct     *float64
 	EnergyKWh          float64
+	EmissionsKg        *float64
 }
 
 // csv is the record's cells, in FocusColumns' order.
 func (r *focusRecord) csv() []string {
 	billed := strconv.FormatFloat(USD(r.BilledCents), 'f', 2, 64)
 	ts := func(t time.Time) string { return t.UTC().Format(focusTime) }
-	class, util := "", ""
+	class := ""
 	if r.ChargeClass != nil {
 		class = *r.ChargeClass
-	}
-	if r.UtilizationPct != nil {
-		util = dec(*r.UtilizationPct)
 	}
 	q := dec(r.Quantity)
 	return []string{
@@ -63,7 +61,7 @@ func (r *focusRecord) csv() []string {
 		billed, r.Account, billed, q, r.Unit, r.Account, r.Account, r.ServiceCategory, r.ServiceName,
 		q, r.Unit, r.ResourceID, r.ResourceName, r.ResourceType, r.SubAccountID, r.SubAccountName, r.Tags,
 		r.Cluster, r.Node, r.Model, r.Workload, dec(r.ReservedCost), dec(r.SharedIdleCost), dec(r.UsedGPUHours), dec(r.IdleGPUHours),
-		util, dec(r.EnergyKWh),
+		optDec(r.UtilizationPct), dec(r.EnergyKWh), optDec(r.EmissionsKg),
 	}
 }
 
@@ -128,6 +126,7 @@ type parquetRecord struct {
 	IdleGPUHours       float64   `parquet:"x_IdleGPUHours"`
 	UtilizationPct     *float64  `parquet:"x_UtilizationPct,optional"`
 	EnergyKWh          float64   `parquet:"x_EnergyKWh"`
+	EmissionsKg        *float64  `parquet:"x_EmissionsKgCO2e,optional"`
 }
 
 // parquetRows writes records into a Parquet file, a row group at a time
@@ -153,7 +152,7 @@ func (p *parquetRows) write(recs []focusRecord) error {
 			ResourceID: r.ResourceID, ResourceName: r.ResourceName, ResourceType: r.ResourceType, SubAccountID: r.SubAccountID,
 			SubAccountName: optional(r.SubAccountName), Tags: r.Tags, Cluster: r.Cluster, Node: r.Node, GPUModel: r.Model, Workload: optional(r.Workload),
 			ReservedCost: r.ReservedCost, SharedIdleCost: r.SharedIdleCost, UsedGPUHours: r.UsedGPUHours, IdleGPUHours: r.IdleGPUHours,
-			UtilizationPct: r.UtilizationPct, EnergyKWh: r.EnergyKWh}
+			UtilizationPct: r.UtilizationPct, EnergyKWh: r.EnergyKWh, EmissionsKg: r.EmissionsKg}
 	}
 	_, err := p.w.Write(out)
 	return err
@@ -167,4 +166,12 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// optDec is a decimal, or "" (null) for nil.
+func optDec(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return dec(*v)
 }

@@ -16,9 +16,11 @@ type Report struct {
 	ShareIdleBy Scope    `json:"share_idle_by"`
 	GroupBy     []string `json:"group_by"`
 	Period      string   `json:"period"` // what unallocated cost is shared within: "day" (UTC)
-	Rows        []Row    `json:"rows"`
-	Unallocated Row      `json:"unallocated"`
-	Total       Row      `json:"total"`
+	// Carbon says the rows' emissions were asked for (a grid intensity).
+	Carbon      bool  `json:"carbon"`
+	Rows        []Row `json:"rows"`
+	Unallocated Row   `json:"unallocated"`
+	Total       Row   `json:"total"`
 }
 
 // Row is one group's charges over the window.
@@ -42,11 +44,17 @@ type Row struct {
 	SharedIdleCostUSD float64 `json:"shared_idle_cost_usd"`
 	CostUSD           float64 `json:"cost_usd"`
 	EnergyKWh         float64 `json:"energy_kwh"`
+	// EmissionsKgCO2e is the energy at the grid intensity of its hours,
+	// idle energy included; null without a grid intensity, or when an
+	// hour with energy has none.
+	EmissionsKgCO2e *float64 `json:"emissions_kg_co2e"`
 }
 
 // sums are a row's unrounded figures.
 type sums struct {
 	held, used, idle, heldUSD, usedUSD, idleUSD, shared, energy float64
+	emissions                                                   float64
+	emissionsUnknown                                            bool
 }
 
 func (s *sums) add(l *Line) {
@@ -58,11 +66,18 @@ func (s *sums) add(l *Line) {
 	s.idleUSD += l.IdleUSD
 	s.shared += l.SharedUSD
 	s.energy += l.EnergyKWh
+	s.emissions += l.EmissionsKg
+	s.emissionsUnknown = s.emissionsUnknown || l.EmissionsUnknown
 }
 
-func (s sums) row(key []string) Row {
+func (s sums) row(key []string, carbon bool) Row {
 	sig := analyze.Sig
-	return Row{Key: key, ReservedGPUHours: sig(s.held), UsedGPUHours: sig(s.used), UnusedReservedGPUHours: sig(s.held - s.used), IdleGPUHours: sig(s.idle),
+	var emissions *float64
+	if carbon && !s.emissionsUnknown {
+		e := sig(s.emissions)
+		emissions = &e
+	}
+	return Row{Key: key, EmissionsKgCO2e: emissions, ReservedGPUHours: sig(s.held), UsedGPUHours: sig(s.used), UnusedReservedGPUHours: sig(s.held - s.used), IdleGPUHours: sig(s.idle),
 		ReservedCostUSD: cents(s.heldUSD), UsedCostUSD: cents(s.usedUSD), UnusedReservedCostUSD: cents(s.heldUSD - s.usedUSD), IdleCostUSD: cents(s.idleUSD),
 		SharedIdleCostUSD: cents(s.shared), EnergyKWh: sig(s.energy)}
 }
@@ -102,8 +117,8 @@ func (s *Summer) Add(lines []Line) {
 
 // Report is the rows, sorted by key, the unallocated row and the total:
 // each row's charge rounded so that the charges sum to the total's.
-func (s *Summer) Report(mode Mode, scope Scope, levels []string) *Report {
-	r := &Report{ShareIdle: mode, ShareIdleBy: scope, GroupBy: levels, Period: "day", Rows: []Row{}}
+func (s *Summer) Report(mode Mode, scope Scope, levels []string, carbon bool) *Report {
+	r := &Report{ShareIdle: mode, ShareIdleBy: scope, GroupBy: levels, Period: "day", Rows: []Row{}, Carbon: carbon}
 	ks := make([]string, 0, len(s.groups))
 	for k := range s.groups {
 		ks = append(ks, k)
@@ -112,13 +127,13 @@ func (s *Summer) Report(mode Mode, scope Scope, levels []string) *Report {
 	var c Cents
 	for _, k := range ks {
 		g := s.groups[k]
-		row := g.row(s.keys[k])
+		row := g.row(s.keys[k], carbon)
 		row.CostUSD = USD(c.Next(g.heldUSD + g.shared))
 		r.Rows = append(r.Rows, row)
 	}
-	r.Unallocated = s.unalloc.row(nil)
+	r.Unallocated = s.unalloc.row(nil, carbon)
 	r.Unallocated.CostUSD = USD(c.Next(s.unalloc.heldUSD + s.unalloc.shared))
-	r.Total = s.all.row(nil)
+	r.Total = s.all.row(nil, carbon)
 	r.Total.CostUSD = USD(c.Total())
 	return r
 }

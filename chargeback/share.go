@@ -75,6 +75,25 @@ type Line struct {
 	// SharedUSD is set by Share: the unallocated cost the line bears, or,
 	// on the unallocated line, minus what it gave away.
 	SharedUSD float64
+	// EmissionsKg is EnergyKWh at the grid intensity of its hours, kg
+	// CO2e; EmissionsUnknown says an hour with energy had no intensity.
+	EmissionsKg      float64
+	EmissionsUnknown bool
+}
+
+// SameAs says whether o is another part (bucket) of the same line: the
+// same period, cluster, node, model and workload.
+func (l *Line) SameAs(o *Line) bool {
+	return l.Period.Equal(o.Period) && l.Cluster == o.Cluster && l.Node == o.Node && l.Model == o.Model && l.Workload == o.Workload
+}
+
+// Merge adds another part of the same line to it.
+func (l *Line) Merge(o *Line) {
+	l.HeldH, l.UsedH, l.IdleH = l.HeldH+o.HeldH, l.UsedH+o.UsedH, l.IdleH+o.IdleH
+	l.HeldUSD, l.UsedUSD, l.IdleUSD = l.HeldUSD+o.HeldUSD, l.UsedUSD+o.UsedUSD, l.IdleUSD+o.IdleUSD
+	l.EnergyKWh, l.EmissionsKg = l.EnergyKWh+o.EnergyKWh, l.EmissionsKg+o.EmissionsKg
+	l.EmissionsUnknown = l.EmissionsUnknown || o.EmissionsUnknown
+	l.PriceUSDPerHour = max(l.PriceUSDPerHour, o.PriceUSDPerHour)
 }
 
 // Unallocated says whether the line is what no workload held.

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,6 +120,51 @@ func TestChargesAddUp(t *testing.T) {
 					t.Errorf("%v %s/%s: %v left unallocated of %v", by, mode, scope, cb.Unallocated.CostUSD, bill)
 				}
 			}
+		}
+	}
+}
+
+// TestEmissionsByHand: jobsProfile's GPUs draw 100 W and 200 W for three
+// hours (09:00–12:00) under a grid of 100, 200 and 300 gCO2e/kWh: GPU 0
+// emits 0.1 kWh × (100 + 200 + 300) g = 0.06 kg, GPU 1 0.12 kg. Account a's
+// jobs held GPU 0 for 09:00–09:30 and 10:00–10:30: 0.05 kWh × 100 g + 0.05
+// kWh × 200 g = 0.015 kg; what no workload held of it, the idle energy,
+// 0.045 kg. An hour missing from the grid makes the figures over it null.
+func TestEmissionsByHand(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{jobsProfile()}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	grid := "datetime,zone,gco2e_per_kwh\n2026-01-05T09:00:00Z,default,100\n2026-01-05T10:00:00Z,default,200\n"
+	for _, full := range []bool{true, false} {
+		doc := grid
+		if full {
+			doc += "2026-01-05T11:00:00Z,default,300\n"
+		}
+		in, err := chargeback.ReadIntensity(strings.NewReader(doc), "grid.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := l.Report(ctx, Query{GroupBy: []string{"account"}, Carbon: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb := r.Chargeback
+		var a *chargeback.Row
+		for i := range cb.Rows {
+			if cb.Rows[i].Key[0] == "a" {
+				a = &cb.Rows[i]
+			}
+		}
+		if a == nil || a.EmissionsKgCO2e == nil || math.Abs(*a.EmissionsKgCO2e-0.015) > 1e-9 {
+			t.Fatalf("full grid %v: account a %+v", full, a)
+		}
+		switch got := cb.Total.EmissionsKgCO2e; {
+		case full && (got == nil || math.Abs(*got-0.18) > 1e-9 || cb.Unallocated.EmissionsKgCO2e == nil || math.Abs(*cb.Unallocated.EmissionsKgCO2e-0.045) > 1e-9):
+			t.Errorf("total %v, unallocated %v; want 0.18 and 0.045", got, cb.Unallocated.EmissionsKgCO2e)
+		case !full && (got != nil || cb.Unallocated.EmissionsKgCO2e != nil):
+			t.Errorf("an hour without intensity: total %v, unallocated %v; want null", *got, cb.Unallocated.EmissionsKgCO2e)
 		}
 	}
 }

@@ -42,6 +42,9 @@ type Query struct {
 	// Budgets, when set, adds their status for the month of the data's
 	// end (Report.Budgets), the charges shared by ShareIdle.
 	Budgets []chargeback.Budget
+	// Carbon, when set, prices the charges' energy in emissions by the
+	// grid intensity of its hours.
+	Carbon *chargeback.Intensity
 }
 
 // span is the rows a report reads: the clusters' buckets in [lo, hi),
@@ -50,6 +53,7 @@ type span struct {
 	lo, hi   int64
 	maxProv  int
 	clusters []string
+	bucket   time.Duration // the buckets' length (charges' grid intensity)
 }
 
 // args are the arguments of a query over the span's rows (from): the
@@ -321,7 +325,7 @@ func (l *Ledger) bounds(ctx context.Context, tx *sql.Tx, v *view, since, until t
 func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, hi time.Time) (*Report, error) {
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(v.bucket / time.Second)}, Watermark: v.watermark,
 		Clusters: v.clusters}
-	sp := span{lo.Unix(), hi.Unix(), 1, v.clusters}
+	sp := span{lo.Unix(), hi.Unix(), 1, v.clusters, v.bucket}
 	if q.Settled {
 		sp.maxProv = 0
 	}
@@ -349,7 +353,7 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 		return nil, err
 	}
 	r.Attribution = attribution(inWindow, total, q.GroupBy)
-	if q.ShareIdle != "" {
+	if q.ShareIdle != "" || q.Carbon != nil {
 		if r.Chargeback, err = l.chargeback(ctx, tx, sp, q); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -241,6 +242,9 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	if err := budgets(cfg.Ledger, &q); err != nil {
 		return err
 	}
+	if err := carbon(cfg.Ledger, &q); err != nil {
+		return err
+	}
 	if spec.BaselineReport != "" {
 		base, err := readBaselineReport(spec.BaselineReport)
 		if err != nil {
@@ -388,6 +392,9 @@ func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) 
 	if err := shareIdle(cfg.Ledger, &q); err != nil {
 		return 0, err
 	}
+	if err := carbon(cfg.Ledger, &q); err != nil {
+		return 0, err
+	}
 	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{ReadOnly: true})
 	if err != nil {
 		return 0, err
@@ -397,7 +404,9 @@ func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) 
 	write := func(w io.Writer) error {
 		var f *chargeback.Focus
 		_, err := l.Charges(ctx, q, func(win ledger.Window) (err error) {
-			f, err = chargeback.NewFocus(w, focusEncoding(spec.Format), spec.Account, win.Start, win.End)
+			if f, err = chargeback.NewFocus(w, focusEncoding(spec.Format), spec.Account, win.Start, win.End); err == nil {
+				f.Carbon = q.Carbon != nil
+			}
 			return err
 		}, func(day []chargeback.Line) error { return f.Write(day) })
 		if err == nil {
@@ -419,6 +428,22 @@ func focusEncoding(format string) string {
 		return "parquet"
 	}
 	return "csv"
+}
+
+// carbon reads the settings' grid intensity into the query (none: no
+// emissions).
+func carbon(lc settings.Ledger, q *ledger.Query) error {
+	if lc.CarbonIntensityFile == "" {
+		return nil
+	}
+	b, err := fsutil.ReadRegular(lc.CarbonIntensityFile, chargeback.MaxIntensityBytes)
+	if err != nil {
+		return exit.Usagef("--carbon-intensity %s: %v", lc.CarbonIntensityFile, err)
+	}
+	if q.Carbon, err = chargeback.ReadIntensity(bytes.NewReader(b), lc.CarbonIntensityFile); err != nil {
+		return exit.Usagef("%v", err)
+	}
+	return nil
 }
 
 // budgets reads the settings' budgets file into the query (none: no

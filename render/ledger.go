@@ -91,7 +91,7 @@ func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
 	}
 	fmt.Fprintln(w)
 	cb := r.Chargeback
-	if _, err := fmt.Fprintf(w, "Charges: unallocated cost shared %s by %s and day\n\n", cb.ShareIdle, cb.ShareIdleBy); err != nil {
+	if _, err := fmt.Fprintf(w, "Charges: unallocated cost shared %s by %s and day\n\n", orNone(cb.ShareIdle), cb.ShareIdleBy); err != nil {
 		return err
 	}
 	header, rows = chargeRows(cb, func(v float64) string { return fmt.Sprintf("%.2f", v) }, money)
@@ -114,10 +114,17 @@ func writeTable(w io.Writer, header []string, rows [][]string, markdown bool) er
 // unallocated row, the total), hours and money as the formats write them.
 func chargeRows(cb *chargeback.Report, hours, usd func(float64) string) ([]string, [][]string) {
 	header := append(groupHeader(cb.GroupBy), "RESERVED GPU-H", "USED GPU-H", "RESERVED", "USED", "UNUSED RESERVED", "SHARED IDLE", "CHARGE")
+	if cb.Carbon {
+		header = append(header, "KG CO2E")
+	}
 	var rows [][]string
 	add := func(key []string, r chargeback.Row) {
-		rows = append(rows, append(append([]string{}, key...), hours(r.ReservedGPUHours), hours(r.UsedGPUHours), usd(r.ReservedCostUSD), usd(r.UsedCostUSD),
-			usd(r.UnusedReservedCostUSD), usd(r.SharedIdleCostUSD), usd(r.CostUSD)))
+		row := append(append([]string{}, key...), hours(r.ReservedGPUHours), hours(r.UsedGPUHours), usd(r.ReservedCostUSD), usd(r.UsedCostUSD),
+			usd(r.UnusedReservedCostUSD), usd(r.SharedIdleCostUSD), usd(r.CostUSD))
+		if cb.Carbon {
+			row = append(row, optNum(r.EmissionsKgCO2e))
+		}
+		rows = append(rows, row)
 	}
 	for _, r := range cb.Rows {
 		key := make([]string, len(r.Key))
@@ -220,8 +227,12 @@ func ledgerCSV(w io.Writer, r *ledger.Report) error {
 	cw := csv.NewWriter(w)
 	if cb := r.Chargeback; cb != nil { // the charges' table instead
 		_, rows := chargeRows(cb, num, num)
-		_ = cw.Write(append(append([]string{}, cb.GroupBy...), "reserved_gpu_hours", "used_gpu_hours", "reserved_cost_usd", "used_cost_usd",
-			"unused_reserved_cost_usd", "shared_idle_cost_usd", "cost_usd"))
+		header := append(append([]string{}, cb.GroupBy...), "reserved_gpu_hours", "used_gpu_hours", "reserved_cost_usd", "used_cost_usd",
+			"unused_reserved_cost_usd", "shared_idle_cost_usd", "cost_usd")
+		if cb.Carbon {
+			header = append(header, "emissions_kg_co2e")
+		}
+		_ = cw.Write(header)
 		for _, row := range rows {
 			for i := range cb.GroupBy {
 				row[i] = cell(row[i])
@@ -266,4 +277,12 @@ func budgetLines(bs []chargeback.Status) []string {
 			table.Visible(b.By), table.Visible(b.Key), money(b.Monthly), money(b.ActualUSD), b.Month, b.ActualPct, forecast))
 	}
 	return out
+}
+
+// orNone is a sharing mode, "none" when unset.
+func orNone(m chargeback.Mode) chargeback.Mode {
+	if m == "" {
+		return chargeback.None
+	}
+	return m
 }

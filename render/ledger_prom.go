@@ -41,7 +41,33 @@ func LedgerProm(w io.Writer, r *ledger.Report) error {
 	}
 	p.gauge("ledger_watermark_timestamp_seconds", "Where the ledger's settled rows end (Unix time).", val(float64(r.Watermark.Unix())))
 	p.budgets(r.Budgets)
+	p.emissions(r.Chargeback)
 	return p.write(w)
+}
+
+// emissions adds the charges' emissions by group, when a grid intensity
+// priced them (rows whose emissions are null are left out).
+func (p *promWriter) emissions(cb *chargeback.Report) {
+	if cb == nil || !cb.Carbon {
+		return
+	}
+	names := levelNames(cb.GroupBy)
+	var ms []*dto.Metric
+	for _, row := range append(append([]chargeback.Row{}, cb.Rows...), cb.Unallocated) {
+		if row.EmissionsKgCO2e == nil {
+			continue
+		}
+		key := row.Key
+		if key == nil {
+			key = make([]string, len(names)) // unallocated: every level empty
+		}
+		labels := make([]string, 0, 2*len(names))
+		for i, n := range names {
+			labels = append(labels, n, key[i])
+		}
+		ms = append(ms, val(*row.EmissionsKgCO2e, labels...))
+	}
+	p.gauge("emissions_kg_co2e", "The group's GPU energy at the grid intensity of its hours, idle energy included, in kg CO2e.", ms...)
 }
 
 // BudgetProm writes the budgets' gauges alone: what a loop serves on

@@ -210,9 +210,12 @@ type Ledger struct {
 	// BudgetsFile is the budgets (docs/chargeback.md); ledger check fails
 	// when a budget's BudgetOn (forecast or actual) reaches
 	// BudgetThresholdPct of it.
-	BudgetsFile        string  `mapstructure:"budgets_file"`
-	BudgetThresholdPct float64 `mapstructure:"budget_threshold_pct"`
-	BudgetOn           string  `mapstructure:"budget_on"`
+	BudgetsFile string `mapstructure:"budgets_file"`
+	// CarbonIntensityFile is the hourly grid intensity that prices the
+	// charges' energy in emissions.
+	CarbonIntensityFile string  `mapstructure:"carbon_intensity_file"`
+	BudgetThresholdPct  float64 `mapstructure:"budget_threshold_pct"`
+	BudgetOn            string  `mapstructure:"budget_on"`
 }
 
 // Validate checks that the bucket divides a day, so that buckets meet at

@@ -1,0 +1,53 @@
+package chargeback
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadIntensity: seedance's own columns and Electricity Maps' hourly
+// export (lifecycle intensity preferred to direct); a file of one zone
+// serves every cluster; a bucket longer than an hour takes its hours'
+// mean and needs every one; bad files are one line naming the line.
+func TestReadIntensity(t *testing.T) {
+	em := "Datetime (UTC),Country,Zone Name,Zone Id,Carbon Intensity gCO₂eq/kWh (direct),Carbon Intensity gCO₂eq/kWh (LCA)\n" +
+		"2026-01-05 09:00:00,Germany,Germany,DE,300,400\n2026-01-05 10:00:00,Germany,Germany,DE,310,500\n"
+	in, err := ReadIntensity(strings.NewReader(em), "de.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h9 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	if g, ok := in.For("prod-eu", h9, 5*time.Minute); !ok || g != 400 {
+		t.Errorf("09:00 for 5 min: %v %v, want the LCA figure 400", g, ok)
+	}
+	if g, ok := in.For("prod-eu", h9, 2*time.Hour); !ok || g != 450 {
+		t.Errorf("09:00 for 2 h: %v %v, want the mean 450", g, ok)
+	}
+	if _, ok := in.For("prod-eu", h9, 3*time.Hour); ok {
+		t.Error("an hour missing gave an intensity")
+	}
+	two, err := ReadIntensity(strings.NewReader("datetime,cluster,gco2e_per_kwh\n2026-01-05T09:00:00Z,a,100\n2026-01-05T09:00:00Z,b,200\n"), "two.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := two.For("b", h9, time.Hour); !ok || g != 200 {
+		t.Errorf("cluster b: %v %v", g, ok)
+	}
+	if _, ok := two.For("c", h9, time.Hour); ok {
+		t.Error("a cluster of no zone of a file of two zones got an intensity")
+	}
+	for doc, want := range map[string]string{
+		"when,zone,gco2e_per_kwh\n":                                "needs a time",
+		"datetime,zone,gco2e_per_kwh\n2026-01-05T09:30:00Z,a,1\n":  "line 2: time \"2026-01-05T09:30:00Z\" is not the start of an hour",
+		"datetime,zone,gco2e_per_kwh\n2026-01-05T09:00:00Z,a,-1\n": "line 2: intensity \"-1\"",
+		"datetime,zone,gco2e_per_kwh\nyesterday,a,1\n":             "is not RFC 3339",
+		"datetime,zone,gco2e_per_kwh\n":                            "no rows",
+		"datetime,zone,gco2e_per_kwh\n2026-01-05T09:00:00Z,a\n":    "too few",
+	} {
+		_, err := ReadIntensity(strings.NewReader(doc), "g.csv")
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want one line with %q", doc, err, want)
+		}
+	}
+}
