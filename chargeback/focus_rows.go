@@ -129,14 +129,17 @@ type parquetRecord struct {
 	EmissionsKg        *float64  `parquet:"x_EmissionsKgCO2e,optional"`
 }
 
-// parquetRows writes records into a Parquet file, a row group at a time
-// (the writer flushes its buffers as they fill: memory is bounded).
+// parquetRowGroup is the rows of a Parquet row group: the writer holds
+// one in memory, whatever the export's length.
+const parquetRowGroup = 32768
+
+// parquetRows writes records into a Parquet file, a row group at a time.
 type parquetRows struct {
 	w *parquet.GenericWriter[parquetRecord]
 }
 
 func newParquetRows(w io.Writer) *parquetRows {
-	return &parquetRows{w: parquet.NewGenericWriter[parquetRecord](w, parquet.Compression(&parquet.Zstd), parquet.CreatedBy("seedance", "", ""))}
+	return &parquetRows{w: parquet.NewGenericWriter[parquetRecord](w, parquet.Compression(&parquet.Zstd), parquet.CreatedBy("seedance", "", ""), parquet.MaxRowsPerRowGroup(parquetRowGroup))}
 }
 
 func (p *parquetRows) write(recs []focusRecord) error {

@@ -116,6 +116,7 @@ var benchRollups = []string{
 	FROM seedance_hold h LEFT JOIN seedance_workload w ON w.cluster = h.cluster AND w.id = h.workload GROUP BY h.cluster, h.bucket, COALESCE(w.owner, 0), h.provisional`,
 	`INSERT INTO seedance_owner_hold_day SELECT cluster, bucket - bucket % 86400, owner, provisional, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), SUM(energy_j), 0
 	FROM seedance_owner_hold GROUP BY cluster, bucket - bucket % 86400, owner, provisional`,
+	strings.TrimSpace(strings.SplitN(migration5, ";", 2)[1]), // the per-day charges
 }
 
 // batch inserts rows, size at a time, by a statement prepared once: many

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -61,49 +62,70 @@ func (l *Ledger) chargeback(ctx context.Context, tx *sql.Tx, sp span, q Query) (
 
 // chargeLines reads the span's hold rows at their GPUs' prices, a line per
 // day, cluster, node, model and workload, and hands them on a day at a
-// time. It returns the bill: the GPUs' observed time at its prices.
+// time: each day is read apart, with its workloads' keys, so that memory
+// holds a day whatever the span. It returns the bill: the GPUs' observed
+// time at its prices.
 func (l *Ledger) chargeLines(ctx context.Context, tx *sql.Tx, sp span, q Query, each func([]chargeback.Line) error) (float64, error) {
-	keys, err := l.groupKeys(ctx, tx, sp, q.GroupBy)
-	if err != nil {
-		return 0, err
-	}
-	args := append([]any{sp.lo, sp.hi, sp.maxProv}, names(sp.clusters)...)
-	lr := &lineReader{q: q, keys: keys, bucket: sp.bucket, each: each}
-	err = scanRows(ctx, tx, lr.scan, chargeQuery(q.Carbon != nil, len(sp.clusters)), args...)
-	if err == nil {
-		err = lr.flush()
-	}
-	if err != nil {
-		return 0, err
+	lr := &lineReader{q: q, bucket: sp.bucket, each: each}
+	for d := day(sp.lo); d < sp.hi; d += 86400 {
+		ds := sp
+		ds.lo, ds.hi = max(sp.lo, d), min(sp.hi, d+86400)
+		if err := l.chargeDay(ctx, tx, ds, lr); err != nil {
+			return 0, err
+		}
 	}
 	var bill float64
-	err = tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(observed_s * price_usd_per_hour), 0) / 3600 FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster", 4, len(sp.clusters)), args...).Scan(&bill)
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(o * p), 0) / 3600 FROM (`+sp.rows("seedance_gpu", "observed_s AS o, price_usd_per_hour AS p", "observed_s, price_usd_per_hour")+`) x`, sp.args()...).Scan(&bill)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	return bill, nil
 }
 
-// chargeQuery sums the hold rows at their GPUs' prices by day, cluster,
-// node, model and workload; byBucket keeps each bucket apart (in order,
-// the rows of a line one after the other), for the grid intensity of its
-// hours.
-func chargeQuery(byBucket bool, clusters int) string {
-	bucket, group := "0", "1, 2, 3, 4, 5"
-	if byBucket {
-		bucket, group = "h.bucket", "1, 2, 3, 4, 5, 6"
+// chargeDay reads one day's (part of a day's) lines into lr, gives them
+// their workloads' keys and hands them on: a whole day from the per-day
+// rollup, a part of one from its hourly rows, every bucket apart with a
+// grid intensity.
+func (l *Ledger) chargeDay(ctx context.Context, tx *sql.Tx, ds span, lr *lineReader) error {
+	in := len(ds.clusters)
+	hourly := append([]any{ds.lo, ds.hi, ds.maxProv}, names(ds.clusters)...)
+	var err error
+	switch {
+	case lr.q.Carbon != nil:
+		err = scanRows(ctx, tx, lr.scan, hourCharges(in, "h.bucket"), hourly...)
+	case ds.hi-ds.lo == 86400:
+		err = scanRows(ctx, tx, lr.scan, `SELECT day, cluster, node, model, workload, 0, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(held_usd), SUM(used_usd), SUM(cost_usd),
+	SUM(energy_j), MAX(price_usd_per_hour)
+FROM seedance_charge_day WHERE day = $1 AND provisional <= $2 AND `+inList("cluster", 3, in)+` GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+			append([]any{ds.lo, ds.maxProv}, names(ds.clusters)...)...)
+	default:
+		err = scanRows(ctx, tx, lr.scan, hourCharges(in, "0"), hourly...)
 	}
-	return `SELECT h.bucket - h.bucket % 86400, h.cluster, h.node, h.model, h.workload, ` + bucket + `, SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s),
-	SUM(h.held_s * g.price_usd_per_hour), SUM(h.used_s * g.price_usd_per_hour), SUM(h.cost_usd), SUM(COALESCE(h.energy_j, 0)), MAX(g.price_usd_per_hour)
-FROM seedance_hold h JOIN seedance_gpu g ON g.cluster = h.cluster AND g.bucket = h.bucket AND g.node = h.node AND g.model = h.model AND g.provisional = h.provisional
-WHERE h.bucket >= $1 AND h.bucket < $2 AND h.provisional <= $3 AND ` + inList("h.cluster", 4, clusters) + `
-GROUP BY ` + group + ` ORDER BY ` + group
+	if err == nil {
+		err = l.keysOf(ctx, tx, lr)
+	}
+	if err != nil {
+		return err
+	}
+	return lr.flush()
 }
 
-// lineReader makes charge lines of chargeQuery's rows, a day at a time.
+// hourCharges sums a span's hold rows at their GPUs' prices by day,
+// cluster, node, model, workload and bucket (the bucket column given:
+// "h.bucket", or "0" for every bucket of a day together), in that order:
+// the rows of a line one after the other.
+func hourCharges(clusters int, bucket string) string {
+	return `SELECT h.bucket - h.bucket % 86400, h.cluster, h.node, h.model, h.workload, ` + bucket + `, SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s),
+	SUM(h.held_s * g.price_usd_per_hour) / 3600, SUM(h.used_s * g.price_usd_per_hour) / 3600, SUM(h.cost_usd), SUM(COALESCE(h.energy_j, 0)), MAX(g.price_usd_per_hour)
+FROM seedance_hold h JOIN seedance_gpu g ON g.cluster = h.cluster AND g.bucket = h.bucket AND g.node = h.node AND g.model = h.model AND g.provisional = h.provisional
+WHERE h.bucket >= $1 AND h.bucket < $2 AND h.provisional <= $3 AND ` + inList("h.cluster", 4, clusters) + `
+GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
+}
+
+// lineReader makes charge lines of the charge queries' rows, a day at a
+// time.
 type lineReader struct {
 	q      Query
-	keys   map[[2]string][]string
 	bucket time.Duration
 	each   func([]chargeback.Line) error
 	day    []chargeback.Line
@@ -112,26 +134,17 @@ type lineReader struct {
 func (lr *lineReader) scan(rows *sql.Rows) error {
 	var c chargeback.Line
 	var d, bucket int64
-	var held, used, idle, heldCost, usedCost, energy float64
-	if err := rows.Scan(&d, &c.Cluster, &c.Node, &c.Model, &c.Workload, &bucket, &held, &used, &idle, &heldCost, &usedCost, &c.IdleUSD, &energy, &c.PriceUSDPerHour); err != nil {
+	var held, used, idle, energy float64
+	if err := rows.Scan(&d, &c.Cluster, &c.Node, &c.Model, &c.Workload, &bucket, &held, &used, &idle, &c.HeldUSD, &c.UsedUSD, &c.IdleUSD, &energy, &c.PriceUSDPerHour); err != nil {
 		return err
 	}
 	c.Period = time.Unix(d, 0).UTC()
-	if len(lr.day) > 0 && !lr.day[0].Period.Equal(c.Period) {
-		if err := lr.flush(); err != nil {
-			return err
-		}
-	}
-	c.HeldH, c.UsedH, c.IdleH, c.HeldUSD, c.UsedUSD, c.EnergyKWh = held/3600, used/3600, idle/3600, heldCost/3600, usedCost/3600, energy/3.6e6
+	c.HeldH, c.UsedH, c.IdleH, c.EnergyKWh = held/3600, used/3600, idle/3600, energy/3.6e6
 	if lr.q.Carbon != nil {
 		g, ok := lr.q.Carbon.For(c.Cluster, time.Unix(bucket, 0), lr.bucket)
-		c.EmissionsKg, c.EmissionsUnknown = c.EnergyKWh*g/1000, !ok && c.EnergyKWh > 0
-		if c.EmissionsUnknown {
-			c.EmissionsKg = 0
+		if c.EmissionsUnknown = !ok && c.EnergyKWh > 0; ok {
+			c.EmissionsKg = c.EnergyKWh * g / 1000
 		}
-	}
-	if !c.Unallocated() {
-		c.Group, c.GroupLevels = lr.keys[[2]string{c.Cluster, c.Workload}], lr.q.GroupBy
 	}
 	if k := len(lr.day) - 1; k >= 0 && lr.day[k].SameAs(&c) {
 		lr.day[k].Merge(&c) // the line's next bucket
@@ -152,30 +165,52 @@ func (lr *lineReader) flush() error {
 	return err
 }
 
-// groupKeys are the group keys, by the levels, of every workload that held
-// GPUs in the span, by cluster and workload.
-func (l *Ledger) groupKeys(ctx context.Context, tx *sql.Tx, sp span, levels []string) (map[[2]string][]string, error) {
-	var ws []workloadRow
-	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+// keysOf gives the day's lines their workloads' group keys, reading the
+// workloads they name by key, a few hundred at a time.
+func (l *Ledger) keysOf(ctx context.Context, tx *sql.Tx, lr *lineReader) error {
+	ids := map[string][]any{} // cluster → its workloads' ids
+	seen := map[[2]string]bool{}
+	for _, c := range lr.day {
+		if k := [2]string{c.Cluster, c.Workload}; !c.Unallocated() && !seen[k] {
+			seen[k] = true
+			ids[c.Cluster] = append(ids[c.Cluster], c.Workload)
+		}
+	}
+	keys := make(map[[2]string][]string, len(seen))
+	parsed := map[string]map[string]string{} // workloads share their labels: parse each set once
+	scan := func(rows *sql.Rows) error {
 		var r workloadRow
-		if err := rows.Scan(&r.cluster, &r.w.ID); err != nil {
+		var labels string
+		if err := rows.Scan(&r.cluster, &r.w.ID, &r.w.Name, &r.w.Kind, &labels); err != nil {
 			return err
 		}
-		ws = append(ws, r)
+		m, ok := parsed[labels]
+		if !ok {
+			if err := json.Unmarshal([]byte(labels), &m); err != nil {
+				return fmt.Errorf("workload %s's labels: %v", r.w.ID, err)
+			}
+			parsed[labels] = m
+		}
+		r.w.Labels = m
+		keys[[2]string{r.cluster, r.w.ID}] = r.keys(lr.q.GroupBy)
 		return nil
-	}, `SELECT DISTINCT cluster, workload FROM seedance_hold WHERE bucket >= $1 AND bucket < $2 AND workload <> '' AND `+inList("cluster", 3, len(sp.clusters)),
-		append([]any{sp.lo, sp.hi}, names(sp.clusters)...)...)
-	if err != nil {
-		return nil, err
 	}
-	if err := l.describe(ctx, tx, ws, `last_bucket >= $1 AND first_bucket < $2 AND `+inList("cluster", 3, len(sp.clusters)), append([]any{sp.lo, sp.hi}, names(sp.clusters)...)...); err != nil {
-		return nil, err
+	for cluster, all := range ids {
+		for len(all) > 0 {
+			batch := all[:min(len(all), 500)]
+			all = all[len(batch):]
+			q := `SELECT cluster, id, name, kind, labels FROM seedance_workload WHERE cluster = $1 AND ` + inList("id", 2, len(batch))
+			if err := scanRows(ctx, tx, scan, q, append([]any{cluster}, batch...)...); err != nil {
+				return err
+			}
+		}
 	}
-	out := make(map[[2]string][]string, len(ws))
-	for i := range ws {
-		out[[2]string{ws[i].cluster, ws[i].w.ID}] = ws[i].keys(levels)
+	for i := range lr.day {
+		if c := &lr.day[i]; !c.Unallocated() {
+			c.Group, c.GroupLevels = keys[[2]string{c.Cluster, c.Workload}], lr.q.GroupBy
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // budgets are the budgets' status for the month of the ledger's data end

@@ -168,3 +168,50 @@ func TestEmissionsByHand(t *testing.T) {
 		}
 	}
 }
+
+// sameChargeDays checks that the per-day charges rollup equals its hourly
+// rows (hold rows at their GPUs' prices) row for row: every write, the
+// provisional rows' replacement and a backfill's recount keep it.
+func sameChargeDays(t testing.TB, l *Ledger) {
+	t.Helper()
+	read := func(q string) map[string][]float64 {
+		out := map[string][]float64{}
+		rows, err := l.db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c, n, m, w string
+			var d, p int64
+			v := make([]float64, 8)
+			if err := rows.Scan(&c, &d, &n, &m, &w, &p, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]); err != nil {
+				t.Fatal(err)
+			}
+			out[strings.Join([]string{c, n, m, w}, "/")+time.Unix(d, 0).UTC().Format(" 2006-01-02")+map[int64]string{0: "", 1: " provisional"}[p]] = v
+		}
+		return out
+	}
+	rollup := read(`SELECT cluster, day, node, model, workload, provisional, held_s, used_s, idle_s, held_usd, used_usd, cost_usd, energy_j, price_usd_per_hour FROM seedance_charge_day`)
+	hourly := read(`SELECT cluster, d, node, model, workload, provisional, SUM(a), SUM(b), SUM(c), SUM(e), SUM(f), SUM(k), SUM(m), MAX(p) FROM (SELECT h.cluster, h.bucket - h.bucket % 86400 AS d, h.node, h.model, h.workload, h.provisional,
+	h.held_s AS a, h.used_s AS b, h.idle_s AS c, h.held_s * g.price_usd_per_hour / 3600 AS e, h.used_s * g.price_usd_per_hour / 3600 AS f, h.cost_usd AS k, COALESCE(h.energy_j, 0) AS m, g.price_usd_per_hour AS p
+	FROM seedance_hold h JOIN seedance_gpu g ON g.cluster = h.cluster AND g.bucket = h.bucket AND g.node = h.node AND g.model = h.model AND g.provisional = h.provisional) x
+	GROUP BY cluster, d, node, model, workload, provisional`)
+	if len(hourly) == 0 {
+		t.Fatal("no hold rows")
+	}
+	for k, want := range hourly {
+		got, ok := rollup[k]
+		for i := 0; ok && i < len(want); i++ {
+			ok = math.Abs(got[i]-want[i]) <= 1e-6*math.Max(1, math.Abs(want[i]))
+		}
+		if !ok {
+			t.Errorf("charges of %s: rollup %v, hourly rows %v", k, got, want)
+		}
+	}
+	for k, got := range rollup {
+		if _, ok := hourly[k]; !ok && math.Abs(got[0])+math.Abs(got[3]) > 1e-6 {
+			t.Errorf("charges of %s: rollup %v, no hourly rows", k, got)
+		}
+	}
+}

@@ -238,8 +238,10 @@ func (l *Ledger) RenameCluster(ctx context.Context, from, to string) error {
 			return fmt.Errorf("%w: %s: %v", ErrLedger, t.name, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE seedance_note SET cluster = $2 WHERE cluster = $1`, from, to); err != nil {
-		return fmt.Errorf("%w: %v", ErrLedger, err)
+	for _, t := range []string{"seedance_note", "seedance_charge_day"} {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET cluster = $2 WHERE cluster = $1`, from, to); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrLedger, t, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("%w: commit: %v", ErrLedger, err)

@@ -8,11 +8,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/testkit/engine"
 	"github.com/seedance/seedance/internal/testkit/pgtest"
 	"github.com/seedance/seedance/profile"
@@ -249,6 +251,7 @@ func equalsOneAnalysis(t *testing.T, newLedger func() *Ledger) {
 			t.Fatal(err)
 		}
 		sameFigures(t, got, want)
+		sameChargeDays(t, l)
 		if t.Failed() {
 			t.Fatalf("seed %d: %d pieces", seed, len(parts))
 		}
@@ -305,6 +308,45 @@ func TestLedgerAcrossDays(t *testing.T) {
 			if math.Abs(*whole.Summary.IdleCostUSD-hours) > 1e-6*hours || hours == 0 {
 				t.Errorf("the day's idle cost from the rollup %v, from its hours %v", *whole.Summary.IdleCostUSD, hours)
 			}
+			sameChargeDays(t, l)
+			chargesFromDaysAndHours(t, l)
 		})
+	}
+}
+
+// chargesFromDaysAndHours: the charges of a window of whole days and
+// partial ones, read from the per-day rollup and from the hourly rows
+// (a grid intensity reads every bucket apart), are the same.
+func chargesFromDaysAndHours(t *testing.T, l *Ledger) {
+	t.Helper()
+	var grid strings.Builder
+	grid.WriteString("datetime,zone,gco2e_per_kwh\n")
+	for h := range 24 * 5 {
+		fmt.Fprintf(&grid, "%s,default,100\n", time.Date(2026, 1, 4, h, 0, 0, 0, time.UTC).Format(time.RFC3339))
+	}
+	in, err := chargeback.ReadIntensity(strings.NewReader(grid.String()), "grid.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Since: time.Date(2026, 1, 5, 13, 0, 0, 0, time.UTC), GroupBy: []string{"namespace"}, ShareIdle: chargeback.Weighted, ShareIdleBy: chargeback.ScopeNode}
+	days, err := l.Report(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Carbon = in
+	hours, err := l.Report(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := days.Chargeback, hours.Chargeback
+	if len(a.Rows) != len(b.Rows) || len(a.Rows) < 2 {
+		t.Fatalf("rows: %d from the days, %d from the hours", len(a.Rows), len(b.Rows))
+	}
+	for i, r := range append(a.Rows, a.Unallocated, a.Total) {
+		w := append(b.Rows, b.Unallocated, b.Total)[i]
+		w.EmissionsKgCO2e = nil
+		if !reflect.DeepEqual(r, w) {
+			t.Errorf("row %d: from the days %+v, from the hours %+v", i, r, w)
+		}
 	}
 }

@@ -40,6 +40,7 @@ func TestMigrationFromSchema3(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	sameChargeDays(t, w) // schema 5 filled the per-day charges from the hourly rows
 	p, err := sim.Record(sim.Options{Nodes: 3, Scenario: sim.ScenarioMixed, Seed: 5}, 15*time.Second, 2*time.Hour, profile.Generator{Name: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 		if err := reprice(ex, r); err != nil {
 			return err
 		}
-		for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day", "seedance_owner_hold", "seedance_owner_hold_day"} {
+		for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day", "seedance_owner_hold", "seedance_owner_hold_day", "seedance_charge_day"} {
 			if err := ex.exec(`DELETE FROM ` + table + ` WHERE cluster = $1 AND provisional = 1`); err != nil {
 				return err
 			}
@@ -165,6 +165,10 @@ price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_
 	if err := writeOwners(ex, r); err != nil {
 		return err
 	}
+	price := map[priceKey]float64{} // a piece's node's GPUs of a model
+	for _, g := range r.cuts.GPUs {
+		price[priceKey{int64(g.Piece), g.Node, g.Model}] = g.PriceUSDPerHour
+	}
 	for _, h := range r.cuts.Holds {
 		if r.skip[h.Piece] {
 			continue
@@ -182,6 +186,12 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 			return err
 		}
 		if err := putHoldDay(ex, day(r.bucketOf[h.Piece]), id, r.provisional(h.Piece), []float64{h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ}); err != nil {
+			return err
+		}
+		p := price[priceKey{int64(h.Piece), h.Node, h.Model}]
+		err = putChargeDay(ex, chargeDay{day: day(r.bucketOf[h.Piece]), node: h.Node, model: h.Model, workload: id, provisional: r.provisional(h.Piece),
+			held: h.HeldS, used: h.UsedS, idle: h.IdleS, heldUSD: h.HeldS * p / 3600, usedUSD: h.UsedS * p / 3600, cost: h.CostUSD, energy: h.EnergyJ, price: p})
+		if err != nil {
 			return err
 		}
 	}
