@@ -23,12 +23,14 @@ const (
 )
 
 // Scope is where unallocated cost stays when it is shared: on the node it
-// was on, or anywhere in its cluster.
+// was on, in its pool (the GPUs of its model in its cluster), or anywhere
+// in its cluster.
 type Scope string
 
 // The sharing scopes.
 const (
 	ScopeNode    Scope = "node"
+	ScopePool    Scope = "pool"
 	ScopeCluster Scope = "cluster"
 )
 
@@ -44,12 +46,10 @@ func ParseMode(s string) (Mode, error) {
 // ParseScope reads --share-idle-by.
 func ParseScope(s string) (Scope, error) {
 	switch sc := Scope(strings.ToLower(strings.TrimSpace(s))); sc {
-	case ScopeNode, ScopeCluster:
+	case ScopeNode, ScopePool, ScopeCluster:
 		return sc, nil
-	case "pool":
-		return "", fmt.Errorf("--share-idle-by pool: the ledger keeps no node labels to know pools by; share by node or cluster")
 	}
-	return "", fmt.Errorf("--share-idle-by %q is not node or cluster", s)
+	return "", fmt.Errorf("--share-idle-by %q is not node, pool or cluster", s)
 }
 
 // Line is what one workload held of one node's GPUs of one model in one
@@ -117,8 +117,11 @@ func Share(lines []Line, mode Mode, scope Scope) {
 	scopes := map[string][]int{}
 	for i := range lines {
 		k := lines[i].Cluster
-		if scope == ScopeNode {
+		switch scope {
+		case ScopeNode:
 			k += "\x00" + lines[i].Node
+		case ScopePool:
+			k += "\x00" + lines[i].Model
 		}
 		scopes[k] = append(scopes[k], i)
 	}

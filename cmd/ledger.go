@@ -226,7 +226,7 @@ A line per budget, "ok" or "OVER"; exit status 3 when any budget's forecast
 (or actual, --on actual) reaches --fail-at percent of it, or has no forecast
 (no data of the month yet): for cron and CI (docs/chargeback.md, Budgets).`,
 		Example: `  seedance ledger check --ledger seedance.db --budgets budgets.yaml
-  seedance ledger check --ledger postgres://seedance@ledger-db/seedance --budgets budgets.yaml --fail-at 90 --share-idle weighted`,
+  seedance ledger check --ledger seedance.db --budgets budgets.yaml --fail-at 90 --share-idle weighted --on actual`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := f.Config()

@@ -299,6 +299,16 @@ func TestDocSnippets(t *testing.T) {
 			if out, code := sb.sh(t, "seedance analyze profile.json --price-file prices.yaml -f json -o price-check.json"); code != 0 {
 				t.Errorf("%s: the price file does not load: %s", where, out)
 			}
+		case s.lang == "yaml" && strings.HasPrefix(s.text, "budgets:"):
+			// A budgets file (docs/chargeback.md): it loads and reports on
+			// the sandbox's ledger (README's).
+			if err := os.WriteFile(filepath.Join(sb.dir, "budgets.yaml"), []byte(s.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ran++
+			if out, code := sb.sh(t, "seedance ledger report --ledger seedance.db --budgets budgets.yaml -f json -o budgets-check.json"); code != 0 {
+				t.Errorf("%s: the budgets file does not load: %s", where, out)
+			}
 		case s.lang == "yaml":
 			cfg := filepath.Join(sb.dir, "config.yaml")
 			if err := os.WriteFile(cfg, []byte(s.text), 0o644); err != nil {

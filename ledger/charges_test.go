@@ -12,10 +12,11 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
-// chargeProfile is an hour of two nodes of two H100s at $2 an hour
-// (docs/chargeback.md, the worked example): on node a, team x's pod holds
-// GPU 0 at 50 % and GPU 1 is held by no workload; on node b, team y's pod
-// holds GPU 0 at 100 % and team x's second pod GPU 1 at 0 %.
+// chargeProfile is an hour of two nodes of two GPUs at $2 an hour
+// (docs/chargeback.md, the worked example): on node a, two H100s, team
+// x's pod holds GPU 0 at 50 % and GPU 1 is held by no workload; on node b,
+// two A100s, team y's pod holds GPU 0 at 100 % and team x's second pod
+// GPU 1 at 0 %.
 func chargeProfile() *profile.Profile {
 	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	n := 3600 / 30
@@ -26,16 +27,16 @@ func chargeProfile() *profile.Profile {
 		}
 		return s
 	}
-	gpus := func(node string, u0, u1 float64) []profile.GPU {
-		return []profile.GPU{{Index: 0, UUID: node + "-0", Model: "NVIDIA H100 80GB HBM3", Series: series(u0)}, {Index: 1, UUID: node + "-1", Model: "NVIDIA H100 80GB HBM3", Series: series(u1)}}
+	gpus := func(node, model string, u0, u1 float64) []profile.GPU {
+		return []profile.GPU{{Index: 0, UUID: node + "-0", Model: model, Series: series(u0)}, {Index: 1, UUID: node + "-1", Model: model, Series: series(u1)}}
 	}
 	pod := func(id, ns string, gpu int) profile.Workload {
 		return profile.Workload{ID: ns + "/" + id, Kind: profile.KindPod, GPUs: []int{gpu}, Labels: map[string]string{"namespace": ns}}
 	}
 	return &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: t0, EndedAt: t0.Add(time.Hour), IntervalS: 30, Complete: true,
 		Nodes: []profile.Node{
-			{Name: "a", GPUs: gpus("a", 50, 0), Workloads: []profile.Workload{pod("p1", "x", 0)}},
-			{Name: "b", GPUs: gpus("b", 100, 0), Workloads: []profile.Workload{pod("p2", "y", 0), pod("p3", "x", 1)}},
+			{Name: "a", GPUs: gpus("a", "NVIDIA H100 80GB HBM3", 50, 0), Workloads: []profile.Workload{pod("p1", "x", 0)}},
+			{Name: "b", GPUs: gpus("b", "NVIDIA A100-SXM4-80GB", 100, 0), Workloads: []profile.Workload{pod("p2", "y", 0), pod("p3", "x", 1)}},
 		}}
 }
 
@@ -47,7 +48,7 @@ func TestChargeback(t *testing.T) {
 	l := openDSN(t, t.TempDir()+"/l.db")
 	ctx := context.Background()
 	p := params()
-	p.Pricer = pricing.New(map[string]float64{"H100": 2}, 2)
+	p.Pricer = pricing.New(map[string]float64{"H100": 2, "A100": 2}, 2)
 	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{chargeProfile()}, Params: p}); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +60,7 @@ func TestChargeback(t *testing.T) {
 		{chargeback.None, chargeback.ScopeNode, 4, 2, 2},
 		{chargeback.Weighted, chargeback.ScopeNode, 6, 2, 0},          // node a's $2 to x, its only holder
 		{chargeback.Even, chargeback.ScopeNode, 6, 2, 0},              // the same: one group on node a
+		{chargeback.Even, chargeback.ScopePool, 6, 2, 0},              // the H100 pool's $2: x alone holds H100s
 		{chargeback.Weighted, chargeback.ScopeCluster, 5.33, 2.67, 0}, // $2 × 4/6 and × 2/6
 		{chargeback.Even, chargeback.ScopeCluster, 5, 3, 0},           // $1 each
 	} {
@@ -97,7 +99,7 @@ func TestChargesAddUp(t *testing.T) {
 	bill := 0.0
 	for _, by := range [][]string{{"namespace"}, {"workload"}, {"cluster", "namespace"}, {"controller"}} {
 		for _, mode := range []chargeback.Mode{chargeback.None, chargeback.Weighted, chargeback.Even} {
-			for _, scope := range []chargeback.Scope{chargeback.ScopeNode, chargeback.ScopeCluster} {
+			for _, scope := range []chargeback.Scope{chargeback.ScopeNode, chargeback.ScopePool, chargeback.ScopeCluster} {
 				r, err := l.Report(ctx, Query{GroupBy: by, ShareIdle: mode, ShareIdleBy: scope})
 				if err != nil {
 					t.Fatal(err)

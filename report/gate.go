@@ -103,6 +103,17 @@ func Gates(doc *Result, gates []string) ([]Gate, error) {
 		if hasLeft {
 			res.Value = left
 		}
+		if path, isNull := nullField(g, env); isNull {
+			// A null anywhere in the gate (==, !=, not, and, or,
+			// arithmetic) fails it: it never passes on missing data.
+			res.Error = path + " is null: not measured in this report"
+			if hasLeft && left == nil {
+				res.Error = "the value is null: not measured in this report"
+			}
+			failed = true
+			results = append(results, res)
+			continue
+		}
 		prog, err := exprguard.Compile(g, expr.Env(env), expr.AsBool())
 		var out any
 		if err == nil {
@@ -236,3 +247,34 @@ func lookup(n ast.Node, env map[string]any) (v any, found bool) {
 
 // ErrInvalidGate marks a gate expression that does not compile.
 var ErrInvalidGate = fmt.Errorf("invalid gate")
+
+// nullField is the first field path of the gate whose value in the report
+// is null (a figure with no measurement behind it); ok is false when the
+// gate reads none.
+func nullField(g string, env map[string]any) (path string, ok bool) {
+	tree, err := parser.Parse(g) // g passed exprguard.Check (Gates)
+	if err != nil {
+		return "", false
+	}
+	f := &nullFinder{env: env}
+	ast.Walk(&tree.Node, f)
+	return f.path, f.path != ""
+}
+
+// nullFinder visits a gate's nodes for a field path whose value is null.
+type nullFinder struct {
+	env  map[string]any
+	path string
+}
+
+func (f *nullFinder) Visit(n *ast.Node) {
+	if f.path != "" {
+		return
+	}
+	switch (*n).(type) {
+	case *ast.IdentifierNode, *ast.MemberNode:
+		if v, found := lookup(*n, f.env); found && v == nil {
+			f.path = (*n).String()
+		}
+	}
+}

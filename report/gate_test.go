@@ -157,3 +157,27 @@ func TestGateOnGroup(t *testing.T) {
 		t.Fatalf("a gate on no group: %v", err)
 	}
 }
+
+// TestEveryUseOfANullFails: a null figure fails every form of gate that
+// reads it, with exit 3 (ErrGateFailed) and the field named, never a pass
+// and never a usage error: ==, !=, not, and, or, arithmetic, a function.
+func TestEveryUseOfANullFails(t *testing.T) {
+	for _, g := range []string{
+		"summary.avg_mem_bw_util_pct != 5",
+		"summary.avg_mem_bw_util_pct == 5",
+		"not (summary.avg_mem_bw_util_pct < 10)",
+		"summary.avg_mem_bw_util_pct < 10 or true",
+		"true and summary.avg_mem_bw_util_pct > 0",
+		"summary.avg_mem_bw_util_pct + 1 > 0",
+		"1 < summary.avg_mem_bw_util_pct * 2",
+		"max(summary.avg_mem_bw_util_pct, 1) > 0",
+		"summary.avg_mem_bw_util_pct == nil",
+	} {
+		r := gateReport(t) // no memory-bandwidth column: the figure is null
+		err := eval(r, g, "summary.gpus == 1")
+		if !errors.Is(err, ErrGateFailed) || len(r.Gates) != 2 || r.Gates[0].Passed || !r.Gates[1].Passed ||
+			!strings.Contains(r.Gates[0].Error, "summary.avg_mem_bw_util_pct is null") && !strings.Contains(r.Gates[0].Error, "the value is null") {
+			t.Errorf("%s: err %v, gates %+v", g, err, r.Gates)
+		}
+	}
+}

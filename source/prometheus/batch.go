@@ -31,8 +31,10 @@ type discovery struct {
 	// queries would give (pushdown.given).
 	counts *counts
 	// clusters are the values of the series' cluster label ("" for a
-	// series without one), to name the profile's cluster.
+	// series without one), to name the profile's cluster; external is the
+	// server's cluster external label, for series that carry none.
 	clusters map[string]bool
+	external string
 }
 
 type foundNode struct {

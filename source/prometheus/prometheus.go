@@ -146,6 +146,9 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	case len(d.nodes) == 0:
 		return nil, noMetrics(o)
 	}
+	if len(d.clusters) == 1 && d.clusters[""] {
+		d.external = r.c.externalCluster(ctx)
+	}
 	batches := d.batches(samplesPerGPU(o, r.held(), len(r.names)), o.BatchSamples)
 	r.total += len(batches) * len(r.names) * len(r.chunks)
 	k := readKube(ctx, r.c, matchers, o.Start, o.End, func() { r.tick(nil) })
@@ -342,6 +345,9 @@ func (d *discovery) cluster() string {
 		return ""
 	}
 	for c := range d.clusters {
+		if c == "" {
+			return d.external // no series names one: the server's
+		}
 		return c
 	}
 	return ""

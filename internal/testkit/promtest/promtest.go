@@ -51,10 +51,18 @@ type Server struct {
 // serves it.
 func Start(t testing.TB, openMetrics []byte) *Server {
 	t.Helper()
-	return StartSlices(t, 1, func(_ int, w io.Writer) error {
+	return StartExternal(t, openMetrics, "")
+}
+
+// StartExternal is Start with a cluster external label in the server's
+// global configuration ("" for none), as a Prometheus of one cluster of
+// several has (external_labels: {cluster: …}).
+func StartExternal(t testing.TB, openMetrics []byte, cluster string) *Server {
+	t.Helper()
+	return startSlicesIn(t, t.TempDir(), 1, func(_ int, w io.Writer) error {
 		_, err := w.Write(openMetrics)
 		return err
-	})
+	}, cluster)
 }
 
 // StartVictoriaMetrics loads the OpenMetrics document into a fresh
@@ -182,6 +190,13 @@ func StartSlices(t testing.TB, slices int, write func(i int, w io.Writer) error)
 // can be measured again without it.
 func StartSlicesIn(t testing.TB, dir string, slices int, write func(i int, w io.Writer) error) *Server {
 	t.Helper()
+	return startSlicesIn(t, dir, slices, write, "")
+}
+
+// startSlicesIn is StartSlicesIn with a cluster external label ("" for
+// none).
+func startSlicesIn(t testing.TB, dir string, slices int, write func(i int, w io.Writer) error, externalCluster string) *Server {
+	t.Helper()
 	prom, promtool := binary(t, "prometheus", "prometheus"), binary(t, "promtool", "prometheus")
 	tsdb := filepath.Join(dir, "tsdb")
 	marker := filepath.Join(dir, fmt.Sprintf("backfilled-%d-slices", slices))
@@ -216,7 +231,11 @@ func StartSlicesIn(t testing.TB, dir string, slices int, write func(i int, w io.
 		}
 	}
 	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644); err != nil {
+	global := "global:\n  scrape_interval: 15s\n"
+	if externalCluster != "" {
+		global += "  external_labels:\n    cluster: " + externalCluster + "\n"
+	}
+	if err := os.WriteFile(cfg, []byte(global), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	port := testnet.FreePort(t)
