@@ -1,7 +1,12 @@
 package analyze
 
 import (
+	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/seedance/seedance/profile"
 )
 
 // TestContextSamples: samples outside the profile's window count for
@@ -30,7 +35,7 @@ func TestContextSamples(t *testing.T) {
 		energy[i] = 1000 + 100*float64(i)
 	}
 	ts, util, energy = ts[:len(ts)-1], util[:len(ts)-1], energy[:len(ts)-1] // the last at 330
-	doc := mkProfile(t, t0, 300, 30, nodeSpec{name: "n1", gpus: []gpuSpec{{uuid: "GPU-a", t: ts, util: util, energy: energy}}})
+	doc := withContext(t, mkProfile(t, t0, 300, 30, nodeSpec{name: "n1", gpus: []gpuSpec{{uuid: "GPU-a", t: ts, util: util, energy: energy}}}), 60)
 	r := mustAnalyze(t, DefaultParams(), doc)
 	near(t, "gpu_hours", r.Summary.GPUHours, 300.0/3600)
 	nearPtr(t, "idle_gpu_hours", r.Summary.IdleGPUHours, 60.0/3600)
@@ -40,4 +45,23 @@ func TestContextSamples(t *testing.T) {
 	if len(n.IdleIntervals) != 2 || n.IdleIntervals[0] != (Interval{0, 30}) || n.IdleIntervals[1] != (Interval{270, 300}) {
 		t.Errorf("idle intervals %v, want [0, 30) and [270, 300)", n.IdleIntervals)
 	}
+}
+
+// withContext is the profile document with context_s set: how far around
+// its window its samples may lie.
+func withContext(t *testing.T, doc []byte, contextS float64) []byte {
+	t.Helper()
+	if _, err := profile.Read(bytes.NewReader(doc)); err == nil || !strings.Contains(err.Error(), "more than its context") {
+		t.Fatalf("a profile with samples outside its window and no context_s: %v", err)
+	}
+	var raw profile.Profile
+	if err := json.Unmarshal(doc, &raw); err != nil {
+		t.Fatal(err)
+	}
+	raw.ContextS = contextS
+	var b bytes.Buffer
+	if err := profile.Encode(&b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -420,8 +420,14 @@ func TestLoopSoak(t *testing.T) {
 	}
 	waitUntil(t, 120*time.Second, func() bool { return runs() >= 50 })
 	rss0, fds0 := sample()
+	series0 := metricSeries(t, l)
 	waitUntil(t, 600*time.Second, func() bool { return runs() >= 400 })
 	rss1, fds1 := sample()
+	// /metrics is the latest run's series, each once: replaced, not
+	// appended to, run after run.
+	if series1 := metricSeries(t, l); series1 > series0+8 || series1 < series0-8 {
+		t.Errorf("/metrics had %d series after 50 runs, %d after 400", series0, series1)
+	}
 	close(stop)
 	n := <-scraped
 	t.Logf("after 50 runs: %d KiB, %d files; after %d runs and %d scrapes: %d KiB, %d files", rss0, fds0, runs(), n, rss1, fds1)
@@ -447,4 +453,26 @@ func loopWithRule(t *testing.T) (*loopRun, string) {
 	l := startLoop(t, "analyze", "--source", "sim", "--duration", "60", "--rules", rules, "--output", filepath.Join(dir, "report.json"))
 	l.waitFor("rule first", func(m string) bool { return strings.Contains(m, `seedance_rule_matches{rule="first"}`) })
 	return l, rules
+}
+
+// metricSeries scrapes /metrics and counts its series, failing on one
+// that appears twice (the same name and labels).
+func metricSeries(t *testing.T, l *loopRun) int {
+	t.Helper()
+	code, body := l.get("/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d %s", code, body)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(body, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key := line[:max(strings.LastIndexByte(line, ' '), 0)]
+		if seen[key] {
+			t.Fatalf("/metrics has %s twice", key)
+		}
+		seen[key] = true
+	}
+	return len(seen)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,10 +227,13 @@ func TestOnePlan(t *testing.T) {
 				if r.code != 0 {
 					t.Fatalf("%v %v %s: recommend exit %d %s", args, settings, dialect, r.code, r.errOut)
 				}
-				if dialect != "json" {
-					continue // the script is written from the same plan: its stderr line says so
-				}
 				b, _ := os.ReadFile(out)
+				if dialect == "kubectl" {
+					sameNodesAndMoves(t, fmt.Sprint(args, settings), rep.Migration, string(b))
+				}
+				if dialect != "json" {
+					continue
+				}
 				var x, y any
 				_ = json.Unmarshal(rep.Migration, &x)
 				_ = json.Unmarshal(b, &y)
@@ -240,5 +244,50 @@ func TestOnePlan(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// sameNodesAndMoves checks that a kubectl script drains the nodes analyze's
+// plan releases, every one, and predicts its running pods' moves as the
+// plan makes them: the script's NODES and PREDICTED arrays against the
+// plan's released_nodes and moves.
+func sameNodesAndMoves(t *testing.T, what string, planJSON []byte, script string) {
+	t.Helper()
+	var plan struct {
+		Moves []struct {
+			Workload, To string
+		}
+		Released []string `json:"released_nodes"`
+	}
+	if err := json.Unmarshal(planJSON, &plan); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	predicted := map[string]string{}
+	for _, l := range strings.Split(script, "\n") {
+		switch {
+		case strings.HasPrefix(l, "NODES=( "):
+			nodes = strings.Fields(strings.TrimSuffix(strings.TrimPrefix(l, "NODES=( "), ")"))
+		case strings.HasPrefix(l, "declare -A PREDICTED=( "):
+			for _, kv := range strings.Fields(strings.TrimSuffix(strings.TrimPrefix(l, "declare -A PREDICTED=( "), ")")) {
+				k, v, _ := strings.Cut(strings.TrimPrefix(kv, "["), "]=")
+				predicted[k] = v
+			}
+		}
+	}
+	want := map[string]string{}
+	for _, m := range plan.Moves {
+		want[m.Workload] = m.To
+	}
+	if fmt.Sprint(nodes) != fmt.Sprint(plan.Released) {
+		t.Errorf("%s: the kubectl script drains %v; the plan releases %v", what, nodes, plan.Released)
+	}
+	for w, to := range predicted { // the running pods' moves (a pending one is not evicted)
+		if want[w] != to {
+			t.Errorf("%s: the kubectl script predicts %s on %s; the plan moves it to %q", what, w, to, want[w])
+		}
+	}
+	if len(predicted) == 0 && len(plan.Moves) > 0 && !strings.Contains(what, "move-pending") {
+		t.Errorf("%s: the kubectl script predicts no move; the plan has %d", what, len(plan.Moves))
 	}
 }

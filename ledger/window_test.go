@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -72,4 +73,47 @@ func TestAnyWindowEqualsAnalyzeOfIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFigures(t, got, oneAnalysis(t, profile.Frame(p, from, from.Add(5*time.Minute), reach), []string{"namespace"}))
+}
+
+// TestTenureBridgedAcrossUpdates: a source knows a workload from its
+// samples, so a read that starts between two samples has the workload
+// from its first sample on, an interval after the read's start. Updates
+// cut between samples, each input's workloads holding their GPUs from its
+// first sample (as the Prometheus source reads them), count what one
+// analysis of the whole counts: the hole at each edge is bridged.
+func TestTenureBridgedAcrossUpdates(t *testing.T) {
+	p, err := sim.Record(sim.Options{Nodes: 2, Scenario: sim.ScenarioMixed, Seed: 4}, 30*time.Second, time.Hour, profile.Generator{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := oneAnalysis(t, p, []string{"workload"})
+	l := openDSN(t, filepath.Join(t.TempDir(), "ledger.db"))
+	from := p.StartedAt.Add(-time.Millisecond)
+	for _, cut := range []time.Duration{10*time.Minute + 7*time.Second, 25*time.Minute + 19*time.Second, 41*time.Minute + 3*time.Second, time.Hour} {
+		to := p.StartedAt.Add(cut)
+		part := profile.Join([]*profile.Profile{p}, from, to, false)
+		first := math.Inf(1) // the read's first sample, from its start
+		for _, n := range part.Nodes {
+			for _, g := range n.GPUs {
+				if len(g.Series.T) > 0 {
+					first = math.Min(first, g.Series.T[0])
+				}
+			}
+		}
+		span := part.EndedAt.Sub(part.StartedAt).Seconds()
+		for ni := range part.Nodes {
+			for wi := range part.Nodes[ni].Workloads {
+				part.Nodes[ni].Workloads[wi].Intervals = []profile.Tenure{{StartS: first, EndS: span}}
+			}
+		}
+		if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{part}, Params: params()}); err != nil {
+			t.Fatal(err)
+		}
+		from = to
+	}
+	got, err := l.Report(context.Background(), Query{GroupBy: []string{"workload"}, EnergyUSDPerKWh: 0.12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFigures(t, got, want)
 }

@@ -60,6 +60,6 @@ func Frame(p *Profile, from, to time.Time, reach time.Duration) *Profile {
 	for i := range out.Nodes {
 		out.Nodes[i].Reframe(shift, span)
 	}
-	out.StartedAt, out.EndedAt = from, to
+	out.StartedAt, out.EndedAt, out.ContextS = from, to, reach.Seconds()
 	return out
 }

@@ -32,6 +32,7 @@ func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 	fromMS := float64(from.UnixMilli())
 	for _, p := range ps {
 		out.Generator, out.Source, out.IntervalS, out.Cluster = p.Generator, p.Source, p.IntervalS, p.Cluster
+		out.ContextS = max(out.ContextS, p.ContextS)
 		out.Complete = out.Complete && p.Complete
 		out.PendingUnknown, out.Unscheduled = p.PendingUnknown, p.Unscheduled
 		base := float64(p.StartedAt.UnixMilli())

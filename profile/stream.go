@@ -28,6 +28,8 @@ type Header struct {
 	Unscheduled []Workload
 	// Cluster is Profile.Cluster.
 	Cluster string
+	// ContextS is Profile.ContextS.
+	ContextS float64
 }
 
 // Item is one step of a streamed profile: a GPU of a node, or the end of a
@@ -245,7 +247,7 @@ func (s *Stream) rest() error {
 func (s *Stream) node(ni int, fn func(Item) error) error {
 	var n Node
 	var pending []GPU // GPUs read before the node's name
-	uuids := map[string]bool{}
+	uuids, indexes := map[string]bool{}, map[int]bool{}
 	err := members(s.sc, func(key string) error {
 		switch key {
 		case "name":
@@ -272,6 +274,9 @@ func (s *Stream) node(ni int, fn func(Item) error) error {
 					return fmt.Errorf("node %q gpus[%d] %w", short(n.Name), gi, err)
 				}
 				if err := checkGPUEntry(g, gi, uuids, &s.tallies); err != nil {
+					return invalidGPU{fmt.Sprintf("node %q gpus[%d]: %v", short(n.Name), gi, err)}
+				}
+				if err := s.window().check(g, indexes); err != nil {
 					return invalidGPU{fmt.Sprintf("node %q gpus[%d]: %v", short(n.Name), gi, err)}
 				}
 				if n.Name == "" {
@@ -339,4 +344,13 @@ func StreamOf(p *Profile, name string) (*Stream, error) {
 		return nil, s.wrap(err)
 	}
 	return s, nil
+}
+
+// window is the profile's window, once the header is read (before it,
+// an infinite one: Validate checks the buffered nodes).
+func (s *Stream) window() window {
+	if !s.atNodes {
+		return window{math.Inf(1), 0}
+	}
+	return window{s.Header.EndedAt.Sub(s.Header.StartedAt).Seconds(), s.Header.ContextS}
 }

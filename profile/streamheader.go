@@ -63,7 +63,7 @@ var errStop = errors.New("stop")
 
 // setHeader keeps p's top-level fields as the stream's Header.
 func (s *Stream) setHeader(p *Profile) {
-	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown, p.Unscheduled, p.Cluster}
+	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown, p.Unscheduled, p.Cluster, p.ContextS}
 }
 
 // headerField reads the value of one top-level key into p; an unknown
@@ -79,6 +79,8 @@ func (s *Stream) headerField(p *Profile, key string) error {
 		dst = &p.Source
 	case "cluster":
 		dst = &p.Cluster
+	case "context_s":
+		dst = &p.ContextS
 	case "started_at":
 		dst = &p.StartedAt
 	case "ended_at":

@@ -33,6 +33,10 @@ type Profile struct {
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
 	IntervalS float64   `json:"interval_s"`
+	// ContextS is how far before started_at and after ended_at the source
+	// read context samples (Frame): a sample outside the window by more
+	// is an error.
+	ContextS float64 `json:"context_s,omitempty"`
 	// Complete is false when the run was interrupted or failed part-way.
 	Complete bool `json:"complete"`
 	// PendingUnknown, when set, says why the source could not see the work

@@ -3,6 +3,7 @@ package profile
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -60,6 +61,9 @@ func Validate(p *Profile) error {
 	if p.EndedAt.Before(p.StartedAt) {
 		return fmt.Errorf("%w: ended_at %s is before started_at %s", ErrInvalid, p.EndedAt.Format(timeFormat), p.StartedAt.Format(timeFormat))
 	}
+	if !(p.ContextS >= 0 && p.ContextS <= 86400) {
+		return fmt.Errorf("%w: context_s %v is outside 0–86400 seconds", ErrInvalid, p.ContextS)
+	}
 	if !(p.IntervalS > 0) {
 		return fmt.Errorf("%w: interval_s must be a positive number of seconds, got %v", ErrInvalid, p.IntervalS)
 	}
@@ -75,9 +79,13 @@ func Validate(p *Profile) error {
 		if err := validateNode(n, p.EndedAt.Sub(p.StartedAt).Seconds()); err != nil {
 			return fmt.Errorf("%w: node %q: %v", ErrInvalid, short(n.Name), err)
 		}
-		uuids := map[string]bool{}
+		uuids, indexes := map[string]bool{}, map[int]bool{}
+		w := window{p.EndedAt.Sub(p.StartedAt).Seconds(), p.ContextS}
 		for gi := range n.GPUs {
 			if err := checkGPUEntry(&n.GPUs[gi], gi, uuids, nil); err != nil {
+				return fmt.Errorf("%w: node %q gpus[%d]: %v", ErrInvalid, short(n.Name), gi, err)
+			}
+			if err := w.check(&n.GPUs[gi], indexes); err != nil {
 				return fmt.Errorf("%w: node %q gpus[%d]: %v", ErrInvalid, short(n.Name), gi, err)
 			}
 		}
@@ -187,6 +195,36 @@ func validateGPU(g *GPU, tl *tallies) error {
 				return checkValue(m, i, v)
 			}
 		}
+	}
+	return nil
+}
+
+// window is a profile's window, spanS long, and the context read around
+// it (docs/profile-format.md, Context samples).
+type window struct{ spanS, contextS float64 }
+
+// windowSlackS absorbs the rounding of sample times to the millisecond.
+const windowSlackS = 0.001
+
+// check refuses a sample that lies outside the window by more than its
+// context, and a GPU (not a MIG device, which carries its parent's
+// index) whose index another GPU of the node has (indexes holds theirs).
+func (w window) check(g *GPU, indexes map[int]bool) error {
+	if g.MIG == nil {
+		if indexes[g.Index] {
+			return fmt.Errorf("index %d: a second GPU with the index (uuid %q)", g.Index, short(g.UUID))
+		}
+		indexes[g.Index] = true
+	}
+	t := g.Series.T
+	if len(t) == 0 || math.IsInf(w.spanS, 1) {
+		return nil
+	}
+	if first := t[0]; first < -w.contextS-windowSlackS {
+		return fmt.Errorf("series.t[0] = %v s lies %v s before the window, more than its context (context_s %v)", first, -first, w.contextS)
+	}
+	if last := t[len(t)-1]; last >= w.spanS+w.contextS+windowSlackS {
+		return fmt.Errorf("series.t[%d] = %v s lies %v s after the window's end (%v s), more than its context (context_s %v)", len(t)-1, last, last-w.spanS, w.spanS, w.contextS)
 	}
 	return nil
 }

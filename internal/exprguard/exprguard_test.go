@@ -3,7 +3,9 @@ package exprguard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +74,7 @@ func TestTooLarge(t *testing.T) {
 // TestBudgets (#27, case 3): what used to take 20 GB, 2.2 GB or a minute
 // stops at its budget, in bounded memory, with ErrBudget.
 func TestBudgets(t *testing.T) {
+	defer heapCeiling(t, 1<<30)()
 	l := Limits{Time: 200 * time.Millisecond, Bytes: 8 << 20}
 	for _, src := range []string{
 		`len(repeat(repeat("a", 100000), 100000)) > 0`,
@@ -129,4 +132,55 @@ func TestAsBool(t *testing.T) {
 	if _, err := Compile(`name + "x"`, expr.Env(env), expr.AsBool()); err == nil {
 		t.Error("a string condition compiled as a boolean")
 	}
+}
+
+// TestEachBudgetAlone: the time budget stops a computation that takes no
+// memory, whatever the memory budget; the memory budget stops one that
+// builds a large value, whatever the time budget (each named in the
+// error). Under a hard heap ceiling: a memory budget that does not hold
+// ends the test, not the machine.
+func TestEachBudgetAlone(t *testing.T) {
+	defer heapCeiling(t, 1<<30)()
+	for _, c := range []struct {
+		src  string
+		l    Limits
+		says string
+	}{
+		{`let r = 1..1000; all(r, {all(r, {all(r, {# > 0})})})`, Limits{Time: 100 * time.Millisecond, Bytes: 1 << 40}, "ran longer than 100ms"},
+		{`len(repeat("abcdefgh", 50000000)) > 0`, Limits{Time: time.Hour, Bytes: 64 << 20}, "64 MiB"},
+		{`len(join(map(1..100000, repeat("x", 1000)), ",")) > 0`, Limits{Time: time.Hour, Bytes: 64 << 20}, "MiB"},
+	} {
+		start := time.Now()
+		_, err := run(t, c.src, c.l)
+		if !errors.Is(err, ErrBudget) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%.50s…: %v, want the budget that says %q", c.src, err, c.says)
+		}
+		if took := time.Since(start); took > 30*time.Second {
+			t.Errorf("%.50s…: took %s", c.src, took)
+		}
+	}
+}
+
+// heapCeiling panics when the process' heap passes limit bytes while the
+// test runs (read every 5 ms, without stopping the world): the budgets'
+// tests then fail at a gigabyte instead of taking the machine's memory.
+// The returned function stops the watch.
+func heapCeiling(t *testing.T, limit uint64) func() {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			metrics.Read(s)
+			if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > limit {
+				panic(fmt.Sprintf("%s: the heap passed %d MiB: a memory budget did not hold", t.Name(), limit>>20))
+			}
+		}
+	}()
+	return func() { close(done) }
 }

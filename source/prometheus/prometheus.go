@@ -153,7 +153,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	r.total += len(batches) * len(r.names) * len(r.chunks)
 	k := readKube(ctx, r.c, matchers, o.Start, o.End, func() { r.tick(nil) })
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
-		StartedAt: r.win.Start.UTC(), EndedAt: r.win.End.UTC(), Complete: true}
+		StartedAt: r.win.Start.UTC(), EndedAt: r.win.End.UTC(), Complete: true, ContextS: max(o.Before, o.After).Seconds()}
 	defer func() { r.spacing.finish(p, o.Step) }()
 	emitted := 0
 	for bi, bt := range batches {
