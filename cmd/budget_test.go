@@ -41,6 +41,10 @@ func TestLedgerCheckBudgets(t *testing.T) {
 	if prom.code != 0 || !strings.Contains(prom.out, `seedance_budget_forecast_ratio{by="namespace",key="eval",month="2026-01"}`) {
 		t.Errorf("report -f prom: exit %d\n%s%s", prom.code, prom.out, prom.errOut)
 	}
+	page := run(t, nil, "ledger", "report", "--ledger", led, "--budgets", budgets, "--share-idle", "even", "-f", "html")
+	if page.code != 0 || !strings.Contains(page.out, `<table class="sortable" id="charges">`) || !strings.Contains(page.out, "Budget namespace=eval") {
+		t.Errorf("report -f html: exit %d, no charges or budgets: %s", page.code, page.errOut)
+	}
 	if promtool, err := exec.LookPath("promtool"); err == nil {
 		c := exec.Command(promtool, "check", "metrics")
 		c.Stdin = strings.NewReader(prom.out)

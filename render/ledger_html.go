@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"html/template"
 	"io"
 	"strings"
@@ -38,7 +39,11 @@ var ledgerTemplate = template.Must(template.New("ledger").Funcs(template.FuncMap
 {{end}}<tr><td colspan="{{len .R.Attribution.GroupBy}}">(unallocated)</td><td></td><td class="n">{{printf "%.2f" .R.Attribution.Unallocated.HeldGPUHours}}</td><td class="n">{{printf "%.2f" .R.Attribution.Unallocated.UsedGPUHours}}</td><td></td><td class="n">{{printf "%.2f" .R.Attribution.Unallocated.IdleHeldGPUHours}}</td><td class="n">{{money .R.Attribution.Unallocated.WasteCostUSD}}</td></tr>
 <tr><td colspan="{{len .R.Attribution.GroupBy}}">(total)</td><td></td><td class="n">{{printf "%.2f" .R.Attribution.Total.HeldGPUHours}}</td><td class="n">{{printf "%.2f" .R.Attribution.Total.UsedGPUHours}}</td><td></td><td class="n">{{printf "%.2f" .R.Attribution.Total.IdleHeldGPUHours}}</td><td class="n">{{money .R.Attribution.Total.WasteCostUSD}}</td></tr>
 </tbody></table>
-<h2>Prices</h2>
+{{if .ChargeRows}}<h2>Charges{{if .R.Chargeback.ShareIdle}}, unallocated cost shared {{.R.Chargeback.ShareIdle}} by {{.R.Chargeback.ShareIdleBy}} and day{{end}}</h2>
+<table class="sortable" id="charges"><thead><tr>{{range .ChargeHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .ChargeRows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+{{end}}<h2>Prices</h2>
 <table id="prices"><thead><tr><th>Model</th><th>USD per GPU-hour</th><th>Source</th><th>From</th></tr></thead><tbody>
 {{range .R.Prices}}<tr><td>{{.Model}}</td><td class="n">{{printf "%.3f" .USDPerHour}}</td><td>{{.Source}}</td><td>{{.FirstBucket}}</td></tr>
 {{end}}</tbody></table>
@@ -62,7 +67,13 @@ func ledgerHTML(w io.Writer, r *ledger.Report) error {
 	}
 	by := strings.Join(r.Attribution.GroupBy, ", ")
 	chart, legend := dailyChart("daily-waste", r.DailyWaste)
+	var chargeHeader []string
+	var chargeRowsHTML [][]string
+	if r.Chargeback != nil {
+		chargeHeader, chargeRowsHTML = chargeRows(r.Chargeback, func(v float64) string { return fmt.Sprintf("%.2f", v) }, money)
+	}
 	return ledgerTemplate.Execute(w, map[string]any{
+		"ChargeHeader": chargeHeader, "ChargeRows": chargeRowsHTML,
 		"CSP":    template.HTMLAttr(pageCSP()),
 		"CSS":    template.CSS(pageCSS),
 		"Script": template.JS(pageScript),
@@ -70,7 +81,7 @@ func ledgerHTML(w io.Writer, r *ledger.Report) error {
 		"R":      r, "By": by,
 		"IdleCost": moneyOpt(s.IdleCostUSD), "IdleHours": numOpt(s.IdleGPUHours, 1), "IdleShare": ratioPct(s.IdleRatio),
 		"Util": pct(s.AvgGPUUtilPct), "Energy": energyText(s.EnergyKWh),
-		"Lines":      jobLines(r),
+		"Lines":      append(jobLines(r), budgetLines(r.Budgets)...),
 		"Daily":      template.HTML(bars("daily", "idle cost by day", daily)),
 		"ByGroup":    template.HTML(bars("groups", "waste by "+by, groups)),
 		"WasteChart": template.HTML(chart), "WasteLegend": legendHTML("legend-daily-waste", legend),
