@@ -245,6 +245,9 @@ type analysis struct {
 	// unscheduled is the work that waits for GPUs on no node (the latest
 	// input's profile.Unscheduled).
 	unscheduled []profile.Workload
+	// badClaims are the workloads that name GPUs their node does not
+	// report, counterFaults the energy steps no GPU could draw (claims.go).
+	badClaims, counterFaults faults
 }
 
 // model returns one shared copy of a model name.
@@ -346,6 +349,7 @@ func (a *analysis) item(it profile.Item, in input) error {
 		if it.End.Topology != nil {
 			n.topology = a.topologies.Intern(it.End.Topology)
 		}
+		a.badClaims.check(n, it.End.Workloads)
 		n.addWorkloads(it.End.Workloads, &a.labels, a.keep, in)
 		return nil
 	}
@@ -353,7 +357,7 @@ func (a *analysis) item(it profile.Item, in input) error {
 	acc := n.gpu(g.UUID)
 	if acc == nil {
 		if n.ctx == nil {
-			n.ctx = &gpuContext{node: n.name, threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark, spanS: a.windowS,
+			n.ctx = &gpuContext{node: n.name, threshold: a.p.IdleThresholdPct, window: a.p.IdleWindow.Seconds(), spark: n.spark, spanS: a.windowS, faults: &a.counterFaults,
 				demand: &n.demand, scaling: a.p.Scaling, weights: a.weights}
 		}
 		acc = &gpuAcc{uuid: g.UUID, model: a.model(g.Model), share: 1, index: int32(g.Index), memTotal: g.MemoryTotalBytes, mig: g.MIG, ctx: n.ctx}

@@ -42,6 +42,8 @@ func (a *analysis) report(r *Report) {
 		DefaultPricesUsed: pricer.DefaultsUsed(), UnpricedModelsUsed: pricer.Unmatched(), PoolBy: a.p.PoolBy,
 	}
 	r.Warnings = append(r.Warnings, PriceWarnings(pricer)...)
+	r.Warnings = append(r.Warnings, a.badClaims.warnings("workload claim(s) name a GPU their node does not report, so nothing is attributed to them there")...)
+	r.Warnings = append(r.Warnings, a.counterFaults.warnings(fmt.Sprintf("energy counter step(s) larger than a GPU can draw (%g kW over the step's time) were left out as counter faults", maxGPUPowerW/1000))...)
 	r.Suggestions = suggest(r.Nodes, a.nodes)
 	a.sections(r, pricer)
 	r.Timeline = a.timeline(r.Nodes)

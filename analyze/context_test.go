@@ -65,3 +65,29 @@ func withContext(t *testing.T, doc []byte, contextS float64) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestClaimOfAGPUTheNodeHasNot: a workload that names a GPU index its node
+// does not report is said in the warnings, not dropped in silence.
+func TestClaimOfAGPUTheNodeHasNot(t *testing.T) {
+	ts := steps(0, 10)
+	doc := mkProfile(t, t0, 10, 1, nodeSpec{name: "n1", gpus: []gpuSpec{{uuid: "GPU-a", t: ts, util: fill(50, 10)}},
+		workloads: []profile.Workload{{ID: "ml/p", Kind: profile.KindPod, GPUs: []int{0, 9}}}})
+	r := mustAnalyze(t, DefaultParams(), doc)
+	if got := strings.Join(r.Warnings, "\n"); !strings.Contains(got, "1 workload claim(s) name a GPU their node does not report") || !strings.Contains(got, "ml/p on node n1: GPU index 9") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
+
+// TestEnergyCounterFault: a step of the energy counter no GPU could draw
+// over its time (1e12 J in 30 s) is left out and warned of, not reported
+// as 2.8e5 kWh; the steps around it count.
+func TestEnergyCounterFault(t *testing.T) {
+	ts := []float64{0, 30, 60, 90}
+	energy := []float64{1000, 4000, 1e12, 1e12 + 3000}
+	doc := mkProfile(t, t0, 120, 30, nodeSpec{name: "n1", gpus: []gpuSpec{{uuid: "GPU-a", t: ts, util: fill(50, 4), energy: energy}}})
+	r := mustAnalyze(t, DefaultParams(), doc)
+	nearPtr(t, "energy_kwh", r.Summary.EnergyKWh, 6000/3.6e6)
+	if got := strings.Join(r.Warnings, "\n"); !strings.Contains(got, "1 energy counter step(s) larger than a GPU can draw") || !strings.Contains(got, "GPU GPU-a on node n1") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}

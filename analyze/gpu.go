@@ -45,6 +45,7 @@ type gpuAcc struct {
 	powerJ           float64 // Σ power × coverage
 	energyInc        float64 // Σ positive increments of energy_j
 	lastEnergy       float64
+	lastEnergyT      float64 // the time of lastEnergy's reading
 	runStart, runEnd float64
 	runs             []Interval // counted idle runs, whole (context too)
 	idleS            float64
@@ -60,6 +61,7 @@ type gpuContext struct {
 	// spanS is the analysis window's length: a sample outside [0, spanS)
 	// is context (docs/analysis.md, Context samples), counted for nothing.
 	spanS   float64
+	faults  *faults    // the analysis' energy counter faults
 	spark   *sparkline // the node's
 	demand  *demandAcc // the node's, for the scaling what-if
 	scaling *ScalingParams
@@ -202,9 +204,14 @@ func (g *gpuAcc) energy(s sample, lo, cov float64) {
 		n := g.energyN &^ powerSeen
 		if n > 0 && s.energy > g.lastEnergy && s.t >= 0 && s.t < g.ctx.spanS {
 			inc = s.energy - g.lastEnergy
+			if inc > maxGPUPowerW*(s.t-g.lastEnergyT) {
+				// A step no GPU could draw in the time: a counter fault.
+				g.ctx.faults.add(fmt.Sprintf("GPU %s on node %s, %.0f J in %.3g s at %.3f s", g.uuid, g.ctx.node, inc, s.t-g.lastEnergyT, s.t))
+				inc = 0
+			}
 			g.energyInc += inc
 		}
-		g.lastEnergy = s.energy
+		g.lastEnergy, g.lastEnergyT = s.energy, s.t
 		g.energyN = min(n+1, 2) | g.energyN&powerSeen
 	}
 	if x := g.ext; x != nil && x.rare != nil && x.rare.cutting {
@@ -238,6 +245,11 @@ func (g *gpuAcc) energyJ() float64 {
 	}
 	return g.powerJ
 }
+
+// maxGPUPowerW bounds what a GPU can draw: an energy counter's step of
+// more over its time is a fault (a reset, a corrupt reading), not energy.
+// The largest GPUs draw about 1.4 kW.
+const maxGPUPowerW = 10000.0
 
 // powerSeen is the bit of gpuAcc.energyN set by a power reading.
 const powerSeen = 0x80

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/seedance/seedance/internal/table"
 )
 
 // focusRecord is one FOCUS row: what the CSV and Parquet encodings
@@ -55,12 +57,14 @@ func (r *focusRecord) csv() []string {
 		class = *r.ChargeClass
 	}
 	q := dec(r.Quantity)
+	v := table.Visible // names from the cluster: ESC, CR, NUL… as \x1b, never raw
+	account := v(r.Account)
 	return []string{
-		billed, r.Account, r.Account, r.Currency, ts(r.BillingPeriodEnd), ts(r.BillingPeriodStart),
-		r.ChargeCategory, class, r.ChargeDescription, ts(r.ChargePeriodEnd), ts(r.ChargePeriodStart), billed,
-		billed, r.Account, billed, q, r.Unit, r.Account, r.Account, r.ServiceCategory, r.ServiceName,
-		q, r.Unit, r.ResourceID, r.ResourceName, r.ResourceType, r.SubAccountID, r.SubAccountName, r.Tags,
-		r.Cluster, r.Node, r.Model, r.Workload, dec(r.ReservedCost), dec(r.SharedIdleCost), dec(r.UsedGPUHours), dec(r.IdleGPUHours),
+		billed, account, account, r.Currency, ts(r.BillingPeriodEnd), ts(r.BillingPeriodStart),
+		r.ChargeCategory, class, v(r.ChargeDescription), ts(r.ChargePeriodEnd), ts(r.ChargePeriodStart), billed,
+		billed, account, billed, q, r.Unit, account, account, r.ServiceCategory, r.ServiceName,
+		q, r.Unit, v(r.ResourceID), v(r.ResourceName), r.ResourceType, v(r.SubAccountID), v(r.SubAccountName), r.Tags,
+		v(r.Cluster), v(r.Node), v(r.Model), v(r.Workload), dec(r.ReservedCost), dec(r.SharedIdleCost), dec(r.UsedGPUHours), dec(r.IdleGPUHours),
 		optDec(r.UtilizationPct), dec(r.EnergyKWh), optDec(r.EmissionsKg),
 	}
 }

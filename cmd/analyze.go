@@ -175,6 +175,13 @@ func analyzeRun(ctx context.Context, f *Factory, spec *pipeline.AnalyzeSpec) err
 	if err := pipeline.WriteReport(f.IO.Out, f.IO.IsStdoutTTY(), spec.Config.Analyze, res); err != nil {
 		return err
 	}
+	if ac := spec.Config.Analyze; ac.Output != "-" || (ac.Format != "table" && ac.Format != "markdown") {
+		// The report's warnings are not in front of the user (a file, or a
+		// format read by a program): stderr says them.
+		for _, w := range res.Warnings {
+			fmt.Fprintln(f.IO.ErrOut, "warning: "+table.Visible(w))
+		}
+	}
 	for _, n := range res.Summary.Notes {
 		fmt.Fprintln(f.IO.ErrOut, "note: "+table.Visible(n))
 	}

@@ -185,3 +185,18 @@ func TestYAMLFormats(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 }
+
+// TestWarningsReachStderr: a warning of the report (a rule stopped by its
+// budget) is said on stderr when the report goes to a file or in a format
+// a program reads, not only inside it.
+func TestWarningsReachStderr(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yaml")
+	saveAs(t, rules, "rules:\n  - name: hog\n    when: 'len(repeat(\"a\", 1000000000)) > 0'\n    suggest: {text: x}\n")
+	for _, args := range [][]string{{"-f", "json", "-o", filepath.Join(dir, "r.json")}, {"-f", "table", "-o", filepath.Join(dir, "r.txt")}, {"-f", "json"}} {
+		r := run(t, nil, append([]string{"analyze", "--source", "sim", "--duration", "120", "--rules", rules}, args...)...)
+		if r.code != 0 || !strings.Contains(r.errOut, "warning: rule hog: ") || !strings.Contains(r.errOut, "over its budget") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.errOut)
+		}
+	}
+}

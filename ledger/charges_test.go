@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -216,4 +217,32 @@ func sameChargeDays(t testing.TB, l *Ledger) {
 			t.Errorf("charges of %s: rollup %v, no hourly rows", k, got)
 		}
 	}
+}
+
+// TestLedgerRefusesAPlantedLink: a ledger path that is a symbolic link to
+// nothing is refused by a writer, which would create the link's target;
+// a link to an existing ledger is followed.
+func TestLedgerRefusesAPlantedLink(t *testing.T) {
+	dir := t.TempDir()
+	target, link := dir+"/planted.db", dir+"/ledger.db"
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), link, Options{}); err == nil || !strings.Contains(err.Error(), "symbolic link to nothing") {
+		t.Fatalf("a dangling link: %v", err)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("the link's target was created")
+	}
+	ledgerPath := dir + "/real.db"
+	openDSN(t, ledgerPath).Close()
+	good := dir + "/good.db"
+	if err := os.Symlink(ledgerPath, good); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(context.Background(), good, Options{})
+	if err != nil {
+		t.Fatalf("a link to a ledger: %v", err)
+	}
+	l.Close()
 }

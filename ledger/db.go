@@ -177,6 +177,9 @@ func openSQLite(path string, o Options) (*sql.DB, error) {
 			q += "&immutable=1"
 		}
 	} else {
+		if err := checkLink(path); err != nil {
+			return nil, err
+		}
 		q += "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	}
 	db, err := sql.Open("sqlite", "file:"+url.PathEscape(path)+q)
@@ -265,4 +268,21 @@ func redact(dsn string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// checkLink refuses a ledger path that is a symbolic link to nothing (a
+// writer would create its target: a link another user planted in a shared
+// directory picks where seedance writes) or one owned by another user.
+func checkLink(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil // absent (created here) or not a link
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s is a symbolic link to nothing: seedance does not create a link's target (give the target's path)", path)
+	}
+	if owner, ok := fsutil.Owner(fi); ok && owner != os.Geteuid() {
+		return fmt.Errorf("%s is a symbolic link of another user (uid %d): give the target's path", path, owner)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/seedance/seedance/internal/table"
 	"io"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 // cell guards against spreadsheet formula injection: a value starting with
 // =, +, -, @, tab or CR is prefixed with a single quote.
 func cell(s string) string {
+	s = table.Visible(s) // ESC, CR, NUL… as \x1b: never raw in a file a terminal may show
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}

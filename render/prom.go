@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/seedance/seedance/internal/table"
 	"io"
 	"slices"
 	"strconv"
@@ -59,7 +60,9 @@ func (p *promWriter) gauge(name, help string, ms ...*dto.Metric) {
 func val(v float64, labels ...string) *dto.Metric {
 	m := &dto.Metric{Gauge: &dto.Gauge{Value: proto.Float64(clean(v))}}
 	for i := 0; i+1 < len(labels); i += 2 {
-		m.Label = append(m.Label, &dto.LabelPair{Name: proto.String(labels[i]), Value: proto.String(labels[i+1])})
+		// A label's control characters (ESC, CR, NUL…) as \x1b, as the
+		// terminal formats write them.
+		m.Label = append(m.Label, &dto.LabelPair{Name: proto.String(labels[i]), Value: proto.String(table.Visible(labels[i+1]))})
 	}
 	return m
 }

@@ -244,11 +244,17 @@ func TestAttributionSections(t *testing.T) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(render(t, "prom", r, o)))
 	waste := fams["seedance_attribution_waste_usd"]
-	if err != nil || waste == nil || len(waste.Metric) != 2 || waste.Metric[1].Label[0].GetName() != "team" || waste.Metric[1].Label[0].GetValue() != "=cmd|<b>x</b>\x1b[31m" {
+	if err != nil || waste == nil || len(waste.Metric) != 2 || waste.Metric[1].Label[0].GetName() != "team" || waste.Metric[1].Label[0].GetValue() != `=cmd|<b>x</b>\x1b[31m` {
 		t.Fatalf("prom: %v %v", err, waste)
 	}
-	rows, err := csv.NewReader(bytes.NewReader(render(t, "csv", r, o))).ReadAll()
-	if err != nil || len(rows) != 4 || rows[0][0] != "team=team" || !strings.HasPrefix(rows[1][0], "'=cmd") || rows[2][0] != "(unallocated)" || rows[3][6] != "3.5" {
+	csvOut := render(t, "csv", r, o)
+	rows, err := csv.NewReader(bytes.NewReader(csvOut)).ReadAll()
+	if err != nil || len(rows) != 4 || rows[0][0] != "team=team" || rows[1][0] != `'=cmd|<b>x</b>\x1b[31m` || rows[2][0] != "(unallocated)" || rows[3][6] != "3.5" {
 		t.Fatalf("csv %q %v", rows, err)
+	}
+	for format, out := range map[string][]byte{"csv": csvOut, "prom": render(t, "prom", r, o)} {
+		if bytes.ContainsAny(out, "\x1b\x00") {
+			t.Errorf("%s holds a raw control character:\n%q", format, out)
+		}
 	}
 }

@@ -33,6 +33,16 @@ func asMap(doc *Result) (m map[string]any, hasDelta bool, err error) {
 	if _, hasDelta = m["delta"]; !hasDelta {
 		m["delta"] = map[string]any{}
 	}
+	if delta, ok := m["delta"].(map[string]any); ok && hasDelta {
+		// A figure null in the report or in the baseline has no delta: a
+		// gate over it reads null, and fails with the reason.
+		summary, _ := m["summary"].(map[string]any)
+		for k, v := range summary {
+			if _, isNum := v.(float64); (isNum || v == nil) && delta[k] == nil {
+				delta[k] = nil
+			}
+		}
+	}
 	return m, hasDelta, nil
 }
 

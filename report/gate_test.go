@@ -181,3 +181,17 @@ func TestEveryUseOfANullFails(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaOfANullFails: a delta.* gate over a figure null on one side
+// (here the report's memory bandwidth) fails with the reason, exit 3, not
+// an invalid gate.
+func TestDeltaOfANullFails(t *testing.T) {
+	r, base := gateReport(t), gateReport(t)
+	v := 12.0
+	base.Summary.AvgMemBWUtilPct = &v
+	r.SetBaseline(&base.Summary)
+	err := eval(r, "delta.avg_mem_bw_util_pct <= 5", "delta.idle_cost_usd <= 0")
+	if !errors.Is(err, ErrGateFailed) || r.Gates[0].Passed || !strings.Contains(GateLine(r.Gates[0]), "null") || !r.Gates[1].Passed {
+		t.Errorf("err %v, gates %+v", err, r.Gates)
+	}
+}
