@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -475,4 +478,58 @@ func metricSeries(t *testing.T, l *loopRun) int {
 		seen[key] = true
 	}
 	return len(seen)
+}
+
+// TestSlowClientsTakeNoSlot: 200 clients that drip a request's header a
+// byte at a time (more than limits.http_connections) do not take the
+// loop's HTTP slots: /healthz and /metrics keep answering, each request
+// within a deadline far above a probe's (it used to wait about a minute).
+func TestSlowClientsTakeNoSlot(t *testing.T) {
+	engine.SkipShort(t, "holds 200 connections open")
+	l := startLoop(t, "analyze", "--source", "sim", "--sim-nodes", "2", "--duration", "60", "--output", filepath.Join(t.TempDir(), "r.json"))
+	l.waitFor("a run", func(m string) bool { return strings.Contains(m, `seedance_loop_runs_total{result="ok"}`) })
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var dripping atomic.Int32
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("tcp", l.addr)
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			_, _ = io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n")
+			dripping.Add(1)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				if _, err := io.WriteString(c, "X"); err != nil {
+					return // closed by the server: dial again, as an attacker would
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	waitUntil(t, 30*time.Second, func() bool { return dripping.Load() == 200 })
+	// A connection each, as probes make them.
+	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := range 20 {
+		for _, path := range []string{"/healthz", "/metrics"} {
+			resp, err := client.Get("http://" + l.addr + path)
+			if err != nil {
+				t.Fatalf("request %d to %s with 200 slow clients: %v", i, path, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s: %d", path, resp.StatusCode)
+			}
+		}
+	}
+	l.stop()
 }

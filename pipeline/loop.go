@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,7 +146,8 @@ func (st *loopState) serve(spec AnalyzeSpec) (stop func(), err error) {
 		return nil, exit.Usagef("--listen %s: %v", addr, err)
 	}
 	srv := listenServer(st, cfg.Limits.HTTPTimeout)
-	go func() { _ = srv.Serve(netutil.LimitListener(ln, cfg.Limits.HTTPConnections)) }() // ends in stop
+	srv.ConnState = (&pendingCap{max: cfg.Limits.HTTPConnections}).track
+	go func() { _ = srv.Serve(netutil.LimitListener(ln, 4*cfg.Limits.HTTPConnections)) }() // ends in stop
 	fmt.Fprintf(st.log, "serving /metrics and /healthz on %s\n", ln.Addr())
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -312,10 +314,43 @@ func (st *loopState) reloaded(ok bool) {
 
 // listenServer serves the loop's endpoints with every phase of a request
 // bounded by timeout: reading it, writing the answer (a client that never
-// reads is cut off) and an idle keep-alive. The listener caps the
-// connections (limits.http_connections).
+// reads is cut off) and an idle keep-alive; a request's header within
+// headerTimeout at most (a probe's arrives at once). The listener caps the
+// connections (4 × limits.http_connections), and pendingCap those that
+// have not sent a whole header yet.
 func listenServer(st *loopState, timeout time.Duration) *http.Server {
-	return &http.Server{Handler: st.mux(), ReadHeaderTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout}
+	return &http.Server{Handler: st.mux(), ReadHeaderTimeout: min(timeout, headerTimeout), ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout}
+}
+
+// headerTimeout is the longest a client may take to send a request's
+// header.
+const headerTimeout = 5 * time.Second
+
+// pendingCap closes the oldest connection that has not sent a request yet
+// when more than max wait so: clients that drip a header byte by byte
+// (slowloris) cannot hold every slot, and a probe's connection, whose
+// header comes at once, is served (docs/rules.md, Loop mode).
+type pendingCap struct {
+	mu      sync.Mutex
+	max     int
+	pending []net.Conn // oldest first
+}
+
+// track is the server's ConnState hook.
+func (p *pendingCap) track(c net.Conn, s http.ConnState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s != http.StateNew {
+		if i := slices.Index(p.pending, c); i >= 0 {
+			p.pending = slices.Delete(p.pending, i, i+1)
+		}
+		return
+	}
+	p.pending = append(p.pending, c)
+	if len(p.pending) > p.max {
+		_ = p.pending[0].Close() // its server goroutine sees the close and ends
+		p.pending = p.pending[1:]
+	}
 }
 
 func (st *loopState) mux() *http.ServeMux {
