@@ -306,6 +306,21 @@ func TestCommandPlaceholdersUnquoted(t *testing.T) {
 			t.Errorf("%s: %v", cmd, err)
 		}
 	}
+	// Constructs that parse text as a command again: refused at load, so
+	// that no name ever reaches a second parse.
+	for _, cmd := range []string{"cat <<EOF\n{name}\nEOF", "eval echo {name}", "sh -c {name}", "bash -c {name}", "/bin/sh -c {name}", "echo x && sh -c {name}",
+		"ssh gpu-01 kubectl cordon {name}", "su -c {name} root", "echo {name} | xargs kubectl cordon", "watch kubectl get node {name}", "source {name}", ". {name}",
+		"trap {name} EXIT", "echo $(bash -c {name})"} {
+		_, err := Compile([]Rule{{Name: "x", When: "true", Suggest: Suggest{Text: "t", Command: cmd}}}, "test")
+		if err == nil || !strings.Contains(err.Error(), "suggest.command:") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want a one-line refusal", cmd, err)
+		}
+	}
+	for _, cmd := range []string{"sudo kubectl cordon {name}", "env KUBECONFIG=/k kubectl label node {name} a=b", "echo {name} | tee -a idle.log", "bash ./notify.sh", "kubectl drain {name} --ignore-daemonsets"} {
+		if _, err := Compile([]Rule{{Name: "x", When: "true", Suggest: Suggest{Text: "t", Command: cmd}}}, "test"); err != nil {
+			t.Errorf("%s: %v", cmd, err)
+		}
+	}
 	dir := t.TempDir()
 	for _, payload := range []string{"$(touch PWNED)", "`touch PWNED`", "'; touch PWNED; '", "\"; touch PWNED; \"", "a\nb; touch PWNED"} {
 		got := expand("echo {name} {name}.log", map[string]any{"name": payload}, 0, true)

@@ -182,7 +182,7 @@ func compile(r Rule) (compiled, error) {
 	if !c.builtin && strings.TrimSpace(r.Suggest.Text) == "" {
 		return c, fmt.Errorf("suggest.text: required")
 	}
-	if err := unquotedPlaceholders(r.Suggest.Command); err != nil {
+	if err := safeCommand(r.Suggest.Command); err != nil {
 		return c, fmt.Errorf("suggest.command: %v", err)
 	}
 	for _, t := range []struct{ what, s string }{{"suggest.text", r.Suggest.Text}, {"suggest.command", r.Suggest.Command}} {
@@ -240,6 +240,16 @@ func Fields(on string) []string {
 	return out
 }
 
+// safeCommand refuses a command template whose values could be parsed
+// as shell: a placeholder in quotes, or in a command that parses text
+// again.
+func safeCommand(tmpl string) error {
+	if err := unquotedPlaceholders(tmpl); err != nil {
+		return err
+	}
+	return noReparsing(tmpl)
+}
+
 // unquotedPlaceholders refuses a command template with a {field} inside
 // quotes, backquotes or after a backslash: each value is shell-quoted for
 // a word of its own ('…'), which inside "…" is two literal quotes around
@@ -266,6 +276,35 @@ func unquotedPlaceholders(tmpl string) error {
 	}
 	if quote != 0 {
 		return fmt.Errorf("a quote (%c) is not closed", quote)
+	}
+	return nil
+}
+
+// reparsers are the shell's and the tools' ways of running text as a new
+// command line: a value quoted for its word would be parsed again there,
+// and a name's $(…) would run. (A heredoc body expands $(…) too.)
+var reparsers = map[string]string{
+	"eval": "eval", "source": "source", ".": ". (source)", "ssh": "ssh (the remote shell parses it)", "su": "su",
+	"xargs": "xargs (it splits and unquotes its input)", "watch": "watch (it runs sh -c)", "trap": "trap",
+	"sh": "a shell", "bash": "a shell", "zsh": "a shell", "dash": "a shell", "ksh": "a shell", "fish": "a shell", "busybox": "busybox",
+}
+
+// noReparsing refuses a command template with a {field} that also runs
+// text as a new command line (eval, sh -c, a heredoc, ssh, xargs…): quoting
+// holds for one parse only. Seedance passes a name only as one word of a
+// command it does not parse again (docs/rules.md, Commands).
+func noReparsing(tmpl string) error {
+	if !placeholder.MatchString(tmpl) {
+		return nil
+	}
+	if strings.Contains(tmpl, "<<") {
+		return fmt.Errorf("a heredoc (<<) with a {field}: its body expands $(…) in a name; pass the name as an argument")
+	}
+	for _, w := range strings.FieldsFunc(tmpl, func(r rune) bool { return strings.ContainsRune(" \t\n;|&()`$", r) }) {
+		w = strings.Trim(w, `'"`)
+		if what, ok := reparsers[w[strings.LastIndexByte(w, '/')+1:]]; ok {
+			return fmt.Errorf("%s parses text as a command again, and a {field} in it could run a name's $(…): write the command without it (seedance quotes each value for one parse)", what)
+		}
 	}
 	return nil
 }
