@@ -259,7 +259,7 @@ func TestDocSnippets(t *testing.T) {
 		switch {
 		case s.lang == "sh":
 			for _, c := range commands(s.text) {
-				if c == "go test ./..." {
+				if strings.HasSuffix(c, "go test ./...") {
 					continue // the command that runs this test
 				}
 				c = strings.ReplaceAll(c, "go run . ", "seedance ")
