@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -289,5 +290,23 @@ func sameNodesAndMoves(t *testing.T, what string, planJSON []byte, script string
 	}
 	if len(predicted) == 0 && len(plan.Moves) > 0 && !strings.Contains(what, "move-pending") {
 		t.Errorf("%s: the kubectl script predicts no move; the plan has %d", what, len(plan.Moves))
+	}
+}
+
+// TestKubectlDryRunSaysWhatItWouldDo: the kubectl script run without
+// --execute prints the evictions it would make and ends "would release",
+// never "done: released".
+func TestKubectlDryRunSaysWhatItWouldDo(t *testing.T) {
+	p := simProfile(t, "--sim-nodes", "16")
+	script := filepath.Join(t.TempDir(), "plan.sh")
+	if r := run(t, nil, "recommend", "-i", p, "--dialect", "kubectl", "-o", script); r.code != 0 {
+		t.Fatalf("recommend: %s", r.errOut)
+	}
+	out, err := exec.Command("bash", script).CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	last := lines[len(lines)-1]
+	if err != nil || !strings.HasPrefix(last, "seedance plan: dry run: would release node-") || strings.Contains(string(out), "done: released") ||
+		!strings.Contains(string(out), "+ (evict inference/") || !strings.Contains(string(out), "as kubectl drain would)") {
+		t.Errorf("dry run: %v\n%s", err, out)
 	}
 }

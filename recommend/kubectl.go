@@ -193,7 +193,13 @@ for n in "${NODES[@]}"; do
 done
 # 3. Evict their pods, then wait for each controller's replacement.
 MOVED=()
+if [[ "$EXECUTE" != 1 ]]; then
+  for p in "${!PREDICTED[@]}"; do printf '+ (evict %s: the plan moves it to %s)\n' "$p" "${PREDICTED[$p]}"; done
+fi
 for n in "${NODES[@]}"; do
+  if [[ "$EXECUTE" != 1 ]]; then
+    printf '+ (evict every other pod on %s but DaemonSets'"'"' and finished ones, as kubectl drain would)\n' "$n"
+  fi
   [[ -n "${HELD[$n]-}" ]] && continue
   list=""
   if [[ "$EXECUTE" == 1 ]]; then list=$(pods "$n") || stop "cannot list the pods on $n"; fi
@@ -215,6 +221,10 @@ for n in "${NODES[@]}"; do
 done
 released=()
 for n in "${NODES[@]}"; do [[ -z "${HELD[$n]-}" ]] && released+=("$n"); done
+if [[ "$EXECUTE" != 1 ]]; then
+  echo "seedance plan: dry run: would release ${released[*]:-no node} (run it with --execute to do it)"
+  exit 0
+fi
 echo "seedance plan: done: released ${released[*]:-no node}${HELD[*]:+; held: ${!HELD[*]}}"
 `
 
