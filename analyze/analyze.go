@@ -375,5 +375,5 @@ func (a *analysis) item(it profile.Item, in input) error {
 	if g.IntervalS > 0 {
 		interval = g.IntervalS // the GPU's own spacing (docs/profile-format.md)
 	}
-	return acc.add(&g.Series, in.offset, interval)
+	return acc.add(&g.Series, g.Usage, in.offset, interval)
 }

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/seedance/seedance/profile"
@@ -72,6 +71,12 @@ type AttributionGroup struct {
 	Key       []string `json:"key"`
 	Workloads int      `json:"workloads"`
 	AttributionFigures
+	// Basis is the rule that split the GPUs its workloads held
+	// (docs/sharing.md): "whole" (held alone), "measured", "requested",
+	// "even", or "mixed" when several did; BasisGPUHours gives each
+	// one's held GPU-hours when mixed.
+	Basis         string             `json:"basis,omitempty"`
+	BasisGPUHours map[string]float64 `json:"basis_gpu_hours,omitempty"`
 }
 
 // AttributionFigures are the GPU-hours held (for Unallocated: held by no
@@ -113,6 +118,7 @@ func attribution(hs []*holding, unalloc, total figures, levels []string) *Attrib
 		f         figures
 		workloads map[string]bool
 		summed    int // workloads counted by rows that sum several
+		basisH    [nBases]float64
 	}
 	groups := map[string]*group{}
 	for _, h := range hs {
@@ -138,10 +144,15 @@ func attribution(hs []*holding, unalloc, total figures, levels []string) *Attrib
 		gr.f.used += h.f.used
 		gr.f.idle += h.f.idle
 		gr.f.cost += h.f.cost
+		for b, v := range h.basisH {
+			gr.basisH[b] += v
+		}
 	}
 	out := &Attribution{GroupBy: append([]string(nil), levels...), Groups: []AttributionGroup{}, Unallocated: unalloc.report(), Total: total.report()}
 	for _, gr := range groups {
-		out.Groups = append(out.Groups, AttributionGroup{Key: gr.key, Workloads: len(gr.workloads) + gr.summed, AttributionFigures: gr.f.report()})
+		g := AttributionGroup{Key: gr.key, Workloads: len(gr.workloads) + gr.summed, AttributionFigures: gr.f.report()}
+		g.Basis, g.BasisGPUHours = basisOf(gr.basisH)
+		out.Groups = append(out.Groups, g)
 	}
 	sort.Slice(out.Groups, func(i, j int) bool {
 		a, b := out.Groups[i], out.Groups[j]
@@ -167,32 +178,6 @@ func holdersOf(n *nodeAcc, g *gpuAcc) []*profile.Workload {
 		}
 	}
 	return holders
-}
-
-// holderWeights is each holder's share of a GPU they hold together: equal,
-// or by gpu_milli when every holder has one (what they leave is held by no
-// workload).
-func holderWeights(holders []*profile.Workload) []float64 {
-	weights := make([]float64, len(holders))
-	milli, sum := true, 0.0
-	for i, w := range holders {
-		m, err := strconv.Atoi(w.Labels["gpu_milli"])
-		if err != nil || m < 1 || m > 1000 {
-			milli = false
-			break
-		}
-		weights[i] = float64(m) / 1000
-		sum += weights[i]
-	}
-	for i := range weights {
-		switch {
-		case !milli:
-			weights[i] = 1 / float64(len(holders))
-		case sum > 1:
-			weights[i] /= sum
-		}
-	}
-	return weights
 }
 
 // controllerSuffix is what Kubernetes adds to a controller's name to name
@@ -231,4 +216,25 @@ func groupKey(w profile.Workload, level string) string {
 		return v
 	}
 	return "(none)"
+}
+
+// basisOf names the rule that split a group's GPU-hours, and when several
+// did, each one's hours.
+func basisOf(h [nBases]float64) (string, map[string]float64) {
+	name, n := basisWhole.String(), 0
+	for b, v := range h {
+		if v > 0 {
+			name, n = basis(b).String(), n+1
+		}
+	}
+	if n < 2 {
+		return name, nil
+	}
+	by := map[string]float64{}
+	for b, v := range h {
+		if v > 0 {
+			by[basis(b).String()] = sig(v)
+		}
+	}
+	return "mixed", by
 }

@@ -124,7 +124,7 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 				hold(g.model, holders[i]) // held in the piece, even for no observed time
 			}
 		}
-		a.share(n, g, holders, lo, hi, func(i int, t gpuTime, w float64) {
+		a.share(n, g, holders, lo, hi, func(i int, t gpuTime, w float64, _ basis) {
 			var h *HoldCut
 			if i < 0 {
 				h = hold(g.model, nil)

@@ -70,7 +70,7 @@ type gpuContext struct {
 
 // add feeds the GPU's series from one input whose started_at is offset
 // seconds after the window's start.
-func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
+func (g *gpuAcc) add(s *profile.Series, usage []profile.Usage, offset, interval float64) error {
 	util, bw, pw, en := s.GPUUtilPct, s.MemBWUtilPct, s.PowerW, s.EnergyJ
 	if util != nil {
 		g.hasUtil = true
@@ -89,6 +89,7 @@ func (g *gpuAcc) add(s *profile.Series, offset, interval float64) error {
 		}
 		g.prev = cur
 		g.ext.sampleMem(s, i)
+		g.ext.sampleUse(usage, i)
 	}
 	return nil
 }
@@ -178,6 +179,7 @@ func (g *gpuAcc) count(s sample, lo, hi float64) {
 			}
 			if x.tracking {
 				x.addTrack(lo, hi, s.util)
+				x.addUse(lo, hi)
 			}
 		}
 	}

@@ -25,6 +25,7 @@ type gpuSpec struct {
 	mem         []float64 // mem_used_bytes
 	mig         *profile.MIG
 	memTotal    uint64
+	usage       []profile.Usage
 }
 
 // steps returns 0, 1, …, n−1 plus start.
@@ -70,7 +71,7 @@ func mkProfile(t testing.TB, start time.Time, durS, interval float64, nodes ...n
 			if model == "" {
 				model = "NVIDIA H100 80GB HBM3"
 			}
-			pg := profile.GPU{Index: i, UUID: g.uuid, Model: model, MIG: g.mig, MemoryTotalBytes: g.memTotal}
+			pg := profile.GPU{Index: i, UUID: g.uuid, Model: model, MIG: g.mig, MemoryTotalBytes: g.memTotal, Usage: g.usage}
 			pg.Series.T = g.t
 			pg.Series.GPUUtilPct = g.util
 			pg.Series.PowerW = g.power

@@ -52,9 +52,10 @@ type holding struct {
 	w         *profile.Workload // the analysis' own (not a copy)
 	gpus      []*gpuAcc
 	f         figures
-	pricePH   float64 // USD per hour of its shares
-	observedS float64 // the longest any of its GPUs was observed
-	memTotal  uint64  // of its GPUs
+	pricePH   float64         // USD per hour of its shares
+	observedS float64         // the longest any of its GPUs was observed
+	memTotal  uint64          // of its GPUs
+	basisH    [nBases]float64 // its held GPU-hours by the rule that split them
 	// keys and n, when set, are the group keys and the number of
 	// workloads of a row that sums several (Held).
 	keys []string
@@ -76,13 +77,14 @@ func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, tot
 			holders := holdersOf(n, g)
 			heldS := make([]float64, len(holders))
 			meanW := make([]float64, len(holders)) // time-weighted, for the price of a share
-			a.share(n, g, holders, 0, a.windowS, func(i int, t gpuTime, w float64) {
+			a.share(n, g, holders, 0, a.windowS, func(i int, t gpuTime, w float64, b basis) {
 				if i < 0 {
 					unalloc.add(t, g.share, w, price)
 					return
 				}
 				hw := holderOf(byID, &hs, n.name, holders[i])
 				hw.f.add(t, g.share, w, price)
+				hw.basisH[b] += t.observedS * g.share * w / 3600
 				heldS[i] += t.observedS
 				meanW[i] += w * t.observedS
 			})
@@ -103,23 +105,26 @@ func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, tot
 
 // share calls fn for each stretch of g's time inside [lo, hi) in which the
 // same holders held it: once per holder with a share w > 0 of it (i its
-// index in holders), and once with i = −1 for the share w nobody held.
-func (a *analysis) share(n *nodeAcc, g *gpuAcc, holders []*profile.Workload, lo, hi float64, fn func(i int, t gpuTime, w float64)) {
+// index in holders), and once with i = −1 for the share w nobody held;
+// b is the rule that split it (docs/sharing.md).
+func (a *analysis) share(n *nodeAcc, g *gpuAcc, holders []*profile.Workload, lo, hi float64, fn func(i int, t gpuTime, w float64, b basis)) {
 	tenure := make([][]Interval, len(holders))
 	for i, w := range holders {
 		tenure[i] = n.partial(w.ID, a.windowS)
 	}
-	for _, sp := range splits(g, holders, tenure, lo, hi, a.windowS) {
-		left := 1.0
-		for i, w := range sp.weights {
-			if w == 0 {
-				continue
+	for _, whole := range splits(g, holders, tenure, lo, hi, a.windowS) {
+		for _, sp := range measured(g, holders, whole) {
+			left := 1.0
+			for i, w := range sp.weights {
+				if w == 0 {
+					continue
+				}
+				fn(i, sp.t, w, sp.basis)
+				left -= w
 			}
-			fn(i, sp.t, w)
-			left -= w
-		}
-		if left > 1e-9 {
-			fn(-1, sp.t, left)
+			if left > 1e-9 {
+				fn(-1, sp.t, left, sp.basis)
+			}
 		}
 	}
 }

@@ -28,6 +28,7 @@ type gpuRare struct {
 	own     *sparkline
 	cutting bool
 	energy  []energyPiece
+	use     *measuredUse // its workloads' measured use (docs/sharing.md)
 }
 
 // own is the GPU's own timeline, nil when it has none.
@@ -140,7 +141,7 @@ func (a *analysis) endTenure(n *nodeAcc, ws []profile.Workload, in input) {
 		}
 	}
 	for _, g := range n.gpus {
-		if g.ext != nil {
+		if g.ext != nil && g.ext.use() == nil { // a measured split reads the track
 			g.ext.tracking, g.ext.track = false, nil
 		}
 	}
@@ -161,6 +162,8 @@ func (n *nodeAcc) partial(id string, windowS float64) []Interval {
 type split struct {
 	t       gpuTime
 	weights []float64 // by holder; 0 for one that did not hold it then
+	basis   basis     // the rule that gave the weights
+	lo, hi  float64   // the stretch
 }
 
 // splits cuts a GPU's time inside [lo, hi) where a holder came or went,
@@ -184,10 +187,11 @@ func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi,
 		}
 	}
 	if len(edges) == 0 {
+		w, b := holderWeights(holders, g.memTotal)
 		if lo <= 0 && hi >= windowS {
-			return []split{{g.whole(), holderWeights(holders)}}
+			return []split{{g.whole(), w, b, lo, hi}}
 		}
-		return []split{{g.within(lo, hi), holderWeights(holders)}}
+		return []split{{g.within(lo, hi), w, b, lo, hi}}
 	}
 	sort.Slice(edges, func(i, j int) bool { return edges[i].t < edges[j].t })
 	var out []split
@@ -198,7 +202,8 @@ func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi,
 			to = math.Min(hi, edges[i].t)
 		}
 		if to > from {
-			out = append(out, split{g.within(from, to), presentWeights(holders, present)})
+			w, b := presentWeights(holders, present, g.memTotal)
+			out = append(out, split{g.within(from, to), w, b, from, to})
 			from = to
 		}
 		if i == len(edges) {
@@ -214,7 +219,7 @@ func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi,
 
 // presentWeights is holderWeights over the holders present, 0 for the
 // others.
-func presentWeights(holders []*profile.Workload, present []bool) []float64 {
+func presentWeights(holders []*profile.Workload, present []bool, memTotal uint64) ([]float64, basis) {
 	var ws []*profile.Workload
 	var at []int
 	for h, ok := range present {
@@ -224,8 +229,9 @@ func presentWeights(holders []*profile.Workload, present []bool) []float64 {
 		}
 	}
 	out := make([]float64, len(holders))
-	for k, w := range holderWeights(ws) {
+	ws2, b := holderWeights(ws, memTotal)
+	for k, w := range ws2 {
 		out[at[k]] = w
 	}
-	return out
+	return out, b
 }

@@ -134,7 +134,7 @@ func (e *Encoder) node(n *Node) {
 
 func (e *Encoder) gpu(g *GPU) {
 	h := *g
-	h.Series, h.Unsupported, h.Errors = Series{}, nil, nil
+	h.Series, h.Unsupported, h.Errors, h.Usage = Series{}, nil, nil, nil
 	e.prefix(&h, `{"t":null}}`)
 	e.raw(`{"t":`)
 	e.values(g.Series.T)
@@ -150,6 +150,9 @@ func (e *Encoder) gpu(g *GPU) {
 	}
 	if len(g.Errors) > 0 {
 		e.field("errors", g.Errors)
+	}
+	if len(g.Usage) > 0 {
+		e.field("usage", g.Usage)
 	}
 	e.raw("}")
 }

@@ -86,7 +86,7 @@ func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 					*s.Col(m) = g.cols[m]
 				}
 			}
-			g.gpu.Series, g.gpu.Errors = s, nil
+			g.gpu.Series, g.gpu.Errors, g.gpu.Usage = s, nil, g.usage.columns()
 			n.GPUs = append(n.GPUs, *g.gpu)
 		}
 		shiftTenure(n, (fromMS-start)/1000)
@@ -98,9 +98,10 @@ func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 // gpuAt is one GPU of a join: its samples' absolute times (Unix ms) and
 // columns.
 type gpuAt struct {
-	gpu  *GPU
-	t    []float64
-	cols [NumMetrics][]float64
+	gpu   *GPU
+	t     []float64
+	cols  [NumMetrics][]float64
+	usage usageAt
 }
 
 // add appends pg's samples at or after from and at or before to (base is
@@ -123,6 +124,7 @@ func (g *gpuAt) add(pg *GPU, base, from, to float64, keepLast bool) {
 		for m := Metric(0); m < NumMetrics; m++ {
 			g.cols[m] = append(g.cols[m], at(*pg.Series.Col(m), i))
 		}
+		g.usage.add(pg.Usage, i, len(g.t))
 	}
 }
 
@@ -148,6 +150,7 @@ func (g *gpuAt) keepEnergyReading() {
 	for m := range g.cols {
 		g.cols[m] = g.cols[m][:n]
 	}
+	g.usage.keep(keep, n)
 }
 
 // at is v[i], null past its end (a column one profile lacks).

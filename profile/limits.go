@@ -125,6 +125,9 @@ func validateNode(n *Node, spanS float64) error {
 		if err := checkTenure(w.Intervals, spanS); err != nil {
 			return fmt.Errorf("workload %q: intervals: %v", short(w.ID), err)
 		}
+		if err := checkSharing(w.Sharing); err != nil {
+			return fmt.Errorf("workload %q: %v", short(w.ID), err)
+		}
 	}
 	if n.Topology != nil {
 		if err := n.Topology.Validate(); err != nil {

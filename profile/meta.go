@@ -326,6 +326,8 @@ func (r metaReader) workload(w *Workload) error {
 			return listOf(r, &w.PIDs, r.sc.Int)
 		case "cpus_allowed":
 			return r.sc.String(&w.CPUsAllowed)
+		case "sharing":
+			return optional(r, &w.Sharing, r.sharing)
 		case "labels":
 			return r.sc.StringMap(&w.Labels)
 		case "intervals":
@@ -364,6 +366,8 @@ func (r metaReader) gpuMeta(g *GPU, key string) (bool, error) {
 		return true, listOf(r, &g.Unsupported, r.sc.String)
 	case "mig":
 		return true, optional(r, &g.MIG, r.mig)
+	case "usage":
+		return true, r.usage(&g.Usage)
 	case "errors":
 		return true, listOf(r, &g.Errors, func(e *SampleError) error {
 			return r.object(func(key string) error {

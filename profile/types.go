@@ -10,7 +10,7 @@ import (
 )
 
 // SchemaVersion is the value of "schema_version" that this package writes.
-const SchemaVersion = "seedance.profile/v1"
+const SchemaVersion = "seedance.profile/v1.1"
 
 // Source names used in the "source" field.
 const (
@@ -88,6 +88,9 @@ type GPU struct {
 	Series      Series        `json:"series"`
 	Unsupported []string      `json:"unsupported,omitempty"`
 	Errors      []SampleError `json:"errors,omitempty"`
+	// Usage is each workload's measured use of the GPU where the source
+	// measures it (v1.1; docs/sharing.md).
+	Usage []Usage `json:"usage,omitempty"`
 }
 
 // migSlices finds a MIG profile's GPU-instance slices ("3g.40gb",
@@ -144,6 +147,9 @@ type Workload struct {
 	// started_at, ascending and apart; nil means the whole profile
 	// (docs/profile-format.md, Workload tenure).
 	Intervals []Tenure `json:"intervals,omitempty"`
+	// Sharing says how it shares its GPUs and what it asked of each
+	// (v1.1; docs/sharing.md); nil when the source knows nothing of it.
+	Sharing *Sharing `json:"sharing,omitempty"`
 }
 
 // Tenure is one interval [StartS, EndS) in which a workload held its GPUs.

@@ -196,7 +196,7 @@ func validateGPU(g *GPU, tl *tallies) error {
 			}
 		}
 	}
-	return nil
+	return checkUsage(g)
 }
 
 // window is a profile's window, spanS long, and the context read around

@@ -1,0 +1,96 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+)
+
+// sharedNode: one GPU for 600 s at 60 s, at 40 % for the first 300 s and
+// idle after, held by a and b all along. With usage, a used 30 % and b
+// 10 % in the first half, and both 0 after.
+func sharedNode(usage bool, sa, sb *profile.Sharing) nodeSpec {
+	ts := []float64{0, 60, 120, 180, 240, 300, 360, 420, 480, 540}
+	g := gpuSpec{uuid: "GPU-0", model: "TestGPU", t: ts, util: cat(fill(40, 5), fill(0, 5)), memTotal: 80 << 30}
+	if usage {
+		g.usage = []profile.Usage{
+			{Workload: "ns/a", UtilPct: cat(fill(30, 5), fill(0, 5))},
+			{Workload: "ns/b", UtilPct: cat(fill(10, 5), fill(0, 5))},
+		}
+	}
+	pod := func(id string, s *profile.Sharing) profile.Workload {
+		return profile.Workload{ID: id, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Sharing: s}
+	}
+	return nodeSpec{name: "n", gpus: []gpuSpec{g}, workloads: []profile.Workload{pod("ns/a", sa), pod("ns/b", sb)}}
+}
+
+func sharedReport(t *testing.T, n nodeSpec) map[string]AttributionGroup {
+	t.Helper()
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 3.6) // $0.001 a GPU-second
+	p.Attribution = &AttributionParams{GroupBy: []string{"workload"}}
+	r := mustAnalyze(t, p, mkProfile(t, t0, 600, 60, n))
+	got := map[string]AttributionGroup{"(unallocated)": {AttributionFigures: r.Attribution.Unallocated}}
+	for _, g := range r.Attribution.Groups {
+		got[g.Key[0]] = g
+	}
+	return got
+}
+
+// TestSharedGPUSplitByHand: docs/sharing.md's rules worked by hand. The
+// sums are the GPU's 600 s whatever the rule.
+func TestSharedGPUSplitByHand(t *testing.T) {
+	const h = 1.0 / 3600
+	cases := []struct {
+		name     string
+		usage    bool
+		sa, sb   *profile.Sharing
+		held     [3]float64 // a, b, unallocated, in GPU-seconds
+		used     [2]float64
+		idle     [3]float64
+		basis    [2]string
+		measured float64 // a's measured GPU-seconds when mixed
+	}{
+		// Evenly: 300 + 300.
+		{name: "even", held: [3]float64{300, 300, 0}, used: [2]float64{60, 60}, idle: [3]float64{150, 150, 0}, basis: [2]string{"even", "even"}},
+		// Measured in the first half (30:10 → 0.75, 0.25), nobody used the
+		// GPU in the second: evenly there.
+		{name: "measured", usage: true, held: [3]float64{225 + 150, 75 + 150, 0}, used: [2]float64{90, 30}, idle: [3]float64{150, 150, 0},
+			basis: [2]string{"mixed", "mixed"}, measured: 225},
+		// Cores asked for, 60 % and 20 %: a fifth of the GPU is nobody's.
+		{name: "requested cores", sa: &profile.Sharing{CoresPct: 60}, sb: &profile.Sharing{CoresPct: 20},
+			held: [3]float64{360, 120, 120}, used: [2]float64{72, 24}, idle: [3]float64{180, 60, 60}, basis: [2]string{"requested", "requested"}},
+		// Memory asked for, 40 GiB and 20 GiB of 80: halves and a quarter.
+		{name: "requested memory", sa: &profile.Sharing{MemoryBytes: 40 << 30}, sb: &profile.Sharing{MemoryBytes: 20 << 30},
+			held: [3]float64{300, 150, 150}, used: [2]float64{60, 30}, idle: [3]float64{150, 75, 75}, basis: [2]string{"requested", "requested"}},
+		// Cores for one, memory for the other: no common measure, evenly.
+		{name: "mixed requests", sa: &profile.Sharing{CoresPct: 60}, sb: &profile.Sharing{MemoryBytes: 20 << 30},
+			held: [3]float64{300, 300, 0}, used: [2]float64{60, 60}, idle: [3]float64{150, 150, 0}, basis: [2]string{"even", "even"}},
+		// Measured where used, requested (gpu_milli) where idle.
+		{name: "measured and milli", usage: true, sa: &profile.Sharing{Milli: 500}, sb: &profile.Sharing{Milli: 250},
+			held: [3]float64{225 + 150, 75 + 75, 75}, used: [2]float64{90, 30}, idle: [3]float64{150, 75, 75}, basis: [2]string{"mixed", "mixed"}, measured: 225},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := sharedReport(t, sharedNode(c.usage, c.sa, c.sb))
+			a, b, un := got["ns/a"], got["ns/b"], got["(unallocated)"]
+			near(t, "a held", a.HeldGPUHours, c.held[0]*h)
+			near(t, "b held", b.HeldGPUHours, c.held[1]*h)
+			near(t, "unallocated held", un.HeldGPUHours, c.held[2]*h)
+			near(t, "held in all", a.HeldGPUHours+b.HeldGPUHours+un.HeldGPUHours, 600*h)
+			near(t, "a used", a.UsedGPUHours, c.used[0]*h)
+			near(t, "b used", b.UsedGPUHours, c.used[1]*h)
+			near(t, "a idle", a.IdleHeldGPUHours, c.idle[0]*h)
+			near(t, "b idle", b.IdleHeldGPUHours, c.idle[1]*h)
+			near(t, "unallocated idle", un.IdleHeldGPUHours, c.idle[2]*h)
+			near(t, "a waste", a.WasteCostUSD, c.idle[0]*0.001)
+			if a.Basis != c.basis[0] || b.Basis != c.basis[1] {
+				t.Errorf("basis %q, %q, want %q, %q", a.Basis, b.Basis, c.basis[0], c.basis[1])
+			}
+			if c.measured > 0 {
+				near(t, "a measured", a.BasisGPUHours["measured"], c.measured*h)
+			}
+		})
+	}
+}
