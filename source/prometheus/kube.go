@@ -13,7 +13,7 @@ import (
 )
 
 // kubeQueries is how many queries readKube runs.
-const kubeQueries = 7
+const kubeQueries = 7 + shareQueries
 
 // kube is what kube-state-metrics says of the range: the pods that were
 // Pending and asked for GPUs, with the node each was placed on, and the
@@ -29,6 +29,10 @@ type kube struct {
 	// noPodInfo: no kube_pod_info series matched in the range, so
 	// kube-state-metrics is not there (or the selector drops it).
 	noPodInfo bool
+	// shared is what the cluster says of shared GPUs; useNotes what
+	// could not be measured of them.
+	shared   *sharing
+	useNotes []string
 }
 
 type pendingPod struct {
@@ -43,6 +47,7 @@ func readKube(ctx context.Context, c *promClient, matchers string, start, end ti
 	k.pendingErr = k.readPending(ctx, c, matchers, start, end, tick)
 	k.labErr = k.readLabels(ctx, c, matchers, start, end, tick)
 	k.costErr = k.readNodeCost(ctx, c, matchers, start, end, tick)
+	k.shared = readSharing(ctx, c, matchers, start, end, tick)
 	return k
 }
 
@@ -183,6 +188,7 @@ func (k *kube) apply(nodes []profile.Node, running map[string]bool) {
 			GPUCount: pp.gpus, Labels: map[string]string{"namespace": pp.namespace}})
 		sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
 	}
+	k.shared.apply(nodes)
 	for ni := range nodes {
 		if v, ok := k.nodeCost[nodes[ni].Name]; ok {
 			if nodes[ni].Labels == nil {
@@ -255,5 +261,8 @@ func (k *kube) notes(d *discovery) []string {
 	if k.labErr != nil {
 		out = append(out, "pod labels unknown: "+k.labErr.Error())
 	}
-	return out
+	if k.shared.err != nil {
+		out = append(out, "GPU sharing requests unknown (shared GPUs split evenly): "+k.shared.err.Error())
+	}
+	return append(out, dedupe(k.useNotes)...)
 }

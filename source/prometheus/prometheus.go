@@ -163,7 +163,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 			b.Close()
 			return nil, err
 		}
-		err = r.emitBatch(b, readUntil, interrupted, k, d, func(n profile.Node) error {
+		err = r.emitBatch(ctx, b, readUntil, interrupted, k, d, func(n profile.Node) error {
 			emitted++
 			return emit([]profile.Node{n})
 		})
@@ -198,7 +198,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 // emitBatch builds a batch's nodes one at a time and hands them to emit,
 // each with its pods and labels from kube-state-metrics; an interrupted
 // batch's nodes are cut at readUntil. Nodes of earlier batches are whole.
-func (r *reading) emitBatch(b *dcgm.Builder, readUntil time.Time, interrupted bool, k *kube, d *discovery, emit func(profile.Node) error) error {
+func (r *reading) emitBatch(ctx context.Context, b *dcgm.Builder, readUntil time.Time, interrupted bool, k *kube, d *discovery, emit func(profile.Node) error) error {
 	end := r.o.End
 	if interrupted {
 		end = readUntil
@@ -212,6 +212,9 @@ func (r *reading) emitBatch(b *dcgm.Builder, readUntil time.Time, interrupted bo
 		}
 		r.spacing.count(nodes)
 		k.apply(nodes, d.running)
+		if note := r.measureUse(ctx, &nodes[0], r.o.Start.UnixMilli()); note != "" {
+			k.useNotes = append(k.useNotes, note)
+		}
 		if nodes = r.reframe(nodes, end); len(nodes) == 0 {
 			return nil
 		}
