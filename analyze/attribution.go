@@ -219,9 +219,9 @@ func groupKey(w profile.Workload, level string) string {
 }
 
 // basisOf names the rule that split a group's GPU-hours, and when several
-// did, each one's hours.
+// did, each one's hours; "" when no hours say (a ledger keeps none).
 func basisOf(h [nBases]float64) (string, map[string]float64) {
-	name, n := basisWhole.String(), 0
+	name, n := "", 0 // "": not known (a ledger's rows)
 	for b, v := range h {
 		if v > 0 {
 			name, n = basis(b).String(), n+1
