@@ -194,12 +194,56 @@ func AppendRows(p *profile.Profile, t float64, rows [][]Row, lastErr [][]string)
 					*col = append(*col, r.V[m])
 				}
 			}
+			appendUse(g, r.Use)
 			if r.Err != "" && r.Err != lastErr[ni][gi] {
 				g.Errors = append(g.Errors, profile.SampleError{T: t, Error: r.Err})
 			}
 			lastErr[ni][gi] = r.Err
 		}
 	}
+}
+
+// appendUse adds a sample's measured use to g's usage columns (the sample
+// just appended to its series): a workload's first adds its column, null
+// before; one measured before and not now is null now.
+func appendUse(g *profile.GPU, use map[string]float64) {
+	n := len(g.Series.T)
+	for k := range g.Usage {
+		u := &g.Usage[k]
+		v, ok := use[u.Workload]
+		if !ok {
+			v = profile.Null
+		}
+		u.UtilPct = append(u.UtilPct, v)
+	}
+	for _, id := range sortedKeys(use) {
+		if !hasUsage(g, id) {
+			col := make(profile.Values, n)
+			for i := range col {
+				col[i] = profile.Null
+			}
+			col[n-1] = use[id]
+			g.Usage = append(g.Usage, profile.Usage{Workload: id, UtilPct: col})
+		}
+	}
+}
+
+func hasUsage(g *profile.GPU, id string) bool {
+	for _, u := range g.Usage {
+		if u.Workload == id {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func meanUtil(rows [][]Row) float64 {

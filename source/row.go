@@ -12,6 +12,10 @@ import (
 type Row struct {
 	V   [profile.NumMetrics]float64
 	Err string
+	// Use is each workload's measured utilization of the GPU at this
+	// sample (NVML's per-process utilization, summed over its processes),
+	// nil when not measured (docs/sharing.md).
+	Use map[string]float64
 }
 
 // NullRow returns a row with every metric null.
@@ -28,6 +32,9 @@ func NullRow(err string) Row {
 type Proc struct {
 	PID            int
 	GPUMemoryBytes uint64
+	// SMUtilPct is its utilization of the GPU over the last sample's
+	// time, NaN when not measured.
+	SMUtilPct float64
 }
 
 // AddSorted adds v to the sorted set *s, unless it holds v already.

@@ -95,6 +95,16 @@ type ProcessInfo struct {
 	UsedGpuMemory uint64
 }
 
+// ProcessUtilizationSample is one process's utilization of a GPU over one
+// of NVML's sampling periods, ending at TimeStamp (µs): what
+// nvmlDeviceGetProcessUtilization returns, less the encoder, decoder and
+// memory figures seedance does not read.
+type ProcessUtilizationSample struct {
+	Pid       uint32
+	TimeStamp uint64
+	SmUtil    uint32
+}
+
 // DeviceAttributes are a MIG device's slices and memory.
 type DeviceAttributes struct {
 	GpuInstanceSliceCount     uint32
@@ -157,6 +167,9 @@ type Device interface {
 	GetFieldValues([]FieldValue) Return
 	GetComputeRunningProcesses() ([]ProcessInfo, Return)
 	GetGraphicsRunningProcesses() ([]ProcessInfo, Return)
+	// GetProcessUtilization returns the processes' samples newer than
+	// lastSeen (µs); ERROR_NOT_FOUND when there is none.
+	GetProcessUtilization(lastSeen uint64) ([]ProcessUtilizationSample, Return)
 	GpmQueryDeviceSupport() (bool, Return)
 	GpmSampleGet(GpmSample) Return
 

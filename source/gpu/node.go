@@ -218,7 +218,9 @@ func (n *Node) Sample(ctx context.Context) ([][]source.Row, [][]profile.Workload
 			waiting = 0
 		}
 	}
-	return [][]source.Row{rows}, [][]profile.Workload{n.workloads(procs)}
+	ws := n.workloads(procs)
+	n.measureUse(rows, procs)
+	return [][]source.Row{rows}, [][]profile.Workload{ws}
 }
 
 // workloads groups the processes found on the GPUs into workloads: one per pod
@@ -252,6 +254,24 @@ func (n *Node) workloads(procs [][]source.Proc) []profile.Workload {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// measureUse gives each GPU's row its workloads' measured utilization: the
+// sum of their processes' (at most 100), when a process of the GPU had
+// one.
+func (n *Node) measureUse(rows []source.Row, procs [][]source.Proc) {
+	for gi, ps := range procs {
+		for _, p := range ps {
+			if profile.IsNull(p.SMUtilPct) {
+				continue
+			}
+			if rows[gi].Use == nil {
+				rows[gi].Use = map[string]float64{}
+			}
+			id := n.procs.Resolve(p.PID).WorkloadID(p.PID)
+			rows[gi].Use[id] = min(100, rows[gi].Use[id]+p.SMUtilPct)
+		}
+	}
 }
 
 // Close stops the GPU goroutines and shuts NVML down.

@@ -25,6 +25,10 @@ type gpuSampler struct {
 	// gpmGet is reused between samples.
 	gpmGet nvapi.GpmMetrics
 	procs  []source.Proc
+	// procUtil: the device reports per-process utilization; lastSeen is
+	// the time (µs) of the newest sample read of it.
+	procUtil bool
+	lastSeen uint64
 }
 
 // newGPUSampler reads the device's identity and finds out, by calling each
@@ -60,6 +64,10 @@ func (g *gpuSampler) probe() {
 			g.hasGPM = true
 			g.has[profile.SMActivePct], g.has[profile.MemBWUtilPct] = true, true
 		}
+	}
+	if ss, ret := g.dev.GetProcessUtilization(0); ret == nvapi.SUCCESS || ret == nvapi.ERROR_NOT_FOUND {
+		g.procUtil = true
+		g.lastSeen = newest(ss, 0) // what came before profiling is not its
 	}
 	_, ret = g.dev.GetMemoryInfo()
 	g.has[profile.MemUsedBytes] = ret != nvapi.ERROR_NOT_SUPPORTED
@@ -239,9 +247,44 @@ func (g *gpuSampler) sampleProcs() {
 					continue next
 				}
 			}
-			g.procs = append(g.procs, source.Proc{PID: int(p.Pid), GPUMemoryBytes: p.UsedGpuMemory})
+			g.procs = append(g.procs, source.Proc{PID: int(p.Pid), GPUMemoryBytes: p.UsedGpuMemory, SMUtilPct: profile.Null})
 		}
 	}
+	g.sampleProcUtil()
+}
+
+// sampleProcUtil gives each process its mean SM utilization over NVML's
+// samples since the last call: 0 for a process with none (it ran no
+// kernel), NaN for all when the call fails.
+func (g *gpuSampler) sampleProcUtil() {
+	if !g.procUtil {
+		return
+	}
+	ss, ret := g.dev.GetProcessUtilization(g.lastSeen)
+	if ret != nvapi.SUCCESS && ret != nvapi.ERROR_NOT_FOUND {
+		return
+	}
+	g.lastSeen = newest(ss, g.lastSeen)
+	for i := range g.procs {
+		sum, n := 0.0, 0
+		for _, s := range ss {
+			if int(s.Pid) == g.procs[i].PID && s.SmUtil <= 100 {
+				sum, n = sum+float64(s.SmUtil), n+1
+			}
+		}
+		g.procs[i].SMUtilPct = 0
+		if n > 0 {
+			g.procs[i].SMUtilPct = sum / float64(n)
+		}
+	}
+}
+
+// newest is the latest time stamp of ss, at least since.
+func newest(ss []nvapi.ProcessUtilizationSample, since uint64) uint64 {
+	for _, s := range ss {
+		since = max(since, s.TimeStamp)
+	}
+	return since
 }
 
 // Free releases NVML resources held by the sampler.

@@ -96,6 +96,15 @@ func (x *device) GetGraphicsRunningProcesses() ([]nvapi.ProcessInfo, nvapi.Retur
 	return processes(x.d.GetGraphicsRunningProcesses())
 }
 
+func (x *device) GetProcessUtilization(lastSeen uint64) ([]nvapi.ProcessUtilizationSample, nvapi.Return) {
+	ss, r := x.d.GetProcessUtilization(lastSeen)
+	out := make([]nvapi.ProcessUtilizationSample, len(ss))
+	for i, s := range ss {
+		out[i] = nvapi.ProcessUtilizationSample{Pid: s.Pid, TimeStamp: s.TimeStamp, SmUtil: s.SmUtil}
+	}
+	return out, ret(r)
+}
+
 func (x *device) GpmQueryDeviceSupport() (bool, nvapi.Return) {
 	s, r := x.d.GpmQueryDeviceSupport()
 	return s.IsSupportedDevice != 0, ret(r)

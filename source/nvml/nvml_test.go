@@ -36,6 +36,10 @@ type fakeGPU struct {
 	fieldsUnsupported bool
 	procs             []nvml.ProcessInfo
 	block             chan struct{} // when set, GetPowerUsage waits on it
+	// smUtil, by pid: what each call of GetProcessUtilization reports,
+	// one sample per process a second after the last call's.
+	smUtil  map[uint32]uint32
+	procNow uint64
 }
 
 func (f *fakeGPU) r() nvml.Return {
@@ -63,6 +67,19 @@ func installFake(d *mock.Device, f *fakeGPU) {
 	d.GpmQueryDeviceSupportFunc = func() (nvml.GpmSupport, nvml.Return) { return nvml.GpmSupport{}, nvml.SUCCESS }
 	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return f.procs, nvml.SUCCESS }
 	d.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.SUCCESS }
+	d.GetProcessUtilizationFunc = func(last uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
+		f.procNow += 1e6
+		var out []nvml.ProcessUtilizationSample
+		for pid, u := range f.smUtil {
+			if f.procNow > last {
+				out = append(out, nvml.ProcessUtilizationSample{Pid: pid, TimeStamp: f.procNow, SmUtil: u})
+			}
+		}
+		if len(out) == 0 {
+			return nil, nvml.ERROR_NOT_FOUND
+		}
+		return out, nvml.SUCCESS
+	}
 	d.GetFieldValuesFunc = func(vals []nvml.FieldValue) nvml.Return {
 		for i := range vals {
 			v := &vals[i]

@@ -85,7 +85,7 @@ func readSharing(ctx context.Context, c *promClient, matchers string, start, end
 	}
 	for _, x := range ans[1].Series { // HAMi's own figure wins: it is per device
 		if v := last(x); v > 0 {
-			s.ask(x.Labels["podnamespace"]+"/"+x.Labels["podname"]).CoresPct = math.Min(100, v)
+			s.ask(x.Labels["podnamespace"] + "/" + x.Labels["podname"]).CoresPct = math.Min(100, v)
 		}
 	}
 	for _, x := range ans[2].Series {

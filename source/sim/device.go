@@ -151,6 +151,12 @@ func (d *simDevice) GetGraphicsRunningProcesses() ([]nvapi.ProcessInfo, nvapi.Re
 	return nil, nvapi.SUCCESS
 }
 
+// GetProcessUtilization is not simulated: the simulator's GPUs are not
+// shared, and their one process has the GPU's utilization.
+func (d *simDevice) GetProcessUtilization(uint64) ([]nvapi.ProcessUtilizationSample, nvapi.Return) {
+	return nil, nvapi.ERROR_NOT_SUPPORTED
+}
+
 func (d *simDevice) GpmQueryDeviceSupport() (bool, nvapi.Return) { return d.g.model.gpm, nvapi.SUCCESS }
 
 func (d *simDevice) GpmSampleGet(s nvapi.GpmSample) nvapi.Return {
