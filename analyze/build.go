@@ -233,6 +233,7 @@ func (a *analysis) sections(r *Report, pricer *pricing.Pricer) {
 		r.Attribution = attribution(hs, unalloc, total, a.p.Attribution.GroupBy)
 		r.Suggestions = append(r.Suggestions, holderSuggestions(hs, a.p.Attribution.Rules)...)
 	}
+	r.Suggestions = append(r.Suggestions, a.sharingSuggestions(pricer)...)
 	if a.p.Fragmentation {
 		r.StrandedMemory = a.strandedMemory()
 	}

@@ -102,8 +102,20 @@ func (n *nodeAcc) addWorkloads(ws []profile.Workload, labels *labelSets, keep wo
 			}
 			w.Intervals = ivs
 		}
-		n.workloads.put(slimWorkload(w, labels, keep)) // the latest input's state wins
+		k := keep
+		k.uuids = k.uuids || n.holdsMIG(w.GPUUUIDs) // MIG advice reads which devices it holds
+		n.workloads.put(slimWorkload(w, labels, k)) // the latest input's state wins
 	}
+}
+
+// holdsMIG reports whether one of uuids is a MIG device of the node.
+func (n *nodeAcc) holdsMIG(uuids []string) bool {
+	for _, u := range uuids {
+		if g := n.gpu(u); g != nil && g.mig != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // workloadSet holds a node's workloads by id, in a slice: a node has a
