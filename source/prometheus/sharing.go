@@ -292,7 +292,7 @@ func alignUse(t profile.Values, startMS int64, pairs []dcgm.Pair) profile.Values
 	}
 	lookback := 2 * medianSpacing(pairs)
 	out := make(profile.Values, len(t))
-	j, any := 0, false
+	j, got := 0, false
 	for i := range t {
 		lo := float64(startMS) + math.Round(t[i]*1000)
 		hi := lo + 1
@@ -319,9 +319,9 @@ func alignUse(t profile.Values, startMS int64, pairs []dcgm.Pair) profile.Values
 			continue
 		}
 		out[i] = math.Max(0, math.Min(100, out[i]))
-		any = true
+		got = true
 	}
-	if !any {
+	if !got {
 		return nil
 	}
 	return out
