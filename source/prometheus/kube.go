@@ -10,6 +10,7 @@ import (
 
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source/dra"
 )
 
 // kubeQueries is how many queries readKube runs.
@@ -33,6 +34,8 @@ type kube struct {
 	// could not be measured of them.
 	shared   *sharing
 	useNotes []string
+	// claims is DRA's, when the API server is read (nil: not).
+	claims *dra.Claims
 }
 
 type pendingPod struct {

@@ -3,6 +3,8 @@ package prometheus
 import (
 	"context"
 	"fmt"
+	"github.com/seedance/seedance/internal/kubeapi"
+	"github.com/seedance/seedance/source/dra"
 	"maps"
 	"math"
 	"net/url"
@@ -42,6 +44,9 @@ type Options struct {
 	Generator   profile.Generator
 	// OnProgress is called after each query.
 	OnProgress func(source.ReadProgress)
+	// Kube, when set, is the API server whose DRA ResourceClaims say
+	// which pods hold which GPUs (docs/sharing.md).
+	Kube *kubeapi.Client
 	// MaxSamples bounds the samples one batch of nodes holds in memory
 	// (about 20 bytes each): one chunk of it when ReadNodes keeps finished
 	// chunks on disk; past it the read stops with ErrTooManySamples. 0: no
@@ -152,6 +157,11 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	batches := d.batches(samplesPerGPU(o, r.held(), len(r.names)), o.BatchSamples)
 	r.total += len(batches) * len(r.names) * len(r.chunks)
 	k := readKube(ctx, r.c, matchers, o.Start, o.End, func() { r.tick(nil) })
+	if o.Kube != nil {
+		if k.claims, err = dra.Read(ctx, o.Kube); err != nil {
+			return nil, fmt.Errorf("DRA claims from the API server (--kubeconfig): %w", err)
+		}
+	}
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
 		StartedAt: r.win.Start.UTC(), EndedAt: r.win.End.UTC(), Complete: true, ContextS: max(o.Before, o.After).Seconds()}
 	defer func() { r.spacing.finish(p, o.Step) }()
@@ -211,6 +221,7 @@ func (r *reading) emitBatch(ctx context.Context, b *dcgm.Builder, readUntil time
 			}
 		}
 		r.spacing.count(nodes)
+		k.claims.Apply(nodes)
 		k.apply(nodes, d.running)
 		if note := r.measureUse(ctx, &nodes[0], r.o.Start.UnixMilli()); note != "" {
 			k.useNotes = append(k.useNotes, note)

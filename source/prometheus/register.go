@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/kubeapi"
 	"github.com/seedance/seedance/internal/setting"
 
 	"github.com/seedance/seedance/profile"
@@ -27,6 +28,7 @@ type Settings struct {
 	MaxSamples   int            `mapstructure:"max_samples"`
 	BatchSamples int            `mapstructure:"batch_samples"`
 	Pushdown     bool           `mapstructure:"pushdown"`
+	Kubeconfig   string         `mapstructure:"kubeconfig"`
 	HTTP         map[string]any `mapstructure:"http"`
 }
 
@@ -42,6 +44,7 @@ var keys = append([]setting.Key{
 	{Key: "prometheus.max_samples", Default: 100_000_000, Help: "most samples one chunk of a batch of nodes holds in memory (about 20 bytes each); past it the read stops with a message saying how to narrow it", Range: setting.Rng(1000, 1e10)},
 	{Key: "prometheus.pushdown", Default: false, Cmd: "profile analyze", Flag: "pushdown", Help: "read utilization raw and the energy counter as exact per-chunk aggregates, nothing else: the idle time, costs and energy of the raw read for about a tenth of the samples (docs/sources.md, Pushdown)"},
 	{Key: "prometheus.batch_samples", Default: 2_500_000, Help: "sample values one chunk of the nodes read together holds at most (about 20 bytes of memory each): the read's working set, whatever the range or the number of nodes (finished chunks wait on disk)", Range: setting.Rng(1000, 1e10)},
+	{Key: "prometheus.kubeconfig", Default: "", Cmd: "profile analyze", Flag: "kubeconfig", Help: "a kubeconfig (or in-cluster) whose API server's DRA ResourceClaims say which pods share which GPUs (--source prometheus; read-only; docs/sharing.md)"},
 	{Key: "prometheus.retries", Default: 3, Help: "retries of a query after a network error, timeout, 429 or 5xx", Range: setting.Rng(0, 20)},
 	{Key: "prometheus.http", Default: map[string]any{}, Help: "HTTP settings: prometheus/common HTTPClientConfig (basic_auth, authorization, tls_config, proxy_url, http_headers…)", Map: true},
 }, setting.HTTPKeys("prometheus")...)
@@ -123,11 +126,17 @@ func open(env source.Env) (source.Profiler, error) {
 	if err != nil {
 		return nil, err
 	}
+	var kube *kubeapi.Client
+	if s.Kubeconfig != "" {
+		if kube, err = kubeapi.Load(s.Kubeconfig, s.Timeout); err != nil {
+			return nil, fmt.Errorf("%w: --kubeconfig: %v", source.ErrSettings, err)
+		}
+	}
 	after := env.Reach
 	if now := env.Now(); end.Add(after).After(now) {
 		after = max(0, now.Sub(end).Truncate(time.Second)) // nothing is there yet
 	}
 	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Before: env.Reach, After: after, Align: env.Align, Step: step, Selector: s.Selector,
 		Chunk: s.Chunk, Concurrency: s.Concurrency, Timeout: s.Timeout, Retries: s.Retries, Backoff: time.Second,
-		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, Pushdown: s.Pushdown, OnProgress: env.Progress}}, nil
+		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, Pushdown: s.Pushdown, OnProgress: env.Progress, Kube: kube}}, nil
 }
