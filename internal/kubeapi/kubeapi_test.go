@@ -1,0 +1,93 @@
+package kubeapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const secret = "s3cret-token-value"
+
+func kubeconfigFor(t *testing.T, srv *httptest.Server, user string) string {
+	t.Helper()
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	doc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+current-context: test
+contexts: [{name: test, context: {cluster: c, user: u}}]
+clusters: [{name: c, cluster: {server: %s, certificate-authority-data: %s}}]
+users: [{name: u, user: %s}]
+`, srv.URL, ca, user)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestListPagesWithToken: the token goes in the Authorization header over
+// the kubeconfig's CA, and every page of a list is read.
+func TestListPagesWithToken(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+secret {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"message":"Unauthorized"}`))
+			return
+		}
+		if r.URL.Query().Get("continue") == "" {
+			_, _ = w.Write([]byte(`{"items":[{"n":1},{"n":2}],"metadata":{"continue":"next"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"items":[{"n":3}],"metadata":{}}`))
+	}))
+	defer srv.Close()
+	c, err := Load(kubeconfigFor(t, srv, "{token: "+secret+"}"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = c.List(context.Background(), "/apis/x/v1/things", func(raw json.RawMessage) error { got = append(got, string(raw)); return nil })
+	if err != nil || strings.Join(got, "") != `{"n":1}{"n":2}{"n":3}` {
+		t.Fatalf("%v %v", got, err)
+	}
+	// A wrong token: HTTP 401 in one line, and the token nowhere.
+	c, err = Load(kubeconfigFor(t, srv, "{token: wrong-"+secret+"}"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.List(context.Background(), "/apis/x/v1/things", func(json.RawMessage) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401: Unauthorized") || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// TestConfigRefused: what seedance cannot use is a one-line error.
+func TestConfigRefused(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	for user, want := range map[string]string{
+		"{exec: {command: aws}}":             "exec or auth-provider plugin",
+		"{client-certificate-data: \"%%%\"}": "client-certificate-data is not base64",
+		"{tokenFile: /nonexistent/token}":    "tokenFile",
+	} {
+		if _, err := Load(kubeconfigFor(t, srv, user), time.Second); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", user, err)
+		}
+	}
+	if _, err := Load("/nonexistent/kubeconfig", time.Second); err == nil {
+		t.Error("a missing file loads")
+	}
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	if _, err := Load(InCluster, time.Second); err == nil || !strings.Contains(err.Error(), "not in a pod") {
+		t.Errorf("in-cluster outside a pod: %v", err)
+	}
+}
