@@ -3,15 +3,12 @@
 package nvml
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/pricing"
-	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/gpu"
 	"github.com/seedance/seedance/source/sim"
@@ -47,24 +44,9 @@ func TestProcessUtilizationSplitsASharedGPU(t *testing.T) {
 	if len(p.Nodes[0].GPUs[0].Usage) != 0 {
 		t.Errorf("a GPU with no process has usage %+v", p.Nodes[0].GPUs[0].Usage)
 	}
-	var doc bytes.Buffer
-	if err := profile.Encode(&doc, p); err != nil {
-		t.Fatal(err)
-	}
-	s, err := profile.OpenStream(&doc, "p")
+	held, err := dcgmtest.ByWorkload(p)
 	if err != nil {
 		t.Fatal(err)
-	}
-	params := analyze.DefaultParams()
-	params.Pricer = pricing.New(nil, 2)
-	params.Attribution = &analyze.AttributionParams{GroupBy: []string{"workload"}}
-	r, err := analyze.Analyze([]analyze.Source{{Name: "p", Stream: s}}, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := map[string]analyze.AttributionGroup{}
-	for _, gr := range r.Attribution.Groups {
-		held[gr.Key[0]] = gr
 	}
 	a, b, c := held["process/1001"], held["process/1002"], held["process/1003"]
 	if math.Abs(a.HeldGPUHours-3*b.HeldGPUHours) > 1e-9 || a.HeldGPUHours <= 0 || a.Basis != "measured" || b.Basis != "measured" {

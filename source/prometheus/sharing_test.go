@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
 	"github.com/seedance/seedance/internal/testkit/promtest"
-	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -62,11 +60,10 @@ func TestSharedGPUsFromPrometheus(t *testing.T) {
 		t.Fatalf("GPU-a1 usage %+v", a1)
 	}
 
-	var doc bytes.Buffer
-	if err := profile.Encode(&doc, p); err != nil {
+	got, err := dcgmtest.ByWorkload(p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := sharedAttribution(t, doc.Bytes())
 	const h = 1.0 / 3600
 	for id, w := range map[string]struct {
 		held  float64
@@ -89,24 +86,4 @@ func TestSharedGPUsFromPrometheus(t *testing.T) {
 	if math.Abs(sum-3*600*h) > 1e-6 { // three physical GPUs, 600 s each
 		t.Errorf("held in all %v GPU-h, want %v", sum, 3*600*h)
 	}
-}
-
-func sharedAttribution(t *testing.T, doc []byte) map[string]analyze.AttributionGroup {
-	t.Helper()
-	s, err := profile.OpenStream(bytes.NewReader(doc), "p")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params := analyze.DefaultParams()
-	params.Pricer = pricing.New(nil, 2)
-	params.Attribution = &analyze.AttributionParams{GroupBy: []string{"workload"}}
-	r, err := analyze.Analyze([]analyze.Source{{Name: "p", Stream: s}}, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]analyze.AttributionGroup{"(unallocated)": {AttributionFigures: r.Attribution.Unallocated}}
-	for _, g := range r.Attribution.Groups {
-		out[g.Key[0]] = g
-	}
-	return out
 }
