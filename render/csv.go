@@ -86,17 +86,17 @@ func CSV(w io.Writer, r *report.Result, o Options) error {
 // time held by no workload and the total, named in parentheses in the first
 // column.
 func attributionCSV(cw *csv.Writer, a *analyze.Attribution) error {
-	head := append(append([]string(nil), a.GroupBy...), "workloads", "held_gpu_hours", "used_gpu_hours", "efficiency", "idle_held_gpu_hours", "waste_cost_usd")
+	head := append(append([]string(nil), a.GroupBy...), "workloads", "held_gpu_hours", "used_gpu_hours", "efficiency", "idle_held_gpu_hours", "waste_cost_usd", "basis")
 	cw.Write(head)
-	row := func(key []string, workloads string, f analyze.AttributionFigures) {
+	row := func(key []string, workloads string, f analyze.AttributionFigures, basis string) {
 		cells := make([]string, 0, len(head))
 		for _, k := range key {
 			cells = append(cells, cell(k))
 		}
-		cw.Write(append(cells, workloads, num(f.HeldGPUHours), num(f.UsedGPUHours), optNum(f.Efficiency), num(f.IdleHeldGPUHours), num(f.WasteCostUSD)))
+		cw.Write(append(cells, workloads, num(f.HeldGPUHours), num(f.UsedGPUHours), optNum(f.Efficiency), num(f.IdleHeldGPUHours), num(f.WasteCostUSD), basis))
 	}
 	for _, g := range a.Groups {
-		row(g.Key, strconv.Itoa(g.Workloads), g.AttributionFigures)
+		row(g.Key, strconv.Itoa(g.Workloads), g.AttributionFigures, g.Basis)
 	}
 	for _, extra := range []struct {
 		name string
@@ -104,7 +104,7 @@ func attributionCSV(cw *csv.Writer, a *analyze.Attribution) error {
 	}{{Unallocated, a.Unallocated}, {"(total)", a.Total}} {
 		key := make([]string, len(a.GroupBy))
 		key[0] = extra.name
-		row(key, "", extra.f)
+		row(key, "", extra.f, "")
 	}
 	cw.Flush()
 	return cw.Error()

@@ -52,33 +52,34 @@ func migrationText(ew *errWriter, r *report.Result) {
 }
 
 // attributionTable writes who held the GPU time, by waste: one row per
-// group, then the time nobody held and the total.
+// group (its SPLIT the rule that split its shared GPUs, docs/sharing.md),
+// then the time nobody held and the total.
 func attributionTable(w io.Writer, ew *errWriter, r *report.Result) error {
 	a := r.Attribution
 	if a == nil {
 		return nil
 	}
 	ew.printf("\nAttribution by %s (docs/analysis.md, Attribution)\n", strings.Join(a.GroupBy, ", then "))
-	head := append(upper(a.GroupBy), "WORKLOADS", "HELD GPU-H", "USED GPU-H", "EFFICIENCY", "IDLE-HELD GPU-H", "WASTE")
+	head := append(upper(a.GroupBy), "WORKLOADS", "HELD GPU-H", "USED GPU-H", "EFFICIENCY", "IDLE-HELD GPU-H", "WASTE", "SPLIT")
 	t := table.New(w, head...)
-	row := func(key []string, workloads string, f analyze.AttributionFigures) {
+	row := func(key []string, workloads string, f analyze.AttributionFigures, split string) {
 		eff := "n/a"
 		if f.Efficiency != nil {
 			eff = fmt.Sprintf("%.0f%%", 100**f.Efficiency)
 		}
 		t.Row(append(key, workloads, fmt.Sprintf("%.2f", f.HeldGPUHours), fmt.Sprintf("%.2f", f.UsedGPUHours), eff,
-			fmt.Sprintf("%.2f", f.IdleHeldGPUHours), money(f.WasteCostUSD))...)
+			fmt.Sprintf("%.2f", f.IdleHeldGPUHours), money(f.WasteCostUSD), split)...)
 	}
 	for _, g := range a.Groups {
-		row(append([]string(nil), g.Key...), fmt.Sprint(g.Workloads), g.AttributionFigures)
+		row(append([]string(nil), g.Key...), fmt.Sprint(g.Workloads), g.AttributionFigures, g.Basis)
 	}
 	blank := func(first string) []string {
 		k := make([]string, len(a.GroupBy))
 		k[0] = first
 		return k
 	}
-	row(blank(Unallocated), "-", a.Unallocated)
-	row(blank("total"), "-", a.Total)
+	row(blank(Unallocated), "-", a.Unallocated, "-")
+	row(blank("total"), "-", a.Total, "-")
 	return t.Flush()
 }
 
