@@ -4,7 +4,7 @@
 GOLDEN_PKGS := ./analyze ./cmd ./hwtopo ./render ./settings ./source/sim
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build test test-short lint update-golden bench bench-read k8s ci
+.PHONY: build test test-short lint update-golden bench bench-read k8s ci mutation mutation-diff
 
 build: ## the binary, ./seedance
 	go build -o seedance .
@@ -29,6 +29,16 @@ bench: ## the planner's benchmarks of docs/performance.md (seconds); the reader'
 
 bench-read: ## the profile reader's CPU time per MB against cat, gzip -dc, zstd -dc, encoding/json and a number loop (issue #30; SEEDANCE_BENCH_BASELINE=an-older-seedance adds it; ~10 min)
 	go test ./cmd -run XXX -bench ReadCPU -benchtime 1x -timeout 60m -v
+
+GREMLINS := go run github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+MUTATION_PKGS ?= ./recommend ./analyze ./pipeline ./chargeback ./ledger
+BASE ?= origin/main
+
+mutation: ## mutation testing (gremlins, pinned): each covered mutant of MUTATION_PKGS against the package's tests; scores and the reviewed survivors in docs/testing.md (ledger ~2 h on two cores)
+	@for p in $(MUTATION_PKGS); do echo "== $$p"; $(GREMLINS) unleash --workers 2 --timeout-coefficient 3 $$p || exit 1; done
+
+mutation-diff: ## the habit: mutation testing of the code changed since BASE (default origin/main) only, before a merge
+	@for p in $(MUTATION_PKGS); do echo "== $$p"; $(GREMLINS) unleash --workers 2 --timeout-coefficient 3 --diff $(BASE) $$p || exit 1; done
 
 k8s: ## build and cache the Kubernetes control plane the plan tests run against (~15-35 min once)
 	bash .ci/k8s-build.sh
