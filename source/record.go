@@ -2,7 +2,9 @@ package source
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -216,7 +218,7 @@ func appendUse(g *profile.GPU, use map[string]float64) {
 		}
 		u.UtilPct = append(u.UtilPct, v)
 	}
-	for _, id := range sortedKeys(use) {
+	for _, id := range slices.Sorted(maps.Keys(use)) {
 		if !hasUsage(g, id) {
 			col := make(profile.Values, n)
 			for i := range col {
@@ -235,15 +237,6 @@ func hasUsage(g *profile.GPU, id string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]float64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func meanUtil(rows [][]Row) float64 {

@@ -3,9 +3,12 @@ package prometheus
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -161,8 +164,8 @@ func onMIG(n *profile.Node, uuid string) bool {
 
 // gpuMilli reads openb's gpu_milli pod label.
 func gpuMilli(v string) (int, bool) {
-	var m int
-	if _, err := fmt.Sscanf(v, "%d", &m); err != nil || m < 1 || m > 1000 || fmt.Sprint(m) != v {
+	m, err := strconv.Atoi(v)
+	if err != nil || m < 1 || m > 1000 {
 		return 0, false
 	}
 	return m, true
@@ -232,7 +235,7 @@ func (r *reading) measureUse(ctx context.Context, n *profile.Node, startMS int64
 	for gi := range n.GPUs {
 		g := &n.GPUs[gi]
 		pods := byGPU[g.UUID]
-		for _, pod := range sortedPods(pods) {
+		for _, pod := range slices.Sorted(maps.Keys(pods)) {
 			col := alignUse(g.Series.T, startMS, pods[pod])
 			if col != nil && held(n, pod, g.Index) {
 				g.Usage = append(g.Usage, profile.Usage{Workload: pod, UtilPct: col})
@@ -253,15 +256,6 @@ func held(n *profile.Node, id string, index int) bool {
 		}
 	}
 	return false
-}
-
-func sortedPods(m map[string][]dcgm.Pair) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // sumPairs adds b's readings to a's (two containers of one pod), by time.
