@@ -25,41 +25,6 @@ const (
 	ClassOther     = "other"
 )
 
-// Jobs are the per-workload figures of a window: the workloads that
-// finished in it, by group and kind, with their energy and GPU-hours over
-// their whole tenure; and the utilization of each class of workload over
-// the window.
-type Jobs struct {
-	Finished []JobGroup     `json:"finished"`
-	Classes  []ClassFigures `json:"classes"`
-	// EnergyPerJobKWh is the mean energy of the workloads that finished in
-	// the window, over their tenure; null when none did or none was
-	// measured.
-	EnergyPerJobKWh *float64 `json:"energy_per_job_kwh"`
-}
-
-// JobGroup is the workloads of one group and kind that finished in the
-// window: how many, and their mean energy and GPU-hours held.
-type JobGroup struct {
-	Key           []string `json:"key"`
-	Kind          string   `json:"kind"`
-	Finished      int      `json:"finished"`
-	MeanEnergyKWh *float64 `json:"mean_energy_kwh"`
-	MeanGPUHours  float64  `json:"mean_gpu_hours"`
-}
-
-// ClassFigures is one class's use of its GPUs over the window.
-type ClassFigures struct {
-	Class          string   `json:"class"`
-	Workloads      int      `json:"workloads"`
-	HeldGPUHours   float64  `json:"held_gpu_hours"`
-	UsedGPUHours   float64  `json:"used_gpu_hours"`
-	UtilizationPct *float64 `json:"utilization_pct"`
-	// EnergyKWh is null when a row of the window has no energy (counted
-	// before the ledger kept it per workload).
-	EnergyKWh *float64 `json:"energy_kwh"`
-}
-
 // workloadRow is one workload's sums over some rows.
 type workloadRow struct {
 	cluster                string
@@ -326,24 +291,6 @@ func Class(w profile.Workload) string {
 		return ClassInference
 	}
 	return ClassOther
-}
-
-// Comparison is a window against a baseline window: the headline figures
-// of a change (a new scheduler, a policy) before and after.
-type Comparison struct {
-	Baseline               Window `json:"baseline"`
-	EnergyPerJobKWh        Change `json:"energy_per_job_kwh"`
-	TrainingUtilizationPct Change `json:"training_utilization_pct"`
-	IdleCostUSD            Change `json:"idle_cost_usd"`
-	IdleRatio              Change `json:"idle_ratio"`
-}
-
-// Change is a figure before (the baseline) and after (the window), and
-// the relative change in percent; null where a side is.
-type Change struct {
-	Before    *float64 `json:"before"`
-	After     *float64 `json:"after"`
-	ChangePct *float64 `json:"change_pct"`
 }
 
 func change(before, after *float64) Change {

@@ -13,10 +13,27 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/chargeback"
+	"github.com/seedance/seedance/ledger/history"
 )
 
 // ReportSchema names the shape of a ledger report's JSON.
-const ReportSchema = "seedance-ledger-report/v1"
+const ReportSchema = history.Schema
+
+// Report and the types it holds live in package history, which links no
+// database driver (docs/architecture.md); these are their names here.
+type (
+	Report       = history.Report
+	Window       = history.Window
+	Summary      = history.Summary
+	Day          = history.Day
+	DayWaste     = history.DayWaste
+	Price        = history.Price
+	Jobs         = history.Jobs
+	JobGroup     = history.JobGroup
+	ClassFigures = history.ClassFigures
+	Comparison   = history.Comparison
+	Change       = history.Change
+)
 
 // Query is what a report covers: the buckets that begin in [Since,
 // Until) (zero: from the first, to the last), grouped by GroupBy.
@@ -95,89 +112,6 @@ func names(clusters []string) []any {
 		out[i] = c
 	}
 	return out
-}
-
-// Report answers from the ledger alone. Its summary and attribution have
-// the keys and meaning of analyze's report for the same window.
-type Report struct {
-	SchemaVersion string `json:"schema_version"`
-	Window        Window `json:"window"`
-	// Watermark: the rows before it are settled; those after it are
-	// provisional (the next update counts them again, with more data).
-	Watermark time.Time `json:"watermark"`
-	// Clusters are the clusters the report covers.
-	Clusters    []string             `json:"clusters"`
-	Summary     Summary              `json:"summary"`
-	Attribution *analyze.Attribution `json:"attribution"`
-	Daily       []Day                `json:"daily"`
-	// DailyWaste is each day's waste by group (the attribution's keys),
-	// for a daily stacked chart; absent when grouping by workload.
-	DailyWaste []DayWaste `json:"daily_waste,omitempty"`
-	Prices     []Price    `json:"prices"`
-	// Jobs are the per-workload figures: energy per finished job, and the
-	// utilization of training apart from inference.
-	Jobs *Jobs `json:"jobs"`
-	// Comparison is this window against the baseline window, when one is
-	// asked for.
-	Comparison *Comparison `json:"comparison,omitempty"`
-	// Chargeback is the window's charges by group, when asked for
-	// (Query.ShareIdle): reserved and used, the unallocated cost shared,
-	// adding up to the bill (docs/chargeback.md).
-	Chargeback *chargeback.Report `json:"chargeback,omitempty"`
-	// Budgets are the budgets' month-to-date charges and forecasts, when
-	// asked for (Query.Budgets).
-	Budgets []chargeback.Status `json:"budgets,omitempty"`
-	// Warnings are what the updates that counted the window warned of
-	// (each cluster's, named when the report covers several), and the
-	// clusters whose data stops well before the others'.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-// Window is the buckets a report covers.
-type Window struct {
-	Start   time.Time `json:"start"`
-	End     time.Time `json:"end"`
-	BucketS int64     `json:"bucket_s"`
-}
-
-// Summary holds the figures of analyze's summary that the ledger keeps,
-// under the same names; a figure with no measurement behind it is null.
-type Summary struct {
-	Nodes           int      `json:"nodes"`
-	GPUHours        float64  `json:"gpu_hours"`
-	AvgGPUUtilPct   *float64 `json:"avg_gpu_util_pct"`
-	IdleGPUHours    *float64 `json:"idle_gpu_hours"`
-	IdleRatio       *float64 `json:"idle_ratio"`
-	IdleCostUSD     *float64 `json:"idle_cost_usd"`
-	EnergyKWh       *float64 `json:"energy_kwh"`
-	EnergyCostUSD   *float64 `json:"energy_cost_usd"`
-	ProvisionalFrom *string  `json:"provisional_from,omitempty"`
-}
-
-// Day is one UTC day of the window, for charts.
-type Day struct {
-	Date         string   `json:"date"`
-	GPUHours     float64  `json:"gpu_hours"`
-	IdleGPUHours float64  `json:"idle_gpu_hours"`
-	IdleCostUSD  float64  `json:"idle_cost_usd"`
-	EnergyKWh    *float64 `json:"energy_kwh"`
-}
-
-// DayWaste is one group's waste on one UTC day: the cost of the idle GPU
-// time its workloads held (the attribution's waste_cost_usd, by day).
-type DayWaste struct {
-	Date         string   `json:"date"`
-	Key          []string `json:"key"`
-	WasteCostUSD float64  `json:"waste_cost_usd"`
-}
-
-// Price is a model's price per GPU-hour and where it came from, over the
-// window (a price that changed has one entry per price).
-type Price struct {
-	Model       string  `json:"model"`
-	USDPerHour  float64 `json:"usd_per_hour"`
-	Source      string  `json:"source"`
-	FirstBucket string  `json:"first_bucket"`
 }
 
 // Report reads the rows of the query's window, in a read-only

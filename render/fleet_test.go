@@ -14,7 +14,7 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/testkit/browsertest"
-	"github.com/seedance/seedance/ledger"
+	"github.com/seedance/seedance/ledger/history"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/report"
@@ -25,7 +25,7 @@ import (
 // by instance type. Every 7th node's GPUs report no utilization for a
 // stretch in the middle (a gap in the data), and the costliest node has a
 // hostile name and the next a long one of wide letters; the ledger's
-// history is a month of 12 teams (history).
+// monthOfWaste is a month of 12 teams (history).
 func fleetReport(t *testing.T, nodes int) *report.Result {
 	t.Helper()
 	p, err := sim.Record(sim.Options{Nodes: nodes, Scenario: sim.ScenarioMixed, Seed: 1}, time.Minute, 40*time.Minute, profile.Generator{})
@@ -54,7 +54,7 @@ func fleetReport(t *testing.T, nodes int) *report.Result {
 	recommend.Commands(res.Suggestions, r, recommend.DialectKubectl)
 	res.Nodes[0].Name = hostileName
 	res.Nodes[1].Name = strings.Repeat("W", 40) // the widest glyphs
-	res.History = history(31, 12)
+	res.History = monthOfWaste(31, 12)
 	return res
 }
 
@@ -286,18 +286,18 @@ func TestShorten(t *testing.T) {
 	}
 }
 
-// history is a ledger's month: days × groups of waste, group k costing
+// monthOfWaste is a ledger's month: days × groups of waste, group k costing
 // k + 1 dollars a day, the last group with a hostile name.
-func history(days, groups int) *ledger.Report {
-	r := &ledger.Report{Attribution: &analyze.Attribution{GroupBy: []string{"namespace"}},
-		Window: ledger.Window{Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 31, 23, 0, 0, 0, time.UTC)}}
+func monthOfWaste(days, groups int) *history.Report {
+	r := &history.Report{Attribution: &analyze.Attribution{GroupBy: []string{"namespace"}},
+		Window: history.Window{Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 31, 23, 0, 0, 0, time.UTC)}}
 	for d := 0; d < days; d++ {
 		for k := 0; k < groups; k++ {
 			name := fmt.Sprintf("team-%02d", k)
 			if k == groups-1 {
 				name = hostileName
 			}
-			r.DailyWaste = append(r.DailyWaste, ledger.DayWaste{Date: fmt.Sprintf("2026-01-%02d", d+1), Key: []string{name}, WasteCostUSD: float64(k + 1)})
+			r.DailyWaste = append(r.DailyWaste, history.DayWaste{Date: fmt.Sprintf("2026-01-%02d", d+1), Key: []string{name}, WasteCostUSD: float64(k + 1)})
 		}
 	}
 	return r
@@ -306,7 +306,7 @@ func history(days, groups int) *ledger.Report {
 // TestDailyStacks: the 8 costliest groups are named, the rest are one
 // "other" band, and each day's bands add up to that day's waste.
 func TestDailyStacks(t *testing.T) {
-	days, bands := dailyStacks(history(3, 11).DailyWaste)
+	days, bands := dailyStacks(monthOfWaste(3, 11).DailyWaste)
 	if len(days) != 3 || days[0] != "2026-01-01" || len(bands) != 9 {
 		t.Fatalf("%d days, %d bands", len(days), len(bands))
 	}
@@ -320,7 +320,7 @@ func TestDailyStacks(t *testing.T) {
 			t.Errorf("day %d: %v, %v", i, bands[0].vals[i], bands[8].vals[i])
 		}
 	}
-	if _, bands := dailyStacks(history(2, 9).DailyWaste); len(bands) != 9 || strings.Contains(bands[8].name, "other") {
+	if _, bands := dailyStacks(monthOfWaste(2, 9).DailyWaste); len(bands) != 9 || strings.Contains(bands[8].name, "other") {
 		t.Errorf("9 groups fit without an other band: %q", bands[8].name)
 	}
 	if svg, _ := dailyChart("x", nil); svg != "" {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/seedance/seedance/ledger"
+	"github.com/seedance/seedance/ledger/history"
 )
 
 // stackGroups is how many groups a daily stacked chart names; the rest
@@ -26,7 +26,7 @@ type stack struct {
 // dailyStacks turns a ledger's daily waste into one band per group, the
 // costliest stackGroups groups first and the rest as "other", over the
 // days in order.
-func dailyStacks(waste []ledger.DayWaste) (days []string, bands []stack) {
+func dailyStacks(waste []history.DayWaste) (days []string, bands []stack) {
 	at, totals := map[string]int{}, map[string]float64{}
 	for _, d := range waste {
 		at[d.Date] = 0
@@ -69,7 +69,7 @@ func dailyStacks(waste []ledger.DayWaste) (days []string, bands []stack) {
 
 // dailyChart draws the daily waste stacked by group, with its legend; the
 // empty string when there is none.
-func dailyChart(id string, waste []ledger.DayWaste) (string, []legendItem) {
+func dailyChart(id string, waste []history.DayWaste) (string, []legendItem) {
 	days, bands := dailyStacks(waste)
 	if len(days) == 0 {
 		return "", nil

@@ -11,7 +11,7 @@ import (
 	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/internal/yamlout"
-	"github.com/seedance/seedance/ledger"
+	"github.com/seedance/seedance/ledger/history"
 )
 
 // LedgerFormats are the formats of a ledger report.
@@ -19,7 +19,7 @@ var LedgerFormats = []string{"table", "json", "yaml", "csv", "markdown", "html",
 
 // Ledger writes a ledger report (seedance ledger report) in one of
 // LedgerFormats; prom wants a report of settled rows (ledger.Query.Settled).
-func Ledger(w io.Writer, r *ledger.Report, format string) error {
+func Ledger(w io.Writer, r *history.Report, format string) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -41,7 +41,7 @@ func Ledger(w io.Writer, r *ledger.Report, format string) error {
 
 // ledgerTable writes the window's summary and one row per group, as text
 // or as Markdown.
-func ledgerTable(w io.Writer, r *ledger.Report, markdown bool) error {
+func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
 	s := r.Summary
 	window := fmt.Sprintf("%s → %s", r.Window.Start.Format("2006-01-02 15:04"), r.Window.End.Format("2006-01-02 15:04 UTC"))
 	lines := []string{
@@ -141,7 +141,7 @@ func chargeRows(cb *chargeback.Report, hours, usd func(float64) string) ([]strin
 
 // jobLines are the energy per finished job, each class's utilization and,
 // with a baseline, the comparison.
-func jobLines(r *ledger.Report) []string {
+func jobLines(r *history.Report) []string {
 	var out []string
 	if j := r.Jobs; j != nil {
 		n := 0
@@ -165,7 +165,7 @@ func jobLines(r *ledger.Report) []string {
 }
 
 // changeLine is "average energy per job 142.5 → 98.2 kWh (−31.1 %)".
-func changeLine(what string, c ledger.Change, format string) string {
+func changeLine(what string, c history.Change, format string) string {
 	side := func(v *float64) string {
 		if v == nil {
 			return "n/a"
@@ -223,7 +223,7 @@ func markdownTable(w io.Writer, header []string, rows [][]string) error {
 
 // ledgerCSV writes one row per group, then the unallocated and total rows,
 // then one row per day ("(day)" in the first level).
-func ledgerCSV(w io.Writer, r *ledger.Report) error {
+func ledgerCSV(w io.Writer, r *history.Report) error {
 	cw := csv.NewWriter(w)
 	if cb := r.Chargeback; cb != nil { // the charges' table instead
 		_, rows := chargeRows(cb, num, num)

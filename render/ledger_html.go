@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/seedance/seedance/ledger"
+	"github.com/seedance/seedance/ledger/history"
 )
 
 var ledgerTemplate = template.Must(template.New("ledger").Funcs(template.FuncMap{
@@ -53,7 +53,7 @@ var ledgerTemplate = template.Must(template.New("ledger").Funcs(template.FuncMap
 
 // ledgerHTML writes a ledger report as one self-contained page: the
 // figures, the daily idle cost, the waste by group, the prices.
-func ledgerHTML(w io.Writer, r *ledger.Report) error {
+func ledgerHTML(w io.Writer, r *history.Report) error {
 	s := r.Summary
 	var daily, groups []barItem
 	for _, d := range r.Daily {

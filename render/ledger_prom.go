@@ -8,7 +8,7 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/chargeback"
-	"github.com/seedance/seedance/ledger"
+	"github.com/seedance/seedance/ledger/history"
 )
 
 // LedgerProm writes a ledger report of settled rows as Prometheus
@@ -16,7 +16,7 @@ import (
 // scraped after each update, or written for node_exporter's textfile
 // collector, they keep the history in Prometheus too, and rate() or
 // increase() over them is the waste of any range.
-func LedgerProm(w io.Writer, r *ledger.Report) error {
+func LedgerProm(w io.Writer, r *history.Report) error {
 	p := &promWriter{}
 	names := levelNames(r.Attribution.GroupBy)
 	rows := []analyze.AttributionGroup{{Key: make([]string, len(names)), AttributionFigures: r.Attribution.Unallocated}}

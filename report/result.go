@@ -11,7 +11,7 @@ import (
 	"slices"
 
 	"github.com/seedance/seedance/analyze"
-	"github.com/seedance/seedance/ledger"
+	"github.com/seedance/seedance/ledger/history"
 	"github.com/seedance/seedance/recommend"
 )
 
@@ -43,7 +43,7 @@ type Result struct {
 	// History is the ledger's month to date, when the run counted its data
 	// into a ledger (--ledger) and writes HTML: its pictures of waste by
 	// day. Not in the JSON report (the ledger's own report has it).
-	History *ledger.Report
+	History *history.Report
 }
 
 // New is the combined report of an analysis, before the later stages.
