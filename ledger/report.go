@@ -19,20 +19,31 @@ import (
 // ReportSchema names the shape of a ledger report's JSON.
 const ReportSchema = history.Schema
 
-// Report and the types it holds live in package history, which links no
-// database driver (docs/architecture.md); these are their names here.
+// The report's types live in package history, which links no database
+// driver (docs/architecture.md); these are their names here.
 type (
-	Report       = history.Report
-	Window       = history.Window
-	Summary      = history.Summary
-	Day          = history.Day
-	DayWaste     = history.DayWaste
-	Price        = history.Price
-	Jobs         = history.Jobs
-	JobGroup     = history.JobGroup
+	// Report is history.Report.
+	Report = history.Report
+	// Window is history.Window.
+	Window = history.Window
+	// Summary is history.Summary.
+	Summary = history.Summary
+	// Day is history.Day.
+	Day = history.Day
+	// DayWaste is history.DayWaste.
+	DayWaste = history.DayWaste
+	// Price is history.Price.
+	Price = history.Price
+	// Jobs is history.Jobs.
+	Jobs = history.Jobs
+	// JobGroup is history.JobGroup.
+	JobGroup = history.JobGroup
+	// ClassFigures is history.ClassFigures.
 	ClassFigures = history.ClassFigures
-	Comparison   = history.Comparison
-	Change       = history.Change
+	// Comparison is history.Comparison.
+	Comparison = history.Comparison
+	// Change is history.Change.
+	Change = history.Change
 )
 
 // Query is what a report covers: the buckets that begin in [Since,
