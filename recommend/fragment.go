@@ -10,9 +10,9 @@ import (
 	"github.com/seedance/seedance/hwtopo"
 )
 
-// SuggestFragmentation is the kind of the suggestion a pool whose
+// suggestFragmentation is the kind of the suggestion a pool whose
 // fragmentation ratio is above the threshold gets.
-const SuggestFragmentation = "fragmentation"
+const suggestFragmentation = "fragmentation"
 
 // DefaultFragmentationRatio is the white paper's threshold (§2.2).
 const DefaultFragmentationRatio = 0.35
@@ -86,9 +86,9 @@ type FragmentOptions struct {
 	ThresholdRatio float64 // above it, a pool gets a suggestion
 }
 
-// Fragment measures each pool's fragmentation on the cluster and, when a
+// fragment measures each pool's fragmentation on the cluster and, when a
 // plan is given, after its moves.
-func Fragment(c *Cluster, plan *Plan, o FragmentOptions) *Fragmentation {
+func fragment(c *Cluster, plan *Plan, o FragmentOptions) *Fragmentation {
 	f := &Fragmentation{ThresholdRatio: o.ThresholdRatio, Pools: []FragPool{}}
 	shapes := shapesByPool(c)
 	var after map[string][]GPU
@@ -262,9 +262,6 @@ func fitsThrough(t *hwtopo.Topology, gpus []GPU, s Shape, seed int) bool {
 	if !memFits(gpus[seed], s.MemBytes) {
 		return false
 	}
-	if s.Milli < MilliPerGPU && s.GPUs == 1 {
-		return true
-	}
 	linked := s.LinkRank > 0 && s.GPUs > 1
 	if linked && (t == nil || len(t.Matrix) != len(gpus)) {
 		return false // the connection cannot be checked
@@ -334,7 +331,7 @@ func fgd(n *Node, gpus []GPU, shapes []Shape) (unusable, capacity float64) {
 		if g.Busy {
 			return 0
 		}
-		return float64(MilliPerGPU-min(g.UsedMilli, MilliPerGPU)) / MilliPerGPU
+		return float64(milliPerGPU-min(g.UsedMilli, milliPerGPU)) / milliPerGPU
 	}
 	for _, g := range gpus {
 		capacity += freeShare(g)
@@ -343,10 +340,10 @@ func fgd(n *Node, gpus []GPU, shapes []Shape) (unusable, capacity float64) {
 		return 0, capacity
 	}
 	for _, s := range shapes {
-		need := float64(min(s.Milli, MilliPerGPU)) / MilliPerGPU
+		need := float64(min(s.Milli, milliPerGPU)) / milliPerGPU
 		hostable := false
 		for i, g := range gpus {
-			if s.Milli < MilliPerGPU && s.GPUs == 1 {
+			if s.Milli < milliPerGPU && s.GPUs == 1 {
 				hostable = freeShare(g) >= need && (g.MemBytes == 0 || g.MemBytes-min(g.UsedMem, g.MemBytes) >= s.MemBytes)
 			} else {
 				hostable = wholeFree(g) && fitsThrough(n.Topology, gpus, s, i)
@@ -379,11 +376,11 @@ func afterPlan(c *Cluster, plan *Plan) map[string][]GPU {
 			if i < 0 || i >= len(gs) {
 				continue
 			}
-			milli := MilliPerGPU
-			if sharing && w.Milli < MilliPerGPU {
+			milli := milliPerGPU
+			if sharing && w.Milli < milliPerGPU {
 				milli = w.Milli
 			}
-			gs[i].UsedMilli = max(0, min(MilliPerGPU, gs[i].UsedMilli+sign*milli))
+			gs[i].UsedMilli = max(0, min(milliPerGPU, gs[i].UsedMilli+sign*milli))
 			if sign > 0 {
 				gs[i].UsedMem += w.MemPerGPU
 			} else {
@@ -401,7 +398,7 @@ func afterPlan(c *Cluster, plan *Plan) map[string][]GPU {
 			continue
 		}
 		if m.From != nil {
-			take(*m.From, w.GPUs, w, -1, w.Milli < MilliPerGPU)
+			take(*m.From, w.GPUs, w, -1, w.Milli < milliPerGPU)
 		}
 		take(m.To, m.GPUs, w, +1, m.Sharing != nil)
 	}
@@ -430,18 +427,18 @@ func FragmentReport(r *analyze.Report, price PriceFunc, o Options, plan *Plan, f
 	}
 	if plan == nil {
 		o.Avoid = draining(r)
-		if p, err := MakePlan(c, o); err == nil {
+		if p, err := makePlan(c, o); err == nil {
 			plan = p
 		}
 	}
-	f := Fragment(c, plan, fo)
-	return f, FragmentSuggestions(f), nil
+	f := fragment(c, plan, fo)
+	return f, fragmentSuggestions(f), nil
 }
 
-// FragmentSuggestions are the suggestions of the pools above the
+// fragmentSuggestions are the suggestions of the pools above the
 // threshold: where their stranded GPUs are, and what the migration plan
 // does about them.
-func FragmentSuggestions(f *Fragmentation) []analyze.Suggestion {
+func fragmentSuggestions(f *Fragmentation) []analyze.Suggestion {
 	var out []analyze.Suggestion
 	for _, p := range f.Pools {
 		if !p.Above {
@@ -463,7 +460,7 @@ func FragmentSuggestions(f *Fragmentation) []analyze.Suggestion {
 		case p.AfterPlan != nil:
 			text += "; no move of the migration plan un-strands them: consolidate the workloads beside them, or give them to smaller work (one GPU, MIG, MPS)"
 		}
-		out = append(out, analyze.Suggestion{Kind: SuggestFragmentation, Node: firstOr(nodes), Text: text})
+		out = append(out, analyze.Suggestion{Kind: suggestFragmentation, Node: firstOr(nodes), Text: text})
 	}
 	return out
 }
@@ -480,8 +477,8 @@ func shapeList(shapes []Shape) string {
 	var counts []string
 	for _, s := range shapes {
 		c := fmt.Sprint(s.GPUs)
-		if s.Milli < MilliPerGPU {
-			c = fmt.Sprintf("%.2g", float64(s.Milli)/MilliPerGPU)
+		if s.Milli < milliPerGPU {
+			c = fmt.Sprintf("%.2g", float64(s.Milli)/milliPerGPU)
 		}
 		if !slices.Contains(counts, c) {
 			counts = append(counts, c)

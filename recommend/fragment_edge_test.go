@@ -30,7 +30,7 @@ func TestFragmentationMIG(t *testing.T) {
 		"uuid and its index": {ID: "ml/small", Name: "small", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, GPUUUIDs: []string{"MIG-a"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := FromProfile(&profile.Profile{Nodes: []profile.Node{migNode(w)}}, func(string, map[string]string, string) float64 { return 1 }, 15)
+			c := fromProfile(&profile.Profile{Nodes: []profile.Node{migNode(w)}}, func(string, map[string]string, string) float64 { return 1 }, 15)
 			g := c.Nodes[0].GPUs
 			if len(g) != 2 || g[0].UsedMilli != 143 || g[1].UsedMilli != 0 {
 				t.Fatalf("GPUs %+v: want GPU 0 held 1/7 (143 milli), GPU 1 free", g)
@@ -38,7 +38,7 @@ func TestFragmentationMIG(t *testing.T) {
 			if w := c.Workloads[0]; w.Count != 1 || w.Milli != 143 || w.MemPerGPU != 10<<30 || !w.Pinned {
 				t.Fatalf("workload %+v", w)
 			}
-			p := Fragment(c, nil, FragmentOptions{ThresholdRatio: DefaultFragmentationRatio}).Pools[0]
+			p := fragment(c, nil, FragmentOptions{ThresholdRatio: DefaultFragmentationRatio}).Pools[0]
 			if p.FreeGPUs != 1 || len(p.Shapes) != 1 || p.Shapes[0].Milli != 143 || p.Shapes[0].GPUs != 1 || p.Shapes[0].MemBytes != 10<<30 {
 				t.Fatalf("free %d, shapes %+v", p.FreeGPUs, p.Shapes)
 			}
@@ -56,12 +56,12 @@ func TestFragmentationMIG(t *testing.T) {
 // says why.
 func TestFragmentationNoDemand(t *testing.T) {
 	c := build([]*Node{dgx("a", "H100", 8), dgx("b", "H100", 8)})
-	f := Fragment(c, &Plan{}, FragmentOptions{ThresholdRatio: DefaultFragmentationRatio})
+	f := fragment(c, &Plan{}, FragmentOptions{ThresholdRatio: DefaultFragmentationRatio})
 	p := f.Pools[0]
 	if p.FreeGPUs != 16 || p.StrandedGPUs != 0 || p.Ratio != nil || p.FGDRatio != nil || p.Above || p.Note == "" || p.AfterPlan != nil {
 		t.Fatalf("%+v", p)
 	}
-	if s := FragmentSuggestions(f); len(s) != 0 {
+	if s := fragmentSuggestions(f); len(s) != 0 {
 		t.Fatalf("suggestions %+v", s)
 	}
 }
@@ -70,9 +70,9 @@ func TestFragmentationNoDemand(t *testing.T) {
 // workload on a node with no GPUs (so in no pool) counts in every pool.
 func TestFragmentationPendingOnNodeWithoutGPUs(t *testing.T) {
 	empty := &Node{Name: "login"}
-	pend := &Workload{ID: "ml/wait", Node: "login", Pending: true, Count: 2, Milli: MilliPerGPU}
+	pend := &Workload{ID: "ml/wait", Node: "login", Pending: true, Count: 2, Milli: milliPerGPU}
 	c := build([]*Node{dgx("a", "H100", 8), empty}, pod("six", "a", 0, 1, 2, 3, 4, 5), pend)
-	p := Fragment(c, nil, FragmentOptions{ThresholdRatio: DefaultFragmentationRatio}).Pools
+	p := fragment(c, nil, FragmentOptions{ThresholdRatio: DefaultFragmentationRatio}).Pools
 	if len(p) != 1 || len(p[0].Shapes) != 2 || p[0].StrandedGPUs != 0 {
 		t.Fatalf("pools %+v", p)
 	}
@@ -100,7 +100,7 @@ func TestFragmentationExactSearch(t *testing.T) {
 	nv(0, 2)
 	nv(0, 3)
 	nv(2, 3)
-	s := Shape{GPUs: 3, Milli: MilliPerGPU, LinkRank: hwtopo.LinkRank("NV18")}
+	s := Shape{GPUs: 3, Milli: milliPerGPU, LinkRank: hwtopo.LinkRank("NV18")}
 	c := build([]*Node{n}, pod("rest", "a", 4, 5, 6, 7))
 	gpus := c.Nodes[0].GPUs
 	if greedySet([]int{1, 2, 3}, 2, func(a, b int) bool { return hwtopo.LinkRank(n.Topology.Matrix[a][b]) >= s.LinkRank }) {

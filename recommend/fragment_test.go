@@ -23,7 +23,7 @@ func TestFragmentationHandComputed(t *testing.T) {
 	// for a 3-GPU shape), d none.
 	from := "c"
 	plan := &Plan{Moves: []Move{{Workload: "ml/infer-c2", From: &from, To: "d", GPUs: []int{6, 7}}}}
-	f := Fragment(c, plan, FragmentOptions{ThresholdRatio: DefaultFragmentationRatio})
+	f := fragment(c, plan, FragmentOptions{ThresholdRatio: DefaultFragmentationRatio})
 	if len(f.Pools) != 1 {
 		t.Fatalf("pools: %+v", f.Pools)
 	}
@@ -51,8 +51,8 @@ func TestFragmentationHandComputed(t *testing.T) {
 	if a == nil || a.FreeGPUs != 5 || a.StrandedGPUs != 2 || *a.Ratio != 0.4 || a.Unstranded != 1 {
 		t.Errorf("after the plan: %+v", a)
 	}
-	s := FragmentSuggestions(f)
-	if len(s) != 1 || s[0].Kind != SuggestFragmentation || !strings.Contains(s[0].Text, "3 of its 5 free GPUs are stranded (fragmentation ratio 0.60, above 0.35) on a, b, c") ||
+	s := fragmentSuggestions(f)
+	if len(s) != 1 || s[0].Kind != suggestFragmentation || !strings.Contains(s[0].Text, "3 of its 5 free GPUs are stranded (fragmentation ratio 0.60, above 0.35) on a, b, c") ||
 		!strings.Contains(s[0].Text, "(4, 3 or 2 GPUs)") || !strings.Contains(s[0].Text, "un-strands 1 of them") {
 		t.Errorf("suggestions: %+v", s)
 	}
@@ -65,7 +65,7 @@ func TestFragmentationFractional(t *testing.T) {
 	half := pod("half", "e", 0)
 	half.Milli = 500
 	c := build([]*Node{dgx("e", "A100", 8)}, half, pod("six", "e", 1, 2, 3, 4, 5, 6))
-	f := Fragment(c, nil, FragmentOptions{ThresholdRatio: 0.35})
+	f := fragment(c, nil, FragmentOptions{ThresholdRatio: 0.35})
 	p := f.Pools[0]
 	if p.FreeGPUs != 1 || p.StrandedGPUs != 0 || *p.Ratio != 0 || p.Above || p.AfterPlan != nil {
 		t.Errorf("%+v", p)
@@ -82,16 +82,16 @@ func TestFragmentationFractional(t *testing.T) {
 // counts in every pool; busy GPUs are not free.
 func TestFragmentationEdges(t *testing.T) {
 	full := build([]*Node{dgx("f", "H100", 8)}, pod("all", "f", 0, 1, 2, 3, 4, 5, 6, 7))
-	if p := Fragment(full, nil, FragmentOptions{ThresholdRatio: 0.35}).Pools[0]; p.Ratio != nil || p.FGDRatio != nil || p.Above {
+	if p := fragment(full, nil, FragmentOptions{ThresholdRatio: 0.35}).Pools[0]; p.Ratio != nil || p.FGDRatio != nil || p.Above {
 		t.Errorf("nothing free: %+v", p)
 	}
 	// g (H100) has GPUs 0 and 1 free; h (B200) has 2–6 free and GPU 7
 	// busy. The pending 8-GPU workload names no node: a shape of both pools.
 	g, h := dgx("g", "H100", 8), dgx("h", "B200", 8)
 	h.GPUs[7].Busy = true
-	pend := &Workload{ID: "ml/big", Pending: true, Count: 8, Milli: MilliPerGPU}
+	pend := &Workload{ID: "ml/big", Pending: true, Count: 8, Milli: milliPerGPU}
 	c := build([]*Node{g, h}, pod("six", "g", 2, 3, 4, 5, 6, 7), pod("pair", "h", 0, 1), pend)
-	f := Fragment(c, nil, FragmentOptions{ThresholdRatio: 0.5})
+	f := fragment(c, nil, FragmentOptions{ThresholdRatio: 0.5})
 	if len(f.Pools) != 2 || f.Pools[0].Model != "B200" || f.Pools[1].Model != "H100" {
 		t.Fatalf("pools %+v", f.Pools)
 	}
@@ -106,7 +106,7 @@ func TestFragmentationEdges(t *testing.T) {
 		t.Errorf("H100: %+v", h1)
 	}
 	// Exactly at the threshold is not above it.
-	if p := Fragment(c, nil, FragmentOptions{ThresholdRatio: 1}).Pools[1]; p.Above {
+	if p := fragment(c, nil, FragmentOptions{ThresholdRatio: 1}).Pools[1]; p.Above {
 		t.Errorf("ratio 1 at threshold 1 is above: %+v", p)
 	}
 }

@@ -20,9 +20,9 @@ const PinnedLabel = "seedance.io/pinned"
 // a node's price may come from its labels or its name.
 type PriceFunc func(node string, labels map[string]string, model string) float64
 
-// FromProfile builds the planner's cluster from a profile in memory: each
-// GPU's mean utilization is over its samples. See FromFleet.
-func FromProfile(p *profile.Profile, price PriceFunc, busyPct float64) *Cluster {
+// fromProfile builds the planner's cluster from a profile in memory: each
+// GPU's mean utilization is over its samples. See fromFleet.
+func fromProfile(p *profile.Profile, price PriceFunc, busyPct float64) *Cluster {
 	f := &analyze.Fleet{Nodes: make([]analyze.FleetNode, 0, len(p.Nodes))}
 	for _, n := range p.Nodes {
 		fn := analyze.FleetNode{Name: n.Name, Labels: n.Labels, Topology: n.Topology}
@@ -35,17 +35,17 @@ func FromProfile(p *profile.Profile, price PriceFunc, busyPct float64) *Cluster 
 		}
 		f.Nodes = append(f.Nodes, fn)
 	}
-	return FromFleet(f, price, busyPct)
+	return fromFleet(f, price, busyPct)
 }
 
-// FromFleet builds the planner's cluster from an analysis' fleet. price
+// fromFleet builds the planner's cluster from an analysis' fleet. price
 // gives the USD per hour of one GPU of a model. A GPU that no known
 // workload holds but that was busy on average (mean utilization ≥
 // busyPct) cannot be freed. Only pods can be moved: processes and wrapped
 // jobs are treated as pinned. A workload's share of each GPU is its
 // "gpu_milli" label when it has one (1000 otherwise); its memory per GPU
 // is its GPU memory over its GPUs.
-func FromFleet(f *analyze.Fleet, price PriceFunc, busyPct float64) *Cluster {
+func fromFleet(f *analyze.Fleet, price PriceFunc, busyPct float64) *Cluster {
 	b := clusterBuilder{price: price, busyPct: busyPct}
 	b.c.Nodes = make([]*Node, 0, len(f.Nodes))
 	for i := range f.Nodes {
@@ -90,7 +90,7 @@ func (b *clusterBuilder) addNode(fn *analyze.FleetNode) {
 		if cw := b.workload(w, fn.Name, pos); cw != nil {
 			for _, i := range cw.GPUs {
 				g := &n.GPUs[i]
-				g.UsedMilli = min(MilliPerGPU, g.UsedMilli+cw.Milli)
+				g.UsedMilli = min(milliPerGPU, g.UsedMilli+cw.Milli)
 				g.UsedMem += cw.MemPerGPU
 				held[i] = true
 			}
@@ -135,10 +135,10 @@ func (b *clusterBuilder) workload(w *profile.Workload, node string, pos map[int]
 // blocker, its share of a GPU (the gpu_milli label).
 func newWorkload(w *profile.Workload, node string) *Workload {
 	cw := &Workload{ID: w.ID, Name: w.Name, Namespace: w.Labels["namespace"], Kind: w.Kind, Node: node,
-		Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: MilliPerGPU,
+		Pending: w.State == profile.StatePending, Count: w.GPUCount, Milli: milliPerGPU,
 		Pinned: w.Labels[PinnedLabel] == "true" || (w.Kind != profile.KindPod && w.Kind != profile.KindJob && w.State != profile.StatePending),
 		Job:    w.Kind == profile.KindJob && w.State != profile.StatePending}
-	if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < MilliPerGPU {
+	if m, err := strconv.Atoi(w.Labels["gpu_milli"]); err == nil && m > 0 && m < milliPerGPU {
 		cw.Milli = m
 	}
 	if w.Kind == profile.KindPod && !cw.Pending {
@@ -195,7 +195,7 @@ func (b *clusterBuilder) holdsMIG(cw *Workload, w *profile.Workload) bool {
 	cw.GPUs, cw.Milli, cw.MemPerGPU, cw.Pinned = nil, 0, 0, true
 	for _, i := range slices.Sorted(maps.Keys(milli)) {
 		cw.GPUs = append(cw.GPUs, i)
-		cw.Milli = max(cw.Milli, min(MilliPerGPU, milli[i]))
+		cw.Milli = max(cw.Milli, min(milliPerGPU, milli[i]))
 		cw.MemPerGPU = max(cw.MemPerGPU, mem[i])
 	}
 	return true
@@ -218,13 +218,13 @@ func meanUtil(v profile.Values) float64 {
 // refused is the plan of a profile whose pending work is unknown: nothing
 // to do, and why.
 func refused(why string) *Plan {
-	return &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{},
+	return &Plan{SchemaVersion: planSchema, Moves: []Move{}, ReleasedNodes: []string{},
 		Refused: "no node is released: the work waiting for GPUs is unknown (" + why + ")"}
 }
 
 // migMilli is a MIG device's share of its parent GPU, in thousandths.
 func migMilli(m *profile.MIG) int {
-	return max(1, min(MilliPerGPU, int(math.Round(m.Share()*MilliPerGPU))))
+	return max(1, min(milliPerGPU, int(math.Round(m.Share()*milliPerGPU))))
 }
 
 // meanOrZero is a mean utilization, 0 when it is null (no sample).

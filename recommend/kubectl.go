@@ -111,7 +111,7 @@ replaced() {
 }
 `
 
-// Kubectl writes the plan as a bash script that runs to the end on a real
+// kubectlScript writes the plan as a bash script that runs to the end on a real
 // API server or stops cleanly before draining anything (docs/recommend.md,
 // Kubernetes). It is a dry run unless run with --execute. For the nodes
 // the plan releases, in order: every pod bound to them is checked live,
@@ -126,7 +126,7 @@ replaced() {
 // prediction, and only then drains. No owner's template is ever patched:
 // the scheduler places the replacements. Every name is checked (DNS-1123)
 // and quoted.
-func Kubectl(w io.Writer, p *Plan) error {
+func kubectlScript(w io.Writer, p *Plan) error {
 	var b strings.Builder
 	s := planScript(p, kubectlMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Kubectl, n) })
 	header(&b, p, s, "Kubernetes")

@@ -2,8 +2,8 @@ package recommend
 
 import "github.com/seedance/seedance/hwtopo"
 
-// MilliPerGPU is one whole GPU in the planner's units.
-const MilliPerGPU = 1000
+// milliPerGPU is one whole GPU in the planner's units.
+const milliPerGPU = 1000
 
 // Cluster is the planner's view of the nodes and workloads.
 type Cluster struct {

@@ -72,7 +72,7 @@ func firstFit(c *Cluster, w *Workload, spec map[string]bool) bool {
 		}
 		var gs []int
 		for i, g := range n.GPUs {
-			if (w.Milli == MilliPerGPU && g.UsedMilli == 0) || (w.Milli < MilliPerGPU && g.UsedMilli+w.Milli <= MilliPerGPU) {
+			if (w.Milli == milliPerGPU && g.UsedMilli == 0) || (w.Milli < milliPerGPU && g.UsedMilli+w.Milli <= milliPerGPU) {
 				gs = append(gs, i)
 				if len(gs) == w.Count {
 					break
@@ -126,7 +126,7 @@ func contains(list []string, s string) bool {
 func TestOpenBQuality(t *testing.T) {
 	c, skipped := loadOpenB(t, "Running")
 	bound := releasableBound(c)
-	plan, err := MakePlan(c, Options{AllowSharing: true})
+	plan, err := makePlan(c, Options{AllowSharing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func BenchmarkOpenB(b *testing.B) {
 		c, _ := loadOpenB(b, "Running")
 		bound := releasableBound(c)
 		b.StartTimer()
-		plan, err := MakePlan(c, Options{AllowSharing: true})
+		plan, err := makePlan(c, Options{AllowSharing: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func BenchmarkPlan10000Nodes(b *testing.B) {
 		c := synthCluster(10000)
 		b.StartTimer()
 		start := time.Now()
-		plan, err := MakePlan(c, Options{})
+		plan, err := makePlan(c, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

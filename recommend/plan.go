@@ -4,8 +4,8 @@
 // rendering it as kubectl, Slurm or JSON is a separate, small step.
 package recommend
 
-// PlanSchema is the value of "schema_version" in a JSON plan.
-const PlanSchema = "seedance.plan/v1"
+// planSchema is the value of "schema_version" in a JSON plan.
+const planSchema = "seedance.plan/v1"
 
 // Plan is a list of moves in execution order and what they release.
 type Plan struct {
@@ -61,5 +61,5 @@ type Move struct {
 	Blocker string `json:"blocker,omitempty"`
 }
 
-// HoursPerMonth converts hourly savings to monthly ones (365 × 24 / 12).
-const HoursPerMonth = 730
+// hoursPerMonth converts hourly savings to monthly ones (365 × 24 / 12).
+const hoursPerMonth = 730

@@ -17,7 +17,7 @@ type Options struct {
 	// MaxMovesPerNode bounds the evictions from one node (0: no bound).
 	MaxMovesPerNode int
 	// MoveJobs lets running batch jobs move (Slurm requeues them);
-	// otherwise MakePlan pins them. It is a setting, not the dialect's:
+	// otherwise makePlan pins them. It is a setting, not the dialect's:
 	// the plan is the same whatever it is written as.
 	MoveJobs bool
 	// MovePending lets pending work move off the node it waits on. A
@@ -68,7 +68,7 @@ func group(o Options, model string) string {
 	return model
 }
 
-// MakePlan plans moves that release as many whole nodes as possible and
+// makePlan plans moves that release as many whole nodes as possible and
 // place pending work, without breaking any constraint: a moved workload gets
 // as many free GPUs as it had, with enough memory each, connected at least as
 // well as before (NVLink stays NVLink), of the same model unless allowed;
@@ -77,13 +77,13 @@ func group(o Options, model string) string {
 // fullest node that fits, the best-connected GPUs first), so work on nodes
 // that stay is not moved. Pending work is placed first. The plan is
 // replayed and checked before it is returned.
-func MakePlan(c *Cluster, o Options) (*Plan, error) {
+func makePlan(c *Cluster, o Options) (*Plan, error) {
 	if o.Scan <= 0 {
 		o.Scan = 64
 	}
 	p := &planner{o: o, byName: map[string]*state{}, buckets: map[string][][]*state{}, shared: map[string][]*state{}}
 	for _, n := range c.Nodes {
-		s := &state{n: n, gpus: append([]GPU(nil), n.GPUs...), bucket: -1}
+		s := &state{n: n, gpus: append([]GPU(nil), n.GPUs...)}
 		p.nodes = append(p.nodes, s)
 		p.byName[n.Name] = s
 	}
@@ -102,7 +102,7 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 		s.free = countFree(s.gpus)
 		p.index(s)
 	}
-	plan := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}, NodePriceUSDPerHour: map[string]float64{}, MoveBlockers: o.MoveBlockers}
+	plan := &Plan{SchemaVersion: planSchema, Moves: []Move{}, ReleasedNodes: []string{}, NodePriceUSDPerHour: map[string]float64{}, MoveBlockers: o.MoveBlockers}
 	// Pending work first: it must run. By default it keeps the node its
 	// owner asked for, and the GPUs it waits for there; with MovePending,
 	// best-fit puts it on the fullest nodes that take it, which then stay,
@@ -147,8 +147,8 @@ func MakePlan(c *Cluster, o Options) (*Plan, error) {
 	sort.Strings(plan.ReleasedNodes)
 	plan.Moves = append(plan.Moves, p.moves...)
 	plan.SavingsUSDPerHour = round4(plan.SavingsUSDPerHour)
-	plan.SavingsUSDPerMonth = round4(plan.SavingsUSDPerHour * HoursPerMonth)
-	if err := Verify(c, plan); err != nil {
+	plan.SavingsUSDPerMonth = round4(plan.SavingsUSDPerHour * hoursPerMonth)
+	if err := verify(c, plan); err != nil {
 		return nil, fmt.Errorf("internal error, the plan does not replay: %w", err)
 	}
 	return plan, nil
@@ -218,7 +218,7 @@ func (p *planner) unindex(s *state) {
 
 func hasPartial(gs []GPU) bool {
 	for _, g := range gs {
-		if g.UsedMilli > 0 && g.UsedMilli < MilliPerGPU {
+		if g.UsedMilli > 0 && g.UsedMilli < milliPerGPU {
 			return true
 		}
 	}
@@ -239,23 +239,13 @@ type placement struct {
 }
 
 // reserve keeps a pending workload on the node it waits on: the node
-// stays, the free GPUs it asked for are taken, and no move adds work to a
-// node where work already waits.
+// stays and takes no work (it is out of the index), so the GPUs the
+// pending work waits for are never given away.
 func (p *planner) reserve(w *Workload) {
-	s := p.byName[w.Node]
-	if s == nil {
-		return
+	if s := p.byName[w.Node]; s != nil {
+		p.unindex(s)
+		s.receiving = true
 	}
-	p.unindex(s)
-	s.receiving = true
-	left := w.Count
-	for i := range s.gpus {
-		if g := &s.gpus[i]; left > 0 && g.UsedMilli == 0 && !g.Busy {
-			g.UsedMilli, g.UsedMem = MilliPerGPU, g.UsedMem+w.MemPerGPU
-			left--
-		}
-	}
-	s.free = countFree(s.gpus)
 }
 
 // evacuate moves every workload off s, or none; it returns the blockers
@@ -361,7 +351,7 @@ func bestBandwidth(t *hwtopo.Topology) float64 {
 // NVLink bandwidth.
 func (p *planner) find(w *Workload, exclude *state, rank int) (placement, bool) {
 	g := group(p.o, modelOf(p, w))
-	if p.o.AllowSharing && w.Milli < MilliPerGPU && w.Count == 1 {
+	if p.o.AllowSharing && w.Milli < milliPerGPU && w.Count == 1 {
 		for _, s := range p.shared[g] {
 			if s != exclude && !s.released && !p.o.Avoid[s.n.Name] && !p.o.Keep[s.n.Name] {
 				if pl, ok := fitShared(s, w); ok {
@@ -387,7 +377,7 @@ func (p *planner) find(w *Workload, exclude *state, rank int) (placement, bool) 
 			}
 		}
 		if found {
-			if p.o.AllowSharing && w.Milli < MilliPerGPU {
+			if p.o.AllowSharing && w.Milli < milliPerGPU {
 				best.sharing = sharingMode(best.to.n.Model, w)
 			}
 			return best, true
@@ -450,7 +440,7 @@ func fitWhole(s *state, w *Workload, rank int) (placement, bool) {
 // fitShared puts a fractional workload on a partly used GPU of s.
 func fitShared(s *state, w *Workload) (placement, bool) {
 	for i, g := range s.gpus {
-		if !g.Busy && g.UsedMilli > 0 && g.UsedMilli+w.Milli <= MilliPerGPU && g.MemBytes-g.UsedMem >= w.MemPerGPU {
+		if !g.Busy && g.UsedMilli > 0 && g.UsedMilli+w.Milli <= milliPerGPU && g.MemBytes-g.UsedMem >= w.MemPerGPU {
 			return placement{to: s, gpus: []int{i}, sharing: sharingMode(s.n.Model, w)}, true
 		}
 	}
@@ -504,8 +494,8 @@ func (p *planner) apply(w *Workload, pl placement) {
 	p.unindex(pl.to)
 	for _, i := range pl.gpus {
 		g := &pl.to.gpus[i]
-		if pl.sharing == "" || w.Milli >= MilliPerGPU {
-			g.UsedMilli = MilliPerGPU
+		if pl.sharing == "" || w.Milli >= milliPerGPU {
+			g.UsedMilli = milliPerGPU
 		} else {
 			g.UsedMilli += w.Milli
 		}
@@ -519,7 +509,7 @@ func (p *planner) unapply(w *Workload, pl placement) {
 	p.unindex(pl.to)
 	for _, i := range pl.gpus {
 		g := &pl.to.gpus[i]
-		if pl.sharing == "" || w.Milli >= MilliPerGPU {
+		if pl.sharing == "" || w.Milli >= milliPerGPU {
 			g.UsedMilli = 0
 		} else {
 			g.UsedMilli -= w.Milli

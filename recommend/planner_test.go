@@ -59,7 +59,7 @@ func occupy(c *Cluster) {
 }
 
 func pod(id, node string, gpus ...int) *Workload {
-	return &Workload{ID: "ml/" + id, Name: id, Namespace: "ml", Kind: "pod", Node: node, GPUs: gpus, Count: len(gpus), Milli: MilliPerGPU, MemPerGPU: 20 << 30}
+	return &Workload{ID: "ml/" + id, Name: id, Namespace: "ml", Kind: "pod", Node: node, GPUs: gpus, Count: len(gpus), Milli: milliPerGPU, MemPerGPU: 20 << 30}
 }
 
 func build(nodes []*Node, ws ...*Workload) *Cluster {
@@ -73,7 +73,7 @@ func TestReleaseByConsolidation(t *testing.T) {
 	// c is idle and released without moves.
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("c", "H100", 40)},
 		pod("p1", "a", 0), pod("p2", "a", 3), pod("big", "b", 0, 1, 2, 3, 4))
-	plan, err := MakePlan(c, Options{})
+	plan, err := makePlan(c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestNeverAWorseInterconnect(t *testing.T) {
 	nv := dgx("nv", "H100", 40)
 	pc := pcieBox("pc", "H100")
 	c := build([]*Node{nv, pc}, pod("pair", "nv", 0, 1), pod("keep", "pc", 0))
-	plan, err := MakePlan(c, Options{})
+	plan, err := makePlan(c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestConstraints(t *testing.T) {
 	pinned := pod("db", "a", 0)
 	pinned.Pinned = true
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("x", "A100", 20)}, pinned, pod("w", "b", 0), pod("v", "x", 0))
-	plan, _ := MakePlan(c, Options{})
+	plan, _ := makePlan(c, Options{})
 	for _, m := range plan.Moves {
 		if m.Workload == "ml/db" || m.Workload == "ml/v" {
 			t.Fatalf("moved %s (pinned, or to another model)", m.Workload)
@@ -124,13 +124,13 @@ func TestConstraints(t *testing.T) {
 	}
 	// With model changes allowed, the A100's pod may go to an H100.
 	c = build([]*Node{dgx("a", "H100", 40), dgx("x", "A100", 20)}, pod("w", "a", 0), pod("v", "x", 0))
-	plan, _ = MakePlan(c, Options{AllowModelChange: true})
+	plan, _ = makePlan(c, Options{AllowModelChange: true})
 	if len(plan.ReleasedNodes) != 1 {
 		t.Fatalf("released %v", plan.ReleasedNodes)
 	}
 	// Max moves per node.
 	c = build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, pod("1", "a", 0), pod("2", "a", 1), pod("3", "b", 0, 1, 2))
-	plan, _ = MakePlan(c, Options{MaxMovesPerNode: 1})
+	plan, _ = makePlan(c, Options{MaxMovesPerNode: 1})
 	// a would need 2 evictions; b needs 1, so b is the one freed.
 	if strings.Join(plan.ReleasedNodes, ",") != "b" || len(plan.Moves) != 1 || plan.Moves[0].Workload != "ml/3" {
 		t.Fatalf("released %v moves %+v with one move allowed", plan.ReleasedNodes, plan.Moves)
@@ -141,7 +141,7 @@ func TestConstraints(t *testing.T) {
 	big.MemPerGPU = 90 << 30 // more than the target's GPUs have
 	c = build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, big, pod("x", "b", 0, 1))
 	c.Nodes[0].GPUs[0].MemBytes = 141 << 30
-	plan, _ = MakePlan(c, Options{})
+	plan, _ = makePlan(c, Options{})
 	for _, m := range plan.Moves {
 		if m.Workload == "ml/big" {
 			t.Fatal("a pod moved to GPUs with too little memory")
@@ -159,7 +159,7 @@ func TestPendingPlacement(t *testing.T) {
 	c := build([]*Node{pcieBox("s", "H100"), dgx("n", "H100", 40)}, pend("p1"), pend("p2"), pod("r", "n", 0))
 	// By default pending work keeps the node its owner asked for (#26):
 	// nothing moves it, s stays, and its 4 reserved GPUs are not given away.
-	plan, err := MakePlan(c, Options{})
+	plan, err := makePlan(c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestPendingPlacement(t *testing.T) {
 		t.Fatalf("the node pending work waits on was released: %v", plan.ReleasedNodes)
 	}
 	c = build([]*Node{pcieBox("s", "H100"), dgx("n", "H100", 40)}, pend("p1"), pend("p2"), pod("r", "n", 0))
-	plan, err = MakePlan(c, Options{MovePending: true})
+	plan, err = makePlan(c, Options{MovePending: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestPendingPlacement(t *testing.T) {
 	}
 	// A pending pod that fits nowhere keeps its node.
 	c = build([]*Node{pcieBox("s", "H100")}, pend("p1"))
-	plan, _ = MakePlan(c, Options{MovePending: true})
+	plan, _ = makePlan(c, Options{MovePending: true})
 	if len(plan.ReleasedNodes) != 0 || len(plan.Unplaced) != 1 {
 		t.Fatalf("released %v unplaced %v", plan.ReleasedNodes, plan.Unplaced)
 	}
@@ -202,7 +202,7 @@ func TestSharing(t *testing.T) {
 	}
 	c := build([]*Node{dgx("a", "A100-SXM4-80GB", 20), dgx("b", "A100-SXM4-80GB", 20)},
 		frac("s1", "a", 0, 300), frac("s2", "a", 1, 300), frac("s3", "b", 0, 300))
-	plan, err := MakePlan(c, Options{AllowSharing: true})
+	plan, err := makePlan(c, Options{AllowSharing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,11 +215,11 @@ func TestVerifyCatchesOverbooking(t *testing.T) {
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, pod("x", "a", 0), pod("y", "b", 0))
 	from := "a"
 	bad := &Plan{Moves: []Move{{Workload: "ml/x", From: &from, To: "b", GPUs: []int{0}}}, ReleasedNodes: []string{"a"}}
-	if err := Verify(c, bad); err == nil || !strings.Contains(err.Error(), "over capacity") {
+	if err := verify(c, bad); err == nil || !strings.Contains(err.Error(), "over capacity") {
 		t.Fatalf("err = %v", err)
 	}
 	bad = &Plan{ReleasedNodes: []string{"a"}}
-	if err := Verify(c, bad); err == nil || !strings.Contains(err.Error(), "still runs") {
+	if err := verify(c, bad); err == nil || !strings.Contains(err.Error(), "still runs") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -236,7 +236,7 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 	cluster := func() *Cluster {
 		return build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, job("4242", "a", 0), pod("big", "b", 0, 1, 2, 3))
 	}
-	plan, err := MakePlan(cluster(), Options{})
+	plan, err := makePlan(cluster(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 	if strings.Contains(strings.Join(plan.ReleasedNodes, ","), "a") {
 		t.Fatalf("the job's node was released without MoveJobs: %+v", plan)
 	}
-	plan, err = MakePlan(cluster(), Options{MoveJobs: true})
+	plan, err = makePlan(cluster(), Options{MoveJobs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 	}
 	c := cluster()
 	c.Workloads[0].Pinned = true // seedance.io/pinned=true
-	if plan, err = MakePlan(c, Options{MoveJobs: true}); err != nil {
+	if plan, err = makePlan(c, Options{MoveJobs: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range plan.Moves {
@@ -273,7 +273,7 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 func TestNoMovesOntoDrainedNodes(t *testing.T) {
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("c", "H100", 40)},
 		pod("p1", "a", 0), pod("p2", "a", 3), pod("big", "b", 0, 1, 2, 3, 4))
-	plan, err := MakePlan(c, Options{Avoid: map[string]bool{"b": true, "c": true}})
+	plan, err := makePlan(c, Options{Avoid: map[string]bool{"b": true, "c": true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestNoMovesOntoDrainedNodes(t *testing.T) {
 // nor given work.
 func TestStaleNodesKept(t *testing.T) {
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("c", "H100", 40)}, pod("p1", "a", 0), pod("big", "b", 0, 1, 2, 3, 4))
-	plan, err := MakePlan(c, Options{Keep: map[string]bool{"c": true, "b": true}})
+	plan, err := makePlan(c, Options{Keep: map[string]bool{"c": true, "b": true}})
 	if err != nil {
 		t.Fatal(err)
 	}

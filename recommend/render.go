@@ -24,28 +24,28 @@ var Dialects = []string{"kubectl", "slurm", "json", "yaml"}
 func For(dialect string) (func(io.Writer, *Plan) error, error) {
 	switch dialect {
 	case "kubectl":
-		return Kubectl, nil
+		return kubectlScript, nil
 	case "slurm":
-		return Slurm, nil
+		return slurmScript, nil
 	case "json":
-		return JSON, nil
+		return planJSON, nil
 	case "yaml":
-		return YAML, nil
+		return planYAML, nil
 	}
 	return nil, fmt.Errorf("unknown --dialect %q (choose %s)", dialect, strings.Join(Dialects, ", "))
 }
 
-// YAML writes the JSON plan as YAML, keys in the same order.
-func YAML(w io.Writer, p *Plan) error {
+// planYAML writes the JSON plan as YAML, keys in the same order.
+func planYAML(w io.Writer, p *Plan) error {
 	var b bytes.Buffer
-	if err := JSON(&b, p); err != nil {
+	if err := planJSON(&b, p); err != nil {
 		return err
 	}
 	return yamlout.FromJSON(w, b.Bytes())
 }
 
-// JSON writes the plan for automation (docs/plan-v1.schema.json).
-func JSON(w io.Writer, p *Plan) error {
+// planJSON writes the plan for automation (docs/plan-v1.schema.json).
+func planJSON(w io.Writer, p *Plan) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(p)
@@ -98,7 +98,7 @@ func planScript(p *Plan, valid func(Move) bool, validNode func(string) bool) scr
 // header writes the script's first lines: what it does, and how to run it.
 func header(b *strings.Builder, p *Plan, s scripted, dialect string) {
 	fmt.Fprintf(b, "#!/usr/bin/env bash\n# seedance migration plan (%s) for %s: %d move(s), releases %d node(s), saves $%.2f/h ($%.2f/month).\n",
-		p.SchemaVersion, dialect, len(p.Moves)-len(s.skip), len(s.release), releasedSavings(p, s), releasedSavings(p, s)*HoursPerMonth)
+		p.SchemaVersion, dialect, len(p.Moves)-len(s.skip), len(s.release), releasedSavings(p, s), releasedSavings(p, s)*hoursPerMonth)
 	if len(s.held) > 0 {
 		fmt.Fprintf(b, "# %d node(s) of the plan are not released here because a move off them could not be scripted.\n", len(s.held))
 	}
@@ -144,7 +144,7 @@ requeueable() {
 }
 `
 
-// Slurm writes the plan as a reviewable bash script of scontrol lines, dry
+// slurmScript writes the plan as a reviewable bash script of scontrol lines, dry
 // run unless run with --execute, as the kubectl one. A pending job is
 // pinned to its target. A running job is moved only when Slurm would
 // requeue it, in the order a controller accepts: requeuehold (it ends and
@@ -153,7 +153,7 @@ requeueable() {
 // before any drain. Released nodes are set to DRAIN, which stops new jobs
 // from starting there while the jobs running there finish. A node with a
 // skipped move is not drained.
-func Slurm(w io.Writer, p *Plan) error {
+func slurmScript(w io.Writer, p *Plan) error {
 	var b strings.Builder
 	s := planScript(p, slurmMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Slurm, n) })
 	header(&b, p, s, "Slurm")

@@ -20,7 +20,7 @@ var hostile = []string{
 }
 
 func hostilePlan() *Plan {
-	p := &Plan{SchemaVersion: PlanSchema, SavingsUSDPerHour: 40, SavingsUSDPerMonth: 29200, NodePriceUSDPerHour: map[string]float64{"node-a": 40}}
+	p := &Plan{SchemaVersion: planSchema, SavingsUSDPerHour: 40, SavingsUSDPerMonth: 29200, NodePriceUSDPerHour: map[string]float64{"node-a": 40}}
 	for _, h := range hostile {
 		p.Moves = append(p.Moves, Move{Workload: h, From: str(h), To: h, GPUs: []int{0}, Reason: h, Name: h, Namespace: h})
 		p.ReleasedNodes = append(p.ReleasedNodes, h)
@@ -80,7 +80,7 @@ func runScriptEnv(t *testing.T, env []string, script string, args ...string) (st
 
 func TestKubectlScriptIsSafe(t *testing.T) {
 	var b bytes.Buffer
-	if err := Kubectl(&b, hostilePlan()); err != nil {
+	if err := kubectlScript(&b, hostilePlan()); err != nil {
 		t.Fatal(err)
 	}
 	script := b.String()
@@ -122,7 +122,7 @@ func TestSlurmScriptIsSafe(t *testing.T) {
 	p.Moves[len(p.Moves)-1].Name = "4243" // the move off node-a, as a Slurm job
 	p.Moves = append(p.Moves, Move{Workload: "4242", From: str("gpu07"), To: "gpu12", GPUs: []int{0}, Name: "4242"})
 	var b bytes.Buffer
-	if err := Slurm(&b, p); err != nil {
+	if err := slurmScript(&b, p); err != nil {
 		t.Fatal(err)
 	}
 	script := b.String()
@@ -163,7 +163,7 @@ func TestSlurmScriptIsSafe(t *testing.T) {
 // TestSkippedMoveKeepsItsNode: a node is released only when every move off
 // it is in the script; its other moves are held back too.
 func TestSkippedMoveKeepsItsNode(t *testing.T) {
-	p := &Plan{SchemaVersion: PlanSchema, SavingsUSDPerHour: 70, ReleasedNodes: []string{"gpu-x", "gpu-y"},
+	p := &Plan{SchemaVersion: planSchema, SavingsUSDPerHour: 70, ReleasedNodes: []string{"gpu-x", "gpu-y"},
 		NodePriceUSDPerHour: map[string]float64{"gpu-x": 40, "gpu-y": 30},
 		Moves: []Move{
 			{Workload: "ml/ok-1", From: str("gpu-x"), To: "gpu-z", Name: "ok-1", Namespace: "ml"},
@@ -171,7 +171,7 @@ func TestSkippedMoveKeepsItsNode(t *testing.T) {
 			{Workload: "ml/ok-2", From: str("gpu-y"), To: "gpu-z", Name: "ok-2", Namespace: "ml"},
 		}}
 	var b bytes.Buffer
-	if err := Kubectl(&b, p); err != nil {
+	if err := kubectlScript(&b, p); err != nil {
 		t.Fatal(err)
 	}
 	live := runScript(t, b.String(), "--execute")
@@ -195,7 +195,7 @@ func TestSkippedMoveKeepsItsNode(t *testing.T) {
 		{Workload: "102", From: str("gpu-y"), To: "gpu-z", Name: "102"},
 	}
 	b.Reset()
-	if err := Slurm(&b, p); err != nil {
+	if err := slurmScript(&b, p); err != nil {
 		t.Fatal(err)
 	}
 	live = runScript(t, b.String(), "--execute")
@@ -206,12 +206,12 @@ func TestSkippedMoveKeepsItsNode(t *testing.T) {
 
 func TestPlanJSONSchema(t *testing.T) {
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, pod("p1", "a", 0), pod("big", "b", 0, 1, 2))
-	plan, err := MakePlan(c, Options{})
+	plan, err := makePlan(c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := JSON(&b, plan); err != nil {
+	if err := planJSON(&b, plan); err != nil {
 		t.Fatal(err)
 	}
 	schematest.Validate(t, "plan-v1.schema.json", b.Bytes())
@@ -226,7 +226,7 @@ func TestPlanJSONSchema(t *testing.T) {
 
 func TestJSONPlanWithHostileNames(t *testing.T) {
 	var b bytes.Buffer
-	if err := JSON(&b, hostilePlan()); err != nil {
+	if err := planJSON(&b, hostilePlan()); err != nil {
 		t.Fatal(err)
 	}
 	var back Plan
@@ -243,8 +243,8 @@ func TestJSONPlanWithHostileNames(t *testing.T) {
 // TestEmptyPlanIsNothingToDo (#26): a plan that releases no node is a
 // script that says so and runs nothing, in both dialects.
 func TestEmptyPlanIsNothingToDo(t *testing.T) {
-	p := &Plan{SchemaVersion: PlanSchema, Moves: []Move{}, ReleasedNodes: []string{}}
-	for name, write := range map[string]func(io.Writer, *Plan) error{"kubectl": Kubectl, "slurm": Slurm} {
+	p := &Plan{SchemaVersion: planSchema, Moves: []Move{}, ReleasedNodes: []string{}}
+	for name, write := range map[string]func(io.Writer, *Plan) error{"kubectl": kubectlScript, "slurm": slurmScript} {
 		var b bytes.Buffer
 		if err := write(&b, p); err != nil {
 			t.Fatal(err)

@@ -10,9 +10,9 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
-// SuggestMigrate is the kind of the suggestions a migration plan adds to a
+// suggestMigrate is the kind of the suggestions a migration plan adds to a
 // report.
-const SuggestMigrate = "migrate"
+const suggestMigrate = "migrate"
 
 // podSuffix is the ReplicaSet hash and pod suffix Kubernetes adds to names.
 var podSuffix = regexp.MustCompile(`-[0-9a-f]{5,10}-[a-z0-9]{5}$`)
@@ -26,12 +26,12 @@ func appOf(w profile.Workload) string {
 	return podSuffix.ReplaceAllString(w.Name, "")
 }
 
-// Suggestions summarises the plan the way a person says it:
+// migrationSuggestions summarises the plan the way a person says it:
 // "node-gpu-04: migrate 2 pending llama-7b-infer pods to node-gpu-12
 // (higher NVLink bandwidth)", one line per source node, application and
 // target. fleet (analyze.Report.Fleet) names each workload's application
 // and the node a pending one waits on.
-func Suggestions(plan *Plan, fleet *analyze.Fleet) []analyze.Suggestion {
+func migrationSuggestions(plan *Plan, fleet *analyze.Fleet) []analyze.Suggestion {
 	type key struct{ from, app, to string }
 	type group struct {
 		n       int
@@ -96,7 +96,7 @@ func Suggestions(plan *Plan, fleet *analyze.Fleet) []analyze.Suggestion {
 		if g.saving > 0 {
 			text += fmt.Sprintf(": frees %s, saves $%.2f/h", k.from, g.saving)
 		}
-		out = append(out, analyze.Suggestion{Kind: SuggestMigrate, Node: k.from, Text: text + "; seedance recommend writes the commands", SavingsUSDPerHour: math.Round(g.saving*1e4) / 1e4})
+		out = append(out, analyze.Suggestion{Kind: suggestMigrate, Node: k.from, Text: text + "; seedance recommend writes the commands", SavingsUSDPerHour: math.Round(g.saving*1e4) / 1e4})
 	}
 	return out
 }
@@ -109,7 +109,7 @@ func FromReport(r *analyze.Report, price PriceFunc) (*Cluster, error) {
 	if r.Fleet == nil {
 		return nil, errors.New("the analysis kept no fleet (analyze.Params.KeepFleet)")
 	}
-	return FromFleet(r.Fleet, price, r.Params.IdleThresholdPct), nil
+	return fromFleet(r.Fleet, price, r.Params.IdleThresholdPct), nil
 }
 
 // draining names the nodes the report advises draining (release-node)
@@ -160,9 +160,9 @@ func PlanReport(r *analyze.Report, price PriceFunc, o Options) (*Plan, []analyze
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := MakePlan(c, o)
+	plan, err := makePlan(c, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	return plan, Suggestions(plan, r.Fleet), nil
+	return plan, migrationSuggestions(plan, r.Fleet), nil
 }

@@ -25,14 +25,14 @@ func TestSuggestions(t *testing.T) {
 		{Workload: "ml/llama-7b-infer-7d9f8b6c4-fghij", To: "node-gpu-06", Reason: "says higher NVLink bandwidth but is not flagged"},
 		{Workload: "ml/train-0", From: &from, To: "node-gpu-01", SavingsUSDPerHour: 12.345678},
 	}}
-	got := Suggestions(plan, fleet)
+	got := migrationSuggestions(plan, fleet)
 	if len(got) != 2 {
 		t.Fatalf("%d suggestions: %+v", len(got), got)
 	}
 	if want := "node-gpu-04: migrate 2 pending llama-7b-infer pods to node-gpu-06 (higher NVLink bandwidth); seedance recommend writes the commands"; got[0].Text != want {
 		t.Errorf("got  %q\nwant %q", got[0].Text, want)
 	}
-	if want := "node-gpu-04: migrate 1 trainer pod to node-gpu-01: frees node-gpu-04, saves $12.35/h; seedance recommend writes the commands"; got[1].Text != want || got[1].SavingsUSDPerHour != 12.3457 || got[1].Kind != SuggestMigrate {
+	if want := "node-gpu-04: migrate 1 trainer pod to node-gpu-01: frees node-gpu-04, saves $12.35/h; seedance recommend writes the commands"; got[1].Text != want || got[1].SavingsUSDPerHour != 12.3457 || got[1].Kind != suggestMigrate {
 		t.Errorf("got %+v", got[1])
 	}
 }

@@ -40,10 +40,10 @@ func migProfileFor(model string, mem uint64) string {
 	return ""
 }
 
-// Verify replays a plan on the cluster and checks that no GPU goes over its
+// verify replays a plan on the cluster and checks that no GPU goes over its
 // capacity (compute share or memory), that no pinned workload moves, that
 // no workload moves twice, and that released nodes end up empty.
-func Verify(c *Cluster, plan *Plan) error {
+func verify(c *Cluster, plan *Plan) error {
 	gpus := map[string][]GPU{}
 	for _, n := range c.Nodes {
 		gpus[n.Name] = append([]GPU(nil), n.GPUs...)
@@ -116,13 +116,13 @@ func place(target []GPU, m Move, w *Workload) error {
 			return fmt.Errorf("%s has no GPU %d", m.To, gi)
 		}
 		g := &target[gi]
-		add := MilliPerGPU
-		if m.Sharing != nil && w.Milli < MilliPerGPU {
+		add := milliPerGPU
+		if m.Sharing != nil && w.Milli < milliPerGPU {
 			add = w.Milli
 		}
 		g.UsedMilli += add
 		g.UsedMem += w.MemPerGPU
-		if g.UsedMilli > MilliPerGPU || (g.MemBytes > 0 && g.UsedMem > g.MemBytes) || g.Busy {
+		if g.UsedMilli > milliPerGPU || (g.MemBytes > 0 && g.UsedMem > g.MemBytes) || g.Busy {
 			return fmt.Errorf("GPU %d of %s goes over capacity", gi, m.To)
 		}
 	}
