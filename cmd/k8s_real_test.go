@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,7 +154,13 @@ func podNames(ps []livePod, prefix string) []string {
 // names them), busy at 60 %, the other GPUs idle, for ten minutes.
 func liveProfile(t *testing.T, c *k8stest.Cluster) string {
 	t.Helper()
-	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	return liveProfileEnding(t, c, time.Now().UTC().Truncate(time.Second))
+}
+
+// liveProfileEnding is liveProfile with data that ends at end.
+func liveProfileEnding(t *testing.T, c *k8stest.Cluster, end time.Time) string {
+	t.Helper()
+	start := end.Add(-600 * time.Second)
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Source: "test", StartedAt: start, EndedAt: start.Add(600 * time.Second), IntervalS: 60, Complete: true}
 	byNode := map[string][]livePod{}
 	for _, lp := range livePods(t, c) {
@@ -220,8 +228,15 @@ func runPlan(t *testing.T, c *k8stest.Cluster, prof string, env ...string) (stri
 	if r.code != 0 {
 		t.Fatalf("recommend: exit %d: %s", r.code, r.errOut)
 	}
+	return runScriptOn(t, c, plan, env, "--execute")
+}
+
+// runScriptOn runs a plan's script with args against the cluster: its
+// output, exit status and text.
+func runScriptOn(t *testing.T, c *k8stest.Cluster, plan string, env []string, args ...string) (string, int, string) {
+	t.Helper()
 	script, _ := os.ReadFile(plan)
-	cmd := exec.Command("bash", plan, "--execute")
+	cmd := exec.Command("bash", append([]string{plan}, args...)...)
 	cmd.Env = append(append([]string{}, c.Env...), env...)
 	out, err := cmd.CombinedOutput()
 	code := 0
@@ -280,6 +295,7 @@ func TestKubectlPlanOnRealAPIServer(t *testing.T) {
 		t.Fatalf("the plan did not run to the end (exit %d):\n%s\n%s", code, out, script)
 	}
 	t.Logf("the plan's run:\n%s", out)
+	checkCordonedFirst(t, out, []string{"n1", "n5", "n6"})
 	for _, n := range []string{"n1", "n5", "n6"} {
 		if cordoned, pods := nodeState(t, c, n); !cordoned || len(pods) > 0 {
 			t.Errorf("%s: cordoned %v, pods left %v", n, cordoned, pods)
@@ -366,5 +382,79 @@ func TestAnalyzeCommandsOnRealAPIServer(t *testing.T) {
 		if cordoned, pods := nodeState(t, c, n); cordoned || len(pods) != 1 {
 			t.Errorf("%s: cordoned %v, pods %v: a suggestion touched a node with a running pod", n, cordoned, pods)
 		}
+	}
+}
+
+// checkCordonedFirst: every released node is cordoned before the first
+// eviction, so that no replacement lands on a node being emptied; each
+// moved pod is evicted once, and its replacement runs on a node that
+// stays.
+func checkCordonedFirst(t *testing.T, out string, released []string) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	firstEvict := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "+ evict ") })
+	if firstEvict < 0 {
+		t.Fatalf("no eviction in the run:\n%s", out)
+	}
+	for _, n := range released {
+		if i := slices.Index(lines, "+ kubectl cordon "+n); i < 0 || i > firstEvict {
+			t.Errorf("%s was not cordoned before the first eviction (line %d, eviction at %d)", n, i, firstEvict)
+		}
+	}
+	evicted := map[string]int{}
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "+" && f[1] == "evict" {
+			rs := f[3] // a ReplicaSet's pod is named after it, then "-" and 5 characters
+			if i := strings.LastIndexByte(rs, '-'); i > 0 {
+				rs = rs[:i]
+			}
+			evicted[f[2]+"/"+rs]++
+		}
+		if _, where, ok := strings.Cut(l, "its ReplicaSet runs on "); ok {
+			for _, n := range released {
+				if strings.Contains(where, n+"×") {
+					t.Errorf("a replacement runs on %s, a node being released: %s", n, l)
+				}
+			}
+		}
+	}
+	for rs, k := range evicted {
+		if k != 1 {
+			t.Errorf("%s's pods were evicted %d times", rs, k)
+		}
+	}
+}
+
+// TestKubectlPlanRefusesStaleData: a plan run longer than
+// migration.max_plan_age after its data ends refuses to execute before
+// any command (exit 3, nothing cordoned, no pod moved), warns in a dry
+// run, and executes with --stale-ok.
+func TestKubectlPlanRefusesStaleData(t *testing.T) {
+	c := k8sScenario(t, 0)
+	prof := liveProfileEnding(t, c, time.Now().UTC().Add(-2*time.Hour).Truncate(time.Second))
+	plan := filepath.Join(t.TempDir(), "plan.sh")
+	if r := run(t, nil, "recommend", "-i", prof, "-o", plan); r.code != 0 {
+		t.Fatalf("recommend: exit %d: %s", r.code, r.errOut)
+	}
+	before := livePods(t, c)
+	out, code, _ := runScriptOn(t, c, plan, nil, "--execute")
+	if code != 3 || !strings.Contains(out, "seedance plan: refused: its data is 72") || !strings.Contains(out, "nothing was done") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, n := range []string{"n1", "n5", "n6"} {
+		if cordoned, _ := nodeState(t, c, n); cordoned {
+			t.Errorf("%s was cordoned by a refused plan", n)
+		}
+	}
+	if after := livePods(t, c); !reflect.DeepEqual(before, after) {
+		t.Errorf("pods changed under a refused plan:\n%v\n%v", before, after)
+	}
+	out, code, _ = runScriptOn(t, c, plan, nil)
+	if code != 0 || !strings.Contains(out, "seedance plan: warning: its data is 72") || !strings.Contains(out, "dry run: would release n1 n5 n6") {
+		t.Fatalf("dry run: exit %d:\n%s", code, out)
+	}
+	out, code, _ = runScriptOn(t, c, plan, nil, "--execute", "--stale-ok")
+	if code != 0 || !strings.Contains(out, "seedance plan: done: released n1 n5 n6") {
+		t.Fatalf("--stale-ok: exit %d:\n%s", code, out)
 	}
 }

@@ -46,7 +46,7 @@ func TestSlurmPlanOnRealController(t *testing.T) {
 			{ID: pending, Name: pending, Kind: profile.KindJob, State: profile.StatePending, GPUCount: 1}}},
 	}}
 	p.SchemaVersion, p.IntervalS, p.Complete = profile.SchemaVersion, 60, true
-	p.StartedAt = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	p.StartedAt = time.Now().UTC().Add(-time.Minute).Truncate(time.Second) // within migration.max_plan_age
 	p.EndedAt = p.StartedAt.Add(time.Minute)
 	dir := t.TempDir()
 	in, path := filepath.Join(dir, "p.json"), filepath.Join(dir, "plan.sh")

@@ -25,9 +25,7 @@ const podsTemplate = `{{range .items}}{{$kind := "-"}}{{$owner := "-"}}` +
 
 // kubectlPrelude is the script's machinery (docs/recommend.md, Kubernetes).
 const kubectlPrelude = `set -uo pipefail
-EXECUTE=0
-if [[ "${1-}" == "--execute" ]]; then EXECUTE=1; fi
-# How long a PodDisruptionBudget may refuse an eviction, a moved pod's
+` + scriptArgs + `# How long a PodDisruptionBudget may refuse an eviction, a moved pod's
 # replacement may take to be ready, and a drain may take (seconds).
 EVICT_TIMEOUT=${SEEDANCE_EVICT_TIMEOUT:-300}
 WAIT_TIMEOUT=${SEEDANCE_WAIT_TIMEOUT:-600}
@@ -136,6 +134,7 @@ func kubectlScript(w io.Writer, p *Plan) error {
 		moveBlockers = 1
 	}
 	fmt.Fprintf(&b, "MOVE_BLOCKERS=%d\n", moveBlockers)
+	freshness(&b, p)
 	if len(s.release) == 0 {
 		b.WriteString("\necho 'seedance plan: nothing to do: no node is released'\nexit 0\n")
 		_, err := io.WriteString(w, b.String())

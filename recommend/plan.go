@@ -4,6 +4,8 @@
 // rendering it as kubectl, Slurm or JSON is a separate, small step.
 package recommend
 
+import "time"
+
 // planSchema is the value of "schema_version" in a JSON plan.
 const planSchema = "seedance.plan/v1"
 
@@ -26,6 +28,13 @@ type Plan struct {
 	// MoveBlockers is migration.move_blockers: the kubectl script then
 	// moves pods that lose something, and says what.
 	MoveBlockers bool `json:"move_blockers,omitempty"`
+	// DataUntil is the end of the data the plan was made from (the
+	// analysis' window); MaxAgeS is migration.max_plan_age: the scripts
+	// refuse to execute a plan run longer than that after DataUntil, and
+	// warn in a dry run (docs/recommend.md, A plan's age). Absent when the
+	// window or the age is unknown (0: no limit).
+	DataUntil *time.Time `json:"data_until,omitempty"`
+	MaxAgeS   float64    `json:"max_age_s,omitempty"`
 	// NodePriceUSDPerHour is each released node's price, for renderers
 	// that release only some of them.
 	NodePriceUSDPerHour map[string]float64 `json:"-"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/seedance/seedance/hwtopo"
 )
@@ -38,6 +39,9 @@ type Options struct {
 	// Keep names nodes that are never released nor given work: nodes whose
 	// data is stale (PlanReport).
 	Keep map[string]bool
+	// MaxAge is how long after its data ends a plan may still be executed
+	// (Plan.MaxAgeS; 0: no limit).
+	MaxAge time.Duration
 }
 
 // state is a node during planning.

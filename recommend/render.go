@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/seedance/seedance/internal/shell"
 	"github.com/seedance/seedance/internal/yamlout"
@@ -54,10 +55,44 @@ func planJSON(w io.Writer, p *Plan) error {
 // dryRunPrelude makes a script print what it would do unless it is run
 // with --execute: run prints each command, quoted, and runs it only then.
 const dryRunPrelude = `set -euo pipefail
-EXECUTE=0
-if [[ "${1-}" == "--execute" ]]; then EXECUTE=1; fi
-run() { printf '+'; printf ' %q' "$@"; printf '\n'; if [[ "$EXECUTE" == 1 ]]; then "$@"; fi; }
+` + scriptArgs + `run() { printf '+'; printf ' %q' "$@"; printf '\n'; if [[ "$EXECUTE" == 1 ]]; then "$@"; fi; }
 `
+
+// scriptArgs reads a script's arguments: --execute does it, --stale-ok
+// executes a plan older than its max age.
+const scriptArgs = `EXECUTE=0
+STALE_OK=0
+for a in "$@"; do
+  case "$a" in
+    --execute) EXECUTE=1 ;;
+    --stale-ok) STALE_OK=1 ;;
+    *) echo "seedance plan: unknown argument $(printf '%q' "$a") (--execute, --stale-ok)" >&2; exit 2 ;;
+  esac
+done
+`
+
+// freshness writes the check of the plan's age: run later than MaxAgeS
+// after its data ends, the script refuses to execute (exit 3, before any
+// command) unless --stale-ok, and warns in a dry run. Nothing when the
+// plan has no age.
+func freshness(b *strings.Builder, p *Plan) {
+	if p.DataUntil == nil || p.MaxAgeS <= 0 {
+		return
+	}
+	fmt.Fprintf(b, `# The plan's data ends at %s; executed more than %.0f s later (migration.max_plan_age),
+# the cluster may have changed: it refuses unless run with --execute --stale-ok.
+DATA_UNTIL=%d
+MAX_AGE=%.0f
+AGE=$(( $(date +%%s) - DATA_UNTIL ))
+if (( AGE > MAX_AGE )); then
+  if [[ "$EXECUTE" == 1 && "$STALE_OK" != 1 ]]; then
+    echo "seedance plan: refused: its data is ${AGE}s old, more than migration.max_plan_age (${MAX_AGE}s); nothing was done: make a new plan, or run it with --execute --stale-ok" >&2
+    exit 3
+  fi
+  echo "seedance plan: warning: its data is ${AGE}s old, more than migration.max_plan_age (${MAX_AGE}s)" >&2
+fi
+`, p.DataUntil.UTC().Format(time.RFC3339), p.MaxAgeS, p.DataUntil.Unix(), p.MaxAgeS)
+}
 
 // scripted splits a plan's moves into those the script carries out and
 // those it cannot (a name fails the dialect's check), and lists the nodes
@@ -158,6 +193,7 @@ func slurmScript(w io.Writer, p *Plan) error {
 	s := planScript(p, slurmMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Slurm, n) })
 	header(&b, p, s, "Slurm")
 	b.WriteString(slurmPrelude)
+	freshness(&b, p)
 	if len(s.release) == 0 {
 		b.WriteString("\necho 'seedance plan: nothing to do: no node is released'\nexit 0\n")
 		_, err := io.WriteString(w, b.String())

@@ -164,5 +164,21 @@ func PlanReport(r *analyze.Report, price PriceFunc, o Options) (*Plan, []analyze
 	if err != nil {
 		return nil, nil, err
 	}
+	if end := r.Window.End; !end.IsZero() && o.MaxAge > 0 && !simulated(r) {
+		end = end.UTC()
+		plan.DataUntil, plan.MaxAgeS = &end, o.MaxAge.Seconds()
+	}
 	return plan, migrationSuggestions(plan, r.Fleet), nil
+}
+
+// simulated says whether every input of the analysis is a simulated
+// cluster's: its clock is synthetic (it starts at sim.DefaultStart), so a
+// plan of it has no age.
+func simulated(r *analyze.Report) bool {
+	for _, in := range r.Inputs {
+		if in.Source != "sim" {
+			return false
+		}
+	}
+	return len(r.Inputs) > 0
 }

@@ -170,12 +170,15 @@ type Migration struct {
 	MoveJobs         bool `mapstructure:"move_jobs"`
 	MovePending      bool `mapstructure:"move_pending"`
 	MoveBlockers     bool `mapstructure:"move_blockers"`
+	// MaxPlanAge is how long after its data ends a plan's script still
+	// executes (0: no limit).
+	MaxPlanAge time.Duration `mapstructure:"max_plan_age"`
 }
 
 // Options are the planner's options.
 func (m Migration) Options() recommend.Options {
 	return recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
-		MoveJobs: m.MoveJobs, MovePending: m.MovePending, MoveBlockers: m.MoveBlockers}
+		MoveJobs: m.MoveJobs, MovePending: m.MovePending, MoveBlockers: m.MoveBlockers, MaxAge: m.MaxPlanAge}
 }
 
 // Slurm says whether to ask Slurm for its queue and its jobs' owners.
