@@ -17,7 +17,7 @@ import (
 
 // analyzeFlags are analyze's flags that are not settings.
 type analyzeFlags struct {
-	inputs, gpuPrices   []string
+	inputs              []string
 	rulesFile, baseline string
 	record              recordFlags
 }
@@ -67,7 +67,6 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 	addSettingFlags(c, "analyze")
 	af.record.add(c, "with --source prometheus: start of the range (RFC 3339)", "with --source prometheus: end of the range (RFC 3339; default now)",
 		"with --source: an nvidia-smi topo -m capture, FILE for every node or NODE=FILE (repeatable)")
-	fl.StringArrayVar(&af.gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	fl.StringVar(&af.baseline, "baseline", "", "earlier JSON report: adds delta (current − baseline) for every summary field")
 	fl.StringVar(&af.rulesFile, "rules", "", "policy rules file (a rules: list, docs/rules.md), instead of the config file's rules:")
 	return c
@@ -77,11 +76,8 @@ Exit statuses: 0 ok (finding nothing idle is a result, not a failure);
 // the source, the prices and the rules. A loop calls it again when the
 // config or rules file changes.
 func (af *analyzeFlags) spec(f *Factory, inputs []string) (*pipeline.AnalyzeSpec, error) {
-	cfg, err := f.Config()
+	cfg, err := f.PricedConfig()
 	if err != nil {
-		return nil, err
-	}
-	if cfg.Pricing, err = cfg.Pricing.WithFlags(af.gpuPrices); err != nil {
 		return nil, err
 	}
 	spec := &pipeline.AnalyzeSpec{Config: cfg, Inputs: inputs, Stdin: f.IO.In, Baseline: af.baseline}

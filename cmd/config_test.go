@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"github.com/spf13/cobra"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,4 +209,53 @@ func simSettings(t *testing.T, c *settings.Config) sim.Settings {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestSettingFlagsComeFromKeys: on every command a setting names (its
+// Cmd), the setting's flag is declared from the key list
+// (addSettingFlags) and carries its key: none is declared by hand.
+func TestSettingFlagsComeFromKeys(t *testing.T) {
+	f, _ := testFactory(t, nil)
+	byName := map[string]*cobra.Command{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		byName[strings.ReplaceAll(strings.TrimPrefix(c.CommandPath(), "seedance "), " ", "-")] = c
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRootCmd(f))
+	checked := 0
+	for _, k := range settings.Keys {
+		if k.Flag == "" {
+			continue
+		}
+		var cmds []*cobra.Command
+		for _, name := range strings.Fields(k.Cmd) {
+			c := byName[name]
+			if c == nil {
+				t.Errorf("%s: no command %q", k.Key, name)
+				continue
+			}
+			if c.HasSubCommands() { // a group: each of its commands
+				cmds = append(cmds, c.Commands()...)
+			} else {
+				cmds = append(cmds, c)
+			}
+		}
+		for _, c := range cmds {
+			fl := c.Flags().Lookup(k.Flag)
+			if fl == nil {
+				t.Errorf("%s: %s has no --%s", k.Key, c.CommandPath(), k.Flag)
+				continue
+			}
+			checked++
+			if got := append(fl.Annotations[keyAnnotation], fl.Annotations[overlayAnnotation]...); len(got) != 1 || got[0] != k.Key {
+				t.Errorf("%s --%s is declared by hand, not from %s in settings.Keys", c.CommandPath(), k.Flag, k.Key)
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d setting flags seen", checked)
+	}
 }

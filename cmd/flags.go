@@ -47,6 +47,12 @@ func addSettingFlags(c *cobra.Command, cmd string) {
 				panic(fmt.Sprintf("setting %s: default %v", k.Key, err)) // programming error
 			}
 			durationFlag(fs, k.Flag, def, k.Help)
+		case map[string]float64:
+			// Its flag's MODEL=USD entries overlay the file's map rather
+			// than replace it: not bound to the key (Factory.PricedConfig).
+			fs.StringArrayP(k.Flag, k.Short, nil, k.Help)
+			_ = fs.SetAnnotation(k.Flag, overlayAnnotation, []string{k.Key})
+			continue
 		case []string:
 			if k.Split {
 				fs.StringSliceP(k.Flag, k.Short, d, k.Help)
@@ -130,8 +136,25 @@ func settingSource(v *viper.Viper, key string, flags *pflag.FlagSet, file string
 	return "default"
 }
 
-// keyAnnotation marks a flag with its config key.
-const keyAnnotation = "seedance_config_key"
+// keyAnnotation marks a flag with its config key; overlayAnnotation, a
+// flag whose entries overlay a map setting's.
+const (
+	keyAnnotation     = "seedance_config_key"
+	overlayAnnotation = "seedance_config_overlay"
+)
+
+// overlays are the entries the command line gives the map settings, by key.
+func overlays(fs *pflag.FlagSet) map[string][]string {
+	out := map[string][]string{}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if keys := f.Annotations[overlayAnnotation]; len(keys) == 1 {
+			if v, ok := f.Value.(pflag.SliceValue); ok {
+				out[keys[0]] = v.GetSlice()
+			}
+		}
+	})
+	return out
+}
 
 // secondsValue is a pflag.Value for durations that also takes plain seconds.
 type secondsValue time.Duration

@@ -33,7 +33,7 @@ of all its data (docs/ledger.md).`,
 }
 
 func newLedgerUpdateCmd(f *Factory) *cobra.Command {
-	var inputs, gpuPrices []string
+	var inputs []string
 	var rf recordFlags
 	c := &cobra.Command{
 		Use:   "update --ledger DSN --input PROFILE...",
@@ -52,11 +52,8 @@ ledger's data ends, so each sample is read once, ever.`,
   seedance ledger update --ledger seedance.db -i day1.json.gz -i day2.json.gz --gpu-price H100=2.49`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			cfg, err := f.Config()
+			cfg, err := f.PricedConfig()
 			if err != nil {
-				return err
-			}
-			if cfg.Pricing, err = cfg.Pricing.WithFlags(gpuPrices); err != nil {
 				return err
 			}
 			spec := pipeline.LedgerUpdateSpec{Config: cfg, Inputs: inputs, Stdin: f.IO.In}
@@ -79,7 +76,6 @@ ledger's data ends, so each sample is read once, ever.`,
 		},
 	}
 	c.Flags().StringArrayVarP(&inputs, "input", "i", nil, "profile to count, in time order (repeatable); - reads stdin")
-	c.Flags().StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	addSettingFlags(c, "ledger")
 	addSettingFlags(c, "ledger-update")
 	rf.add(c, "with --source prometheus: start of the range (RFC 3339; default where the ledger's data ends)", "with --source prometheus: end of the range (RFC 3339; default now)",

@@ -23,7 +23,6 @@ type RecommendOptions struct {
 
 func newRecommendCmd(f *Factory, runF func(*RecommendOptions) error) *cobra.Command {
 	o := &RecommendOptions{}
-	var gpuPrices []string
 	c := &cobra.Command{
 		Use:   "recommend --input PROFILE",
 		Short: "Plan workload moves that free whole nodes, as a reviewable script",
@@ -46,11 +45,8 @@ move. Every plan is replayed and checked before it is printed.`,
 			if _, err := recommend.For(o.Dialect); err != nil {
 				return &exit.UsageError{Err: err}
 			}
-			cfg, err := f.Config()
+			cfg, err := f.PricedConfig()
 			if err != nil {
-				return err
-			}
-			if cfg.Pricing, err = cfg.Pricing.WithFlags(gpuPrices); err != nil {
 				return err
 			}
 			o.Spec.Config, o.Spec.Stdin = cfg, f.IO.In
@@ -66,7 +62,6 @@ move. Every plan is replayed and checked before it is printed.`,
 	fl.StringVarP(&o.Output, "output", "o", "-", "write the plan to this file (atomically); - is stdout")
 	addSettingFlags(c, "recommend")
 	completeValues(c, "dialect", recommend.Dialects)
-	fl.StringArrayVar(&gpuPrices, "gpu-price", nil, "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable)")
 	return c
 }
 

@@ -36,6 +36,9 @@ type Factory struct {
 
 	viper      *viper.Viper
 	configFile string
+	// overlays are the command line's entries of map settings
+	// (--gpu-price), by key.
+	overlays map[string][]string
 	// started is set once cobra has parsed the command line; an error before
 	// that (unknown command, bad arguments) is a usage error.
 	started bool
@@ -54,6 +57,19 @@ func NewFactory() *Factory {
 
 // Config returns the effective configuration.
 func (f *Factory) Config() (*settings.Config, error) { return settings.Decode(f.viper) }
+
+// PricedConfig is the effective configuration with its prices complete:
+// the --gpu-price entries over the file's, and the price file read.
+func (f *Factory) PricedConfig() (*settings.Config, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Pricing, err = cfg.Pricing.WithFlags(f.overlays["pricing.gpu_hour_usd"]); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
 
 // NewRootCmd builds the seedance command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
@@ -75,6 +91,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 			if err := bindFlags(f.viper, c.Flags()); err != nil {
 				return err
 			}
+			f.overlays = overlays(c.Flags())
 			path, err := settings.Load(f.viper, configFlag, f.Getenv)
 			f.configFile = path
 			return err

@@ -78,7 +78,7 @@ var own = []setting.Key{
 	{Key: "attribution.idle_holder_hours", Default: holderDefaults.IdleHours, Help: "…for at least this many hours", Range: setting.Rng(0, 24*400)},
 	{Key: "attribution.small_memory_pct", Default: holderDefaults.SmallMemoryPct, Help: "holder rule: a workload using less than this share of its GPUs' memory (0: off)", Range: setting.Rng(0, 100)},
 	{Key: "attribution.imbalance_idle_pct", Default: holderDefaults.ImbalanceIdlePct, Help: "holder rule: a multi-GPU workload with one GPU busy and the others below this (0: off)", Range: setting.Rng(0, 50)},
-	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Help: "USD per GPU-hour by model substring (docs/pricing.md); flag entries override file entries; not settable by environment",
+	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Cmd: "analyze recommend ledger-update", Flag: "gpu-price", Help: "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable; docs/pricing.md); flag entries override file entries; not settable by environment",
 		DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: setting.Rng(0, 1e6)},
 	{Key: "pricing.price_file", Default: "", Cmd: "analyze recommend ledger-update", Flag: "price-file", Help: "YAML file of prices per GPU-hour by node (name or glob), node labels (instance type) and GPU model, first match first (docs/pricing.md); a node's OpenCost cost comes before it"},
 	{Key: "pricing.default_gpu_hour_usd", Default: pricing.DefaultGPUHourUSD, Cmd: "analyze ledger-update", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: setting.Rng(0, 1e6)},
