@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -71,9 +72,10 @@ type Source struct {
 
 // Analyze merges the sources (profiles of different nodes, or consecutive
 // time ranges of the same ones) and computes the report. It reads each
-// source once, one GPU at a time.
-func Analyze(sources []Source, p Params) (*Report, error) {
-	a, r, err := read(sources, p)
+// source once, one GPU at a time. Cancelling ctx stops it between two
+// items of a profile (a node's header, a GPU) with ctx's error.
+func Analyze(ctx context.Context, sources []Source, p Params) (*Report, error) {
+	a, r, err := read(ctx, sources, p)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +85,7 @@ func Analyze(sources []Source, p Params) (*Report, error) {
 
 // read reads every source into the analysis' accumulators: the point of
 // the largest live state, before the report is made.
-func read(sources []Source, p Params) (*analysis, *Report, error) {
+func read(ctx context.Context, sources []Source, p Params) (*analysis, *Report, error) {
 	start, end, err := window(sources)
 	if err != nil {
 		return nil, nil, err
@@ -101,7 +103,12 @@ func read(sources []Source, p Params) (*analysis, *Report, error) {
 		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
 		s.Stream.DropTopologyDetail() // the analysis keeps the compact form only
 		s.Stream.ConvertOnly(a.reads())
-		if err := s.Stream.Walk(func(it profile.Item) error { return a.item(it, in) }); err != nil {
+		if err := s.Stream.Walk(func(it profile.Item) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return a.item(it, in)
+		}); err != nil {
 			return nil, nil, err
 		}
 	}

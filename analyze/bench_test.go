@@ -3,6 +3,7 @@ package analyze
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -49,7 +50,7 @@ func benchAnalyze(b *testing.B, path string, size int64) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s, closeFile := openBig(b, path)
-		r, err := Analyze([]Source{{Name: path, Stream: s}}, DefaultParams())
+		r, err := Analyze(context.Background(), []Source{{Name: path, Stream: s}}, DefaultParams())
 		closeFile()
 		if err != nil {
 			b.Fatal(err)

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestConvertOnlyKeepsTheReport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			streamed, err := Analyze([]Source{{Name: "p.json", Stream: s}}, params)
+			streamed, err := Analyze(context.Background(), []Source{{Name: "p.json", Stream: s}}, params)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +62,7 @@ func TestConvertOnlyKeepsTheReport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole, err := Analyze([]Source{{Name: "p.json", Stream: mem}}, params)
+			whole, err := Analyze(context.Background(), []Source{{Name: "p.json", Stream: mem}}, params)
 			if err != nil {
 				t.Fatal(err)
 			}

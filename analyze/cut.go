@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -52,7 +53,7 @@ type HoldCut struct {
 // run that began before it counts in it when the whole run lasts the idle
 // window, a sample's coverage reaches into the next piece, the energy
 // counter's increase counts in the piece of the later reading.
-func Cut(sources []Source, p Params, at []time.Time) (*Cuts, error) {
+func Cut(ctx context.Context, sources []Source, p Params, at []time.Time) (*Cuts, error) {
 	if !sort.SliceIsSorted(at, func(i, j int) bool { return at[i].Before(at[j]) }) {
 		return nil, fmt.Errorf("cut times do not ascend")
 	}
@@ -60,7 +61,7 @@ func Cut(sources []Source, p Params, at []time.Time) (*Cuts, error) {
 	if p.Attribution == nil {
 		p.Attribution = &AttributionParams{GroupBy: []string{"workload"}}
 	}
-	a, r, err := read(sources, p)
+	a, r, err := read(ctx, sources, p)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +72,9 @@ func Cut(sources []Source, p Params, at []time.Time) (*Cuts, error) {
 	}
 	c := &Cuts{At: at}
 	for i := 0; i+1 < len(at); i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		lo, hi := at[i].Sub(r.Window.Start).Seconds(), at[i+1].Sub(r.Window.Start).Seconds()
 		if hi <= lo {
 			continue

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"runtime"
 	"strconv"
@@ -45,7 +46,7 @@ func BenchmarkLiveHeapPerNode(b *testing.B) {
 			b.Fatal(err)
 		}
 		// The inputs read, the report not yet made: the largest live state.
-		a, r, err := read([]Source{{Name: "sim.json", Stream: s}}, DefaultParams())
+		a, r, err := read(context.Background(), []Source{{Name: "sim.json", Stream: s}}, DefaultParams())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -91,15 +92,21 @@ func mkProfile(t testing.TB, start time.Time, durS, interval float64, nodes ...n
 
 func analyzeDocs(t testing.TB, p Params, docs ...[]byte) (*Report, error) {
 	t.Helper()
+	return Analyze(context.Background(), sourcesOf(t, docs...), p)
+}
+
+// sourcesOf opens profile documents as the analysis' sources.
+func sourcesOf(t testing.TB, docs ...[]byte) []Source {
+	t.Helper()
 	var srcs []Source
 	for i, d := range docs {
 		s, err := profile.OpenStream(bytes.NewReader(d), "input"+string(rune('A'+i)))
 		if err != nil {
-			return nil, err
+			t.Fatal(err)
 		}
 		srcs = append(srcs, Source{Name: "input" + string(rune('A'+i)), Stream: s})
 	}
-	return Analyze(srcs, p)
+	return srcs
 }
 
 func mustAnalyze(t testing.TB, p Params, docs ...[]byte) *Report {

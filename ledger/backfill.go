@@ -87,7 +87,7 @@ type filled struct {
 
 // planFill decides, bucket by bucket, what of the inputs' data before the
 // watermark the ledger lacks, and counts it.
-func planFill(st *state, spec UpdateSpec, readHeld func() (held, error)) (*filled, error) {
+func planFill(ctx context.Context, st *state, spec UpdateSpec, readHeld func() (held, error)) (*filled, error) {
 	if st.fresh {
 		return &filled{}, nil
 	}
@@ -107,7 +107,7 @@ func planFill(st *state, spec UpdateSpec, readHeld func() (held, error)) (*fille
 	if err != nil {
 		return nil, err
 	}
-	cuts, err := analyze.Cut(sources, spec.Params, at)
+	cuts, err := analyze.Cut(ctx, sources, spec.Params, at)
 	if err != nil {
 		return nil, err
 	}

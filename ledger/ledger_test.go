@@ -112,7 +112,7 @@ func oneAnalysis(t testing.TB, p *profile.Profile, groupBy []string) *analyze.Re
 	}
 	ps := params()
 	ps.Attribution.GroupBy = groupBy
-	r, err := analyze.Analyze(src, ps)
+	r, err := analyze.Analyze(context.Background(), src, ps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,11 +109,11 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if err := sameNodesElsewhere(ctx, tx, st, spec.Inputs); err != nil {
 		return Updated{}, err
 	}
-	fill, err := planFill(st, spec, func() (held, error) { return heldBuckets(ctx, tx, st, spec.Inputs) })
+	fill, err := planFill(ctx, st, spec, func() (held, error) { return heldBuckets(ctx, tx, st, spec.Inputs) })
 	if err != nil {
 		return Updated{}, err
 	}
-	up, rows, err := plan(st, spec)
+	up, rows, err := plan(ctx, st, spec)
 	if err != nil {
 		return up, err
 	}
@@ -225,7 +225,7 @@ type rows struct {
 // plan analyzes the carried tail and the new data and cuts the analysis
 // into pieces: settled up to the new watermark, provisional after it.
 // Nothing new: nil rows.
-func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
+func plan(ctx context.Context, st *state, spec UpdateSpec) (Updated, *rows, error) {
 	inputs := dropSeen(spec.Inputs, st.tail)
 	_, end := span2(spec.Inputs)
 	from := st.dataEnd
@@ -258,7 +258,7 @@ func plan(st *state, spec UpdateSpec) (Updated, *rows, error) {
 		return up, nil, err
 	}
 	p := spec.Params
-	cuts, err := analyze.Cut(sources, p, at)
+	cuts, err := analyze.Cut(ctx, sources, p, at)
 	if err != nil {
 		return up, nil, err
 	}

@@ -84,7 +84,7 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 	pricer := cfg.Pricing.Pricer()
 	params := Params(cfg, pricer)
 	params.GPUFigures = spec.Rules != nil && spec.Rules.NeedsGPUFigures()
-	r, err := analyzeAll(sources, params)
+	r, err := analyzeAll(ctx, sources, params)
 	if err != nil {
 		return nil, out, err
 	}
@@ -101,7 +101,9 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 	if base != nil {
 		res.SetBaseline(base)
 	}
-	addPlan(res, cfg, pricer)
+	if err := addPlan(ctx, res, cfg, pricer); err != nil {
+		return nil, out, err
+	}
 	if spec.Rules != nil {
 		lc := cfg.Limits
 		in := policy.Input{Result: res, Dialect: ac.Dialect, Total: lc.RulesTime,
@@ -150,20 +152,34 @@ func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
 }
 
 // addPlan adds the migration plan and the fragmentation report the
-// settings ask for, priced by the run's Pricer.
-func addPlan(res *report.Result, cfg *settings.Config, pricer *pricing.Pricer) {
+// settings ask for, priced by the run's Pricer; an error only when ctx was
+// cancelled meanwhile (a plan that cannot be made is a warning).
+func addPlan(ctx context.Context, res *report.Result, cfg *settings.Config, pricer *pricing.Pricer) error {
 	ac := cfg.Analyze
 	ro := cfg.Migration.Options()
 	if ac.Has("migration") {
-		plan, sugs, err := recommend.PlanReport(res.Report, pricer.NodePrice, ro)
+		plan, sugs, err := recommend.PlanReport(ctx, res.Report, pricer.NodePrice, ro)
+		if ctx.Err() != nil {
+			return interrupted("planning", ctx.Err())
+		}
 		res.Add("no migration plan", sugs, err)
 		res.Migration = plan
 	}
 	if ac.Has("fragmentation") {
-		f, sugs, err := recommend.FragmentReport(res.Report, pricer.NodePrice, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
+		f, sugs, err := recommend.FragmentReport(ctx, res.Report, pricer.NodePrice, ro, res.Migration, recommend.FragmentOptions{ThresholdRatio: ac.FragmentRatio})
+		if ctx.Err() != nil {
+			return interrupted("planning", ctx.Err())
+		}
 		res.Add("no fragmentation report", sugs, err)
 		res.Fragmentation = f
 	}
+	return nil
+}
+
+// interrupted is the failure of a stage that ctx stopped: exit 130,
+// nothing written.
+func interrupted(stage string, err error) error {
+	return exit.Interruptedf("interrupted while %s, nothing written: %w", stage, err)
 }
 
 // countIntoLedger counts the inputs, or the source from where the ledger's
@@ -269,8 +285,11 @@ func openProfile(p string) (*os.File, error) {
 // reuses them, handing them back would cost the system calls and then the
 // faults that take them again: about 15 % of the analysis' CPU on 10,000
 // nodes, for no lower peak (docs/performance.md).
-func analyzeAll(sources []analyze.Source, params analyze.Params) (*analyze.Report, error) {
-	r, err := analyze.Analyze(sources, params)
+func analyzeAll(ctx context.Context, sources []analyze.Source, params analyze.Params) (*analyze.Report, error) {
+	r, err := analyze.Analyze(ctx, sources, params)
+	if ctx.Err() != nil {
+		return nil, interrupted("analyzing", ctx.Err())
+	}
 	if params.KeepFleet {
 		debug.FreeOSMemory()
 	} else {

@@ -28,7 +28,7 @@ type PlanSpec struct {
 // Plan makes the migration plan of seedance recommend: the plan of analyze
 // --report migration, from the same analysis of the same input (#26: one
 // plan).
-func Plan(_ context.Context, spec PlanSpec) (*recommend.Plan, error) {
+func Plan(ctx context.Context, spec PlanSpec) (*recommend.Plan, error) {
 	sources, closeAll, err := openInputs([]string{spec.Input}, spec.Stdin)
 	defer closeAll()
 	if err != nil {
@@ -37,11 +37,14 @@ func Plan(_ context.Context, spec PlanSpec) (*recommend.Plan, error) {
 	pricer := spec.Config.Pricing.Pricer()
 	params := Params(spec.Config, pricer)
 	params.KeepFleet = true
-	r, err := analyzeAll(sources, params)
+	r, err := analyzeAll(ctx, sources, params)
 	if err != nil {
 		return nil, err
 	}
-	plan, _, err := recommend.PlanReport(r, pricer.NodePrice, spec.Config.Migration.Options())
+	plan, _, err := recommend.PlanReport(ctx, r, pricer.NodePrice, spec.Config.Migration.Options())
+	if ctx.Err() != nil {
+		return nil, interrupted("planning", ctx.Err())
+	}
 	if err != nil {
 		why := append(slices.Clone(r.Warnings), "no migration plan: "+err.Error())
 		return nil, fmt.Errorf("no migration plan: %s", strings.Join(why, "; "))

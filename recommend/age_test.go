@@ -2,6 +2,8 @@ package recommend
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/testkit/ctxtest"
 )
 
 // TestScriptsRefuseStaleData: a plan whose data ended longer than its max
@@ -85,7 +88,7 @@ func TestPlanRecordsItsDataTime(t *testing.T) {
 		want   string
 	}{{"prometheus", time.Hour, "2026-12-05T07:00:00Z 3600"}, {"sim", time.Hour, "<nil> 0"}, {"prometheus", 0, "<nil> 0"}} {
 		r := &analyze.Report{Window: analyze.Window{End: end}, Inputs: []analyze.Input{{Source: c.source}}, Fleet: &analyze.Fleet{}}
-		p, _, err := PlanReport(r, price, Options{MaxAge: c.maxAge})
+		p, _, err := PlanReport(context.Background(), r, price, Options{MaxAge: c.maxAge})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,5 +99,28 @@ func TestPlanRecordsItsDataTime(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s, %v: %s, want %s", c.source, c.maxAge, got, c.want)
 		}
+	}
+}
+
+// TestPlanningStopsWhenCancelled: a cancelled context stops the planner
+// between two nodes, and the plan and fragmentation reports, with the
+// context's error and no plan.
+func TestPlanningStopsWhenCancelled(t *testing.T) {
+	c := build([]*Node{box("a", 2, 80), box("b", 2, 80), box("c", 2, 80)}, pod("p1", "a", 0), pod("p2", "b", 0))
+	if _, err := makePlan(ctxtest.CancelledAfter(3), c, Options{}); err != nil {
+		t.Fatalf("three nodes, three checks: %v", err)
+	}
+	for k := range 3 {
+		if p, err := makePlan(ctxtest.CancelledAfter(k), c, Options{}); p != nil || !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled at check %d: plan %v, err %v", k+1, p != nil, err)
+		}
+	}
+	r := &analyze.Report{Fleet: &analyze.Fleet{Nodes: []analyze.FleetNode{{Name: "a"}, {Name: "b"}}}}
+	price := func(string, map[string]string, string) float64 { return 1 }
+	if p, _, err := PlanReport(ctxtest.CancelledAfter(0), r, price, Options{}); p != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("PlanReport: plan %v, err %v", p != nil, err)
+	}
+	if f, _, err := FragmentReport(ctxtest.CancelledAfter(0), r, price, Options{}, nil, FragmentOptions{}); f != nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("FragmentReport: %v, err %v", f != nil, err)
 	}
 }

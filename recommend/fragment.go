@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -420,14 +421,18 @@ func findWorkload(candidates []*Workload, m Move) *Workload {
 // with analyze.Params.KeepFleet), before and after the plan (made with o
 // when nil): the report, and the suggestions of the pools above the
 // threshold.
-func FragmentReport(r *analyze.Report, price PriceFunc, o Options, plan *Plan, fo FragmentOptions) (*Fragmentation, []analyze.Suggestion, error) {
+func FragmentReport(ctx context.Context, r *analyze.Report, price PriceFunc, o Options, plan *Plan, fo FragmentOptions) (*Fragmentation, []analyze.Suggestion, error) {
 	c, err := FromReport(r, price)
 	if err != nil {
 		return nil, nil, err
 	}
 	if plan == nil {
 		o.Avoid = draining(r)
-		if p, err := makePlan(c, o); err == nil {
+		p, err := makePlan(ctx, c, o)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if err == nil {
 			plan = p
 		}
 	}

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -126,7 +127,7 @@ func contains(list []string, s string) bool {
 func TestOpenBQuality(t *testing.T) {
 	c, skipped := loadOpenB(t, "Running")
 	bound := releasableBound(c)
-	plan, err := makePlan(c, Options{AllowSharing: true})
+	plan, err := makePlan(context.Background(), c, Options{AllowSharing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func BenchmarkOpenB(b *testing.B) {
 		c, _ := loadOpenB(b, "Running")
 		bound := releasableBound(c)
 		b.StartTimer()
-		plan, err := makePlan(c, Options{AllowSharing: true})
+		plan, err := makePlan(context.Background(), c, Options{AllowSharing: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -191,7 +192,7 @@ func BenchmarkPlan10000Nodes(b *testing.B) {
 		c := synthCluster(10000)
 		b.StartTimer()
 		start := time.Now()
-		plan, err := makePlan(c, Options{})
+		plan, err := makePlan(context.Background(), c, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -81,7 +82,7 @@ func group(o Options, model string) string {
 // fullest node that fits, the best-connected GPUs first), so work on nodes
 // that stay is not moved. Pending work is placed first. The plan is
 // replayed and checked before it is returned.
-func makePlan(c *Cluster, o Options) (*Plan, error) {
+func makePlan(ctx context.Context, c *Cluster, o Options) (*Plan, error) {
 	if o.Scan <= 0 {
 		o.Scan = 64
 	}
@@ -132,6 +133,9 @@ func makePlan(c *Cluster, o Options) (*Plan, error) {
 		return order[i].n.Name < order[j].n.Name
 	})
 	for _, s := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if s.receiving || s.released || anyBusy(s.gpus) || o.Keep[s.n.Name] {
 			continue
 		}

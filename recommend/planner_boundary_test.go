@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -146,7 +147,7 @@ func TestPlannerBoundaries(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plan, err := makePlan(build(c.nodes, c.ws...), c.o)
+			plan, err := makePlan(context.Background(), build(c.nodes, c.ws...), c.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +192,7 @@ func TestPendingReasons(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plan, err := makePlan(build([]*Node{c.src, c.to}, pend("s"), pinned(pod("n0", "n", 0))), Options{MovePending: true})
+			plan, err := makePlan(context.Background(), build([]*Node{c.src, c.to}, pend("s"), pinned(pod("n0", "n", 0))), Options{MovePending: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func TestReleaseByConsolidation(t *testing.T) {
 	// c is idle and released without moves.
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("c", "H100", 40)},
 		pod("p1", "a", 0), pod("p2", "a", 3), pod("big", "b", 0, 1, 2, 3, 4))
-	plan, err := makePlan(c, Options{})
+	plan, err := makePlan(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestNeverAWorseInterconnect(t *testing.T) {
 	nv := dgx("nv", "H100", 40)
 	pc := pcieBox("pc", "H100")
 	c := build([]*Node{nv, pc}, pod("pair", "nv", 0, 1), pod("keep", "pc", 0))
-	plan, err := makePlan(c, Options{})
+	plan, err := makePlan(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestConstraints(t *testing.T) {
 	pinned := pod("db", "a", 0)
 	pinned.Pinned = true
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("x", "A100", 20)}, pinned, pod("w", "b", 0), pod("v", "x", 0))
-	plan, _ := makePlan(c, Options{})
+	plan, _ := makePlan(context.Background(), c, Options{})
 	for _, m := range plan.Moves {
 		if m.Workload == "ml/db" || m.Workload == "ml/v" {
 			t.Fatalf("moved %s (pinned, or to another model)", m.Workload)
@@ -124,13 +125,13 @@ func TestConstraints(t *testing.T) {
 	}
 	// With model changes allowed, the A100's pod may go to an H100.
 	c = build([]*Node{dgx("a", "H100", 40), dgx("x", "A100", 20)}, pod("w", "a", 0), pod("v", "x", 0))
-	plan, _ = makePlan(c, Options{AllowModelChange: true})
+	plan, _ = makePlan(context.Background(), c, Options{AllowModelChange: true})
 	if len(plan.ReleasedNodes) != 1 {
 		t.Fatalf("released %v", plan.ReleasedNodes)
 	}
 	// Max moves per node.
 	c = build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, pod("1", "a", 0), pod("2", "a", 1), pod("3", "b", 0, 1, 2))
-	plan, _ = makePlan(c, Options{MaxMovesPerNode: 1})
+	plan, _ = makePlan(context.Background(), c, Options{MaxMovesPerNode: 1})
 	// a would need 2 evictions; b needs 1, so b is the one freed.
 	if strings.Join(plan.ReleasedNodes, ",") != "b" || len(plan.Moves) != 1 || plan.Moves[0].Workload != "ml/3" {
 		t.Fatalf("released %v moves %+v with one move allowed", plan.ReleasedNodes, plan.Moves)
@@ -141,7 +142,7 @@ func TestConstraints(t *testing.T) {
 	big.MemPerGPU = 90 << 30 // more than the target's GPUs have
 	c = build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, big, pod("x", "b", 0, 1))
 	c.Nodes[0].GPUs[0].MemBytes = 141 << 30
-	plan, _ = makePlan(c, Options{})
+	plan, _ = makePlan(context.Background(), c, Options{})
 	for _, m := range plan.Moves {
 		if m.Workload == "ml/big" {
 			t.Fatal("a pod moved to GPUs with too little memory")
@@ -159,7 +160,7 @@ func TestPendingPlacement(t *testing.T) {
 	c := build([]*Node{pcieBox("s", "H100"), dgx("n", "H100", 40)}, pend("p1"), pend("p2"), pod("r", "n", 0))
 	// By default pending work keeps the node its owner asked for (#26):
 	// nothing moves it, s stays, and its 4 reserved GPUs are not given away.
-	plan, err := makePlan(c, Options{})
+	plan, err := makePlan(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestPendingPlacement(t *testing.T) {
 		t.Fatalf("the node pending work waits on was released: %v", plan.ReleasedNodes)
 	}
 	c = build([]*Node{pcieBox("s", "H100"), dgx("n", "H100", 40)}, pend("p1"), pend("p2"), pod("r", "n", 0))
-	plan, err = makePlan(c, Options{MovePending: true})
+	plan, err = makePlan(context.Background(), c, Options{MovePending: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestPendingPlacement(t *testing.T) {
 	}
 	// A pending pod that fits nowhere keeps its node.
 	c = build([]*Node{pcieBox("s", "H100")}, pend("p1"))
-	plan, _ = makePlan(c, Options{MovePending: true})
+	plan, _ = makePlan(context.Background(), c, Options{MovePending: true})
 	if len(plan.ReleasedNodes) != 0 || len(plan.Unplaced) != 1 {
 		t.Fatalf("released %v unplaced %v", plan.ReleasedNodes, plan.Unplaced)
 	}
@@ -202,7 +203,7 @@ func TestSharing(t *testing.T) {
 	}
 	c := build([]*Node{dgx("a", "A100-SXM4-80GB", 20), dgx("b", "A100-SXM4-80GB", 20)},
 		frac("s1", "a", 0, 300), frac("s2", "a", 1, 300), frac("s3", "b", 0, 300))
-	plan, err := makePlan(c, Options{AllowSharing: true})
+	plan, err := makePlan(context.Background(), c, Options{AllowSharing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 	cluster := func() *Cluster {
 		return build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, job("4242", "a", 0), pod("big", "b", 0, 1, 2, 3))
 	}
-	plan, err := makePlan(cluster(), Options{})
+	plan, err := makePlan(context.Background(), cluster(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 	if strings.Contains(strings.Join(plan.ReleasedNodes, ","), "a") {
 		t.Fatalf("the job's node was released without MoveJobs: %+v", plan)
 	}
-	plan, err = makePlan(cluster(), Options{MoveJobs: true})
+	plan, err = makePlan(context.Background(), cluster(), Options{MoveJobs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 	}
 	c := cluster()
 	c.Workloads[0].Pinned = true // seedance.io/pinned=true
-	if plan, err = makePlan(c, Options{MoveJobs: true}); err != nil {
+	if plan, err = makePlan(context.Background(), c, Options{MoveJobs: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range plan.Moves {
@@ -273,7 +274,7 @@ func TestRunningJobsMoveOnlyWhenAllowed(t *testing.T) {
 func TestNoMovesOntoDrainedNodes(t *testing.T) {
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("c", "H100", 40)},
 		pod("p1", "a", 0), pod("p2", "a", 3), pod("big", "b", 0, 1, 2, 3, 4))
-	plan, err := makePlan(c, Options{Avoid: map[string]bool{"b": true, "c": true}})
+	plan, err := makePlan(context.Background(), c, Options{Avoid: map[string]bool{"b": true, "c": true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func TestNoMovesOntoDrainedNodes(t *testing.T) {
 // nor given work.
 func TestStaleNodesKept(t *testing.T) {
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40), dgx("c", "H100", 40)}, pod("p1", "a", 0), pod("big", "b", 0, 1, 2, 3, 4))
-	plan, err := makePlan(c, Options{Keep: map[string]bool{"c": true, "b": true}})
+	plan, err := makePlan(context.Background(), c, Options{Keep: map[string]bool{"c": true, "b": true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -206,7 +207,7 @@ func TestSkippedMoveKeepsItsNode(t *testing.T) {
 
 func TestPlanJSONSchema(t *testing.T) {
 	c := build([]*Node{dgx("a", "H100", 40), dgx("b", "H100", 40)}, pod("p1", "a", 0), pod("big", "b", 0, 1, 2))
-	plan, err := makePlan(c, Options{})
+	plan, err := makePlan(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -151,7 +152,7 @@ func stale(r *analyze.Report) map[string]bool {
 
 // PlanReport plans migrations from an analysis: the plan, and its
 // suggestions for the report; an error when no plan can be made.
-func PlanReport(r *analyze.Report, price PriceFunc, o Options) (*Plan, []analyze.Suggestion, error) {
+func PlanReport(ctx context.Context, r *analyze.Report, price PriceFunc, o Options) (*Plan, []analyze.Suggestion, error) {
 	if r.PendingUnknown != "" {
 		return refused(r.PendingUnknown), nil, nil
 	}
@@ -160,7 +161,7 @@ func PlanReport(r *analyze.Report, price PriceFunc, o Options) (*Plan, []analyze
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := makePlan(c, o)
+	plan, err := makePlan(ctx, c, o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestSuggestions(t *testing.T) {
 // error, never a plan made from nothing; the analysis is not written to.
 func TestPlanReportWithoutFleet(t *testing.T) {
 	r := &analyze.Report{}
-	p, sugs, err := PlanReport(r, func(string, map[string]string, string) float64 { return 1 }, Options{})
+	p, sugs, err := PlanReport(context.Background(), r, func(string, map[string]string, string) float64 { return 1 }, Options{})
 	if p != nil || sugs != nil || err == nil || !strings.Contains(err.Error(), "kept no fleet") {
 		t.Fatalf("plan %+v suggestions %+v err %v", p, sugs, err)
 	}

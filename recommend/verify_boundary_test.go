@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -58,7 +59,7 @@ func TestPendingOfDifferentSizesPlaced(t *testing.T) {
 		return w
 	}
 	c := build([]*Node{box("s", 4, 80), box("n", 4, 80)}, pend("p1", 1), pend("p2", 2), pinned(pod("n0", "n", 0)))
-	plan, err := makePlan(c, Options{MovePending: true})
+	plan, err := makePlan(context.Background(), c, Options{MovePending: true})
 	if err != nil {
 		t.Fatal(err)
 	}

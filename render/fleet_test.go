@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -46,7 +47,7 @@ func fleetReport(t *testing.T, nodes int) *report.Result {
 	}
 	params := analyze.DefaultParams()
 	params.PoolBy = "node.kubernetes.io/instance-type"
-	r, err := analyze.Analyze([]analyze.Source{{Name: "fleet.json", Stream: s}}, params)
+	r, err := analyze.Analyze(context.Background(), []analyze.Source{{Name: "fleet.json", Stream: s}}, params)
 	if err != nil {
 		t.Fatal(err)
 	}

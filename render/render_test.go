@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *report
 		params.Attribution = &analyze.AttributionParams{GroupBy: []string{"namespace", "controller"}}
 		params.Fragmentation = true
 	}
-	r, err := analyze.Analyze([]analyze.Source{{Name: "sim.json", Stream: s}}, params)
+	r, err := analyze.Analyze(context.Background(), []analyze.Source{{Name: "sim.json", Stream: s}}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +66,10 @@ func simScenarioReport(t *testing.T, scenario, dialect string, all bool) *report
 	if all {
 		pricer := pricing.New(nil, pricing.DefaultGPUHourUSD)
 		price := pricer.NodePrice
-		plan, sugs, err := recommend.PlanReport(r, price, recommend.Options{})
+		plan, sugs, err := recommend.PlanReport(context.Background(), r, price, recommend.Options{})
 		res.Add("no migration plan", sugs, err)
 		res.Migration = plan
-		f, sugs, err := recommend.FragmentReport(r, price, recommend.Options{}, res.Migration, recommend.FragmentOptions{ThresholdRatio: recommend.DefaultFragmentationRatio})
+		f, sugs, err := recommend.FragmentReport(context.Background(), r, price, recommend.Options{}, res.Migration, recommend.FragmentOptions{ThresholdRatio: recommend.DefaultFragmentationRatio})
 		res.Add("no fragmentation report", sugs, err)
 		res.Fragmentation = f
 	}

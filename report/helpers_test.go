@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func analyzed(t testing.TB, util []float64) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := analyze.Analyze([]analyze.Source{{Name: "input", Stream: s}}, analyze.DefaultParams())
+	r, err := analyze.Analyze(context.Background(), []analyze.Source{{Name: "input", Stream: s}}, analyze.DefaultParams())
 	if err != nil {
 		t.Fatal(err)
 	}

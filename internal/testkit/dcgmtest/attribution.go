@@ -2,6 +2,7 @@ package dcgmtest
 
 import (
 	"bytes"
+	"context"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/pricing"
@@ -24,7 +25,7 @@ func ByWorkload(p *profile.Profile) (map[string]analyze.AttributionGroup, error)
 	params := analyze.DefaultParams()
 	params.Pricer = pricing.New(nil, 2)
 	params.Attribution = &analyze.AttributionParams{GroupBy: []string{"workload"}}
-	r, err := analyze.Analyze([]analyze.Source{{Name: "p", Stream: s}}, params)
+	r, err := analyze.Analyze(context.Background(), []analyze.Source{{Name: "p", Stream: s}}, params)
 	if err != nil {
 		return nil, err
 	}
