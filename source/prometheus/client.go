@@ -143,8 +143,10 @@ func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnsw
 	}
 	defer resp.Body.Close()
 	body := &capped{r: resp.Body, left: maxAnswerBytes}
-	ans, perr := parsePromAnswerLimit(body, maxSamplesFor(q))
-	if body.over {
+	mem := &answerMem{}
+	ans, perr := parsePromAnswerLimit(body, maxSamplesFor(q), mem)
+	mem.release()
+	if body.over || mem.over {
 		return nil, fmt.Errorf("the answer is larger than %d MiB: read a shorter range per query (--prometheus-chunk) or fewer series (--selector)", maxAnswerBytes>>20)
 	}
 	switch {
@@ -193,7 +195,7 @@ func (a *promAnswer) errText() string {
 // parsePromAnswer reads an answer with seedance's profile scanner: the
 // samples go straight into compact pairs, without encoding/json's
 // reflection or a copy of the body, which matters at millions of samples.
-func parsePromAnswer(r io.Reader) (*promAnswer, error) { return parsePromAnswerLimit(r, 0) }
+func parsePromAnswer(r io.Reader) (*promAnswer, error) { return parsePromAnswerLimit(r, 0, nil) }
 
 // rangeSelector finds the range of a query's range selector: [7200000ms].
 var rangeSelector = regexp.MustCompile(`\[(\d+)ms\]$`)
@@ -215,8 +217,9 @@ func maxSamplesFor(q string) int {
 }
 
 // parsePromAnswerLimit is parsePromAnswer with at most maxPerSeries samples
-// in a series (0: any number).
-func parsePromAnswerLimit(r io.Reader, maxPerSeries int) (*promAnswer, error) {
+// in a series (0: any number), what it holds charged to mem (nil: not
+// charged).
+func parsePromAnswerLimit(r io.Reader, maxPerSeries int, mem *answerMem) (*promAnswer, error) {
 	a := &promAnswer{}
 	bp := answerBuffers.Get().(*[]byte)
 	sc := jsonscan.NewBuffer(r, *bp)
@@ -243,8 +246,12 @@ func parsePromAnswerLimit(r io.Reader, maxPerSeries int) (*promAnswer, error) {
 				}
 				shared := map[string]string{}
 				return sc.Array(func(int) error {
-					s, err := parsePromSeries(sc, maxPerSeries, shared)
+					s, err := parsePromSeries(sc, maxPerSeries, shared, mem)
+					c := cap(a.Series)
 					a.Series = append(a.Series, s)
+					if err == nil {
+						err = mem.add(int64(cap(a.Series)-c) * seriesBytes)
+					}
 					return err
 				})
 			})
@@ -263,27 +270,34 @@ var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); re
 
 // parsePromSeries reads one series of an answer; shared holds the label
 // names and values read so far, which most series repeat.
-func parsePromSeries(sc *jsonscan.Scanner, maxPerSeries int, shared map[string]string) (promSeries, error) {
+func parsePromSeries(sc *jsonscan.Scanner, maxPerSeries int, shared map[string]string, mem *answerMem) (promSeries, error) {
 	var s promSeries
+	pair := func() error {
+		p, err := parsePromPair(sc)
+		c := cap(s.Pairs)
+		s.Pairs = append(s.Pairs, p)
+		if err != nil {
+			return err
+		}
+		return mem.add(int64(cap(s.Pairs)-c) * pairBytes)
+	}
 	err := sc.Object(func(key string) error {
 		switch key {
 		case "metric":
 			var err error
-			s.Labels, err = parseLabels(sc, shared)
-			return err
+			if s.Labels, err = parseLabels(sc, shared); err != nil {
+				return err
+			}
+			return mem.add(labelsCost(s.Labels))
 		case "values":
 			return sc.Array(func(int) error {
 				if maxPerSeries > 0 && len(s.Pairs) == maxPerSeries {
 					return sc.Errorf("a series with more than %d samples, more than the query can return (one per 100 ms of its range)", maxPerSeries)
 				}
-				p, err := parsePromPair(sc)
-				s.Pairs = append(s.Pairs, p)
-				return err
+				return pair()
 			})
 		case "value":
-			p, err := parsePromPair(sc)
-			s.Pairs = append(s.Pairs, p)
-			return err
+			return pair()
 		}
 		return sc.Skip()
 	})

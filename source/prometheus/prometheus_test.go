@@ -13,7 +13,10 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -376,10 +379,61 @@ func TestEndlessAnswer(t *testing.T) {
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	c := &promClient{base: u, http: srv.Client(), retries: 0, backoff: time.Millisecond}
-	_, err := c.query(context.Background(), "x[1m]", time.Now())
-	if err == nil || !strings.Contains(err.Error(), "larger than 256 MiB") {
-		t.Fatalf("err = %v", err)
+	// Four queries in flight, as a read makes them: each is refused, and
+	// together they never hold more than twice the bound (they held 3.5
+	// GB when only the body was bounded: one-sample series cost five times
+	// their JSON once parsed).
+	peak := heapPeak(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = c.query(context.Background(), "x[1m]", time.Now())
+		}()
 	}
+	wg.Wait()
+	for _, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "larger than 256 MiB") {
+			t.Errorf("err = %v", err)
+		}
+	}
+	got := peak()
+	t.Logf("peak of the live heap while 4 answers were refused: %d MiB", got>>20)
+	if got > 2*maxAnswerBytes {
+		t.Errorf("the refused answers held %d MiB at their peak, more than twice the %d MiB bound", got>>20, maxAnswerBytes>>20)
+	}
+	if n := answersInFlight.Load(); n != 0 {
+		t.Errorf("%d bytes still charged after every answer", n)
+	}
+}
+
+// heapPeak samples the heap's live objects every millisecond until the
+// returned function is called, which returns the largest seen. A peak
+// between two samples can be missed, so it can only pass a test wrongly
+// by a little, never fail it wrongly.
+func heapPeak(t *testing.T) func() int64 {
+	t.Helper()
+	runtime.GC()
+	stop, done := make(chan struct{}), make(chan int64)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var top int64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			top = max(top, int64(s[0].Value.Uint64()))
+			select {
+			case <-stop:
+				done <- top
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 { close(stop); return <-done }
 }
 
 // recordSim records a simulated cluster at 1 s.
