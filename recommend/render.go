@@ -52,46 +52,18 @@ func planJSON(w io.Writer, p *Plan) error {
 	return enc.Encode(p)
 }
 
-// dryRunPrelude makes a script print what it would do unless it is run
-// with --execute: run prints each command, quoted, and runs it only then.
-const dryRunPrelude = `set -euo pipefail
-` + scriptArgs + `run() { printf '+'; printf ' %q' "$@"; printf '\n'; if [[ "$EXECUTE" == 1 ]]; then "$@"; fi; }
-`
-
-// scriptArgs reads a script's arguments: --execute does it, --stale-ok
-// executes a plan older than its max age.
-const scriptArgs = `EXECUTE=0
-STALE_OK=0
-for a in "$@"; do
-  case "$a" in
-    --execute) EXECUTE=1 ;;
-    --stale-ok) STALE_OK=1 ;;
-    *) echo "seedance plan: unknown argument $(printf '%q' "$a") (--execute, --stale-ok)" >&2; exit 2 ;;
-  esac
-done
-`
-
 // freshness writes the check of the plan's age: run later than MaxAgeS
 // after its data ends, the script refuses to execute (exit 3, before any
-// command) unless --stale-ok, and warns in a dry run. Nothing when the
-// plan has no age.
+// command) unless --stale-ok, and warns in a dry run. A plan without an
+// age gets MAX_AGE=0: never stale.
 func freshness(b *strings.Builder, p *Plan) {
 	if p.DataUntil == nil || p.MaxAgeS <= 0 {
-		return
+		b.WriteString("# The plan has no max age (simulated data, or migration.max_plan_age 0).\nDATA_UNTIL=0\nMAX_AGE=0\n")
+	} else {
+		fmt.Fprintf(b, "# The plan's data ends at %s; its max age is %.0f s (migration.max_plan_age).\nDATA_UNTIL=%d\nMAX_AGE=%.0f\n",
+			p.DataUntil.UTC().Format(time.RFC3339), p.MaxAgeS, p.DataUntil.Unix(), p.MaxAgeS)
 	}
-	fmt.Fprintf(b, `# The plan's data ends at %s; executed more than %.0f s later (migration.max_plan_age),
-# the cluster may have changed: it refuses unless run with --execute --stale-ok.
-DATA_UNTIL=%d
-MAX_AGE=%.0f
-AGE=$(( $(date +%%s) - DATA_UNTIL ))
-if (( AGE > MAX_AGE )); then
-  if [[ "$EXECUTE" == 1 && "$STALE_OK" != 1 ]]; then
-    echo "seedance plan: refused: its data is ${AGE}s old, more than migration.max_plan_age (${MAX_AGE}s); nothing was done: make a new plan, or run it with --execute --stale-ok" >&2
-    exit 3
-  fi
-  echo "seedance plan: warning: its data is ${AGE}s old, more than migration.max_plan_age (${MAX_AGE}s)" >&2
-fi
-`, p.DataUntil.UTC().Format(time.RFC3339), p.MaxAgeS, p.DataUntil.Unix(), p.MaxAgeS)
+	b.WriteString(freshnessSh)
 }
 
 // scripted splits a plan's moves into those the script carries out and
@@ -159,26 +131,6 @@ func slurmMoveValid(m Move) bool {
 	return slurmJobID.MatchString(m.Name) && shell.ValidNodeName(shell.Slurm, m.To) && (m.From == nil || shell.ValidNodeName(shell.Slurm, *m.From))
 }
 
-// slurmPrelude adds requeueable, which stops the script before a running
-// job is touched when Slurm would not requeue it (Requeue=0 in scontrol
-// show job: the job asked not to be, or the cluster's JobRequeue is 0).
-const slurmPrelude = dryRunPrelude + `# requeueable JOB: stop unless Slurm would requeue the running job, and
-# its user did not ask for its nodes (-w: ReqNodeList).
-requeueable() {
-  if [[ "$EXECUTE" != 1 ]]; then printf '+ (check that job %s can be requeued, Requeue=1, and asked for no node, ReqNodeList=(null))\n' "$1"; return; fi
-  local info
-  info=$(scontrol show job "$1") || return 1
-  if ! grep -q 'Requeue=1' <<< "$info"; then
-    echo "job $1 cannot be requeued (Requeue=0): not moved, and no node is drained" >&2
-    return 1
-  fi
-  if grep -q 'ReqNodeList=' <<< "$info" && ! grep -q 'ReqNodeList=(null)' <<< "$info"; then
-    echo "job $1 asked for its nodes (-w): not moved, and no node is drained" >&2
-    return 1
-  fi
-}
-`
-
 // slurmScript writes the plan as a reviewable bash script of scontrol lines, dry
 // run unless run with --execute, as the kubectl one. A pending job is
 // pinned to its target. A running job is moved only when Slurm would
@@ -192,7 +144,7 @@ func slurmScript(w io.Writer, p *Plan) error {
 	var b strings.Builder
 	s := planScript(p, slurmMoveValid, func(n string) bool { return shell.ValidNodeName(shell.Slurm, n) })
 	header(&b, p, s, "Slurm")
-	b.WriteString(slurmPrelude)
+	b.WriteString("set -euo pipefail\n" + argsSh + runSh + slurmSh)
 	freshness(&b, p)
 	if len(s.release) == 0 {
 		b.WriteString("\necho 'seedance plan: nothing to do: no node is released'\nexit 0\n")
