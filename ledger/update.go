@@ -342,13 +342,18 @@ func bridgeTenure(tail, fresh *profile.Profile) {
 }
 
 // dropSeen is the inputs without each GPU's samples at or before its
-// last sample in the tail: those were counted (a source's range may hold
-// the sample at its left edge, which the previous range held at its
-// right). The inputs are copied down to their series' headers, which are
-// cut: the caller's profiles stay whole.
+// last sample in the tail or in an earlier input: those were counted (a
+// source's range may hold the sample at its left edge, which the previous
+// range held at its right; a profile's context samples before its window
+// may be the previous input's last ones). The inputs are copied down to
+// their series' headers, which are cut: the caller's profiles stay whole.
 func dropSeen(ps []*profile.Profile, tail *profile.Profile) []*profile.Profile {
-	if tail == nil {
+	if tail == nil && len(ps) < 2 {
 		return ps
+	}
+	seen := map[[2]string]int64{}
+	if tail != nil {
+		noteLast(seen, tail)
 	}
 	inputs := make([]*profile.Profile, len(ps))
 	for i, p := range ps {
@@ -356,38 +361,45 @@ func dropSeen(ps []*profile.Profile, tail *profile.Profile) []*profile.Profile {
 		q.Nodes = slices.Clone(p.Nodes)
 		for ni := range q.Nodes {
 			q.Nodes[ni].GPUs = slices.Clone(q.Nodes[ni].GPUs)
+			for gi := range q.Nodes[ni].GPUs {
+				dropUpTo(&q.Nodes[ni].GPUs[gi].Series, q.StartedAt.UnixMilli(), seen, [2]string{q.Nodes[ni].Name, q.Nodes[ni].GPUs[gi].UUID})
+			}
 		}
 		inputs[i] = &q
-	}
-	seen := map[[2]string]int64{}
-	for _, n := range tail.Nodes {
-		for _, g := range n.GPUs {
-			if k := len(g.Series.T); k > 0 {
-				seen[[2]string{n.Name, g.UUID}] = tail.StartedAt.UnixMilli() + int64(math.Round(g.Series.T[k-1]*1000))
-			}
-		}
-	}
-	for _, p := range inputs {
-		base := p.StartedAt.UnixMilli()
-		for ni := range p.Nodes {
-			n := &p.Nodes[ni]
-			for gi := range n.GPUs {
-				last, ok := seen[[2]string{n.Name, n.GPUs[gi].UUID}]
-				if !ok {
-					continue
-				}
-				s := &n.GPUs[gi].Series
-				i := sort.Search(len(s.T), func(i int) bool { return base+int64(math.Round(s.T[i]*1000)) > last })
-				s.T = s.T[i:]
-				for m := profile.Metric(0); m < profile.NumMetrics; m++ {
-					if col := s.Col(m); len(*col) >= i {
-						*col = (*col)[i:]
-					}
-				}
-			}
-		}
+		noteLast(seen, &q)
 	}
 	return inputs
+}
+
+// noteLast records each GPU's last sample in p (Unix ms), where it is later
+// than what seen holds.
+func noteLast(seen map[[2]string]int64, p *profile.Profile) {
+	for _, n := range p.Nodes {
+		for _, g := range n.GPUs {
+			if k := len(g.Series.T); k > 0 {
+				t := p.StartedAt.UnixMilli() + int64(math.Round(g.Series.T[k-1]*1000))
+				if last, ok := seen[[2]string{n.Name, g.UUID}]; !ok || t > last {
+					seen[[2]string{n.Name, g.UUID}] = t
+				}
+			}
+		}
+	}
+}
+
+// dropUpTo cuts a series' samples at or before seen[key] (base: the
+// profile's start, Unix ms).
+func dropUpTo(s *profile.Series, base int64, seen map[[2]string]int64, key [2]string) {
+	last, ok := seen[key]
+	if !ok {
+		return
+	}
+	i := sort.Search(len(s.T), func(i int) bool { return base+int64(math.Round(s.T[i]*1000)) > last })
+	s.T = s.T[i:]
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+		if col := s.Col(m); len(*col) >= i {
+			*col = (*col)[i:]
+		}
+	}
 }
 
 func hasSamples(p *profile.Profile) bool {

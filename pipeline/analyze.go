@@ -76,7 +76,7 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 			return nil, Outcome{}, err
 		}
 	}
-	sources, out, closeAll, err := spec.open(ctx)
+	sources, rec, out, closeAll, err := spec.open(ctx)
 	defer closeAll()
 	if err != nil {
 		return nil, out, err
@@ -88,7 +88,7 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 	if err != nil {
 		return nil, out, err
 	}
-	if out.Ledger, err = spec.countIntoLedger(ctx, out); err != nil {
+	if out.Ledger, err = spec.countIntoLedger(ctx, out, rec); err != nil {
 		return nil, out, err
 	}
 	res := report.New(r)
@@ -182,41 +182,49 @@ func interrupted(stage string, err error) error {
 	return exit.Interruptedf("interrupted while %s, nothing written: %w", stage, err)
 }
 
-// countIntoLedger counts the inputs, or the source from where the ledger's
-// data ends, into the ledger the settings name (nil when none): each run
-// of a loop keeps the ledger's history too.
-func (spec *AnalyzeSpec) countIntoLedger(ctx context.Context, out Outcome) (*ledger.Updated, error) {
+// countIntoLedger counts what the analysis read into the ledger the
+// settings name (nil when none): the input files, or the source's
+// recording itself, so that the source is not read a second time; each
+// run of a loop keeps the ledger's history too.
+func (spec *AnalyzeSpec) countIntoLedger(ctx context.Context, out Outcome, rec *Recording) (*ledger.Updated, error) {
 	if spec.Config.Ledger.DSN == "" || out.Interrupted {
 		return nil, nil
 	}
 	if slices.Contains(spec.Inputs, "-") {
 		return nil, exit.Usagef("--ledger reads the inputs again: give files, not - (stdin)")
 	}
-	up, err := LedgerUpdate(ctx, LedgerUpdateSpec{Config: spec.Config, Inputs: spec.Inputs, Source: spec.Source})
+	up, err := LedgerUpdate(ctx, LedgerUpdateSpec{Config: spec.Config, Inputs: spec.Inputs, Source: spec.Source, Recorded: rec})
 	if err != nil {
 		return nil, err
 	}
 	return &up, nil
 }
 
-// open opens the inputs, or runs the source, as analysis sources.
-func (spec *AnalyzeSpec) open(ctx context.Context) ([]analyze.Source, Outcome, func(), error) {
+// open opens the inputs, or runs the source, as analysis sources; rec is
+// the source's recording (nil for inputs), which the ledger counts.
+func (spec *AnalyzeSpec) open(ctx context.Context) (sources []analyze.Source, rec *Recording, out Outcome, closeAll func(), err error) {
 	if spec.Source == nil {
 		sources, closeAll, err := openInputs(spec.Inputs, spec.Stdin)
-		return sources, Outcome{}, closeAll, err
+		return sources, nil, Outcome{}, closeAll, err
 	}
-	rec, err := Record(ctx, *spec.Source)
-	if err != nil {
-		return nil, Outcome{}, func() {}, err
+	src := *spec.Source
+	if spec.Config.Ledger.DSN != "" {
+		// Read in the ledger's buckets, so that the ledger can count it.
+		if src.Align, err = ledgerBucket(ctx, spec.Config); err != nil {
+			return nil, nil, Outcome{}, func() {}, err
+		}
+	}
+	if rec, err = Record(ctx, src); err != nil {
+		return nil, nil, Outcome{}, func() {}, err
 	}
 	name := "--source " + spec.Source.Config.Profile.Source
 	s, closeStream, err := rec.Stream(name)
-	closeAll := func() { closeStream(); rec.Close() }
+	closeAll = func() { closeStream(); rec.Close() }
 	if err != nil {
-		return nil, Outcome{}, closeAll, err
+		return nil, nil, Outcome{}, closeAll, err
 	}
-	out := Outcome{Interrupted: !rec.Profile.Complete && ctx.Err() != nil}
-	return []analyze.Source{{Name: name, Stream: s}}, out, closeAll, nil
+	out = Outcome{Interrupted: !rec.Profile.Complete && ctx.Err() != nil}
+	return []analyze.Source{{Name: name, Stream: s}}, rec, out, closeAll, nil
 }
 
 func readBaseline(path string) (*analyze.Summary, error) {

@@ -32,6 +32,21 @@ type LedgerUpdateSpec struct {
 	// (Prometheus) starts where the ledger's data ends, unless Start is
 	// set.
 	Source *RecordSpec
+	// Recorded, when set, is Source's recording an analysis read already
+	// (analyze --source --ledger): counted instead of reading the source
+	// again; only a gap between the ledger's data and it is read.
+	Recorded *Recording
+}
+
+// ledgerBucket is the length of the ledger's buckets (the configured one
+// for a new ledger), which a source read for it aligns its chunks to.
+func ledgerBucket(ctx context.Context, cfg *settings.Config) (time.Duration, error) {
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{Cluster: cfg.Ledger.Cluster})
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Bucket(ctx, cfg.Ledger.Bucket)
 }
 
 // LedgerUpdate counts the inputs' new data into the ledger
@@ -52,6 +67,9 @@ func LedgerUpdate(ctx context.Context, spec LedgerUpdateSpec) (ledger.Updated, e
 		return ledger.Updated{}, err
 	}
 	defer l.Close()
+	if spec.Recorded != nil {
+		return spec.update(ctx, l)
+	}
 	if steps, err := spec.steps(ctx, l); err != nil || len(steps) > 1 {
 		return spec.stepped(ctx, l, steps, err)
 	}
@@ -159,6 +177,9 @@ func (spec LedgerUpdateSpec) update(ctx context.Context, l *ledger.Ledger) (ledg
 // read reads the profiles, or the source from where the ledger's data
 // ends.
 func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*profile.Profile, error) {
+	if spec.Recorded != nil {
+		return spec.readRecorded(ctx, l)
+	}
 	if spec.Source == nil {
 		var inputs []*profile.Profile
 		for _, name := range spec.Inputs {
@@ -200,6 +221,42 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 	}
 	rec.attachTopologies()
 	return []*profile.Profile{rec.Profile}, nil
+}
+
+// readRecorded is the analysis's recording, after what a range read
+// (Prometheus) finds between the ledger's data and the recording's start,
+// if anything: each sample is read once.
+func (spec LedgerUpdateSpec) readRecorded(ctx context.Context, l *ledger.Ledger) ([]*profile.Profile, error) {
+	rec := spec.Recorded
+	if rec.samples == 0 {
+		return nil, rec.nothingObserved("")
+	}
+	p := rec.Profile
+	if rec.Spill != nil {
+		r, err := rec.Spill.Reader(rec.Profile)
+		if err != nil {
+			return nil, err
+		}
+		if p, err = profile.Read(r); err != nil {
+			return nil, err
+		}
+	}
+	end, ok, err := l.DataEnd(ctx)
+	if err != nil || !ok || !end.Before(p.StartedAt) || spec.Source == nil || spec.Source.Config.Profile.Source != profile.SourcePrometheus {
+		return []*profile.Profile{p}, err
+	}
+	gap := spec
+	gap.Recorded, gap.Source = nil, new(RecordSpec)
+	*gap.Source = *spec.Source
+	gap.Source.Start, gap.Source.End = end, p.StartedAt
+	before, err := gap.read(ctx, l)
+	if errors.Is(err, source.ErrNothingObserved) {
+		return []*profile.Profile{p}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(before, p), nil
 }
 
 // LedgerReportSpec is one `seedance ledger report`.
