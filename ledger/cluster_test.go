@@ -195,6 +195,7 @@ func TestBackfill(t *testing.T) {
 			}
 			sameReports(t, got, ordered)
 			sameChargeDays(t, l)
+			sameRollups(t, l, inOrder)
 			for h := range 3 {
 				a := reportJSON(t, l, Query{Since: hour.Add(time.Duration(h) * time.Hour), Until: hour.Add(time.Duration(h+1) * time.Hour), GroupBy: []string{"namespace"}})
 				b := reportJSON(t, inOrder, Query{Since: hour.Add(time.Duration(h) * time.Hour), Until: hour.Add(time.Duration(h+1) * time.Hour), GroupBy: []string{"namespace"}})
