@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
 	"github.com/seedance/seedance/internal/testkit/promtest"
@@ -100,4 +105,115 @@ func sameAttribution(t *testing.T, what, db, analysis string) {
 	if !strings.Contains(rep.out, `"attribution"`) {
 		t.Errorf("%s: no attribution in the ledger's report", what)
 	}
+}
+
+// spanRecorder stands in front of a Prometheus server and records how much
+// time each query covers: a range query its range plus the longest range
+// selector in its expression, an instant query that selector.
+type spanRecorder struct {
+	mu    sync.Mutex
+	spans []time.Duration
+}
+
+func (rec *spanRecorder) front(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		form, _ := url.ParseQuery(string(body))
+		for k, v := range r.URL.Query() {
+			form[k] = append(form[k], v...)
+		}
+		if strings.HasPrefix(r.URL.Path, "/api/v1/query") {
+			rec.record(t, form)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+var rangeSelector = regexp.MustCompile(`\[(\d+(?:ms|s|m|h))\]`)
+
+func (rec *spanRecorder) record(t *testing.T, form url.Values) {
+	span := time.Duration(0)
+	for _, m := range rangeSelector.FindAllStringSubmatch(form.Get("query"), -1) {
+		d, err := time.ParseDuration(m[1])
+		if err != nil {
+			t.Errorf("a range selector: %v", err)
+		}
+		span = max(span, d)
+	}
+	if form.Get("start") != "" {
+		start, err1 := strconv.ParseFloat(form.Get("start"), 64)
+		end, err2 := strconv.ParseFloat(form.Get("end"), 64)
+		if err1 != nil || err2 != nil {
+			t.Errorf("a range query's start and end: %q %q", form.Get("start"), form.Get("end"))
+		}
+		span += time.Duration((end - start) * float64(time.Second))
+	}
+	rec.mu.Lock()
+	rec.spans = append(rec.spans, span)
+	rec.mu.Unlock()
+}
+
+// longest is the longest span recorded since the last call.
+func (rec *spanRecorder) longest() (time.Duration, int) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	out, n := time.Duration(0), len(rec.spans)
+	for _, s := range rec.spans {
+		out = max(out, s)
+	}
+	rec.spans = nil
+	return out, n
+}
+
+// TestSteppedUpdateReadsEachHourOnce: an update over a range the source
+// holds little of, in steps of an hour, asks no query longer than a step
+// (and its context): a run of empty steps does not make each next step read
+// again from where the ledger's data ends (a ledger a week behind read 168
+// steps of growing length: five minutes where it takes seconds). A new
+// ledger whose first steps are empty counts the data the later ones find,
+// and the ledger then equals one analysis of the range.
+func TestSteppedUpdateReadsEachHourOnce(t *testing.T) {
+	sim := simProfile(t, "--interval", "15s", "--duration", "30m", "--sim-nodes", "2")
+	p, err := profile.ReadFile(sim, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, p); err != nil {
+		t.Fatal(err)
+	}
+	var rec spanRecorder
+	srv := promtest.Start(t, om.Bytes())
+	front := rec.front(t, srv.URL)
+	db := filepath.Join(t.TempDir(), "l.db")
+	update := func(args ...string) {
+		t.Helper()
+		r := run(t, nil, append([]string{"ledger", "update", "--ledger", db, "--source", "prometheus", "--prometheus-url", front, "--ledger-step", "1h"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("ledger update %v: exit %d: %s", args, r.code, r.errOut)
+		}
+		longest, n := rec.longest()
+		if n == 0 || longest > 80*time.Minute {
+			t.Errorf("ledger update %v: %d queries, the longest covers %v (a step is 1h)", args, n, longest)
+		}
+	}
+	// Nine empty hours, then the data, into a new ledger; then ten empty
+	// hours after it.
+	update("--start", "2026-01-05T00:00:00Z", "--end", "2026-01-05T09:30:00Z")
+	update("--end", "2026-01-05T20:00:00Z")
+	one := run(t, nil, "analyze", "--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:30:00Z", "-f", "json", "--report", "attribution")
+	if one.code != 0 {
+		t.Fatalf("analyze: %s", one.errOut)
+	}
+	sameAttribution(t, "after empty steps", db, one.out)
 }

@@ -214,17 +214,24 @@ func (spec *AnalyzeSpec) open(ctx context.Context) (sources []analyze.Source, re
 			return nil, nil, Outcome{}, func() {}, err
 		}
 	}
-	if rec, err = Record(ctx, src); err != nil {
+	recd, err := Record(ctx, src)
+	if err != nil {
 		return nil, nil, Outcome{}, func() {}, err
 	}
 	name := "--source " + spec.Source.Config.Profile.Source
-	s, closeStream, err := rec.Stream(name)
-	closeAll = func() { closeStream(); rec.Close() }
+	s, closeStream, err := recd.Stream(name)
+	// The recording closes with the analysis, also when it is not handed
+	// on (rec, a named result, is nil on the error path).
+	closeAll = func() { closeStream(); recd.Close() }
+	if err != nil && ctx.Err() != nil {
+		// Stopped before the first sample: not an empty source.
+		return nil, nil, Outcome{}, closeAll, interrupted("the source was read", ctx.Err())
+	}
 	if err != nil {
 		return nil, nil, Outcome{}, closeAll, err
 	}
-	out = Outcome{Interrupted: !rec.Profile.Complete && ctx.Err() != nil}
-	return []analyze.Source{{Name: name, Stream: s}}, rec, out, closeAll, nil
+	out = Outcome{Interrupted: !recd.Profile.Complete && ctx.Err() != nil}
+	return []analyze.Source{{Name: name, Stream: s}}, recd, out, closeAll, nil
 }
 
 func readBaseline(path string) (*analyze.Summary, error) {

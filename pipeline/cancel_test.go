@@ -13,7 +13,9 @@ import (
 // TestCancelledStagesExit130: cancelling the run's context (SIGINT or
 // SIGTERM, cmd/root.go) stops the analysis or the plan, whichever is
 // running, with exit 130 and nothing written; the checks counted first,
-// each point of the run is cut once.
+// each point of the run is cut once. analyze --source cut before its first
+// sample is interrupted too, not "nothing observed" (and it used to panic
+// closing a recording it had dropped: TestLoopReloadsConfig's SIGTERM hit it).
 func TestCancelledStagesExit130(t *testing.T) {
 	cfg := simConfig(t)
 	path := filepath.Join(t.TempDir(), "p.json")
@@ -32,6 +34,10 @@ func TestCancelledStagesExit130(t *testing.T) {
 	}{
 		{"analyze", func(ctx context.Context) error {
 			_, _, err := Analyze(ctx, AnalyzeSpec{Config: cfg, Inputs: []string{path}})
+			return err
+		}},
+		{"analyze --source", func(ctx context.Context) error {
+			_, _, err := Analyze(ctx, AnalyzeSpec{Config: cfg, Source: &RecordSpec{Config: cfg}})
 			return err
 		}},
 		{"plan", func(ctx context.Context) error { _, err := Plan(ctx, PlanSpec{Config: cfg, Input: path}); return err }},

@@ -112,9 +112,13 @@ func (spec LedgerUpdateSpec) steps(ctx context.Context, l *ledger.Ledger) ([]tim
 	return append(out, end), nil
 }
 
-// stepped runs one update per step, each ending at its time.
+// stepped runs one update per step, each ending at its time. A step
+// starts where the step before left the ledger's data or, when that step
+// found nothing, at its end: a run of empty steps (a month the source does
+// not hold) reads each instant once, not from the data's end every time.
 func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, ends []time.Time, err error) (ledger.Updated, error) {
 	var all ledger.Updated
+	var from time.Time // the next step's start; zero: where the data ends
 	for i, end := range ends {
 		if err != nil {
 			return all, err
@@ -123,12 +127,16 @@ func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, ends
 		src := *spec.Source
 		src.End = end
 		if i > 0 {
-			src.Start = time.Time{} // where the step before left the data
+			src.Start = from
 		}
 		step.Source = &src
 		var up ledger.Updated
 		if up, err = step.update(ctx, l); err == nil {
 			all = joinUpdated(all, up, i == 0)
+		}
+		from = time.Time{}
+		if up.Nothing {
+			from = end
 		}
 	}
 	return all, err
@@ -364,7 +372,10 @@ func LedgerLine(u ledger.Updated) string {
 	if u.Already > 0 {
 		already = fmt.Sprintf("; %d bucket(s) of the input were counted already", u.Already)
 	}
-	if u.Nothing {
+	switch {
+	case u.Nothing && u.DataEnd.IsZero():
+		return fmt.Sprintf("ledger: %snothing in the range%s: the ledger is unchanged (it holds no data yet)", cluster, already)
+	case u.Nothing:
 		return fmt.Sprintf("ledger: %snothing after %s%s: the ledger is unchanged", cluster, u.DataEnd.UTC().Format(time.RFC3339Nano), already)
 	}
 	steps := ""

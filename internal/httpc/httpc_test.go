@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/config"
+
+	"github.com/seedance/seedance/internal/testkit/testnet"
 )
 
 // TestOAuth2Concurrent sends concurrent first requests through an OAuth2
@@ -78,5 +80,43 @@ func TestOAuth2Concurrent(t *testing.T) {
 	}
 	if tokens.Load() == 0 {
 		t.Error("no token was fetched")
+	}
+}
+
+// TestCloseIdleConnections: a client closes its keep-alive connections
+// when told, through every round tripper the settings can stack (basic
+// auth, OAuth2 and its gate): a source's run leaves nothing open.
+func TestCloseIdleConnections(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"tok","token_type":"Bearer","expires_in":3600}`)
+	})
+	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	srv := testnet.CountConns(t, mux)
+	for name, set := range map[string]func(*config.HTTPClientConfig){
+		"plain":  func(*config.HTTPClientConfig) {},
+		"basic":  func(c *config.HTTPClientConfig) { c.BasicAuth = &config.BasicAuth{Username: "u", Password: "p"} },
+		"oauth2": func(c *config.HTTPClientConfig) { c.OAuth2 = &config.OAuth2{ClientID: "c", ClientSecret: "s3", TokenURL: srv.URL + "/token"} },
+	} {
+		cfg := config.DefaultHTTPClientConfig
+		set(&cfg)
+		c, err := New(cfg, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			resp, err := c.Get(srv.URL + "/data")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if srv.Open() == 0 {
+			t.Fatalf("%s: no connection open before the close: the test would prove nothing", name)
+		}
+		c.CloseIdleConnections()
+		srv.WaitAllClosed(t, name, 10*time.Second)
 	}
 }

@@ -249,6 +249,10 @@ func inCluster(timeout time.Duration) (*Client, error) {
 		hc: &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: tlsc}}}, nil
 }
 
+// CloseIdleConnections closes the client's keep-alive connections: a
+// source's read is done with the API server.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
 // List calls each with every object of the collection at path
 // (/apis/resource.k8s.io/v1/resourceclaims), page by page.
 func (c *Client) List(ctx context.Context, path string, each func(json.RawMessage) error) error {

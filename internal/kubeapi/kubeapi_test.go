@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/testkit/testnet"
 )
 
 const secret = "s3cret-token-value"
@@ -37,7 +39,7 @@ users: [{name: u, user: %s}]
 // TestListPagesWithToken: the token goes in the Authorization header over
 // the kubeconfig's CA, and every page of a list is read.
 func TestListPagesWithToken(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := testnet.CountConnsTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+secret {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = w.Write([]byte(`{"message":"Unauthorized"}`))
@@ -49,8 +51,7 @@ func TestListPagesWithToken(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`{"items":[{"n":3}],"metadata":{}}`))
 	}))
-	defer srv.Close()
-	c, err := Load(kubeconfigFor(t, srv, "{token: "+secret+"}"), 5*time.Second)
+	c, err := Load(kubeconfigFor(t, srv.Server, "{token: "+secret+"}"), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +60,11 @@ func TestListPagesWithToken(t *testing.T) {
 	if err != nil || strings.Join(got, "") != `{"n":1}{"n":2}{"n":3}` {
 		t.Fatalf("%v %v", got, err)
 	}
+	// Its connection goes when the reader is done with it.
+	c.CloseIdleConnections()
+	srv.WaitAllClosed(t, "a kube-apiserver client", 10*time.Second)
 	// A wrong token: HTTP 401 in one line, and the token nowhere.
-	c, err = Load(kubeconfigFor(t, srv, "{token: wrong-"+secret+"}"), 5*time.Second)
+	c, err = Load(kubeconfigFor(t, srv.Server, "{token: wrong-"+secret+"}"), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

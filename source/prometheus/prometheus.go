@@ -134,6 +134,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	if err != nil {
 		return nil, err
 	}
+	defer r.closeIdle()
 	o = r.o
 	matchers := r.matchers
 	r.total = len(r.names) + kubeQueries
@@ -288,6 +289,17 @@ func newReading(o Options) (*reading, error) {
 	}
 	return &reading{c: &promClient{base: base, http: hc, retries: o.Retries, backoff: o.Backoff}, o: o, names: dcgmQueryNames(), spacing: spacings{},
 		matchers: matchers, chunks: chunks, win: win}, nil
+}
+
+// closeIdle closes the read's connections: its clients are its own, and
+// a process that reads many times (a ledger update in steps, the loop)
+// would otherwise hold every read's keep-alive connections until the
+// server's limit (Prometheus's 512) stalls it (TestReadLeavesNoConnectionOpen).
+func (r *reading) closeIdle() {
+	r.c.http.CloseIdleConnections()
+	if r.o.Kube != nil {
+		r.o.Kube.CloseIdleConnections()
+	}
 }
 
 // reframe makes nodes read from the start of the context before the

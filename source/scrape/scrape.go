@@ -86,6 +86,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", source.ErrSettings, err)
 	}
+	defer hc.CloseIdleConnections() // the client is this run's (a loop scrapes every run)
 	if ro.Clock == nil {
 		ro.Clock = source.RealClock{}
 	}

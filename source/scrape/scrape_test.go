@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/testnet"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"
@@ -218,4 +219,20 @@ func flakyExporter(t *testing.T) *httptest.Server {
 	}))
 	t.Cleanup(flaky.Close)
 	return flaky
+}
+
+// TestScrapeLeavesNoConnectionOpen: a run closes the connections it opened
+// when it returns; the loop scrapes once per run, and each run's client
+// used to leave its keep-alive connections to every target open.
+func TestScrapeLeavesNoConnectionOpen(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(realdata, "cncf-kops-v1.35.01.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testnet.CountConns(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write(b)
+	}))
+	scrapeFor(t, []string{srv.URL + "/metrics"}, 2)
+	srv.WaitAllClosed(t, "a scrape run", 10*time.Second)
 }

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 var (
@@ -57,4 +61,57 @@ func ephemeralLow() int {
 		}
 	}
 	return lo
+}
+
+// ConnServer is an httptest server that counts the connections its
+// clients hold open (idle keep-alive ones included).
+type ConnServer struct {
+	*httptest.Server
+	open atomic.Int64
+}
+
+// CountConns starts a server for h that counts open connections.
+func CountConns(t testing.TB, h http.Handler) *ConnServer {
+	t.Helper()
+	return countConns(t, h, (*httptest.Server).Start)
+}
+
+// CountConnsTLS is CountConns over TLS (the server's certificate is
+// Certificate()).
+func CountConnsTLS(t testing.TB, h http.Handler) *ConnServer {
+	t.Helper()
+	return countConns(t, h, (*httptest.Server).StartTLS)
+}
+
+func countConns(t testing.TB, h http.Handler, start func(*httptest.Server)) *ConnServer {
+	s := &ConnServer{Server: httptest.NewUnstartedServer(h)}
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			s.open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			s.open.Add(-1)
+		}
+	}
+	start(s.Server)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Open is how many connections the clients hold open now.
+func (s *ConnServer) Open() int64 { return s.open.Load() }
+
+// WaitAllClosed waits (a bounded poll: closing is asynchronous on the
+// server's side) until the clients hold no connection open, and fails the
+// test with how many they still hold after within.
+func (s *ConnServer) WaitAllClosed(t testing.TB, what string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for s.open.Load() > 0 {
+		if time.Now().After(deadline) {
+			t.Errorf("%s: %d connection(s) still open %v after it returned: each run leaks them (a server's connection limit, Prometheus's 512, then stalls every later run)", what, s.open.Load(), within)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
