@@ -95,9 +95,11 @@ func TestCloseIdleConnections(t *testing.T) {
 	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
 	srv := testnet.CountConns(t, mux)
 	for name, set := range map[string]func(*config.HTTPClientConfig){
-		"plain":  func(*config.HTTPClientConfig) {},
-		"basic":  func(c *config.HTTPClientConfig) { c.BasicAuth = &config.BasicAuth{Username: "u", Password: "p"} },
-		"oauth2": func(c *config.HTTPClientConfig) { c.OAuth2 = &config.OAuth2{ClientID: "c", ClientSecret: "s3", TokenURL: srv.URL + "/token"} },
+		"plain": func(*config.HTTPClientConfig) {},
+		"basic": func(c *config.HTTPClientConfig) { c.BasicAuth = &config.BasicAuth{Username: "u", Password: "p"} },
+		"oauth2": func(c *config.HTTPClientConfig) {
+			c.OAuth2 = &config.OAuth2{ClientID: "c", ClientSecret: "s3", TokenURL: srv.URL + "/token"}
+		},
 	} {
 		cfg := config.DefaultHTTPClientConfig
 		set(&cfg)
