@@ -51,3 +51,33 @@ func TestReadIntensity(t *testing.T) {
 		}
 	}
 }
+
+// TestIntensityEdges: the columns in any order (each one first), the
+// intensity's bounds (0 is a figure, 100000 is not), a bad row named by its
+// own line, and an empty span with no intensity.
+func TestIntensityEdges(t *testing.T) {
+	h9 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	for _, doc := range []string{
+		"gco2e_per_kwh,zone,datetime\n0,a,2026-01-05T09:00:00Z\n",
+		"zone,datetime,gco2e_per_kwh\na,2026-01-05T09:00:00Z,0\n",
+	} {
+		in, err := ReadIntensity(strings.NewReader(doc), "g.csv")
+		if err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if g, ok := in.For("a", h9, time.Hour); !ok || g != 0 {
+			t.Errorf("%q: %v %v, want 0 (a figure, not a missing hour)", doc, g, ok)
+		}
+		if _, ok := in.For("a", h9, 0); ok {
+			t.Errorf("%q: an empty span has an intensity", doc)
+		}
+	}
+	head := "datetime,zone,gco2e_per_kwh\n2026-01-05T09:00:00Z,a,99999.5\n"
+	if _, err := ReadIntensity(strings.NewReader(head), "g.csv"); err != nil {
+		t.Errorf("99999.5 g/kWh: %v", err)
+	}
+	_, err := ReadIntensity(strings.NewReader(head+"2026-01-05T10:00:00Z,a,100000\n"), "g.csv")
+	if err == nil || !strings.Contains(err.Error(), "line 3: intensity \"100000\"") {
+		t.Errorf("100000 g/kWh on line 3: %v", err)
+	}
+}

@@ -218,7 +218,7 @@ func TestBackfill(t *testing.T) {
 				}
 			}
 			_, err = part.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{parts[1]}, Params: params()})
-			if err == nil || !strings.Contains(err.Error(), "the ledger holds part of the bucket 2026-01-05T10:00:00Z") || !strings.Contains(err.Error(), "read 2026-01-05T09:58:") {
+			if err == nil || !strings.Contains(err.Error(), "the ledger holds part of the bucket 2026-01-05T10:00:00Z") || !strings.Contains(err.Error(), "read 2026-01-05T09:58:29Z to 2026-01-05T11:01:31Z ") {
 				t.Fatalf("the missed hour alone: %v", err)
 			}
 			after, err := l.Report(context.Background(), q)
