@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/jsonnear"
 	"github.com/seedance/seedance/internal/testkit/promtest"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
@@ -110,42 +111,10 @@ func sameAsOneAnalysis(t *testing.T, led, analysis string, args ...string) {
 	}
 	for k, v := range got["summary"].(map[string]any) {
 		if k != "provisional_from" {
-			sameJSON(t, "summary."+k, v, want["summary"].(map[string]any)[k])
+			jsonnear.Equal(t, "summary."+k, v, want["summary"].(map[string]any)[k])
 		}
 	}
-	sameJSON(t, "attribution", got["attribution"], want["attribution"])
-}
-
-// sameJSON compares decoded JSON, numbers to a relative 1e-7.
-func sameJSON(t *testing.T, path string, got, want any) {
-	t.Helper()
-	switch w := want.(type) {
-	case float64:
-		if g, ok := got.(float64); !ok || math.Abs(g-w) > 1e-7*math.Max(1, math.Abs(w)) {
-			t.Errorf("%s = %v, one analysis: %v", path, got, want)
-		}
-	case map[string]any:
-		g, _ := got.(map[string]any)
-		for k := range w {
-			if _, ok := g[k]; !ok && (k == "basis" || k == "basis_gpu_hours") {
-				continue // the ledger does not keep the rule that split a shared GPU (docs/sharing.md)
-			}
-			sameJSON(t, path+"."+k, g[k], w[k])
-		}
-	case []any:
-		g, _ := got.([]any)
-		if len(g) != len(w) {
-			t.Errorf("%s: %d items, one analysis: %d", path, len(g), len(w))
-			return
-		}
-		for i := range w {
-			sameJSON(t, fmt.Sprintf("%s[%d]", path, i), g[i], w[i])
-		}
-	default:
-		if got != want {
-			t.Errorf("%s = %v, one analysis: %v", path, got, want)
-		}
-	}
+	jsonnear.Equal(t, "attribution", got["attribution"], want["attribution"])
 }
 
 // TestAnalyzeKeepsTheLedger: analyze --ledger counts what it reads, once,
@@ -179,7 +148,7 @@ func TestAnalyzeKeepsTheLedger(t *testing.T) {
 		if err := json.Unmarshal([]byte(rep.out), &got); rep.code != 0 || err != nil {
 			t.Fatalf("%s: exit %d %v: %s", db, rep.code, err, rep.errOut)
 		}
-		sameJSON(t, db+": attribution", got["attribution"], want["attribution"])
+		jsonnear.Equal(t, db+": attribution", got["attribution"], want["attribution"])
 		prom := run(t, nil, "ledger", "report", "--ledger", filepath.Join(dir, db), "-f", "prom")
 		if prom.code != 0 || !strings.Contains(prom.out, "# TYPE seedance_idle_cost_usd_total counter") || !strings.Contains(prom.out, `seedance_idle_gpu_seconds_total{namespace="`) {
 			t.Errorf("%s: -f prom: exit %d\n%s%s", db, prom.code, prom.out, prom.errOut)
@@ -191,7 +160,7 @@ func TestAnalyzeKeepsTheLedger(t *testing.T) {
 				t.Errorf("promtool check metrics: %v\n%s", err, out)
 			}
 		}
-		sameJSON(t, db+": summary.idle_cost_usd", got["summary"].(map[string]any)["idle_cost_usd"], want["summary"].(map[string]any)["idle_cost_usd"])
+		jsonnear.Equal(t, db+": summary.idle_cost_usd", got["summary"].(map[string]any)["idle_cost_usd"], want["summary"].(map[string]any)["idle_cost_usd"])
 	}
 }
 

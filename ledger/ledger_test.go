@@ -19,6 +19,8 @@ import (
 	"github.com/seedance/seedance/internal/testkit/pgtest"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/sim"
+
+	"github.com/seedance/seedance/internal/testkit/jsonnear"
 )
 
 // cluster is a simulated cluster's profile over three hours, changed where
@@ -140,10 +142,10 @@ func sameAs(t testing.TB, got *Report, summary, attribution any) {
 		if k == "provisional_from" {
 			continue
 		}
-		near(t, "summary."+k, v, w[k])
+		jsonnear.Equal(t, "summary."+k, v, w[k])
 	}
 	ga, wa := asMap(t, got.Attribution), asMap(t, want.Attribution)
-	near(t, "attribution", ga, wa)
+	jsonnear.Equal(t, "attribution", ga, wa)
 }
 
 func asMap(t testing.TB, v any) map[string]any {
@@ -156,43 +158,6 @@ func asMap(t testing.TB, v any) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// near compares two decoded JSON values, numbers to a relative 1e-7.
-func near(t testing.TB, path string, got, want any) {
-	t.Helper()
-	switch w := want.(type) {
-	case float64:
-		g, ok := got.(float64)
-		if !ok || math.Abs(g-w) > 1e-7*math.Max(1, math.Abs(w)) {
-			t.Errorf("%s = %v, one analysis: %v", path, got, want)
-		}
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			t.Errorf("%s = %v, one analysis: %v", path, got, want)
-			return
-		}
-		for k := range w {
-			if _, ok := g[k]; !ok && (k == "basis" || k == "basis_gpu_hours") {
-				continue // a ledger does not keep the rule that split a shared GPU (docs/sharing.md)
-			}
-			near(t, path+"."+k, g[k], w[k])
-		}
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			t.Errorf("%s = %v, one analysis: %v", path, got, want)
-			return
-		}
-		for i := range w {
-			near(t, path+"["+string(rune('0'+i%10))+"]", g[i], w[i])
-		}
-	default:
-		if got != want {
-			t.Errorf("%s = %v, one analysis: %v", path, got, want)
-		}
-	}
 }
 
 // TestLedgerEqualsOneAnalysis: after any sequence of updates over the

@@ -11,6 +11,8 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/profile"
+
+	"github.com/seedance/seedance/internal/testkit/jsonnear"
 )
 
 // TestOwnerRowsEqualWorkloadRows: a report grouped by owner's keys (read
@@ -109,9 +111,9 @@ func sameAsPerWorkload(t *testing.T, l *Ledger, q Query, level string) (workload
 			t.Errorf("%s: group %v by owner %+v, by workload %+v", name, g.Key, g, s)
 		}
 	}
-	near(t, name+" unallocated", asMap(t, byOwner.Attribution.Unallocated), asMap(t, byWorkload.Attribution.Unallocated))
-	near(t, name+" classes", asMap(t, byOwner.Jobs)["classes"], asMap(t, byWorkload.Jobs)["classes"])
-	near(t, name+" energy per job", asMap(t, byOwner.Jobs)["energy_per_job_kwh"], asMap(t, byWorkload.Jobs)["energy_per_job_kwh"])
+	jsonnear.Equal(t, name+" unallocated", asMap(t, byOwner.Attribution.Unallocated), asMap(t, byWorkload.Attribution.Unallocated))
+	jsonnear.Equal(t, name+" classes", asMap(t, byOwner.Jobs)["classes"], asMap(t, byWorkload.Jobs)["classes"])
+	jsonnear.Equal(t, name+" energy per job", asMap(t, byOwner.Jobs)["energy_per_job_kwh"], asMap(t, byWorkload.Jobs)["energy_per_job_kwh"])
 	return workloads
 }
 
