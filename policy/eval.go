@@ -242,6 +242,8 @@ func (c *compiled) suggestion(s subject, held float64, dialect string) analyze.S
 	case c.Suggest.Command == "" || dialect == recommend.DialectNone:
 	case s.node != "" && !shell.ValidNodeName(dialect, s.node):
 		text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", s.node, dialect)
+	case notInert(c.Suggest.Command, s.env, held) != "":
+		text += " (no command: " + notInert(c.Suggest.Command, s.env, held) + ")"
 	default:
 		sg.Command = expand(c.Suggest.Command, s.env, held, true)
 	}
@@ -253,18 +255,35 @@ func (c *compiled) suggestion(s subject, held float64, dialect string) analyze.S
 // command; {held} is how long the condition held.
 func expand(tmpl string, env map[string]any, held float64, quote bool) string {
 	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
-		name := m[1 : len(m)-1]
-		v := ""
-		if name == "held" {
-			v = analyze.FormatDuration(time.Duration(held * float64(time.Second)))
-		} else {
-			v = valueText(env[name])
-		}
+		v := fieldText(m[1:len(m)-1], env, held)
 		if quote {
 			return shell.Quote(v)
 		}
 		return v
 	})
+}
+
+// notInert names the first {field} of a command template whose value is
+// not inert text (shell.Inert), or is "". Quoting holds for one parse, and
+// no list of the tools that parse their arguments again (python -c,
+// flock -c, script -c…) is whole: a value that could run or split gets no
+// command at all (docs/rules.md, Commands).
+func notInert(tmpl string, env map[string]any, held float64) string {
+	for _, m := range placeholder.FindAllString(tmpl, -1) {
+		if v := fieldText(m[1:len(m)-1], env, held); !shell.Inert(v) {
+			return fmt.Sprintf("the value of %s, %q, is not plain text (letters, digits, @%%_+=:,./-) that a command can carry through every parse", m, v)
+		}
+	}
+	return ""
+}
+
+// fieldText is a {field}'s value as text: {held} is how long the
+// condition held.
+func fieldText(name string, env map[string]any, held float64) string {
+	if name == "held" {
+		return analyze.FormatDuration(time.Duration(held * float64(time.Second)))
+	}
+	return valueText(env[name])
 }
 
 func valueText(v any) string {

@@ -159,14 +159,60 @@ func TestCommandsAreSafe(t *testing.T) {
 	if r.Suggestions[2].Command != "" {
 		t.Errorf("dialect none: %q", r.Suggestions[2].Command)
 	}
-	// A value from the input is quoted whole.
+	// A value from the input that is not plain text gets no command, and
+	// the text says which field and why.
 	r = sample()
-	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: "H100 $(reboot)'x"}}}
+	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: "H100 $(reboot)'x"}, {Model: "H100-80GB"}}}
 	if err := mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "{model}", Command: "echo {model}"}}).Apply(context.Background(), Input{Result: withFrag(r, frag), Dialect: "kubectl"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Suggestions[len(r.Suggestions)-1].Command; got != `echo 'H100 $(reboot)'\''x'` {
-		t.Errorf("quoted: %s", got)
+	n := len(r.Suggestions)
+	if sg := r.Suggestions[n-2]; sg.Command != "" || !strings.Contains(sg.Text, `(no command: the value of {model}, "H100 $(reboot)'x", is not plain text`) {
+		t.Errorf("a value that could run: %+v", sg)
+	}
+	if got := r.Suggestions[n-1].Command; got != "echo H100-80GB" {
+		t.Errorf("a plain value: %q", got)
+	}
+}
+
+// TestCommandValuesAreInert: quoting holds for one parse, and a tool that
+// parses its argument again (flock -c runs sh -c) is not on the load-time
+// list: a name that is not plain text gets no command, whatever the
+// template. The quoted command alone would have run the name.
+func TestCommandValuesAreInert(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("flock (util-linux) is not installed")
+	}
+	dir := t.TempDir()
+	tmpl := "flock " + filepath.Join(dir, "lock") + " -c {name}"
+	payload := "touch " + filepath.Join(dir, "PWNED")
+	// What quoting alone gives: the payload runs.
+	c := exec.Command("sh", "-c", expand(tmpl, map[string]any{"name": payload}, 0, true))
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "PWNED")); err != nil {
+		t.Fatal("the quoted command did not run the name: the demonstration is void")
+	}
+	for _, v := range []string{payload, "$(touch PWNED)", "a;b", "x y", "-rf", "a\nb", "é"} {
+		if notInert(tmpl, map[string]any{"name": v}, 0) == "" {
+			t.Errorf("%q: a command is made", v)
+		}
+	}
+	for _, v := range []string{"gpu-01", "node.example.com", "ns/pod", "-5", "12.5", "team=ml,x:y@z%+_", ""} {
+		if why := notInert(tmpl, map[string]any{"name": v}, 0); why != "" {
+			t.Errorf("%q: %s", v, why)
+		}
+	}
+	// Through Apply: the node "b;rm -rf" has no command (not a node name);
+	// a pool rule over a model that is not plain text has none either.
+	r := sample()
+	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: payload}}}
+	if err := mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "t", Command: "flock /tmp/l -c {model}"}}).Apply(context.Background(), Input{Result: withFrag(r, frag), Dialect: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+	if sg := r.Suggestions[len(r.Suggestions)-1]; sg.Command != "" {
+		t.Errorf("flock -c with a name that runs: %q", sg.Command)
 	}
 }
 

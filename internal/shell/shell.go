@@ -5,6 +5,7 @@ package shell
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -39,6 +40,25 @@ func ValidNodeName(dialect, name string) bool {
 // ValidPod reports whether ns/name is a valid Kubernetes pod reference.
 func ValidPod(ns, name string) bool {
 	return len(ns) <= 63 && DNS1123Label.MatchString(ns) && len(name) <= 253 && DNS1123Subdomain.MatchString(name)
+}
+
+// Inert reports whether s is plain text that no parse of a command line
+// can run or split, however many times it is parsed again (sh -c, eval,
+// python -c, flock -c, sed's e…): letters, digits and @%_+=:,./- only, not
+// leading with '-' (an option) unless it is a number. Quoting holds for one
+// parse; a value of a user's command template must be inert too.
+func Inert(s string) bool {
+	if s == "" {
+		return true
+	}
+	if !safe.MatchString(s) {
+		return false
+	}
+	if s[0] == '-' {
+		_, err := strconv.ParseFloat(s, 64)
+		return err == nil
+	}
+	return true
 }
 
 // Quote quotes s for a POSIX shell: left alone when it holds only safe
