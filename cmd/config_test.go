@@ -226,7 +226,7 @@ func TestSettingFlagsComeFromKeys(t *testing.T) {
 	}
 	walk(NewRootCmd(f))
 	checked := 0
-	for _, k := range settings.Keys {
+	for _, k := range settings.Keys() {
 		if k.Flag == "" {
 			continue
 		}

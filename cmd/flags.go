@@ -23,7 +23,7 @@ import (
 // to its values where they are a fixed set.
 func addSettingFlags(c *cobra.Command, cmd string) {
 	fs := c.Flags()
-	for _, k := range settings.Keys {
+	for _, k := range settings.Keys() {
 		if k.Flag == "" || !slices.Contains(strings.Fields(k.Cmd), cmd) {
 			continue
 		}

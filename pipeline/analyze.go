@@ -156,7 +156,7 @@ func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
 // cancelled meanwhile (a plan that cannot be made is a warning).
 func addPlan(ctx context.Context, res *report.Result, cfg *settings.Config, pricer *pricing.Pricer) error {
 	ac := cfg.Analyze
-	ro := cfg.Migration.Options()
+	ro := planOptions(cfg.Migration)
 	if ac.Has("migration") {
 		plan, sugs, err := recommend.PlanReport(ctx, res.Report, pricer.NodePrice, ro)
 		if ctx.Err() != nil {

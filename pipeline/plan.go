@@ -41,7 +41,7 @@ func Plan(ctx context.Context, spec PlanSpec) (*recommend.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, _, err := recommend.PlanReport(ctx, r, pricer.NodePrice, spec.Config.Migration.Options())
+	plan, _, err := recommend.PlanReport(ctx, r, pricer.NodePrice, planOptions(spec.Config.Migration))
 	if ctx.Err() != nil {
 		return nil, interrupted("planning", ctx.Err())
 	}

@@ -22,7 +22,7 @@ func (c *Config) checkRanges() error {
 	for name, v := range c.sources {
 		collect(v, name, values)
 	}
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		v, ok := values[k.Key]
 		if k.Range == nil || !ok {
 			continue

@@ -10,7 +10,6 @@ package settings
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,10 +17,8 @@ import (
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/internal/setting"
 	"github.com/seedance/seedance/pricing"
-	"github.com/seedance/seedance/recommend"
-	"github.com/seedance/seedance/render"
-	"github.com/seedance/seedance/source"
 )
 
 // Config is the typed configuration, filled from flags, env, file and
@@ -105,17 +102,18 @@ type Analyze struct {
 // Validate checks the report, format and dialect names, the output, and
 // the attribution levels when the report has them.
 func (a Analyze) Validate() error {
-	if !render.ValidReport(a.Report) {
-		return exit.Usagef("unknown --report %q (choose %s)", a.Report, strings.Join(render.Reports, ", "))
+	// Each name is checked by the registry that owns it (internal/setting).
+	if err := setting.CheckName(setting.KindReport, a.Report); err != nil {
+		return &exit.UsageError{Err: err}
 	}
-	if _, err := render.For(a.Format); err != nil {
+	if err := setting.CheckName(setting.KindFormat, a.Format); err != nil {
 		return &exit.UsageError{Err: fmt.Errorf("--format: %w", err)}
 	}
-	if !slices.Contains([]string{recommend.DialectKubectl, recommend.DialectSlurm, recommend.DialectNone}, a.Dialect) {
-		return exit.Usagef("unknown --dialect %q (choose kubectl, slurm or none)", a.Dialect)
+	if err := setting.CheckName(setting.KindDialect, a.Dialect); err != nil {
+		return &exit.UsageError{Err: err}
 	}
 	if a.Source != "" {
-		if _, err := source.Lookup(a.Source); err != nil {
+		if err := setting.CheckName(setting.KindSource, a.Source); err != nil {
 			return &exit.UsageError{Err: err}
 		}
 	}
@@ -173,12 +171,6 @@ type Migration struct {
 	// MaxPlanAge is how long after its data ends a plan's script still
 	// executes (0: no limit).
 	MaxPlanAge time.Duration `mapstructure:"max_plan_age"`
-}
-
-// Options are the planner's options.
-func (m Migration) Options() recommend.Options {
-	return recommend.Options{AllowModelChange: m.AllowModelChange, AllowSharing: m.AllowSharing, MaxMovesPerNode: m.MaxMovesPerNode,
-		MoveJobs: m.MoveJobs, MovePending: m.MovePending, MoveBlockers: m.MoveBlockers, MaxAge: m.MaxPlanAge}
 }
 
 // Slurm says whether to ask Slurm for its queue and its jobs' owners.

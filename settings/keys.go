@@ -5,22 +5,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/seedance/seedance/internal/setting"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/shell"
 	"github.com/seedance/seedance/pricing"
-	"github.com/seedance/seedance/recommend"
-	"github.com/seedance/seedance/render"
-	"github.com/seedance/seedance/source"
-
-	// The sources of this build, registered (with their settings) by
-	// their packages' init.
-	_ "github.com/seedance/seedance/source/gpu"
-	_ "github.com/seedance/seedance/source/prometheus"
-	_ "github.com/seedance/seedance/source/scrape"
-	_ "github.com/seedance/seedance/source/sim"
 )
 
 // The analysis defaults live with the analysis (analyze.DefaultParams,
@@ -32,14 +24,17 @@ var (
 )
 
 // Keys is every setting seedance knows: its own, then each source's
-// (declared where the source registers). A config file key that is not
-// here (or below a Map key) is an error.
-var Keys = append(own, sourceKeys()...)
+// (declared where the source registers its section, internal/setting). A
+// config file key that is not here (or below a Map key) is an error. The
+// names in its help (sources, formats, reports) are their registries',
+// which the program links (cmd): the table is made at its first use, after
+// every registry's init.
+var Keys = sync.OnceValue(func() []setting.Key { return append(ownKeys(), sourceKeys()...) })
 
 // sourceKeys are the registered sources' settings, by source name.
 func sourceKeys() []setting.Key {
 	var out []setting.Key
-	for _, r := range source.Registered() {
+	for _, r := range setting.Sections() {
 		for _, k := range r.Keys {
 			if strings.Contains(k.Cmd, "analyze") {
 				k.Cmd += " ledger-update" // wherever a source is read
@@ -50,75 +45,83 @@ func sourceKeys() []setting.Key {
 	return out
 }
 
-// own are seedance's settings that no source owns.
-var own = []setting.Key{
-	{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: " + setting.OrList(source.Names())},
-	{Key: "profile.interval", Default: setting.Dur("1s"), Cmd: "profile analyze ledger-update", Flag: "interval", Help: "time between samples (at least 100ms)", Range: setting.Rng(0.1, setting.Day)},
-	{Key: "profile.duration", Default: setting.Dur("0s"), Cmd: "profile analyze ledger-update", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h): nvml and scrape sample for it (0: until interrupted, or until CMD exits); prometheus reads the range that ends at --end (default now) and lasts it, unless --start is given; sim simulates it (0: 300s)", Range: setting.Rng(0, setting.Span)},
-	{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed, a .zst name zstd-compressed"},
-	{Key: "profile.checkpoint", Default: setting.Dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: setting.Rng(0, setting.Day)},
-	{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
-	{Key: "analyze.source", Default: "", Cmd: "analyze ledger-update", Flag: "source", Help: "analyze straight from a source instead of profile files: " + setting.OrList(source.Names()) + ", with the settings of seedance profile"},
-	{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: " + setting.OrList(render.Reports)},
-	{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable)"},
-	{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: " + setting.OrList(render.Formats)},
-	{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
-	{Key: "analyze.keep", Default: 0, Cmd: "analyze", Flag: "keep", Help: "with --output FILE: also write each report to a dated copy beside it (FILE's name with the window's end, report-20261201T1000Z.json) and keep the newest N of them (0: none)", Range: setting.Rng(0, 1e5)},
-	{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze ledger-update", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: setting.Rng(0, 100)},
-	{Key: "analyze.idle_window", Default: setting.SecondsDur(analysisDefaults.IdleWindow), Cmd: "analyze ledger-update", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: setting.Rng(0.001, setting.Span)},
-	{Key: "analyze.underused_pct", Default: analysisDefaults.UnderusedPct, Cmd: "analyze", Flag: "underused", Help: "a node is under-used when its mean GPU utilization is below this percentage", Range: setting.Rng(0, 100)},
-	{Key: "analyze.idle_node_share", Default: analysisDefaults.IdleNodeShare, Cmd: "analyze", Flag: "idle-node-share", Help: "a node is idle when idle for at least this share (0–1) of its observed time", Range: setting.Rng(0.001, 1)},
-	{Key: "analyze.stale_after", Default: setting.Dur("0s"), Cmd: "analyze", Flag: "stale-after", Help: "a node whose newest sample ends longer than this before the window does is stale: not idle now, no command acts on it (0: the idle window)", Range: setting.Rng(0, setting.Span)},
-	{Key: "analyze.fragmentation_ratio", Default: recommend.DefaultFragmentationRatio, Cmd: "analyze", Flag: "fragmentation-ratio", Help: "fragmentation report: a pool whose stranded share of free GPUs is above this (0–1) gets a suggestion", Range: setting.Rng(0, 1)},
-	{Key: "analyze.dialect", Default: recommend.DialectKubectl, Cmd: "analyze", Flag: "dialect", Help: "commands in suggestions: kubectl, slurm or none"},
-	{Key: "analyze.every", Default: setting.Dur("0s"), Cmd: "analyze", Flag: "every", Help: "run again every this long, re-reading the config and rules files when they change (0: once; docs/rules.md, Loop mode)", Range: setting.Rng(0, setting.Span)},
-	{Key: "analyze.listen", Default: "", Cmd: "analyze", Flag: "listen", Help: "with --every: serve the latest report's series at http://ADDR/metrics and /healthz (e.g. :9464)"},
-	{Key: "analyze.gates", Default: []string{}, Cmd: "analyze", Flag: "gate", Help: "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3"},
-	{Key: "attribution.idle_holder_util_pct", Default: holderDefaults.IdleUtilPct, Help: "holder rule: a workload holding GPUs below this mean utilization… (0 turns the rule off)", Range: setting.Rng(0, 100)},
-	{Key: "attribution.idle_holder_hours", Default: holderDefaults.IdleHours, Help: "…for at least this many hours", Range: setting.Rng(0, 24*400)},
-	{Key: "attribution.small_memory_pct", Default: holderDefaults.SmallMemoryPct, Help: "holder rule: a workload using less than this share of its GPUs' memory (0: off)", Range: setting.Rng(0, 100)},
-	{Key: "attribution.imbalance_idle_pct", Default: holderDefaults.ImbalanceIdlePct, Help: "holder rule: a multi-GPU workload with one GPU busy and the others below this (0: off)", Range: setting.Rng(0, 50)},
-	{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Cmd: "analyze recommend ledger-update", Flag: "gpu-price", Help: "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable; docs/pricing.md); flag entries override file entries; not settable by environment",
-		DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: setting.Rng(0, 1e6)},
-	{Key: "pricing.price_file", Default: "", Cmd: "analyze recommend ledger-update", Flag: "price-file", Help: "YAML file of prices per GPU-hour by node (name or glob), node labels (instance type) and GPU model, first match first (docs/pricing.md); a node's OpenCost cost comes before it"},
-	{Key: "pricing.default_gpu_hour_usd", Default: pricing.DefaultGPUHourUSD, Cmd: "analyze ledger-update", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: setting.Rng(0, 1e6)},
-	{Key: "pricing.energy_usd_per_kwh", Default: analysisDefaults.EnergyUSDPerKWh, Cmd: "analyze ledger", Flag: "energy-price", Help: "USD per kWh", Range: setting.Rng(0, 1e3)},
-	{Key: "scaling.period", Default: setting.SecondsDur(scalingDefaults.Period), Help: "length of one autoscaling period (docs/scaling.md)", Range: setting.Rng(1, setting.Day)},
-	{Key: "scaling.weights", Default: scalingDefaults.Weights, Help: "weights of the metrics in the load signal", Map: true, Range: setting.Rng(0, 1e3)},
-	{Key: "scaling.prefer_sm_active", Default: scalingDefaults.PreferSMActive, Help: "use sm_active_pct instead of gpu_util_pct where present"},
-	{Key: "scaling.alpha", Default: scalingDefaults.Alpha, Help: "weight of the newest period in the moving average", Range: setting.Rng(0.001, 1)},
-	{Key: "scaling.target_pct", Default: scalingDefaults.TargetPct, Help: "utilization the autoscaler aims at", Range: setting.Rng(1, 100)},
-	{Key: "scaling.lower_pct", Default: scalingDefaults.LowerPct, Help: "scale down below this smoothed utilization", Range: setting.Rng(0, 100)},
-	{Key: "scaling.up_periods", Default: scalingDefaults.UpPeriods, Help: "periods above target × 1.1 before scaling up", Range: setting.Rng(1, 10000)},
-	{Key: "scaling.down_periods", Default: scalingDefaults.DownPeriods, Help: "periods below lower_pct before scaling down", Range: setting.Rng(1, 10000)},
-	{Key: "scaling.min_gpus", Default: scalingDefaults.MinGPUs, Help: "smallest pool size", Range: setting.Rng(0, 1e7)},
-	{Key: "scaling.max_gpus", Default: scalingDefaults.MaxGPUs, Help: "largest pool size; 0 is the pool's GPUs", Range: setting.Rng(0, 1e7)},
-	{Key: "scaling.pool_by", Default: "", Cmd: "analyze", Flag: "pool-by", Help: "node label that names the pools: the scaling what-if's and the report's (default: GPU model)", DocDefault: "GPU model"},
-	{Key: "migration.allow_model_change", Default: false, Cmd: "recommend analyze", Flag: "allow-model-change", Help: "let workloads move to another GPU model (docs/recommend.md)"},
-	{Key: "migration.allow_sharing", Default: false, Cmd: "recommend analyze", Flag: "allow-sharing", Help: "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)"},
-	{Key: "migration.max_moves_per_node", Default: 0, Cmd: "recommend analyze", Flag: "max-moves-per-node", Help: "evict at most this many workloads from one node (0: no limit)", Range: setting.Rng(0, 1e6)},
-	{Key: "migration.move_jobs", Default: false, Cmd: "recommend analyze", Flag: "move-jobs", Help: "let running batch jobs move (Slurm requeues them; their work restarts)"},
-	{Key: "migration.move_pending", Default: false, Cmd: "recommend analyze", Flag: "move-pending", Help: "let pending work move off the node its owner asked for (a pod's nodeName or affinity, Slurm's -w)"},
-	{Key: "migration.max_plan_age", Default: setting.Dur("1h"), Cmd: "recommend analyze", Flag: "max-plan-age", Help: "a plan's script refuses to execute (exit 3, before any command) when run longer than this after the end of its data, unless run with --stale-ok; 0: no limit (docs/recommend.md)", Range: setting.Rng(0, 30*setting.Day)},
-	{Key: "migration.move_blockers", Default: false, Cmd: "recommend analyze", Flag: "move-blockers", Help: "let pods move whose move loses something: no controller, a Job's, a StatefulSet's (docs/recommend.md)"},
-	{Key: "ledger.dsn", Default: "", Cmd: "ledger analyze", Flag: "ledger", Help: "the ledger: a file path (an embedded SQLite database, created when absent) or a postgres:// URL (docs/ledger.md); analyze counts what it reads into it too (each run of a loop)"},
-	{Key: "ledger.bucket", Default: setting.Dur("1h"), Cmd: "ledger-update analyze", Flag: "bucket", Help: "a new ledger's bucket length (an existing ledger keeps its own); it divides a day", Range: setting.Rng(60, setting.Day)},
-	{Key: "ledger.cluster", Default: "", Cmd: "ledger-update analyze", Flag: "cluster", Help: "the cluster the ledger counts this data as (each has its own data end; docs/ledger.md): default the cluster the source names (Prometheus' cluster label), else \"default\"; a ledger of several clusters needs a name for each"},
-	{Key: "ledger.share_idle", Default: "", Cmd: "ledger-report ledger-export", Flag: "share-idle", Help: "add the charges (docs/chargeback.md): none keeps what no workload held on the unallocated row; weighted shares it over the teams by the cost each held in its scope and day; even splits it equally among them"},
-	{Key: "ledger.share_idle_by", Default: "cluster", Cmd: "ledger-report ledger-export", Flag: "share-idle-by", Help: "where unallocated cost is shared: node (among the holders of the node's GPUs), pool (of the GPUs of its model in its cluster) or cluster"},
-	{Key: "ledger.budgets_file", Default: "", Cmd: "ledger-report ledger-check analyze", Flag: "budgets", Help: "YAML file of monthly budgets by group (by, key, monthly, currency, from; docs/chargeback.md): the report shows each one's month to date and forecast; ledger check gates on them"},
-	{Key: "ledger.budget_threshold_pct", Default: 100.0, Cmd: "ledger-check", Flag: "fail-at", Help: "ledger check fails (exit 3) when a budget's forecast (or actual, --on actual) reaches this percentage of it", Range: setting.Rng(0, 1e6)},
-	{Key: "ledger.budget_on", Default: "forecast", Cmd: "ledger-check", Flag: "on", Help: "what ledger check compares with the threshold: forecast (the month-end forecast) or actual (the month so far)"},
-	{Key: "ledger.carbon_intensity_file", Default: "", Cmd: "ledger-report ledger-export", Flag: "carbon-intensity", Help: "hourly grid carbon intensity CSV (datetime, zone = the cluster's name, gco2e_per_kwh; Electricity Maps' hourly exports too): adds the charges' emissions (docs/chargeback.md, Emissions)"},
-	{Key: "ledger.step", Default: setting.Dur("1h"), Cmd: "ledger-update analyze", Flag: "ledger-step", Help: "the longest range one ledger update reads from Prometheus: a longer one is counted in steps of it, each one transaction (memory holds one step)", Range: setting.Rng(60, setting.Day)},
-	{Key: "slurm.pending", Default: false, Cmd: "profile analyze", Flag: "slurm", Help: "add the pending GPU jobs squeue lists, on the node each waits for, and the user and account of running jobs (squeue, then sacct; run where squeue works: a Slurm node or login node)"},
-	{Key: "limits.expr_time", Default: setting.Dur("1s"), Help: "longest evaluation of one policy rule's condition or one gate (docs/rules.md, Budgets)", Range: setting.Rng(0.001, 3600)},
-	{Key: "limits.expr_memory_mib", Default: 64, Help: "most memory the values of one evaluation of a condition or gate may take, in MiB", Range: setting.Rng(1, 4096)},
-	{Key: "limits.rules_time", Default: setting.Dur("30s"), Help: "longest time all policy rules of one run may take together", Range: setting.Rng(0.001, setting.Day)},
-	{Key: "limits.command_time", Default: setting.Dur("60s"), Help: "longest run of one external command (squeue, sacct, scontrol); then it is killed and the run says so", Range: setting.Rng(0.1, setting.Day)},
-	{Key: "limits.command_output_mib", Default: 64, Help: "most output read from one external command, in MiB; past it the command is killed and the run says so", Range: setting.Rng(1, 4096)},
-	{Key: "limits.http_timeout", Default: setting.Dur("30s"), Help: "with --listen: longest read of a request and longest write of an answer; an idle keep-alive connection is closed after it too", Range: setting.Rng(0.1, 3600)},
-	{Key: "limits.http_connections", Default: 64, Help: "with --listen: most connections served at once; more wait to be accepted", Range: setting.Rng(1, 100000)},
+// DefaultFragmentationRatio is analyze.fragmentation_ratio's default, the
+// fragmentation white paper's threshold (recommend.DefaultFragmentationRatio,
+// which a test of recommend holds equal).
+const DefaultFragmentationRatio = 0.35
+
+// ownKeys are seedance's settings that no source owns.
+func ownKeys() []setting.Key {
+	sources, reports, formats := setting.OrList(setting.NameList(setting.KindSource)), setting.OrList(setting.NameList(setting.KindReport)), setting.OrList(setting.NameList(setting.KindFormat))
+	return []setting.Key{
+		{Key: "profile.source", Default: "nvml", Cmd: "profile", Flag: "source", Help: "sample source: " + sources},
+		{Key: "profile.interval", Default: setting.Dur("1s"), Cmd: "profile analyze ledger-update", Flag: "interval", Help: "time between samples (at least 100ms)", Range: setting.Rng(0.1, setting.Day)},
+		{Key: "profile.duration", Default: setting.Dur("0s"), Cmd: "profile analyze ledger-update", Flag: "duration", Help: "how long to sample (e.g. 300s, 1h): nvml and scrape sample for it (0: until interrupted, or until CMD exits); prometheus reads the range that ends at --end (default now) and lasts it, unless --start is given; sim simulates it (0: 300s)", Range: setting.Rng(0, setting.Span)},
+		{Key: "profile.output", Default: "profile.json", Cmd: "profile", Flag: "output", Short: "o", Help: "output file; - writes to stdout; a .gz name is gzip-compressed, a .zst name zstd-compressed"},
+		{Key: "profile.checkpoint", Default: setting.Dur("0s"), Cmd: "profile", Flag: "checkpoint", Help: "rewrite the output file this often during the run (e.g. 60s)", Range: setting.Rng(0, setting.Day)},
+		{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
+		{Key: "analyze.source", Default: "", Cmd: "analyze ledger-update", Flag: "source", Help: "analyze straight from a source instead of profile files: " + sources + ", with the settings of seedance profile"},
+		{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: " + reports},
+		{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable)"},
+		{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: " + formats},
+		{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
+		{Key: "analyze.keep", Default: 0, Cmd: "analyze", Flag: "keep", Help: "with --output FILE: also write each report to a dated copy beside it (FILE's name with the window's end, report-20261201T1000Z.json) and keep the newest N of them (0: none)", Range: setting.Rng(0, 1e5)},
+		{Key: "analyze.idle_threshold_pct", Default: analysisDefaults.IdleThresholdPct, Cmd: "analyze ledger-update", Flag: "idle-threshold", Help: "a sample is idle when GPU utilization is below this percentage", Range: setting.Rng(0, 100)},
+		{Key: "analyze.idle_window", Default: setting.SecondsDur(analysisDefaults.IdleWindow), Cmd: "analyze ledger-update", Flag: "idle-window", Help: "an idle run counts when it lasts at least this long", Range: setting.Rng(0.001, setting.Span)},
+		{Key: "analyze.underused_pct", Default: analysisDefaults.UnderusedPct, Cmd: "analyze", Flag: "underused", Help: "a node is under-used when its mean GPU utilization is below this percentage", Range: setting.Rng(0, 100)},
+		{Key: "analyze.idle_node_share", Default: analysisDefaults.IdleNodeShare, Cmd: "analyze", Flag: "idle-node-share", Help: "a node is idle when idle for at least this share (0–1) of its observed time", Range: setting.Rng(0.001, 1)},
+		{Key: "analyze.stale_after", Default: setting.Dur("0s"), Cmd: "analyze", Flag: "stale-after", Help: "a node whose newest sample ends longer than this before the window does is stale: not idle now, no command acts on it (0: the idle window)", Range: setting.Rng(0, setting.Span)},
+		{Key: "analyze.fragmentation_ratio", Default: DefaultFragmentationRatio, Cmd: "analyze", Flag: "fragmentation-ratio", Help: "fragmentation report: a pool whose stranded share of free GPUs is above this (0–1) gets a suggestion", Range: setting.Rng(0, 1)},
+		{Key: "analyze.dialect", Default: shell.Kubectl, Cmd: "analyze", Flag: "dialect", Help: "commands in suggestions: kubectl, slurm or none"},
+		{Key: "analyze.every", Default: setting.Dur("0s"), Cmd: "analyze", Flag: "every", Help: "run again every this long, re-reading the config and rules files when they change (0: once; docs/rules.md, Loop mode)", Range: setting.Rng(0, setting.Span)},
+		{Key: "analyze.listen", Default: "", Cmd: "analyze", Flag: "listen", Help: "with --every: serve the latest report's series at http://ADDR/metrics and /healthz (e.g. :9464)"},
+		{Key: "analyze.gates", Default: []string{}, Cmd: "analyze", Flag: "gate", Help: "CI gate over the JSON report, e.g. 'summary.idle_ratio <= 0.2' (repeatable); a failed gate exits 3"},
+		{Key: "attribution.idle_holder_util_pct", Default: holderDefaults.IdleUtilPct, Help: "holder rule: a workload holding GPUs below this mean utilization… (0 turns the rule off)", Range: setting.Rng(0, 100)},
+		{Key: "attribution.idle_holder_hours", Default: holderDefaults.IdleHours, Help: "…for at least this many hours", Range: setting.Rng(0, 24*400)},
+		{Key: "attribution.small_memory_pct", Default: holderDefaults.SmallMemoryPct, Help: "holder rule: a workload using less than this share of its GPUs' memory (0: off)", Range: setting.Rng(0, 100)},
+		{Key: "attribution.imbalance_idle_pct", Default: holderDefaults.ImbalanceIdlePct, Help: "holder rule: a multi-GPU workload with one GPU busy and the others below this (0: off)", Range: setting.Rng(0, 50)},
+		{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Cmd: "analyze recommend ledger-update", Flag: "gpu-price", Help: "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable; docs/pricing.md); flag entries override file entries; not settable by environment",
+			DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: setting.Rng(0, 1e6)},
+		{Key: "pricing.price_file", Default: "", Cmd: "analyze recommend ledger-update", Flag: "price-file", Help: "YAML file of prices per GPU-hour by node (name or glob), node labels (instance type) and GPU model, first match first (docs/pricing.md); a node's OpenCost cost comes before it"},
+		{Key: "pricing.default_gpu_hour_usd", Default: pricing.DefaultGPUHourUSD, Cmd: "analyze ledger-update", Flag: "default-gpu-price", Help: "USD per GPU-hour for models with no price", Range: setting.Rng(0, 1e6)},
+		{Key: "pricing.energy_usd_per_kwh", Default: analysisDefaults.EnergyUSDPerKWh, Cmd: "analyze ledger", Flag: "energy-price", Help: "USD per kWh", Range: setting.Rng(0, 1e3)},
+		{Key: "scaling.period", Default: setting.SecondsDur(scalingDefaults.Period), Help: "length of one autoscaling period (docs/scaling.md)", Range: setting.Rng(1, setting.Day)},
+		{Key: "scaling.weights", Default: scalingDefaults.Weights, Help: "weights of the metrics in the load signal", Map: true, Range: setting.Rng(0, 1e3)},
+		{Key: "scaling.prefer_sm_active", Default: scalingDefaults.PreferSMActive, Help: "use sm_active_pct instead of gpu_util_pct where present"},
+		{Key: "scaling.alpha", Default: scalingDefaults.Alpha, Help: "weight of the newest period in the moving average", Range: setting.Rng(0.001, 1)},
+		{Key: "scaling.target_pct", Default: scalingDefaults.TargetPct, Help: "utilization the autoscaler aims at", Range: setting.Rng(1, 100)},
+		{Key: "scaling.lower_pct", Default: scalingDefaults.LowerPct, Help: "scale down below this smoothed utilization", Range: setting.Rng(0, 100)},
+		{Key: "scaling.up_periods", Default: scalingDefaults.UpPeriods, Help: "periods above target × 1.1 before scaling up", Range: setting.Rng(1, 10000)},
+		{Key: "scaling.down_periods", Default: scalingDefaults.DownPeriods, Help: "periods below lower_pct before scaling down", Range: setting.Rng(1, 10000)},
+		{Key: "scaling.min_gpus", Default: scalingDefaults.MinGPUs, Help: "smallest pool size", Range: setting.Rng(0, 1e7)},
+		{Key: "scaling.max_gpus", Default: scalingDefaults.MaxGPUs, Help: "largest pool size; 0 is the pool's GPUs", Range: setting.Rng(0, 1e7)},
+		{Key: "scaling.pool_by", Default: "", Cmd: "analyze", Flag: "pool-by", Help: "node label that names the pools: the scaling what-if's and the report's (default: GPU model)", DocDefault: "GPU model"},
+		{Key: "migration.allow_model_change", Default: false, Cmd: "recommend analyze", Flag: "allow-model-change", Help: "let workloads move to another GPU model (docs/recommend.md)"},
+		{Key: "migration.allow_sharing", Default: false, Cmd: "recommend analyze", Flag: "allow-sharing", Help: "pack workloads that use part of a GPU onto shared GPUs (MPS or MIG)"},
+		{Key: "migration.max_moves_per_node", Default: 0, Cmd: "recommend analyze", Flag: "max-moves-per-node", Help: "evict at most this many workloads from one node (0: no limit)", Range: setting.Rng(0, 1e6)},
+		{Key: "migration.move_jobs", Default: false, Cmd: "recommend analyze", Flag: "move-jobs", Help: "let running batch jobs move (Slurm requeues them; their work restarts)"},
+		{Key: "migration.move_pending", Default: false, Cmd: "recommend analyze", Flag: "move-pending", Help: "let pending work move off the node its owner asked for (a pod's nodeName or affinity, Slurm's -w)"},
+		{Key: "migration.max_plan_age", Default: setting.Dur("1h"), Cmd: "recommend analyze", Flag: "max-plan-age", Help: "a plan's script refuses to execute (exit 3, before any command) when run longer than this after the end of its data, unless run with --stale-ok; 0: no limit (docs/recommend.md)", Range: setting.Rng(0, 30*setting.Day)},
+		{Key: "migration.move_blockers", Default: false, Cmd: "recommend analyze", Flag: "move-blockers", Help: "let pods move whose move loses something: no controller, a Job's, a StatefulSet's (docs/recommend.md)"},
+		{Key: "ledger.dsn", Default: "", Cmd: "ledger analyze", Flag: "ledger", Help: "the ledger: a file path (an embedded SQLite database, created when absent) or a postgres:// URL (docs/ledger.md); analyze counts what it reads into it too (each run of a loop)"},
+		{Key: "ledger.bucket", Default: setting.Dur("1h"), Cmd: "ledger-update analyze", Flag: "bucket", Help: "a new ledger's bucket length (an existing ledger keeps its own); it divides a day", Range: setting.Rng(60, setting.Day)},
+		{Key: "ledger.cluster", Default: "", Cmd: "ledger-update analyze", Flag: "cluster", Help: "the cluster the ledger counts this data as (each has its own data end; docs/ledger.md): default the cluster the source names (Prometheus' cluster label), else \"default\"; a ledger of several clusters needs a name for each"},
+		{Key: "ledger.share_idle", Default: "", Cmd: "ledger-report ledger-export", Flag: "share-idle", Help: "add the charges (docs/chargeback.md): none keeps what no workload held on the unallocated row; weighted shares it over the teams by the cost each held in its scope and day; even splits it equally among them"},
+		{Key: "ledger.share_idle_by", Default: "cluster", Cmd: "ledger-report ledger-export", Flag: "share-idle-by", Help: "where unallocated cost is shared: node (among the holders of the node's GPUs), pool (of the GPUs of its model in its cluster) or cluster"},
+		{Key: "ledger.budgets_file", Default: "", Cmd: "ledger-report ledger-check analyze", Flag: "budgets", Help: "YAML file of monthly budgets by group (by, key, monthly, currency, from; docs/chargeback.md): the report shows each one's month to date and forecast; ledger check gates on them"},
+		{Key: "ledger.budget_threshold_pct", Default: 100.0, Cmd: "ledger-check", Flag: "fail-at", Help: "ledger check fails (exit 3) when a budget's forecast (or actual, --on actual) reaches this percentage of it", Range: setting.Rng(0, 1e6)},
+		{Key: "ledger.budget_on", Default: "forecast", Cmd: "ledger-check", Flag: "on", Help: "what ledger check compares with the threshold: forecast (the month-end forecast) or actual (the month so far)"},
+		{Key: "ledger.carbon_intensity_file", Default: "", Cmd: "ledger-report ledger-export", Flag: "carbon-intensity", Help: "hourly grid carbon intensity CSV (datetime, zone = the cluster's name, gco2e_per_kwh; Electricity Maps' hourly exports too): adds the charges' emissions (docs/chargeback.md, Emissions)"},
+		{Key: "ledger.step", Default: setting.Dur("1h"), Cmd: "ledger-update analyze", Flag: "ledger-step", Help: "the longest range one ledger update reads from Prometheus: a longer one is counted in steps of it, each one transaction (memory holds one step)", Range: setting.Rng(60, setting.Day)},
+		{Key: "slurm.pending", Default: false, Cmd: "profile analyze", Flag: "slurm", Help: "add the pending GPU jobs squeue lists, on the node each waits for, and the user and account of running jobs (squeue, then sacct; run where squeue works: a Slurm node or login node)"},
+		{Key: "limits.expr_time", Default: setting.Dur("1s"), Help: "longest evaluation of one policy rule's condition or one gate (docs/rules.md, Budgets)", Range: setting.Rng(0.001, 3600)},
+		{Key: "limits.expr_memory_mib", Default: 64, Help: "most memory the values of one evaluation of a condition or gate may take, in MiB", Range: setting.Rng(1, 4096)},
+		{Key: "limits.rules_time", Default: setting.Dur("30s"), Help: "longest time all policy rules of one run may take together", Range: setting.Rng(0.001, setting.Day)},
+		{Key: "limits.command_time", Default: setting.Dur("60s"), Help: "longest run of one external command (squeue, sacct, scontrol); then it is killed and the run says so", Range: setting.Rng(0.1, setting.Day)},
+		{Key: "limits.command_output_mib", Default: 64, Help: "most output read from one external command, in MiB; past it the command is killed and the run says so", Range: setting.Rng(1, 4096)},
+		{Key: "limits.http_timeout", Default: setting.Dur("30s"), Help: "with --listen: longest read of a request and longest write of an answer; an idle keep-alive connection is closed after it too", Range: setting.Rng(0.1, 3600)},
+		{Key: "limits.http_connections", Default: 64, Help: "with --listen: most connections served at once; more wait to be accepted", Range: setting.Rng(1, 100000)},
+	}
 }
 
 // docLink turns the docs/NAME.md a help text names into a link, for
@@ -132,7 +135,7 @@ func Doc() string {
 	var b strings.Builder
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	b.WriteString("| key | flag | environment | default | meaning |\n|---|---|---|---|---|\n")
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		if k.NoDefault {
 			continue // an HTTP setting: see prometheus.http
 		}
@@ -154,7 +157,7 @@ func Doc() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Key, flag, env, cell(k.DocValue()), help)
 	}
 	b.WriteString("\n| key | range |\n|---|---|\n")
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		if k.Range != nil {
 			fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, rangeText(k))
 		}

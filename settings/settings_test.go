@@ -36,7 +36,7 @@ func TestConfigurationDocUpToDate(t *testing.T) {
 		}
 		t.Fatalf("%s is stale: run make update-golden", path)
 	}
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		if k.Range != nil && !strings.Contains(want, "| `"+k.Key+"` | "+rangeText(k)+" |") {
 			t.Errorf("no range row for %s", k.Key)
 		}
@@ -57,7 +57,7 @@ func TestConfigKeysMatchStruct(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		if k.NoDefault {
 			continue
 		}
@@ -83,7 +83,7 @@ func TestConfigKeysMatchStruct(t *testing.T) {
 // TestSourceHelpNamesTheRegistry: --source's help lists exactly the
 // registered sources.
 func TestSourceHelpNamesTheRegistry(t *testing.T) {
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		if k.Key != "profile.source" {
 			continue
 		}

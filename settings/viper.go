@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/seedance/seedance/internal/setting"
-	"github.com/seedance/seedance/source"
 
 	"github.com/prometheus/common/config"
 	"github.com/spf13/viper"
@@ -28,7 +27,7 @@ import (
 // SEEDANCE_* environment variables set up.
 func NewViper() *viper.Viper {
 	v := viper.New()
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		if !k.NoDefault {
 			v.SetDefault(k.Key, k.Value())
 		}
@@ -41,7 +40,7 @@ func NewViper() *viper.Viper {
 
 // flagOf names the flag that sets key, "" when none does.
 func flagOf(key string) string {
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		if k.Key == key {
 			return k.Flag
 		}
@@ -120,7 +119,7 @@ func checkConfigKeys(path string, b []byte) error {
 		return exit.Usagef("config %s:%d: the top level must be a mapping of keys to values", path, root.Line)
 	}
 	known := map[string]setting.Key{}
-	for _, k := range Keys {
+	for _, k := range Keys() {
 		known[k.Key] = k
 	}
 	var walk func(n *yaml.Node, prefix string) error
@@ -165,8 +164,8 @@ func hasPrefix(known map[string]setting.Key, prefix string) bool {
 // SortedKeys returns the config keys in order (the optional HTTP settings
 // only when set).
 func SortedKeys(v *viper.Viper) []string {
-	out := make([]string, 0, len(Keys))
-	for _, k := range Keys {
+	out := make([]string, 0, len(Keys()))
+	for _, k := range Keys() {
 		if k.NoDefault && !v.IsSet(k.Key) {
 			continue
 		}
@@ -196,7 +195,7 @@ func (c *Config) SourceSettings(section string, into any) error {
 // of the rest (a bare number of seconds is a duration).
 func (c *Config) decodeSources(all map[string]any) error {
 	c.sources = map[string]reflect.Value{}
-	for _, r := range source.Registered() {
+	for _, r := range setting.Sections() {
 		v := reflect.New(reflect.TypeOf(r.Settings))
 		d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{DecodeHook: durationHook(), WeaklyTypedInput: true, Result: v.Interface()})
 		if err != nil {

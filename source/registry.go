@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -133,6 +132,16 @@ func Register(r Registration) {
 		panic("source: " + r.Name + " registered twice") // programming error
 	}
 	registry[r.Name] = r
+	setting.RegisterSection(setting.Section{Name: r.Name, Settings: r.Settings, Keys: r.Keys})
+}
+
+// The source names are the registry's: package settings validates
+// --source with them (internal/setting).
+func init() {
+	setting.RegisterNames(setting.KindSource, setting.Names{List: Names, Check: func(name string) error {
+		_, err := Lookup(name)
+		return err
+	}})
 }
 
 // Names lists the registered sources, sorted.
@@ -156,7 +165,7 @@ func Lookup(name string) (Registration, error) {
 	if !ok {
 		list := "none is registered"
 		if names := Names(); len(names) > 0 {
-			list = strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+			list = setting.OrList(names)
 		}
 		return r, fmt.Errorf("%w: unknown --source %q (choose %s)", ErrSettings, name, list)
 	}
