@@ -238,12 +238,13 @@ func (c *compiled) match(s subject, bu *budget) (float64, bool) {
 func (c *compiled) suggestion(s subject, held float64, dialect string) analyze.Suggestion {
 	text := expand(c.Suggest.Text, s.env, held, false)
 	sg := analyze.Suggestion{Kind: "rule:" + c.Name, Node: s.node, Severity: c.Severity, Priority: c.Priority}
+	unsafe := notInert(c.Suggest.Command, s.env, held)
 	switch {
 	case c.Suggest.Command == "" || dialect == recommend.DialectNone:
 	case s.node != "" && !shell.ValidNodeName(dialect, s.node):
 		text += fmt.Sprintf(" (no command: %q is not a valid %s node name)", s.node, dialect)
-	case notInert(c.Suggest.Command, s.env, held) != "":
-		text += " (no command: " + notInert(c.Suggest.Command, s.env, held) + ")"
+	case unsafe != "":
+		text += " (no command: " + unsafe + ")"
 	default:
 		sg.Command = expand(c.Suggest.Command, s.env, held, true)
 	}
