@@ -13,17 +13,15 @@ import (
 
 // Build returns the nodes, sorted by name, their GPUs by index and MIG id,
 // with t relative to start, and their workloads with their tenure in
-// [start, end]. A builder whose rows are in memory cannot fail; see
-// BuildEach for one that keeps them in a file.
-func (b *Builder) Build(startMillis, endMillis int64) []profile.Node {
+// [start, end]; it fails when two GPUs of a node have one index. See
+// BuildEach for a builder that keeps its rows in a file.
+func (b *Builder) Build(startMillis, endMillis int64) ([]profile.Node, error) {
 	var out []profile.Node
-	if err := b.BuildEach(startMillis, endMillis, func(n profile.Node) error {
+	err := b.BuildEach(startMillis, endMillis, func(n profile.Node) error {
 		out = append(out, n)
 		return nil
-	}); err != nil {
-		panic(err) // only a row file can fail, and Build is not for a builder with one
-	}
-	return out
+	})
+	return out, err
 }
 
 // BuildEach builds the nodes as Build does and hands them to emit one at a
@@ -67,6 +65,9 @@ func (b *Builder) node(name string, gpus []*gpuBuild, startMillis, endMillis int
 			mergeJob(&n, j, g.jobs[j], g)
 		}
 	}
+	if err := oneGPUPerIndex(name, gpus); err != nil {
+		return n, err
+	}
 	b.finishTenure(&n, startMillis, endMillis)
 	sort.Slice(n.GPUs, func(i, j int) bool {
 		a, b := n.GPUs[i], n.GPUs[j]
@@ -77,6 +78,36 @@ func (b *Builder) node(name string, gpus []*gpuBuild, startMillis, endMillis int
 	})
 	sort.Slice(n.Workloads, func(i, j int) bool { return n.Workloads[i].ID < n.Workloads[j].ID })
 	return n, nil
+}
+
+// oneGPUPerIndex refuses a node on which two GPUs (not MIG devices, which
+// share their parent's index) have one index: the profile format allows
+// one, and which of them is the node's GPU there is not for a source to
+// guess. dcgm-exporter's gpu label gives the index; two UUIDs under one
+// happen when a GPU was replaced within the window or two hosts' series
+// carry one node name, and a series without the label has no index.
+func oneGPUPerIndex(node string, gpus []*gpuBuild) error {
+	at := map[int]*gpuBuild{}
+	for _, g := range gpus {
+		if g.id.Key.GI != "" {
+			continue
+		}
+		o := at[g.id.Index]
+		if o == nil {
+			at[g.id.Index] = g
+			continue
+		}
+		a, b := o.id, g.id
+		if a.Key.UUID > b.Key.UUID {
+			a, b = b, a
+		}
+		why := "a GPU replaced within the window, or two hosts' series under one node name"
+		if !a.HasIndex || !b.HasIndex {
+			why = "a series without dcgm-exporter's gpu label has no index (has a relabeling dropped it?)"
+		}
+		return fmt.Errorf("node %q: GPUs %q and %q both have index %d: %s", node, a.Key.UUID, b.Key.UUID, a.Index, why)
+	}
+	return nil
 }
 
 // finishTenure turns the workloads' tenure, which Build gathered in

@@ -79,8 +79,11 @@ type GPUKey struct {
 // Identity reads the node, GPU and workload labels of one series, as
 // the exporters of different versions spell them.
 type Identity struct {
-	Key                       GPUKey
-	Index                     int
+	Key   GPUKey
+	Index int
+	// HasIndex is false when the series carries no gpu label: Index is 0
+	// then until another series of the GPU gives it.
+	HasIndex                  bool
 	Model, PCIBusID, MIGProf  string
 	Namespace, Pod, Container string
 	// HPCJob is the HPC (Slurm) job dcgm-exporter maps the GPU to
@@ -134,7 +137,7 @@ func ParseLabels(get func(string) string) (Identity, bool) {
 		if err != nil || i < 0 || i >= profile.MaxGPUsPerNode {
 			return id, false // not a GPU index: not a GPU's series
 		}
-		id.Index = i
+		id.Index, id.HasIndex = i, true
 	}
 	id.Model = firstLabel(get, "modelName", "model_name")
 	id.PCIBusID = normalizeBusID(firstLabel(get, "pci_bus_id", "DCGM_FI_DEV_PCI_BUSID"))
@@ -292,6 +295,9 @@ func (b *Builder) Add(id Identity, metric string, pairs []Pair) {
 	}
 	if id.Model != "" {
 		g.id.Model = id.Model
+	}
+	if id.HasIndex && !g.id.HasIndex {
+		g.id.Index, g.id.HasIndex = id.Index, true
 	}
 	pairs = ordered(pairs)
 	if b.measure && g.spacing == 0 {

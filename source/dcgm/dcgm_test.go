@@ -16,7 +16,7 @@ func TestPairsOutOfOrder(t *testing.T) {
 	b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{3000, 3}, {1000, 1}, {2000, 2}, {2000, 22}})
 	b.Add(id, "DCGM_FI_DEV_POWER_USAGE", []Pair{{2000, 200}, {500, 50}})
 	b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{4000, 4}, {3500, 35}})
-	g := b.Build(0, 5000)[0].GPUs[0]
+	g := build(t, b, 0, 5000)[0].GPUs[0]
 	if got := fmt.Sprint(g.Series.T); got != "[0.5 1 2 3 3.5 4]" {
 		t.Fatalf("t = %s", got)
 	}
@@ -45,7 +45,7 @@ func TestHPCJob(t *testing.T) {
 		}
 		b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []Pair{{1000, 50}})
 	}
-	ws := b.Build(0, 5000)[0].Workloads
+	ws := build(t, b, 0, 5000)[0].Workloads
 	if len(ws) != 2 || ws[0].ID != "4242" || fmt.Sprint(ws[0].GPUs) != "[0 1]" || ws[0].Kind != profile.KindJob || ws[1].ID != "77" || fmt.Sprint(ws[1].GPUs) != "[2]" {
 		t.Fatalf("workloads %+v", ws)
 	}
@@ -85,7 +85,7 @@ func TestTenure(t *testing.T) {
 	// GPU 4: always-0 at every sample.
 	b.Add(pod("4", "always-0", ""), "DCGM_FI_DEV_GPU_UTIL", at(0, 10_000, 20_000, 30_000, 40_000, 50_000))
 	got := map[string]string{}
-	for _, w := range b.Build(0, 60_000)[0].Workloads {
+	for _, w := range build(t, b, 0, 60_000)[0].Workloads {
 		got[w.ID] = fmt.Sprint(w.Intervals)
 	}
 	want := map[string]string{"ml/late-0": "[{30 60}]", "ml/back-0": "[{0 20} {40 60}]", "7": "[{0 40}]", "ml/always-0": "[]"}
@@ -104,7 +104,7 @@ func TestMergeInTheMiddle(t *testing.T) {
 	b.Add(id, "DCGM_FI_DEV_POWER_USAGE", []Pair{{1000, 100}, {2000, 200}, {3000, 300}, {4000, 400}})
 	b.AddTimes(id.Key, []int64{2500, 3000, 4500})
 	b.Add(id, "DCGM_FI_DEV_SM_CLOCK", []Pair{{1500, 15}, {3000, 30}})
-	g := b.Build(0, 5000)[0].GPUs[0]
+	g := build(t, b, 0, 5000)[0].GPUs[0]
 	for what, got := range map[string]string{
 		"t":     fmt.Sprint(g.Series.T),
 		"util":  fmt.Sprint(g.Series.GPUUtilPct),
@@ -149,4 +149,14 @@ func BenchmarkMergeChunks(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunks*480), "ns/sample")
 		})
 	}
+}
+
+// build is b.Build for a test whose GPUs have one index each.
+func build(t *testing.T, b *Builder, lo, hi int64) []profile.Node {
+	t.Helper()
+	nodes, err := b.Build(lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
 }

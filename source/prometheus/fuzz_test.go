@@ -30,7 +30,14 @@ func FuzzPromAnswer(f *testing.F) {
 			addSeries(b, "DCGM_FI_DEV_GPU_UTIL", s, start, end)
 			addSeries(b, "DCGM_FI_DEV_POWER_USAGE", s, start, end)
 		}
-		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: start, EndedAt: end, IntervalS: 15, Nodes: b.Build(start.UnixMilli(), end.UnixMilli())}
+		nodes, err := b.Build(start.UnixMilli(), end.UnixMilli())
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "both have index") {
+				t.Fatalf("a build error that is not one GPU index's: %q", err)
+			}
+			return
+		}
+		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: start, EndedAt: end, IntervalS: 15, Nodes: nodes}
 		var out bytes.Buffer
 		if err := profile.Encode(&out, p); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/dcgm"
 )
 
@@ -38,7 +39,7 @@ func TestKubePrometheusLayoutRealCapture(t *testing.T) {
 			addSeries(b, s.Labels["__name__"], s, time.UnixMilli(ts-1000), time.UnixMilli(ts+1000))
 		}
 	}
-	nodes := b.Build(ts, ts)
+	nodes := build(t, b, ts, ts)
 	if len(nodes) != 1 || len(nodes[0].GPUs) != 8 {
 		t.Fatalf("%d nodes", len(nodes))
 	}
@@ -80,7 +81,7 @@ func TestExporterPodNeverAWorkload(t *testing.T) {
 		b.Add(id, "DCGM_FI_DEV_GPU_UTIL", []dcgm.Pair{{TMillis: 1000, V: 50}})
 	}
 	var ids []string
-	for _, w := range b.Build(0, 2000)[0].Workloads {
+	for _, w := range build(t, b, 0, 2000)[0].Workloads {
 		ids = append(ids, w.ID)
 	}
 	if got := strings.Join(ids, " "); got != "ml/infer-1 ml/train-0" {
@@ -113,4 +114,14 @@ func TestAnswerBuffersReused(t *testing.T) {
 	if s.Labels["Hostname"] != "node-a" || s.Labels["UUID"] != "GPU-node-a" || s.Labels["weirdé"] != `x"y` || s.Pairs[0].V != 41.5 || s.Pairs[0].TMillis != 1767571200500 {
 		t.Fatalf("the first answer changed: %+v", s)
 	}
+}
+
+// build is b.Build for a test whose GPUs have one index each.
+func build(t *testing.T, b *dcgm.Builder, lo, hi int64) []profile.Node {
+	t.Helper()
+	nodes, err := b.Build(lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
 }

@@ -29,7 +29,14 @@ func FuzzExposition(f *testing.F) {
 		AddFamilies(b, fams, "host", time.Unix(1767571200, 0))
 		AddFamilies(b, fams, "host", time.Unix(1767571215, 0))
 		p := &profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: time.Unix(1767571200, 0), EndedAt: time.Unix(1767571230, 0), IntervalS: 15}
-		p.Nodes = b.Build(p.StartedAt.UnixMilli(), p.EndedAt.UnixMilli())
+		nodes, err := b.Build(p.StartedAt.UnixMilli(), p.EndedAt.UnixMilli())
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "both have index") {
+				t.Fatalf("a build error that is not one GPU index's: %q", err)
+			}
+			return
+		}
+		p.Nodes = nodes
 		var out bytes.Buffer
 		if err := profile.Encode(&out, p); err != nil {
 			t.Fatalf("a parsed scrape does not encode: %v", err)

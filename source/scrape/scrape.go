@@ -123,7 +123,9 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 		// to keep, and no file is written.
 		if ro.Checkpoint > 0 && ro.OnCheckpoint != nil && now.Sub(lastCheckpoint) >= ro.Checkpoint && b.GPUs() > 0 {
 			lastCheckpoint = now
-			finishScrape(p, b, targets, last, false)
+			if err := finishScrape(p, b, targets, last, false); err != nil {
+				return nil, err
+			}
 			if err := ro.OnCheckpoint(p); err != nil {
 				return p, err
 			}
@@ -132,7 +134,9 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 	if b.GPUs() == 0 {
 		return nil, nothingScraped(targets, firstErr)
 	}
-	finishScrape(p, b, targets, last, !interrupted)
+	if err := finishScrape(p, b, targets, last, !interrupted); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -157,14 +161,17 @@ func nothingScraped(targets []*scrapeTarget, firstErr string) error {
 	return fmt.Errorf("%w: no GPU sample from %s (%s)", source.ErrNothingObserved, strings.Join(urls, ", "), why)
 }
 
-func finishScrape(p *profile.Profile, b *dcgm.Builder, targets []*scrapeTarget, last time.Time, complete bool) {
+func finishScrape(p *profile.Profile, b *dcgm.Builder, targets []*scrapeTarget, last time.Time, complete bool) error {
 	p.Complete = complete
 	p.EndedAt = last.UTC().Add(time.Duration(p.IntervalS * float64(time.Second)))
 	if last.IsZero() {
 		p.EndedAt = p.StartedAt
 	}
-	p.Nodes = b.Build(p.StartedAt.UnixMilli(), p.EndedAt.UnixMilli())
-	p.Notes = nil
+	nodes, err := b.Build(p.StartedAt.UnixMilli(), p.EndedAt.UnixMilli())
+	if err != nil {
+		return err
+	}
+	p.Nodes, p.Notes = nodes, nil
 	for _, t := range targets {
 		if t.failed > 0 {
 			p.Notes = append(p.Notes, fmt.Sprintf("target %s: %d of %d scrapes failed (last: %s)", t.shown, t.failed, t.total, t.lastErr))
@@ -180,6 +187,7 @@ func finishScrape(p *profile.Profile, b *dcgm.Builder, targets []*scrapeTarget, 
 			p.Notes = append(p.Notes, fmt.Sprintf("target %s: %d of %d scrapes had no dcgm-exporter metric seedance reads (it had %s)", t.shown, t.empty, t.total, seen))
 		}
 	}
+	return nil
 }
 
 func parseTarget(t string) (*scrapeTarget, error) {
