@@ -52,3 +52,30 @@ func TestWriteKeptWantsAFile(t *testing.T) {
 		t.Fatalf("/dev/null: %v %v", fi, err)
 	}
 }
+
+// TestWriteKeptCompressed: a compressed report's dated copy keeps both
+// extensions after the date (report-DATE.json.gz), so that it is pruned
+// with its kind; a keep below the copies there removes all the extra.
+func TestWriteKeptCompressed(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, ext := range []string{".json.gz", ".json.zst"} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "report"+ext)
+		for h := range 3 {
+			if err := writeKept(path, 5, t0.Add(time.Duration(h)*time.Hour), func(w io.Writer) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := writeKept(path, 1, t0.Add(3*time.Hour), func(w io.Writer) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if want := []string{"report-20261201T130000Z" + ext, "report" + ext}; !slices.Equal(names, want) {
+			t.Errorf("%s: files %v, want %v", ext, names, want)
+		}
+	}
+}

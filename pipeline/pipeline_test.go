@@ -14,10 +14,17 @@ import (
 // nodes, its report all sections.
 func simConfig(t *testing.T) *settings.Config {
 	t.Helper()
+	return configWith(t, "profile.source", "sim", "sim.nodes", 16, "analyze.report", "all")
+}
+
+// configWith is the default configuration with the settings given as
+// key, value pairs.
+func configWith(t *testing.T, kv ...any) *settings.Config {
+	t.Helper()
 	v := settings.NewViper()
-	v.Set("profile.source", "sim")
-	v.Set("sim.nodes", 16)
-	v.Set("analyze.report", "all")
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i].(string), kv[i+1])
+	}
 	c, err := settings.Decode(v)
 	if err != nil {
 		t.Fatal(err)
