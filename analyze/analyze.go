@@ -112,7 +112,7 @@ func read(ctx context.Context, sources []Source, p Params) (*analysis, *Report, 
 			return nil, nil, err
 		}
 	}
-	if a.samples() == 0 {
+	if !a.sampled() {
 		names := make([]string, len(sources))
 		for i, s := range sources {
 			names[i] = s.Name
@@ -209,17 +209,16 @@ func nodeSpread(nodes []NodeReport) (stddevPct, variance *float64) {
 	return &sd, &vr
 }
 
-// samples counts the GPUs with at least one sample.
-func (a *analysis) samples() int {
-	n := 0
+// sampled reports whether a GPU has at least one sample.
+func (a *analysis) sampled() bool {
 	for _, node := range a.order {
 		for _, g := range node.gpus {
 			if g.sampled {
-				n++
+				return true
 			}
 		}
 	}
-	return n
+	return false
 }
 
 // staleAfter is how old a node's newest sample may be at the window's end
@@ -376,7 +375,7 @@ func (a *analysis) item(it profile.Item, in input) error {
 		a.nGPUs++
 	}
 	if acc.model == "" {
-		acc.model = g.Model
+		acc.model = a.model(g.Model)
 	}
 	interval := in.interval
 	if g.IntervalS > 0 {

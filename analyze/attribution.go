@@ -47,9 +47,6 @@ func (p *AttributionParams) labels() []string {
 		if label, ok := strings.CutPrefix(l, "team="); ok {
 			out = append(out, label)
 		}
-		if l == "user" || l == "account" {
-			out = append(out, l)
-		}
 	}
 	return out
 }

@@ -22,9 +22,7 @@ func (a *analysis) report(r *Report) {
 		pricer = pricing.New(nil, pricing.DefaultGPUHourUSD)
 	}
 	var t totals
-	if len(a.order) > 0 {
-		r.Nodes = make([]NodeReport, 0, len(a.order))
-	}
+	r.Nodes = make([]NodeReport, 0, len(a.order))
 	for _, n := range a.order {
 		r.Nodes = append(r.Nodes, a.nodeReport(n, pricer, &t))
 	}

@@ -59,6 +59,7 @@ type nodeSpec struct {
 	name      string
 	gpus      []gpuSpec
 	workloads []profile.Workload
+	labels    map[string]string
 }
 
 // mkProfile builds a profile document starting at start.
@@ -66,7 +67,7 @@ func mkProfile(t testing.TB, start time.Time, durS, interval float64, nodes ...n
 	t.Helper()
 	p := profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: start, EndedAt: start.Add(time.Duration(durS * float64(time.Second))), IntervalS: interval, Complete: true}
 	for _, n := range nodes {
-		pn := profile.Node{Name: n.name, Workloads: n.workloads}
+		pn := profile.Node{Name: n.name, Workloads: n.workloads, Labels: n.labels}
 		for i, g := range n.gpus {
 			model := g.model
 			if model == "" {

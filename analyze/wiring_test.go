@@ -1,0 +1,291 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestStaleAfter: a node is stale when its data ends longer before the
+// window's end than Params.StaleAfter, or than the idle window when that
+// is not set.
+func TestStaleAfter(t *testing.T) {
+	for _, c := range []struct {
+		after time.Duration
+		want  float64
+	}{{0, 60}, {10 * time.Second, 10}, {-time.Second, 60}} {
+		a := &analysis{p: Params{StaleAfter: c.after, IdleWindow: time.Minute}}
+		if got := a.staleAfter(); got != c.want {
+			t.Errorf("StaleAfter %s: %v s, want %v", c.after, got, c.want)
+		}
+	}
+	// Node b's data ends 30 s before the window's end.
+	a := nodeSpec{name: "a", gpus: []gpuSpec{{uuid: "GPU-a", t: every10(13), util: fill(50, 13)}}}
+	b := nodeSpec{name: "b", gpus: []gpuSpec{{uuid: "GPU-b", t: every10(10), util: fill(50, 10)}}}
+	for _, c := range []struct {
+		after time.Duration
+		stale bool
+	}{{0, false}, {20 * time.Second, true}} {
+		p := DefaultParams()
+		p.StaleAfter = c.after
+		r := mustAnalyze(t, p, mkProfile(t, t0, 130, 10, a, b))
+		if n := nodeByName(r, "b"); n.Stale != c.stale || nodeByName(r, "a").Stale {
+			t.Errorf("StaleAfter %s: b stale %v (age %v s), want %v", c.after, n.Stale, n.DataAgeS, c.stale)
+		}
+	}
+}
+
+// TestPendingUnknownFirst: the report's pending_unknown is the first input's
+// that has one, named by the input.
+func TestPendingUnknownFirst(t *testing.T) {
+	var r Report
+	r.addInput("a", profile.Header{Complete: true})
+	r.addInput("b", profile.Header{Complete: true, PendingUnknown: "no kube-state-metrics"})
+	r.addInput("c", profile.Header{Complete: true, PendingUnknown: "squeue failed"})
+	if r.PendingUnknown != "b: no kube-state-metrics" {
+		t.Fatalf("pending_unknown %q", r.PendingUnknown)
+	}
+}
+
+// TestWindowSpan: inputs may span profile.MaxSpan exactly, not a second
+// more.
+func TestWindowSpan(t *testing.T) {
+	src := func(start, end time.Time) Source {
+		return Source{Stream: &profile.Stream{Header: profile.Header{StartedAt: start, EndedAt: end}}}
+	}
+	end := t0.Add(profile.MaxSpan)
+	if _, got, err := window([]Source{src(t0.Add(time.Hour), end), src(t0, t0.Add(time.Hour))}); err != nil || !got.Equal(end) {
+		t.Fatalf("exactly MaxSpan: %v, end %s", err, got)
+	}
+	if _, _, err := window([]Source{src(t0, t0.Add(time.Hour)), src(t0.Add(time.Hour), end.Add(time.Second))}); !errors.Is(err, profile.ErrInvalid) {
+		t.Fatalf("MaxSpan and a second: %v", err)
+	}
+}
+
+// TestScalingPeriodsBound: a scaling period may cut the window into
+// MaxScalingPeriods periods, not one more; a window that is a whole number
+// of periods has that many, not one more.
+func TestScalingPeriodsBound(t *testing.T) {
+	window := time.Duration(MaxScalingPeriods) * time.Second
+	for _, c := range []struct {
+		period time.Duration
+		ok     bool
+	}{{time.Second, true}, {time.Second - time.Millisecond, false}} {
+		a, err := newAnalysis(Params{Scaling: &ScalingParams{Period: c.period}}, t0, t0.Add(window))
+		if (err == nil) != c.ok || c.ok && a.periods != MaxScalingPeriods {
+			t.Errorf("period %s: %v", c.period, err)
+		}
+	}
+	a, err := newAnalysis(Params{Scaling: &ScalingParams{}}, t0, t0.Add(time.Hour))
+	if err != nil || a.periods != 0 {
+		t.Fatalf("no period: %v, %d periods", err, a.periods)
+	}
+	if n := a.node("x"); n.demand.periods != 0 {
+		t.Fatalf("no period: the node has %d", n.demand.periods)
+	}
+	a, _ = newAnalysis(Params{Scaling: &ScalingParams{Period: time.Minute}}, t0, t0.Add(time.Hour))
+	if n := a.node("x"); n.demand.periods != 60 {
+		t.Fatalf("a minute's period over an hour: the node has %d", n.demand.periods)
+	}
+}
+
+// TestPoolLabel: the node label PoolBy names is the node's pool, the
+// latest input's; a label the analysis does not read is not kept.
+func TestPoolLabel(t *testing.T) {
+	n := func(pool string) nodeSpec {
+		return nodeSpec{name: "a", labels: map[string]string{"pool": pool, "zone": "z"}, gpus: []gpuSpec{{uuid: "GPU-a", t: every10(7), util: fill(50, 7)}}}
+	}
+	p := DefaultParams()
+	p.PoolBy = "pool"
+	r := mustAnalyze(t, p, mkProfile(t, t0, 70, 10, n("train")), mkProfile(t, t0.Add(70*time.Second), 70, 10, n("serve")))
+	if got := r.Nodes[0].Pool; got != "serve" {
+		t.Fatalf("pool %q, want the latest input's, serve", got)
+	}
+	a := &analysis{p: p}
+	if got := fmt.Sprint(a.nodeLabels(map[string]string{"pool": "x", "zone": "z", "": "e"})); got != "map[pool:x]" {
+		t.Fatalf("kept %s", got)
+	}
+	if a.nodeLabels(map[string]string{"zone": "z"}) != nil {
+		t.Fatal("labels kept where none is read")
+	}
+}
+
+// TestGPUTimelinesBound: a cluster of MaxGPUTimelines GPUs gets a timeline
+// per GPU; one more GPU, and none does.
+func TestGPUTimelinesBound(t *testing.T) {
+	for _, c := range []struct{ gpus, want int }{{MaxGPUTimelines, MaxGPUTimelines}, {MaxGPUTimelines + 1, 0}} {
+		var nodes []nodeSpec
+		for i := 0; i < c.gpus; i += 8 {
+			n := nodeSpec{name: fmt.Sprintf("n%03d", i/8)}
+			for j := i; j < min(i+8, c.gpus); j++ {
+				n.gpus = append(n.gpus, gpuSpec{uuid: fmt.Sprintf("GPU-%d", j), t: every10(3), util: fill(50, 3)})
+			}
+			nodes = append(nodes, n)
+		}
+		r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 30, 10, nodes...))
+		got := 0
+		for _, n := range r.Nodes {
+			got += len(n.GPUTimelines)
+		}
+		if got != c.want {
+			t.Errorf("%d GPUs: %d timelines, want %d", c.gpus, got, c.want)
+		}
+	}
+}
+
+// TestModelFirstSeen: a GPU's model is the first its inputs give.
+func TestModelFirstSeen(t *testing.T) {
+	n := func(model string) nodeSpec {
+		return nodeSpec{name: "a", gpus: []gpuSpec{{uuid: "GPU-a", model: model, t: every10(7), util: fill(50, 7)}}}
+	}
+	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 70, 10, n("NVIDIA A100-SXM4-80GB")), mkProfile(t, t0.Add(70*time.Second), 70, 10, n("NVIDIA H100 80GB HBM3")))
+	if got := strings.Join(r.Nodes[0].Models, ","); got != "A100-SXM4-80GB" {
+		t.Fatalf("models %s", got)
+	}
+}
+
+// TestCheckGroupBy: a grouping needs a level, and each level must be one
+// the attribution knows; team= needs a label.
+func TestCheckGroupBy(t *testing.T) {
+	for _, c := range []struct {
+		levels []string
+		ok     bool
+	}{{nil, false}, {[]string{}, false}, {[]string{"namespace", "team=team", "user", "account", "workload", "controller"}, true}, {[]string{"team="}, false}, {[]string{"pod"}, false}} {
+		if err := CheckGroupBy(c.levels); (err == nil) != c.ok || err != nil && !errors.Is(err, ErrGroupBy) {
+			t.Errorf("%q: %v", c.levels, err)
+		}
+	}
+	p := AttributionParams{GroupBy: []string{"team=squad", "user"}}
+	if got := strings.Join(p.labels(), ","); got != profile.ControllerLabel+",team,user,account,squad" {
+		t.Errorf("labels %s", got)
+	}
+}
+
+// TestAttributeSummedRows: a ledger row that sums several workloads counts
+// them all in its group, beside the workloads counted one by one; a group
+// that held nothing has no efficiency.
+func TestAttributeSummedRows(t *testing.T) {
+	w := func(id, ns string) profile.Workload {
+		return profile.Workload{ID: id, Labels: map[string]string{"namespace": ns}}
+	}
+	held := []Held{
+		{Keys: []string{"a"}, Workloads: 3, HeldH: 3, UsedH: 1, IdleH: 2, CostUSD: 4},
+		{Workload: w("a/x", "a"), HeldH: 1, UsedH: 1},
+		{Workload: w("b/y", "b"), HeldH: 1, UsedH: 0.5, IdleH: 0.5, CostUSD: 1},
+	}
+	at := Attribute(held, Held{}, Held{HeldH: 5, UsedH: 2.5, IdleH: 2.5, CostUSD: 5}, []string{"namespace"})
+	if len(at.Groups) != 2 || at.Groups[0].Key[0] != "a" || at.Groups[0].Workloads != 4 || at.Groups[1].Workloads != 1 {
+		t.Fatalf("groups %+v", at.Groups)
+	}
+	nearPtr(t, "a's efficiency", at.Groups[0].Efficiency, 0.5)
+	if at.Unallocated.Efficiency != nil {
+		t.Fatalf("nothing unallocated, yet an efficiency %v", *at.Unallocated.Efficiency)
+	}
+}
+
+// TestBasisOf: one rule that split a group's hours names it; two or more
+// are "mixed", with each one's hours; none is not known.
+func TestBasisOf(t *testing.T) {
+	var h [nBases]float64
+	if name, by := basisOf(h); name != "" || by != nil {
+		t.Errorf("none: %q %v", name, by)
+	}
+	h[1] = 2
+	if name, by := basisOf(h); name != basis(1).String() || by != nil {
+		t.Errorf("one: %q %v", name, by)
+	}
+	h[0] = 1
+	name, by := basisOf(h)
+	if name != "mixed" || len(by) != 2 || by[basis(0).String()] != 1 || by[basis(1).String()] != 2 {
+		t.Errorf("two: %q %v", name, by)
+	}
+}
+
+// TestAttributionMIGShare: a MIG device counts its share of its GPU in
+// held, used and idle GPU-hours, and costs its share of the GPU's price.
+// A 3g device (3/7) at 10 % for 120 s, held by one pod, the GPU at
+// $7/h: held 120 × 3/7 s, used a tenth of it, idle all of it, cost
+// 120/3600 h × $3/h = $0.10.
+func TestAttributionMIGShare(t *testing.T) {
+	ts := every10(12)
+	n := nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "MIG-1", model: "TestGPU", t: ts, util: fill(10, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}},
+	}, workloads: []profile.Workload{{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUUUIDs: []string{"MIG-1"}, Labels: map[string]string{"namespace": "a"}}}}
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 7)
+	p.Attribution = &AttributionParams{GroupBy: []string{"namespace"}}
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n))
+	if r.Attribution == nil || len(r.Attribution.Groups) != 1 {
+		t.Fatalf("%+v", r.Attribution)
+	}
+	g := r.Attribution.Groups[0]
+	h := 120.0 / 3600 * 3 / 7
+	near(t, "held", g.HeldGPUHours, h)
+	near(t, "used", g.UsedGPUHours, h/10)
+	near(t, "idle", g.IdleHeldGPUHours, h)
+	near(t, "cost", g.WasteCostUSD, 0.1)
+}
+
+// TestNodeFiguresHandComputed: a node's figures worked by hand. Two GPUs
+// at $2/h for 120 s at 10 s: GPU-0 at 0 % (idle throughout) with an
+// energy counter of 100 W that jumps 1 MJ in one step (a counter fault,
+// left out: 10 steps of 1000 J), GPU-1 at 50 % drawing 100 W (12 samples
+// of 10 s: 12000 J). A second node seen for 30 s only, shorter than the
+// idle window, has no full window; nodes are ordered by idle cost.
+func TestNodeFiguresHandComputed(t *testing.T) {
+	ts := every10(12)
+	counter := make([]float64, 12)
+	for i := range counter {
+		counter[i] = 1000 * float64(i)
+		if i >= 5 {
+			counter[i] += 1e6
+		}
+	}
+	n := nodeSpec{name: "b", gpus: []gpuSpec{
+		{uuid: "GPU-0", model: "TestGPU", t: ts, util: fill(0, 12), energy: counter},
+		{uuid: "GPU-1", model: "TestGPU", t: ts, util: fill(50, 12), power: fill(100, 12)},
+	}}
+	short := nodeSpec{name: "a", gpus: []gpuSpec{{uuid: "GPU-2", t: every10(3), util: fill(80, 3)}}}
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 2)
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n, short))
+	if r.Nodes[0].Name != "b" || r.Nodes[1].Name != "a" {
+		t.Fatalf("order %s, %s: want the idle cost first", r.Nodes[0].Name, r.Nodes[1].Name)
+	}
+	nr := r.Nodes[0]
+	near(t, "GPU-hours", nr.GPUHours, 240.0/3600)
+	near(t, "idle GPU-hours", nr.IdleGPUHours, 120.0/3600)
+	near(t, "idle cost", nr.IdleCostUSD, 120.0/3600*2)
+	near(t, "energy", nr.EnergyKWh, 22000/3.6e6)
+	near(t, "price", nr.PriceUSDPerHour, 4)
+	nearPtr(t, "utilization", nr.AvgGPUUtilPct, 25)
+	near(t, "observed", nr.ObservedS, 120)
+	if r.Summary.NodesFullWindow != 1 {
+		t.Errorf("nodes with a full window: %d, want 1", r.Summary.NodesFullWindow)
+	}
+	want := "1 energy counter step(s) larger than a GPU can draw (10 kW over the step's time) were left out as counter faults: [GPU GPU-0 on node b, 1001000 J in 10 s at 50.000 s]"
+	if !slices.Contains(r.Warnings, want) {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+}
+
+// TestMIGParentTimeline: a GPU whose MIG devices stand for it has no
+// timeline of its own; its devices have one each.
+func TestMIGParentTimeline(t *testing.T) {
+	ts := every10(12)
+	n := nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "GPU-p", t: ts, util: fill(50, 12)},
+		{uuid: "MIG-1", t: ts, util: fill(10, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}},
+		{uuid: "MIG-2", t: ts, util: fill(90, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "4g.40gb", GI: 2}},
+	}}
+	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 10, n))
+	if got := len(r.Nodes[0].GPUTimelines); got != 2 || r.Nodes[0].GPUs != 1 {
+		t.Fatalf("%d timelines, %d GPUs: want 2 and 1", got, r.Nodes[0].GPUs)
+	}
+}
