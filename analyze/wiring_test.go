@@ -13,8 +13,8 @@ import (
 )
 
 // TestStaleAfter: a node is stale when its data ends longer before the
-// window's end than Params.StaleAfter, or than the idle window when that
-// is not set.
+// window's end than Params.StaleAfter (not when exactly that long), or
+// than the idle window when that is not set.
 func TestStaleAfter(t *testing.T) {
 	for _, c := range []struct {
 		after time.Duration
@@ -31,7 +31,7 @@ func TestStaleAfter(t *testing.T) {
 	for _, c := range []struct {
 		after time.Duration
 		stale bool
-	}{{0, false}, {20 * time.Second, true}} {
+	}{{0, false}, {20 * time.Second, true}, {30 * time.Second, false}} {
 		p := DefaultParams()
 		p.StaleAfter = c.after
 		r := mustAnalyze(t, p, mkProfile(t, t0, 130, 10, a, b))
@@ -237,7 +237,8 @@ func TestAttributionMIGShare(t *testing.T) {
 // energy counter of 100 W that jumps 1 MJ in one step (a counter fault,
 // left out: 10 steps of 1000 J), GPU-1 at 50 % drawing 100 W (12 samples
 // of 10 s: 12000 J). A second node seen for 30 s only, shorter than the
-// idle window, has no full window; nodes are ordered by idle cost.
+// idle window, has no full window, nor has one without utilization (and
+// a GPU without a sample); nodes are ordered by idle cost.
 func TestNodeFiguresHandComputed(t *testing.T) {
 	ts := every10(12)
 	counter := make([]float64, 12)
@@ -252,9 +253,11 @@ func TestNodeFiguresHandComputed(t *testing.T) {
 		{uuid: "GPU-1", model: "TestGPU", t: ts, util: fill(50, 12), power: fill(100, 12)},
 	}}
 	short := nodeSpec{name: "a", gpus: []gpuSpec{{uuid: "GPU-2", t: every10(3), util: fill(80, 3)}}}
+	busy := nodeSpec{name: "c", gpus: []gpuSpec{{uuid: "GPU-3", t: ts, util: fill(80, 12)}}}
+	noUtil := nodeSpec{name: "d", gpus: []gpuSpec{{uuid: "GPU-4", t: ts, power: fill(100, 12)}, {uuid: "GPU-5", t: []float64{}}}}
 	p := DefaultParams()
 	p.Pricer = pricing.New(nil, 2)
-	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n, short))
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n, short, busy, noUtil))
 	if r.Nodes[0].Name != "b" || r.Nodes[1].Name != "a" {
 		t.Fatalf("order %s, %s: want the idle cost first", r.Nodes[0].Name, r.Nodes[1].Name)
 	}
@@ -266,8 +269,8 @@ func TestNodeFiguresHandComputed(t *testing.T) {
 	near(t, "price", nr.PriceUSDPerHour, 4)
 	nearPtr(t, "utilization", nr.AvgGPUUtilPct, 25)
 	near(t, "observed", nr.ObservedS, 120)
-	if r.Summary.NodesFullWindow != 1 {
-		t.Errorf("nodes with a full window: %d, want 1", r.Summary.NodesFullWindow)
+	if r.Summary.NodesFullWindow != 2 {
+		t.Errorf("nodes with a full window: %d, want 2 (b and c)", r.Summary.NodesFullWindow)
 	}
 	want := "1 energy counter step(s) larger than a GPU can draw (10 kW over the step's time) were left out as counter faults: [GPU GPU-0 on node b, 1001000 J in 10 s at 50.000 s]"
 	if !slices.Contains(r.Warnings, want) {
@@ -281,11 +284,38 @@ func TestMIGParentTimeline(t *testing.T) {
 	ts := every10(12)
 	n := nodeSpec{name: "n", gpus: []gpuSpec{
 		{uuid: "GPU-p", t: ts, util: fill(50, 12)},
-		{uuid: "MIG-1", t: ts, util: fill(10, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}},
-		{uuid: "MIG-2", t: ts, util: fill(90, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "4g.40gb", GI: 2}},
+		{uuid: "MIG-1", t: ts, util: fill(10, 12), membw: fill(20, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}},
+		{uuid: "MIG-2", t: ts, util: fill(90, 12), membw: fill(40, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "4g.40gb", GI: 2}},
 	}}
 	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 10, n))
 	if got := len(r.Nodes[0].GPUTimelines); got != 2 || r.Nodes[0].GPUs != 1 {
 		t.Fatalf("%d timelines, %d GPUs: want 2 and 1", got, r.Nodes[0].GPUs)
+	}
+	// The devices' figures weigh by their shares, 3/7 and 4/7: the GPU's
+	// own series counts for nothing.
+	nr := r.Nodes[0]
+	near(t, "GPU-hours", nr.GPUHours, 120.0/3600)
+	near(t, "idle GPU-hours", nr.IdleGPUHours, 120.0/3600*3/7)
+	nearPtr(t, "utilization", nr.AvgGPUUtilPct, 10*3.0/7+90*4.0/7)
+	nearPtr(t, "memory bandwidth", r.Summary.AvgMemBWUtilPct, 20*3.0/7+40*4.0/7)
+}
+
+// TestShortRunNoteLateStart: the span TestShortRunNote compares with the
+// idle window is from a GPU's first covered second to its last, wherever
+// in the window its data starts.
+func TestShortRunNoteLateStart(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		note bool
+	}{{5, true}, {8, false}} {
+		ts := steps(0, c.n)
+		for i := range ts {
+			ts[i] = 30 + 10*ts[i]
+		}
+		r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 10, nodeSpec{name: "a", gpus: []gpuSpec{{uuid: "GPU-a", t: ts, util: fill(0, c.n)}}}))
+		got := len(r.Summary.Notes) > 0 && strings.HasPrefix(r.Summary.Notes[0], "no GPU was observed for as long as the 1m idle window")
+		if got != c.note {
+			t.Errorf("%d samples from 30 s: note %v (%q), want %v", c.n, got, r.Summary.Notes, c.note)
+		}
 	}
 }
