@@ -319,3 +319,52 @@ func TestShortRunNoteLateStart(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryCounts: the summary counts each node once by its verdict, an
+// idle node a workload still holds apart from the idle ones; without any
+// utilization the idle figures are null, not 0.
+func TestSummaryCounts(t *testing.T) {
+	ts := every10(12)
+	node := func(name string, util float64, ws ...profile.Workload) nodeSpec {
+		return nodeSpec{name: name, gpus: []gpuSpec{{uuid: "GPU-" + name, t: ts, util: fill(util, 12)}}, workloads: ws}
+	}
+	held := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}}
+	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 10, node("held", 0, held), node("idle", 0), node("under", 30), node("busy", 80), node("busy2", 90)))
+	s := r.Summary
+	if s.IdleHeldNodes != 1 || s.IdleNodes != 1 || s.UnderusedNodes != 1 || s.BusyNodes != 2 || s.StalledNodes != 0 {
+		t.Fatalf("idle held %d, idle %d, underused %d, busy %d, stalled %d", s.IdleHeldNodes, s.IdleNodes, s.UnderusedNodes, s.BusyNodes, s.StalledNodes)
+	}
+	r = mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 10, nodeSpec{name: "p", gpus: []gpuSpec{{uuid: "GPU-p", t: ts, power: fill(100, 12)}}}))
+	s = r.Summary
+	if s.IdleGPUHours != nil || s.IdleRatio != nil || s.IdleCostUSD != nil || s.ProjectedMonthlySavingsUSD != nil {
+		t.Fatalf("idle figures without utilization: %v %v %v %v", s.IdleGPUHours, s.IdleRatio, s.IdleCostUSD, s.ProjectedMonthlySavingsUSD)
+	}
+}
+
+// TestTimelineBuckets: the timeline has SparklineBuckets slices of the
+// window (one when none is asked for); a scaling period of 0 asks for no
+// scaling section; a priced model gets no price warning.
+func TestTimelineBuckets(t *testing.T) {
+	n := nodeSpec{name: "a", gpus: []gpuSpec{{uuid: "GPU-a", t: every10(12), util: fill(50, 12)}}}
+	for _, c := range []struct {
+		buckets, want int
+		bucketS       float64
+	}{{40, 40, 3}, {0, 1, 120}, {1, 1, 120}} {
+		p := DefaultParams()
+		p.SparklineBuckets = c.buckets
+		p.Scaling = &ScalingParams{}
+		r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n))
+		if len(r.Timeline.MeanUtilPct) != c.want || len(r.Timeline.IdleNodeFraction) != c.want {
+			t.Errorf("%d buckets: %d slices", c.buckets, len(r.Timeline.MeanUtilPct))
+		}
+		near(t, "bucket", r.Timeline.BucketS, c.bucketS)
+		if r.Scaling != nil {
+			t.Error("a scaling section without a period")
+		}
+		for _, w := range r.Warnings {
+			if strings.HasPrefix(w, "no price for") {
+				t.Errorf("a priced model: %s", w)
+			}
+		}
+	}
+}
