@@ -368,3 +368,45 @@ func TestTimelineBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineHandComputed: four slices of 30 s over 120 s. GPU a1 is at
+// 0 % for the first minute and 100 % for the second, a2 at 50 %, b1 at
+// 0 % throughout (node b idle all the window), c1 has no utilization (it
+// counts in no slice). Slices 1–2: [0 0 50], mean 16.7, p10 0, p90 50;
+// slices 3–4: [0 50 100], mean 50, p10 0, p90 100. One node of three is
+// idle in each slice.
+func TestTimelineHandComputed(t *testing.T) {
+	ts := every10(12)
+	nodes := []nodeSpec{
+		{name: "a", gpus: []gpuSpec{{uuid: "a1", t: ts, util: cat(fill(0, 6), fill(100, 6))}, {uuid: "a2", t: ts, util: fill(50, 12)}}},
+		{name: "b", gpus: []gpuSpec{{uuid: "b1", t: ts, util: fill(0, 12)}}},
+		{name: "c", gpus: []gpuSpec{{uuid: "c1", t: ts, power: fill(100, 12)}}},
+	}
+	p := DefaultParams()
+	p.SparklineBuckets = 4
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, nodes...))
+	tl := r.Timeline
+	str := func(vs []*float64) string {
+		var out []string
+		for _, v := range vs {
+			if v == nil {
+				out = append(out, "null")
+				continue
+			}
+			out = append(out, fmt.Sprint(*v))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := str(tl.MeanUtilPct); got != "16.7 16.7 50 50" {
+		t.Errorf("mean %s", got)
+	}
+	if got := str(tl.P10UtilPct); got != "0 0 0 0" {
+		t.Errorf("p10 %s", got)
+	}
+	if got := str(tl.P90UtilPct); got != "50 50 100 100" {
+		t.Errorf("p90 %s", got)
+	}
+	if got := fmt.Sprint(tl.IdleNodeFraction); got != "[0.333333333 0.333333333 0.333333333 0.333333333]" {
+		t.Errorf("idle node fraction %s", got)
+	}
+}
