@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/internal/testkit/golden"
 	"github.com/seedance/seedance/profile"
 )
@@ -60,6 +61,7 @@ type nodeSpec struct {
 	gpus      []gpuSpec
 	workloads []profile.Workload
 	labels    map[string]string
+	topology  *hwtopo.Topology
 }
 
 // mkProfile builds a profile document starting at start.
@@ -67,7 +69,7 @@ func mkProfile(t testing.TB, start time.Time, durS, interval float64, nodes ...n
 	t.Helper()
 	p := profile.Profile{SchemaVersion: profile.SchemaVersion, StartedAt: start, EndedAt: start.Add(time.Duration(durS * float64(time.Second))), IntervalS: interval, Complete: true}
 	for _, n := range nodes {
-		pn := profile.Node{Name: n.name, Workloads: n.workloads, Labels: n.labels}
+		pn := profile.Node{Name: n.name, Workloads: n.workloads, Labels: n.labels, Topology: n.topology}
 		for i, g := range n.gpus {
 			model := g.model
 			if model == "" {

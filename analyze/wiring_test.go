@@ -3,11 +3,13 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
@@ -408,5 +410,65 @@ func TestTimelineHandComputed(t *testing.T) {
 	}
 	if got := fmt.Sprint(tl.IdleNodeFraction); got != "[0.333333333 0.333333333 0.333333333 0.333333333]" {
 		t.Errorf("idle node fraction %s", got)
+	}
+}
+
+// TestFleetTopology: the fleet keeps a node's topology (the latest input's)
+// for the planner; a node without one has none.
+func TestFleetTopology(t *testing.T) {
+	f, err := os.Open("../hwtopo/testdata/topo-dgxa100.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	topo, err := hwtopo.ParseMatrix(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gpus []gpuSpec
+	for i := range topo.GPUs {
+		gpus = append(gpus, gpuSpec{uuid: fmt.Sprintf("GPU-%d", i), t: every10(7), util: fill(50, 7)})
+	}
+	p := DefaultParams()
+	p.KeepFleet = true
+	r := mustAnalyze(t, p, mkProfile(t, t0, 70, 10, nodeSpec{name: "a", gpus: gpus, topology: topo}, nodeSpec{name: "b", gpus: gpus[:1]}))
+	if a := r.Fleet.Nodes[0]; a.Topology == nil || !slices.EqualFunc(a.Topology.Matrix, topo.Matrix, slices.Equal) {
+		t.Fatalf("node a's topology: %+v", a.Topology)
+	}
+	if r.Fleet.Nodes[1].Topology != nil {
+		t.Fatal("node b has a topology")
+	}
+}
+
+// TestAttributionPastGPUTimelines: past MaxGPUTimelines GPUs the GPUs keep
+// no timeline, and attribution (of a pod that held its GPU for the half
+// of the window when it was at 50 %) and stranded memory are still made
+// of every GPU.
+func TestAttributionPastGPUTimelines(t *testing.T) {
+	var nodes []nodeSpec
+	for i := 0; i <= MaxGPUTimelines/8; i++ {
+		n := nodeSpec{name: fmt.Sprintf("n%03d", i), workloads: []profile.Workload{{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Labels: map[string]string{"namespace": "a"},
+			Intervals: []profile.Tenure{{StartS: 0, EndS: 60}}}}}
+		for j := range 8 {
+			n.gpus = append(n.gpus, gpuSpec{uuid: fmt.Sprintf("GPU-%d-%d", i, j), t: every10(12), util: cat(fill(50, 6), fill(0, 6)), mem: fill(1<<30, 12), memTotal: 80 << 30})
+		}
+		nodes = append(nodes, n)
+	}
+	doc := mkProfile(t, t0, 120, 10, nodes...)
+	p := DefaultParams()
+	p.Attribution = &AttributionParams{GroupBy: []string{"namespace"}}
+	r := mustAnalyze(t, p, doc)
+	if len(r.Nodes[0].GPUTimelines) != 0 {
+		t.Fatal("timelines past MaxGPUTimelines")
+	}
+	if r.Attribution == nil || len(r.Attribution.Groups) != 1 {
+		t.Fatalf("attribution %+v", r.Attribution)
+	}
+	near(t, "held", r.Attribution.Groups[0].HeldGPUHours, float64(len(nodes))*60/3600)
+	near(t, "used", r.Attribution.Groups[0].UsedGPUHours, float64(len(nodes))*0.5*60/3600)
+	p = DefaultParams()
+	p.Fragmentation = true
+	if r := mustAnalyze(t, p, doc); len(r.StrandedMemory) != 8*len(nodes) {
+		t.Fatalf("%d GPUs with stranded memory, want %d", len(r.StrandedMemory), 8*len(nodes))
 	}
 }
