@@ -59,3 +59,30 @@ func TestUnscheduledDemand(t *testing.T) {
 		t.Errorf("%d release suggestions, want 1", released)
 	}
 }
+
+// TestUnscheduledLargestFirst: the largest waiting workload takes an idle
+// node first. An 8-GPU node (the costlier) and a 1-GPU node are idle; a
+// 1-GPU pod whose name sorts first and an 8-GPU pod wait: the 8-GPU pod
+// takes the 8-GPU node, the 1-GPU pod the other, and both nodes stall.
+func TestUnscheduledLargestFirst(t *testing.T) {
+	var big []gpuSpec
+	for i := range 8 {
+		big = append(big, gpuSpec{uuid: "big" + string(rune('0'+i)), t: steps(0, 300), util: fill(0, 300)})
+	}
+	doc := mkProfile(t, t0, 300, 1, nodeSpec{name: "big", gpus: big}, nodeSpec{name: "small", gpus: []gpuSpec{{uuid: "s0", t: steps(0, 300), util: fill(0, 300)}}})
+	var p profile.Profile
+	if err := json.Unmarshal(doc, &p); err != nil {
+		t.Fatal(err)
+	}
+	p.Unscheduled = []profile.Workload{
+		{ID: "ml/a-one", Name: "a-one", Kind: profile.KindPod, State: profile.StatePending, GPUCount: 1},
+		{ID: "ml/b-eight", Name: "b-eight", Kind: profile.KindPod, State: profile.StatePending, GPUCount: 8},
+	}
+	doc, _ = json.Marshal(&p)
+	r := mustAnalyze(t, DefaultParams(), doc)
+	for name, want := range map[string]string{"big": "ml/b-eight", "small": "ml/a-one"} {
+		if n := nodeByName(r, name); n.Verdict != VerdictStalled || len(n.WaitingFor) != 1 || n.WaitingFor[0] != want {
+			t.Errorf("%s: %s waiting for %v, want stalled for %s", name, n.Verdict, n.WaitingFor, want)
+		}
+	}
+}

@@ -472,3 +472,34 @@ func TestAttributionPastGPUTimelines(t *testing.T) {
 		t.Fatalf("%d GPUs with stranded memory, want %d", len(r.StrandedMemory), 8*len(nodes))
 	}
 }
+
+// TestBadClaimsWarning: running workloads that claim a GPU index or a MIG
+// device their node does not report are counted in one warning that names
+// the first five and says how many more; a claim of a device the node
+// has, and a pending workload's, are not.
+func TestBadClaimsWarning(t *testing.T) {
+	ts := every10(7)
+	var ws []profile.Workload
+	for i := range 6 {
+		ws = append(ws, profile.Workload{ID: fmt.Sprintf("a/p%d", i), Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{3}})
+	}
+	ws = append(ws,
+		profile.Workload{ID: "a/mig", Name: "mig", Kind: profile.KindPod, State: profile.StateRunning, GPUUUIDs: []string{"MIG-1", "MIG-9"}},
+		profile.Workload{ID: "a/waiting", Name: "waiting", Kind: profile.KindPod, State: profile.StatePending, GPUs: []int{7}})
+	n := nodeSpec{name: "n", workloads: ws, gpus: []gpuSpec{
+		{uuid: "GPU-0", t: ts, util: fill(50, 7)},
+		{uuid: "MIG-1", t: ts, util: fill(50, 7), mig: &profile.MIG{ParentUUID: "GPU-0", Profile: "3g.40gb", GI: 1}},
+	}}
+	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 70, 10, n))
+	want := "7 workload claim(s) name a GPU their node does not report, so nothing is attributed to them there: [a/p0 on node n: GPU index 3 a/p1 on node n: GPU index 3 a/p2 on node n: GPU index 3 a/p3 on node n: GPU index 3 a/p4 on node n: GPU index 3] (and 2 more)"
+	if !slices.Contains(r.Warnings, want) {
+		t.Fatalf("warnings %q\nwant %q", r.Warnings, want)
+	}
+	var f faults
+	for i := range maxFaultsNamed {
+		f.add(fmt.Sprint(i))
+	}
+	if got := f.warnings("x"); len(got) != 1 || got[0] != "5 x: [0 1 2 3 4]" {
+		t.Fatalf("exactly %d: %q", maxFaultsNamed, got)
+	}
+}

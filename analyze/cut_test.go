@@ -1,0 +1,77 @@
+package analyze
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestCutHandComputed: an analysis cut into [0, 30), [30, 90) and
+// [90, 120) s, worked by hand. GPU-0 ($3.60/h: $0.001/s) is at 0 % for
+// the first minute (one counted idle run, [0, 60)) and at 50 % after;
+// its energy counter rises 1000 J at each reading from 10 s (a reading
+// at a piece's start is in that piece). Pod a/p holds it for [0, 60).
+//
+//	piece 0: observed 30, idle 30, util 0 over 30, $0.03, 2000 J; a/p holds all of it.
+//	piece 1: observed 60, idle 30, util 15 over 60, $0.03, 6000 J; a/p holds
+//	         [30, 60) (idle, 3000 J), nobody [60, 90) (used 15, 3000 J).
+//	piece 2: observed 30, util 15 over 30, 3000 J, all nobody's; a/p holds none.
+func TestCutHandComputed(t *testing.T) {
+	ts := every10(12)
+	energy := make([]float64, 12)
+	for i := range energy {
+		energy[i] = 1000 * float64(i)
+	}
+	pod := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0},
+		Labels: map[string]string{"namespace": "a", "squad": "x"}, Intervals: []profile.Tenure{{StartS: 0, EndS: 60}}}
+	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{
+		{uuid: "GPU-0", model: "TestGPU", t: ts, util: cat(fill(0, 6), fill(50, 6)), energy: energy}}})
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 3.6)
+	p.Attribution = &AttributionParams{GroupBy: []string{"team=squad"}}
+	at := []time.Time{t0, t0.Add(30 * time.Second), t0.Add(90 * time.Second), t0.Add(120 * time.Second)}
+	c, err := Cut(context.Background(), sourcesOf(t, doc), p, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gpus []string
+	for _, g := range c.GPUs {
+		gpus = append(gpus, fmt.Sprintf("%d %s obs %.6g idle %.6g util %.6g/%.6g $%.6g %.6g J", g.Piece, g.Model, g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ))
+	}
+	want := []string{
+		"0 TestGPU obs 30 idle 30 util 0/30 $0.03 2000 J",
+		"1 TestGPU obs 60 idle 30 util 15/60 $0.03 6000 J",
+		"2 TestGPU obs 30 idle 0 util 15/30 $0 3000 J",
+	}
+	if strings.Join(gpus, "\n") != strings.Join(want, "\n") {
+		t.Errorf("GPU rows:\n%s\nwant\n%s", strings.Join(gpus, "\n"), strings.Join(want, "\n"))
+	}
+	var holds []string
+	for _, h := range c.Holds {
+		who := "nobody"
+		if h.Workload != nil {
+			who = h.Workload.ID + " squad=" + h.Workload.Labels["squad"]
+		}
+		holds = append(holds, fmt.Sprintf("%d %s held %.6g used %.6g idle %.6g $%.6g %.6g J", h.Piece, who, h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ))
+	}
+	want = []string{
+		"0 a/p squad=x held 30 used 0 idle 30 $0.03 2000 J",
+		"1 nobody held 30 used 15 idle 0 $0 3000 J",
+		"1 a/p squad=x held 30 used 0 idle 30 $0.03 3000 J",
+		"2 nobody held 30 used 15 idle 0 $0 3000 J",
+	}
+	if strings.Join(holds, "\n") != strings.Join(want, "\n") {
+		t.Errorf("holds:\n%s\nwant\n%s", strings.Join(holds, "\n"), strings.Join(want, "\n"))
+	}
+	// Without attribution settings a cut still splits by workload.
+	p.Attribution = nil
+	c, err = Cut(context.Background(), sourcesOf(t, doc), p, at)
+	if err != nil || len(c.Holds) != 4 || c.Holds[0].Workload == nil || c.Holds[0].HeldS != 30 {
+		t.Fatalf("without attribution settings: %v, %+v", err, c.Holds)
+	}
+}
