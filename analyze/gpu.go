@@ -32,9 +32,9 @@ type gpuAcc struct {
 	index       int32   // below profile.MaxGPUsPerNode
 	// energyN counts energy readings, up to 2 (all the rules ask); its
 	// bit powerSeen is set once a power reading was seen.
-	energyN          uint8
-	hasUtil, sampled bool
-	runOpen          bool
+	energyN uint8
+	sampled bool
+	runOpen bool
 
 	prev sample
 
@@ -72,9 +72,6 @@ type gpuContext struct {
 // seconds after the window's start.
 func (g *gpuAcc) add(s *profile.Series, usage []profile.Usage, offset, interval float64) error {
 	util, bw, pw, en := s.GPUUtilPct, s.MemBWUtilPct, s.PowerW, s.EnergyJ
-	if util != nil {
-		g.hasUtil = true
-	}
 	g.sampled = g.sampled || len(s.T) > 0
 	for i, t := range s.T {
 		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), load: profile.Null, valid: true}

@@ -503,3 +503,32 @@ func TestBadClaimsWarning(t *testing.T) {
 		t.Fatalf("exactly %d: %q", maxFaultsNamed, got)
 	}
 }
+
+// TestInputsTouching: a second input whose first sample is at the first
+// input's last sample's time overlaps it, and is refused; one a sample
+// later follows it.
+func TestInputsTouching(t *testing.T) {
+	n := nodeSpec{name: "n", gpus: []gpuSpec{{uuid: "GPU-0", t: every10(6), util: fill(50, 6)}}}
+	first := mkProfile(t, t0, 60, 10, n)
+	_, err := analyzeDocs(t, DefaultParams(), first, mkProfile(t, t0.Add(50*time.Second), 60, 10, n))
+	if !errors.Is(err, profile.ErrInvalid) || !strings.Contains(err.Error(), "inputs overlap: GPU GPU-0 on node n has two samples at or around 50.000 s") {
+		t.Fatalf("touching: %v", err)
+	}
+	if _, err := analyzeDocs(t, DefaultParams(), first, mkProfile(t, t0.Add(60*time.Second), 60, 10, n)); err != nil {
+		t.Fatalf("following: %v", err)
+	}
+}
+
+// TestFleetMeanUtil: the fleet's GPUs carry their mean utilization, null
+// for a GPU without a reading.
+func TestFleetMeanUtil(t *testing.T) {
+	ts := every10(12)
+	n := nodeSpec{name: "n", gpus: []gpuSpec{{uuid: "GPU-0", t: ts, util: cat(fill(20, 6), fill(60, 6))}, {uuid: "GPU-1", t: ts, power: fill(100, 12)}}}
+	p := DefaultParams()
+	p.KeepFleet = true
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n))
+	gs := r.Fleet.Nodes[0].GPUs
+	if len(gs) != 2 || gs[0].MeanUtilPct != 40 || !profile.IsNull(gs[1].MeanUtilPct) {
+		t.Fatalf("fleet GPUs %+v", gs)
+	}
+}
