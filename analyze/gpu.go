@@ -184,7 +184,7 @@ func (g *gpuAcc) count(s sample, lo, hi float64) {
 		g.bwSum += s.memBW * cov
 		g.bwW += cov
 	}
-	if g.ctx.scaling != nil && g.share > 0 && g.parent() == "" {
+	if g.ctx.scaling != nil && g.parent() == "" { // a physical GPU, by its own series
 		g.ctx.demand.add(lo, cov, s.load, g.ctx.scaling.Period.Seconds())
 	}
 }

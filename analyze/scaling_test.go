@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -108,5 +109,29 @@ func TestScalingSection(t *testing.T) {
 	// 2 of 4 busy is 50%: between 30% and 77%, so nothing scales.
 	if pool.WMA.ScaleEvents != 0 || pool.WMA.ProvisionedGPUH != pool.StaticGPUH {
 		t.Fatalf("wma %+v", pool.WMA)
+	}
+}
+
+// TestScalingMIGDemand: a GPU split into MIG devices counts in the pool's
+// demand once, by its own series (the physical GPU's load), not again
+// through its devices: the GPU at 100 %, its 3g and 4g devices at 100 % and
+// 50 %, for ten minutes: a demand of 1 GPU in every period.
+func TestScalingMIGDemand(t *testing.T) {
+	ts := steps(0, 600)
+	gpus := []gpuSpec{
+		{uuid: "GPU-p", t: ts, util: fill(100, 600)},
+		{uuid: "MIG-1", t: ts, util: fill(100, 600), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}},
+		{uuid: "MIG-2", t: ts, util: fill(50, 600), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "4g.40gb", GI: 2}},
+	}
+	p := DefaultParams()
+	sp := DefaultScaling()
+	sp.Period = time.Minute
+	p.Scaling = &sp
+	r := mustAnalyze(t, p, mkProfile(t, t0, 600, 1, nodeSpec{name: "n1", gpus: gpus}))
+	if r.Scaling == nil || len(r.Scaling.Pools) != 1 {
+		t.Fatalf("scaling %+v", r.Scaling)
+	}
+	if got := fmt.Sprint(r.Scaling.Pools[0].Demand); got != "[1 1 1 1 1 1 1 1 1 1]" {
+		t.Fatalf("demand %s", got)
 	}
 }
