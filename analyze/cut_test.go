@@ -21,6 +21,9 @@ import (
 //	piece 1: observed 60, idle 30, util 15 over 60, $0.03, 6000 J; a/p holds
 //	         [30, 60) (idle, 3000 J), nobody [60, 90) (used 15, 3000 J).
 //	piece 2: observed 30, util 15 over 30, 3000 J, all nobody's; a/p holds none.
+//
+// GPU-1 (another model), at 80 % drawing 100 W and held by nobody, has its
+// power × coverage in each piece: 3000, 6000 and 3000 J.
 func TestCutHandComputed(t *testing.T) {
 	ts := every10(12)
 	energy := make([]float64, 12)
@@ -30,7 +33,8 @@ func TestCutHandComputed(t *testing.T) {
 	pod := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0},
 		Labels: map[string]string{"namespace": "a", "squad": "x"}, Intervals: []profile.Tenure{{StartS: 0, EndS: 60}}}
 	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{
-		{uuid: "GPU-0", model: "TestGPU", t: ts, util: cat(fill(0, 6), fill(50, 6)), energy: energy}}})
+		{uuid: "GPU-0", model: "TestGPU", t: ts, util: cat(fill(0, 6), fill(50, 6)), energy: energy},
+		{uuid: "GPU-1", model: "TestGPU-P", t: ts, util: fill(80, 12), power: fill(100, 12)}}})
 	p := DefaultParams()
 	p.Pricer = pricing.New(nil, 3.6)
 	p.Attribution = &AttributionParams{GroupBy: []string{"team=squad"}}
@@ -45,8 +49,11 @@ func TestCutHandComputed(t *testing.T) {
 	}
 	want := []string{
 		"0 TestGPU obs 30 idle 30 util 0/30 $0.03 2000 J",
+		"0 TestGPU-P obs 30 idle 0 util 24/30 $0 3000 J",
 		"1 TestGPU obs 60 idle 30 util 15/60 $0.03 6000 J",
+		"1 TestGPU-P obs 60 idle 0 util 48/60 $0 6000 J",
 		"2 TestGPU obs 30 idle 0 util 15/30 $0 3000 J",
+		"2 TestGPU-P obs 30 idle 0 util 24/30 $0 3000 J",
 	}
 	if strings.Join(gpus, "\n") != strings.Join(want, "\n") {
 		t.Errorf("GPU rows:\n%s\nwant\n%s", strings.Join(gpus, "\n"), strings.Join(want, "\n"))
@@ -61,9 +68,12 @@ func TestCutHandComputed(t *testing.T) {
 	}
 	want = []string{
 		"0 a/p squad=x held 30 used 0 idle 30 $0.03 2000 J",
+		"0 nobody held 30 used 24 idle 0 $0 3000 J",
 		"1 nobody held 30 used 15 idle 0 $0 3000 J",
 		"1 a/p squad=x held 30 used 0 idle 30 $0.03 3000 J",
+		"1 nobody held 60 used 48 idle 0 $0 6000 J",
 		"2 nobody held 30 used 15 idle 0 $0 3000 J",
+		"2 nobody held 30 used 24 idle 0 $0 3000 J",
 	}
 	if strings.Join(holds, "\n") != strings.Join(want, "\n") {
 		t.Errorf("holds:\n%s\nwant\n%s", strings.Join(holds, "\n"), strings.Join(want, "\n"))
@@ -71,7 +81,7 @@ func TestCutHandComputed(t *testing.T) {
 	// Without attribution settings a cut still splits by workload.
 	p.Attribution = nil
 	c, err = Cut(context.Background(), sourcesOf(t, doc), p, at)
-	if err != nil || len(c.Holds) != 4 || c.Holds[0].Workload == nil || c.Holds[0].HeldS != 30 {
+	if err != nil || len(c.Holds) != 7 || c.Holds[0].Workload == nil || c.Holds[0].HeldS != 30 {
 		t.Fatalf("without attribution settings: %v, %+v", err, c.Holds)
 	}
 }

@@ -532,3 +532,20 @@ func TestFleetMeanUtil(t *testing.T) {
 		t.Fatalf("fleet GPUs %+v", gs)
 	}
 }
+
+// TestCounterFaultBound: an energy counter step of exactly what a GPU can
+// draw in its time (10 kW × 10 s) is energy; a joule more is a fault.
+func TestCounterFaultBound(t *testing.T) {
+	for _, c := range []struct {
+		step   float64
+		energy float64
+		faults bool
+	}{{1e5, 1e5, false}, {1e5 + 1, 0, true}} {
+		n := nodeSpec{name: "n", gpus: []gpuSpec{{uuid: "GPU-0", t: every10(3), util: fill(50, 3), energy: []float64{0, c.step, c.step}}}}
+		r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 30, 10, n))
+		nearPtr(t, "energy", r.Summary.EnergyKWh, c.energy/3.6e6)
+		if got := len(r.Warnings) > 0 && strings.Contains(strings.Join(r.Warnings, "\n"), "counter fault"); got != c.faults {
+			t.Errorf("step %v J: fault %v, want %v", c.step, got, c.faults)
+		}
+	}
+}
