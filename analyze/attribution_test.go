@@ -123,8 +123,9 @@ func TestHolderRules(t *testing.T) {
 		{uuid: "GPU-1", model: "TestGPU", t: ts, util: fill(90, n), memTotal: gb80}, // train: the busy one
 		{uuid: "GPU-2", model: "TestGPU", t: ts, util: fill(2, n), memTotal: gb80},  // train: idle
 		{uuid: "GPU-3", model: "TestGPU", t: ts, util: fill(60, n), memTotal: gb80}, // infer: busy, small
+		{uuid: "GPU-4", model: "TestGPU", t: []float64{}},                           // notebook: never sampled, so priced at nothing
 	}, workloads: []profile.Workload{
-		{ID: "ml/notebook-0", Name: "notebook-0", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, GPUMemoryBytes: 40 << 30, Labels: map[string]string{"namespace": "ml"}},
+		{ID: "ml/notebook-0", Name: "notebook-0", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0, 4}, GPUMemoryBytes: 40 << 30, Labels: map[string]string{"namespace": "ml"}},
 		{ID: "ml/train-0", Name: "train-0", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{1, 2}, GPUMemoryBytes: 100 << 30, Labels: map[string]string{"namespace": "ml"}},
 		{ID: "ml/infer-0", Name: "infer-0", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{3}, GPUMemoryBytes: 4 << 30, Labels: map[string]string{"namespace": "ml"}},
 	}}
@@ -140,7 +141,7 @@ func TestHolderRules(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		SuggestIdleHolder:  "ml/notebook-0 holds 1 GPU on n at 1.0% mean utilization over 2h00m: release them, or stop it while it waits; its share costs $1.00/h",
+		SuggestIdleHolder:  "ml/notebook-0 holds 2 GPUs on n at 1.0% mean utilization over 2h00m: release them, or stop it while it waits; its share costs $1.00/h",
 		SuggestSmallMemory: "ml/infer-0 uses 4 GiB of the 80 GiB of memory on its 1 GPU (5%): a MIG slice or a shared GPU would hold it",
 		SuggestImbalanced:  "ml/train-0 keeps 1 of its 2 GPUs busy (GPU 1 at 90%) while the others stay under 5%: check its data loader and parallelism, or give it 1 GPU",
 	}

@@ -300,6 +300,9 @@ func TestMIGParentTimeline(t *testing.T) {
 	near(t, "idle GPU-hours", nr.IdleGPUHours, 120.0/3600*3/7)
 	nearPtr(t, "utilization", nr.AvgGPUUtilPct, 10*3.0/7+90*4.0/7)
 	nearPtr(t, "memory bandwidth", r.Summary.AvgMemBWUtilPct, 20*3.0/7+40*4.0/7)
+	if r.Summary.MemBWGPUs != 1 {
+		t.Errorf("memory bandwidth from %d GPUs, want the one physical GPU", r.Summary.MemBWGPUs)
+	}
 }
 
 // TestShortRunNoteLateStart: the span TestShortRunNote compares with the
