@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/seedance/seedance/pricing"
@@ -156,5 +157,41 @@ func TestHolderRules(t *testing.T) {
 		if s.Kind == SuggestIdleHolder || s.Kind == SuggestSmallMemory || s.Kind == SuggestImbalanced {
 			t.Errorf("rules off, yet %s", s.Text)
 		}
+	}
+}
+
+// TestIdleHolderBounds: the idle-holder rule (under 5 % for at least an
+// hour) at its bounds: a pod at exactly 5 % is not idle; one held for
+// exactly an hour at 1 % is, one held for 59 minutes is not. A pod that
+// holds only a GPU never sampled held nothing: no rule speaks of it.
+func TestIdleHolderBounds(t *testing.T) {
+	every60 := func(n int) []float64 {
+		ts := steps(0, n)
+		for i := range ts {
+			ts[i] *= 60
+		}
+		return ts
+	}
+	pod := func(id string, gpu int) profile.Workload {
+		return profile.Workload{ID: id, Name: id, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{gpu}, GPUMemoryBytes: 4 << 30, Labels: map[string]string{"namespace": "ml"}}
+	}
+	node := nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "GPU-0", model: "TestGPU", t: every60(120), util: fill(5, 120)},
+		{uuid: "GPU-1", model: "TestGPU", t: every60(60), util: fill(1, 60)},
+		{uuid: "GPU-2", model: "TestGPU", t: every60(59), util: fill(1, 59)},
+		{uuid: "GPU-3", model: "TestGPU", t: []float64{}, memTotal: 80 << 30},
+	}, workloads: []profile.Workload{pod("at-5", 0), pod("an-hour", 1), pod("59-minutes", 2), pod("ghost", 3)}}
+	params := DefaultParams()
+	params.Attribution = &AttributionParams{GroupBy: []string{"workload"}, Rules: DefaultHolderRules()}
+	r := mustAnalyze(t, params, mkProfile(t, t0, 7200, 60, node))
+	var got []string
+	for _, s := range r.Suggestions {
+		switch s.Kind {
+		case SuggestIdleHolder, SuggestSmallMemory, SuggestImbalanced:
+			got = append(got, s.Kind+" "+s.Text[:strings.Index(s.Text, " ")])
+		}
+	}
+	if strings.Join(got, ", ") != SuggestIdleHolder+" an-hour" {
+		t.Fatalf("suggestions %q, want the idle holder an-hour only", got)
 	}
 }
