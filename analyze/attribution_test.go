@@ -163,7 +163,9 @@ func TestHolderRules(t *testing.T) {
 // TestIdleHolderBounds: the idle-holder rule (under 5 % for at least an
 // hour) at its bounds: a pod at exactly 5 % is not idle; one held for
 // exactly an hour at 1 % is, one held for 59 minutes is not. A pod that
-// holds only a GPU never sampled held nothing: no rule speaks of it.
+// holds only a GPU never sampled held nothing: no rule speaks of it. The
+// small-memory rule (under 10 %) says nothing of a pod whose memory is not
+// known or at exactly 10 %; the imbalance rule nothing of a busy pod's one GPU.
 func TestIdleHolderBounds(t *testing.T) {
 	every60 := func(n int) []float64 {
 		ts := steps(0, n)
@@ -180,7 +182,11 @@ func TestIdleHolderBounds(t *testing.T) {
 		{uuid: "GPU-1", model: "TestGPU", t: every60(60), util: fill(1, 60)},
 		{uuid: "GPU-2", model: "TestGPU", t: every60(59), util: fill(1, 59)},
 		{uuid: "GPU-3", model: "TestGPU", t: []float64{}, memTotal: 80 << 30},
-	}, workloads: []profile.Workload{pod("at-5", 0), pod("an-hour", 1), pod("59-minutes", 2), pod("ghost", 3)}}
+		{uuid: "GPU-4", model: "TestGPU", t: every60(120), util: fill(90, 120), memTotal: 80 << 30},
+		{uuid: "GPU-5", model: "TestGPU", t: every60(120), util: fill(90, 120), memTotal: 80 << 30},
+	}, workloads: []profile.Workload{pod("at-5", 0), pod("an-hour", 1), pod("59-minutes", 2), pod("ghost", 3), pod("solo", 4), pod("tenth", 5)}}
+	node.workloads[4].GPUMemoryBytes = 0       // not known: not small
+	node.workloads[5].GPUMemoryBytes = 8 << 30 // exactly 10 %: not under it
 	params := DefaultParams()
 	params.Attribution = &AttributionParams{GroupBy: []string{"workload"}, Rules: DefaultHolderRules()}
 	r := mustAnalyze(t, params, mkProfile(t, t0, 7200, 60, node))
