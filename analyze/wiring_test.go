@@ -552,3 +552,17 @@ func TestCounterFaultBound(t *testing.T) {
 		}
 	}
 }
+
+// TestInstantWindow: a profile whose window is one instant (started_at =
+// ended_at, one sample) is analyzed without dividing by its zero length:
+// its sparkline has one empty slice, its figures are zero.
+func TestInstantWindow(t *testing.T) {
+	r, err := analyzeDocs(t, DefaultParams(), mkProfile(t, t0, 0, 10, nodeSpec{name: "n", gpus: []gpuSpec{{uuid: "GPU-0", t: []float64{0}, util: []float64{50}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.Nodes[0]
+	if len(n.UtilSparkline) != 1 || n.UtilSparkline[0] != nil || n.GPUHours != 0 || n.Verdict != VerdictUnknown || n.AvgGPUUtilPct != nil {
+		t.Fatalf("node %+v", n)
+	}
+}
