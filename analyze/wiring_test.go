@@ -566,3 +566,33 @@ func TestInstantWindow(t *testing.T) {
 		t.Fatalf("node %+v", n)
 	}
 }
+
+// TestSecondInputTenure: a workload's tenure in a later input is moved by
+// that input's start: a pod that held GPU-0 for [30, 60) s of the second
+// two-minute input held it for 30 s, [150, 180) of the window. A pod in
+// both inputs is one workload, the latest input's.
+func TestSecondInputTenure(t *testing.T) {
+	g := []gpuSpec{{uuid: "GPU-0", model: "TestGPU", t: every10(12), util: fill(50, 12)}}
+	stay := profile.Workload{ID: "a/stay", Name: "stay", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Labels: map[string]string{"namespace": "a"}}
+	brief := profile.Workload{ID: "b/brief", Name: "brief", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Labels: map[string]string{"namespace": "b"},
+		Intervals: []profile.Tenure{{StartS: 30, EndS: 60}}}
+	first := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", gpus: g, workloads: []profile.Workload{stay}})
+	second := mkProfile(t, t0.Add(120*time.Second), 120, 10, nodeSpec{name: "n", gpus: g, workloads: []profile.Workload{stay, brief}})
+	p := DefaultParams()
+	p.Attribution = &AttributionParams{GroupBy: []string{"namespace"}}
+	r := mustAnalyze(t, p, first, second)
+	if n := r.Nodes[0]; n.RunningWorkloads != 1 {
+		t.Errorf("running workloads %d, want 1 (a/stay once)", n.RunningWorkloads)
+	}
+	var b *AttributionGroup
+	for i := range r.Attribution.Groups {
+		if r.Attribution.Groups[i].Key[0] == "b" {
+			b = &r.Attribution.Groups[i]
+		}
+	}
+	if b == nil {
+		t.Fatalf("groups %+v", r.Attribution.Groups)
+	}
+	// For its 30 s, b/brief shares GPU-0 with a/stay: half of it.
+	near(t, "b held", b.HeldGPUHours, 15.0/3600)
+}
