@@ -160,14 +160,6 @@ func (s *workloadSet) put(w profile.Workload) {
 	}
 }
 
-// get returns the workload of an id.
-func (s *workloadSet) get(id string) (profile.Workload, bool) {
-	if i := s.find(id); i >= 0 {
-		return s.list[i], true
-	}
-	return profile.Workload{}, false
-}
-
 // sorted returns the workloads by id: the set's own, not copies.
 func (s *workloadSet) sorted() []*profile.Workload {
 	out := make([]*profile.Workload, len(s.list))

@@ -231,10 +231,10 @@ func TestWorkloadSet(t *testing.T) {
 	if len(s.list) != 40 || s.index == nil {
 		t.Fatalf("%d workloads, index %v", len(s.list), s.index != nil)
 	}
-	if w, ok := s.get("ml/p-07"); !ok || w.State != profile.StateRunning {
-		t.Fatalf("ml/p-07 = %+v", w)
+	if i := s.find("ml/p-07"); i < 0 || s.list[i].State != profile.StateRunning {
+		t.Fatalf("ml/p-07 at %d", i)
 	}
-	if _, ok := s.get("ml/none"); ok {
+	if i := s.find("ml/none"); i >= 0 {
 		t.Fatal("found a workload that is not there")
 	}
 	sorted := s.sorted()

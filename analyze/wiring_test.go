@@ -596,3 +596,24 @@ func TestSecondInputTenure(t *testing.T) {
 	// For its 30 s, b/brief shares GPU-0 with a/stay: half of it.
 	near(t, "b held", b.HeldGPUHours, 15.0/3600)
 }
+
+// TestManyWorkloadsReplaced: past indexFrom workloads a node looks them up
+// by an index; a later input's state still replaces each one's: 20 pods
+// running in the first input, the same 20 in the second with the last
+// two pending, are 18 running and 2 pending.
+func TestManyWorkloadsReplaced(t *testing.T) {
+	g := []gpuSpec{{uuid: "GPU-0", t: every10(12), util: fill(50, 12)}}
+	var ws []profile.Workload
+	for i := range 20 {
+		ws = append(ws, profile.Workload{ID: fmt.Sprintf("a/p%02d", i), Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}})
+	}
+	later := slices.Clone(ws)
+	for i := 18; i < 20; i++ {
+		later[i].State, later[i].GPUs, later[i].GPUCount = profile.StatePending, nil, 1
+	}
+	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 120, 10, nodeSpec{name: "n", gpus: g, workloads: ws}),
+		mkProfile(t, t0.Add(120*time.Second), 120, 10, nodeSpec{name: "n", gpus: g, workloads: later}))
+	if n := r.Nodes[0]; n.RunningWorkloads != 18 || n.PendingWorkloads != 2 {
+		t.Fatalf("running %d, pending %d: want 18 and 2", n.RunningWorkloads, n.PendingWorkloads)
+	}
+}
