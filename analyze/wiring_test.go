@@ -617,3 +617,18 @@ func TestManyWorkloadsReplaced(t *testing.T) {
 		t.Fatalf("running %d, pending %d: want 18 and 2", n.RunningWorkloads, n.PendingWorkloads)
 	}
 }
+
+// TestIntersect: the pieces two GPUs' idle runs have in common, whichever
+// list's interval ends first.
+func TestIntersect(t *testing.T) {
+	a := []Interval{{0, 70}, {80, 200}}
+	b := []Interval{{0, 200}}
+	for _, c := range [][2][]Interval{{a, b}, {b, a}} {
+		if got := fmt.Sprint(intersect(c[0], c[1])); got != "[{0 70} {80 200}]" {
+			t.Errorf("intersect(%v, %v) = %s", c[0], c[1], got)
+		}
+	}
+	if got := intersect([]Interval{{0, 10}, {20, 30}}, []Interval{{5, 25}}); fmt.Sprint(got) != "[{5 10} {20 25}]" {
+		t.Errorf("got %v", got)
+	}
+}
