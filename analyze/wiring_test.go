@@ -3,13 +3,11 @@ package analyze
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/hwtopo"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 )
@@ -419,15 +417,7 @@ func TestTimelineHandComputed(t *testing.T) {
 // TestFleetTopology: the fleet keeps a node's topology (the latest input's)
 // for the planner; a node without one has none.
 func TestFleetTopology(t *testing.T) {
-	f, err := os.Open("../hwtopo/testdata/topo-dgxa100.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	topo, err := hwtopo.ParseMatrix(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo := dgxA100(t)
 	var gpus []gpuSpec
 	for i := range topo.GPUs {
 		gpus = append(gpus, gpuSpec{uuid: fmt.Sprintf("GPU-%d", i), t: every10(7), util: fill(50, 7)})
