@@ -31,8 +31,9 @@ func dgxA100(t *testing.T) *hwtopo.Topology {
 // TestNUMASuggestions: a workload whose GPUs sit on two NUMA nodes though
 // one node has enough is told to keep them on one; one whose GPU is on
 // node 0 but whose CPUs are on node 1 is told to rebind, with the CPUs; a
-// workload bound where its GPUs are, one too large for a node, and a
-// pending one are left alone. Without the host's NUMA layout nothing is
+// workload bound where its GPUs are (or half of its CPUs there), one too
+// large for a node, one on a GPU the topology lacks, and a pending one
+// are left alone; four GPUs fit a node of four. Without the host's NUMA layout nothing is
 // said.
 func TestNUMASuggestions(t *testing.T) {
 	var gpus []gpuSpec
@@ -47,6 +48,9 @@ func TestNUMASuggestions(t *testing.T) {
 		run("ml/misbound", "24-47", 0),
 		run("ml/bound", "24-35", 5),
 		run("ml/all", "0-47", 0, 1, 2, 3, 4, 5, 6, 7),
+		run("ml/half", "12-35", 1),      // half its CPUs on its GPU's node: enough
+		run("ml/four", "", 2, 3, 4, 5),  // four GPUs over two nodes of four
+		run("ml/elsewhere", "24-47", 8), // a GPU the topology does not have
 		{ID: "ml/waiting", Name: "waiting", Kind: profile.KindPod, State: profile.StatePending, GPUCount: 2, GPUs: []int{3, 4}},
 	}
 	topo := dgxA100(t)
@@ -55,6 +59,7 @@ func TestNUMASuggestions(t *testing.T) {
 		want []string
 	}{
 		{true, []string{
+			SuggestPackNUMA + " n: ml/four's 4 GPUs (2, 3, 4, 5) sit on NUMA nodes 0, 1: keep them on one NUMA node",
 			SuggestRebindNUMA + " n: ml/misbound may run on CPUs 24-47, but its GPU(s) 0 are on NUMA node 0: bind it to CPUs 0-23",
 			SuggestPackNUMA + " n: ml/spread's 2 GPUs (3, 4) sit on NUMA nodes 0, 1: keep them on one NUMA node",
 		}},
