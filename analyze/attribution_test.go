@@ -187,7 +187,7 @@ func TestIdleHolderBounds(t *testing.T) {
 		{uuid: "GPU-6", model: "TestGPU", t: every60(120), util: fill(90, 120)},
 		{uuid: "GPU-7", model: "TestGPU", t: every60(120), power: fill(100, 120)},
 	}, workloads: []profile.Workload{pod("at-5", 0), pod("an-hour", 1), pod("59-minutes", 2), pod("ghost", 3), pod("solo", 4), pod("tenth", 5), pod("pair", 6)}}
-	node.workloads[6].GPUs = []int{6, 7} // one busy, one without utilization: not known to be imbalanced
+	node.workloads[6].GPUs = []int{6, 7}       // one busy, one without utilization: not known to be imbalanced
 	node.workloads[4].GPUMemoryBytes = 0       // not known: not small
 	node.workloads[5].GPUMemoryBytes = 8 << 30 // exactly 10 %: not under it
 	params := DefaultParams()
