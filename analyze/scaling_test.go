@@ -135,3 +135,62 @@ func TestScalingMIGDemand(t *testing.T) {
 		t.Fatalf("demand %s", got)
 	}
 }
+
+// TestWMAReplayEdges: the WMA autoscaler's rule at its edges, one period
+// to scale either way, α 0.5, a pool of 10 that may grow to 20 (each
+// worked by hand; util is 100 × demand / capacity):
+//
+//   - the first period's WMA is its utilization: 5 GPUs of 10 (50 %) hold;
+//   - 7.5 of 10 (75 %) is inside target × 1.1 = 77 %: no scale-up;
+//   - 5 then 9 then 9: WMA 50, 70, 80: up at the third, to ⌈9 / 0.7⌉ = 13;
+//   - 3 of 10 is exactly the 30 % lower bound: no scale-down;
+//   - 1.4 of 10 (14 %): down to ⌈1.4 / 0.7⌉ = 2, not 3 (1.4 / 0.7 is a hair over 2);
+//   - a demand of exactly the capacity is not under-provisioned (at 100 %
+//     it scales up to ⌈10 / 0.7⌉ = 15); one a half GPU over it is.
+func TestWMAReplayEdges(t *testing.T) {
+	sp := DefaultScaling()
+	sp.Alpha, sp.UpPeriods, sp.DownPeriods, sp.MaxGPUs = 0.5, 1, 1, 20
+	for _, c := range []struct {
+		demand []float64
+		want   []int
+		under  int
+	}{
+		{[]float64{5, 5}, []int{10, 10}, 0},
+		{[]float64{7.5, 7.5}, []int{10, 10}, 0},
+		{[]float64{5, 9, 9, 9}, []int{10, 10, 10, 13}, 0},
+		{[]float64{3, 3}, []int{10, 10}, 0},
+		{[]float64{1.4, 1.4}, []int{10, 2}, 0},
+		{[]float64{10, 10.5}, []int{10, 15}, 0},
+		{[]float64{10.5}, []int{10}, 1},
+	} {
+		p := replayWMA(c.demand, 10, sp)
+		if !reflect.DeepEqual(p.Capacity, c.want) || p.UnderProvisioned != c.under {
+			t.Errorf("demand %v: capacity %v, under %d; want %v, %d", c.demand, p.Capacity, p.UnderProvisioned, c.want, c.under)
+		}
+	}
+}
+
+// TestHPAReplayEdges: the HPA rule at its edges, target 50 %, tolerance
+// 0.5, a pool of 10 that may grow to 30: a ratio of exactly 1.5 is inside
+// the tolerance; 1.2 is well inside it; a ratio of 2 asks for ⌈10 × 2⌉ =
+// 20, not 21; a demand of exactly the capacity is not under-provisioned,
+// one a half GPU over it is.
+func TestHPAReplayEdges(t *testing.T) {
+	sp := DefaultScaling()
+	sp.TargetPct, sp.HPATolerance, sp.MaxGPUs = 50, 0.5, 30
+	for _, c := range []struct {
+		demand []float64
+		want   []int
+		under  int
+	}{
+		{[]float64{7.5, 7.5}, []int{10, 10}, 0},
+		{[]float64{6, 6}, []int{10, 10}, 0},
+		{[]float64{10, 10}, []int{10, 20}, 0},
+		{[]float64{10.5}, []int{10}, 1},
+	} {
+		p := replayHPA(c.demand, 10, sp, 60)
+		if !reflect.DeepEqual(p.Capacity, c.want) || p.UnderProvisioned != c.under {
+			t.Errorf("demand %v: capacity %v, under %d; want %v, %d", c.demand, p.Capacity, p.UnderProvisioned, c.want, c.under)
+		}
+	}
+}
