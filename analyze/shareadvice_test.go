@@ -94,3 +94,47 @@ func TestMIGReshape(t *testing.T) {
 		})
 	}
 }
+
+// TestConsolidateEdges: a shared GPU at exactly 50 % is not a candidate;
+// two at 40 % sum to exactly 80 %, one GPU's packing bound, so they fit
+// on ⌈80 / 80⌉ = 1 and free exactly one, $2/h; tied, they are named in
+// the profile's order.
+func TestConsolidateEdges(t *testing.T) {
+	ts := steps(0, 10)
+	for i := range ts {
+		ts[i] *= 60
+	}
+	var gpus []gpuSpec
+	var ws []profile.Workload
+	for i, u := range []float64{50, 40, 40} {
+		gpus = append(gpus, gpuSpec{uuid: "GPU-" + string(rune('a'+i)), model: "TestGPU", t: ts, util: fill(u, 10)})
+		for k := range 2 {
+			ws = append(ws, profile.Workload{ID: "ns/p" + string(rune('a'+i)) + string(rune('0'+k)), Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{i}})
+		}
+	}
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 2)
+	got := kinds(mustAnalyze(t, p, mkProfile(t, t0, 600, 60, nodeSpec{name: "n", gpus: gpus, workloads: ws})), SuggestConsolidateShared)
+	if len(got) != 1 || got[0].SavingsUSDPerHour != 2 || !strings.Contains(got[0].Text, "2 shared TestGPU GPUs carry 4 pods that together use 80% of one GPU: pack them onto 1") ||
+		!strings.HasSuffix(got[0].Text, "the least used first: n GPU 1 (40%), n GPU 2 (40%)") {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+// TestMIGReshapeTie: two MIG GPUs holding 3 slices each: the first in the
+// node's order is the one re-partitioned away.
+func TestMIGReshapeTie(t *testing.T) {
+	ts := []float64{0, 60, 120, 180, 240, 300, 360, 420, 480, 540}
+	mig := func(uuid, parent, prof string) gpuSpec {
+		return gpuSpec{uuid: uuid, model: "TestGPU", t: ts, util: fill(50, 10), mig: &profile.MIG{ParentUUID: parent, Profile: prof}}
+	}
+	pod := func(id, uuid string) profile.Workload {
+		return profile.Workload{ID: id, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, GPUUUIDs: []string{uuid}}
+	}
+	n := nodeSpec{name: "n", gpus: []gpuSpec{mig("MIG-a1", "GPU-A", "3g.40gb"), mig("MIG-b1", "GPU-B", "3g.40gb")},
+		workloads: []profile.Workload{pod("ml/a", "MIG-a1"), pod("ml/b", "MIG-b1")}}
+	got := kinds(mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 600, 60, n)), SuggestMIGReshape)
+	if len(got) != 1 || !strings.Contains(got[0].Text, "hold 3 of GPU GPU-A's 7 slices") || !strings.Contains(got[0].Text, "take 3g.40gb (ml/a) to GPU GPU-B") {
+		t.Fatalf("got %+v", got)
+	}
+}
