@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
@@ -92,5 +94,60 @@ func TestSharedGPUSplitByHand(t *testing.T) {
 				near(t, "a measured", a.BasisGPUHours["measured"], c.measured*h)
 			}
 		})
+	}
+}
+
+// TestMeasuredAcrossInputs: three holders of a GPU at 40 % over three
+// inputs of 300 s. The first measures a and b only (c, unmeasured, leaves
+// the rule to even parts: 100 s each); the second measures a 20, b 10 and
+// c 10 (150, 75, 75); the third measures nobody (even again: 100 each; the
+// second's measurement does not carry over). a held 350 s, b and c 275.
+func TestMeasuredAcrossInputs(t *testing.T) {
+	ts := []float64{0, 60, 120, 180, 240}
+	pod := func(id string) profile.Workload {
+		return profile.Workload{ID: id, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}}
+	}
+	input := func(k int, usage []profile.Usage) []byte {
+		g := gpuSpec{uuid: "GPU-0", model: "TestGPU", t: ts, util: fill(40, 5), usage: usage}
+		return mkProfile(t, t0.Add(time.Duration(300*k)*time.Second), 300, 60, nodeSpec{name: "n", gpus: []gpuSpec{g}, workloads: []profile.Workload{pod("ns/a"), pod("ns/b"), pod("ns/c")}})
+	}
+	u := func(id string, v float64) profile.Usage { return profile.Usage{Workload: id, UtilPct: fill(v, 5)} }
+	p := DefaultParams()
+	p.Attribution = &AttributionParams{GroupBy: []string{"workload"}}
+	r := mustAnalyze(t, p, input(0, []profile.Usage{u("ns/a", 30), u("ns/b", 10)}), input(1, []profile.Usage{u("ns/a", 20), u("ns/b", 10), u("ns/c", 10)}), input(2, nil))
+	got := map[string]float64{}
+	for _, g := range r.Attribution.Groups {
+		got[g.Key[0]] = g.HeldGPUHours * 3600
+	}
+	near(t, "a", got["ns/a"], 350)
+	near(t, "b", got["ns/b"], 275)
+	near(t, "c", got["ns/c"], 275)
+}
+
+// TestHolderWeightsEdges: memory asked for on a GPU of unknown memory is
+// no measure (even parts); gpu_milli labels from 1 to 1000 are requests,
+// 0 and 1001 are not.
+func TestHolderWeightsEdges(t *testing.T) {
+	mem := func(b uint64) *profile.Workload { return &profile.Workload{Sharing: &profile.Sharing{MemoryBytes: b}} }
+	milli := func(v string) *profile.Workload { return &profile.Workload{Labels: map[string]string{"gpu_milli": v}} }
+	for _, c := range []struct {
+		name     string
+		holders  []*profile.Workload
+		memTotal uint64
+		want     string
+	}{
+		{"memory, no memTotal", []*profile.Workload{mem(40 << 30), mem(20 << 30)}, 0, "[0.5 0.5] even"},
+		{"memory", []*profile.Workload{mem(40 << 30), mem(20 << 30)}, 80 << 30, "[0.5 0.25] requested"},
+		{"milli 1 and 1000", []*profile.Workload{milli("1"), milli("1000")}, 0, "[0.000999000999 0.999000999] requested"},
+		{"milli 0", []*profile.Workload{milli("0"), milli("500")}, 0, "[0.5 0.5] even"},
+		{"milli 1001", []*profile.Workload{milli("1001"), milli("500")}, 0, "[0.5 0.5] even"},
+	} {
+		w, b := holderWeights(c.holders, c.memTotal)
+		for i := range w {
+			w[i] = sig(w[i])
+		}
+		if got := fmt.Sprint(w, " ", b); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
 	}
 }
