@@ -622,3 +622,30 @@ func TestIntersect(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// TestStrandedMemoryHandComputed: GPUs idle for 120 s (one counted run):
+// a holds 2 GiB of its 80 the whole run (2 GiB mean, 2 × 120 / 3600 =
+// 0.0667 GiB-hours), b holds 1 GiB with no size known, c holds none (not
+// listed), d holds 4 GiB but computes (not idle: not listed). The most
+// GiB-hours first.
+func TestStrandedMemoryHandComputed(t *testing.T) {
+	ts := every10(12)
+	gib := float64(1 << 30)
+	n := nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "GPU-a", model: "TestGPU", t: ts, util: fill(0, 12), mem: fill(2*gib, 12), memTotal: 80 << 30},
+		{uuid: "GPU-b", model: "TestGPU", t: ts, util: fill(0, 12), mem: fill(gib, 12)},
+		{uuid: "GPU-c", model: "TestGPU", t: ts, util: fill(0, 12), mem: fill(0, 12), memTotal: 80 << 30},
+		{uuid: "GPU-d", model: "TestGPU", t: ts, util: fill(90, 12), mem: fill(4*gib, 12), memTotal: 80 << 30},
+	}}
+	p := DefaultParams()
+	p.Fragmentation = true
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n))
+	var got []string
+	for _, s := range r.StrandedMemory {
+		got = append(got, fmt.Sprintf("%s idle %v held %v mean %v GiB %v GiB-h of %v", s.UUID, s.IdleS, s.HeldS, s.MeanGiB, s.GiBHours, s.MemTotalGiB))
+	}
+	want := "GPU-a idle 120 held 120 mean 2 GiB 0.0667 GiB-h of 80; GPU-b idle 120 held 120 mean 1 GiB 0.0333 GiB-h of 0"
+	if strings.Join(got, "; ") != want {
+		t.Fatalf("stranded\n%s\nwant\n%s", strings.Join(got, "; "), want)
+	}
+}
