@@ -85,3 +85,24 @@ func TestCutHandComputed(t *testing.T) {
 		t.Fatalf("without attribution settings: %v, %+v", err, c.Holds)
 	}
 }
+
+// TestCutAcrossAGap: a GPU at 50 % for [0, 60), unobserved for [60, 120),
+// at 50 % again for [120, 180): a cut at 90 s counts 60 observed seconds
+// and 30 GPU-seconds used on each side; the gap is covered by neither.
+func TestCutAcrossAGap(t *testing.T) {
+	ts := []float64{0, 10, 20, 30, 40, 50, 120, 130, 140, 150, 160, 170}
+	pod := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Intervals: []profile.Tenure{{StartS: 0, EndS: 150}}}
+	doc := mkProfile(t, t0, 180, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{{uuid: "GPU-0", model: "TestGPU", t: ts, util: fill(50, 12)}}})
+	at := []time.Time{t0, t0.Add(90 * time.Second), t0.Add(180 * time.Second)}
+	c, err := Cut(context.Background(), sourcesOf(t, doc), DefaultParams(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range c.GPUs {
+		got = append(got, fmt.Sprintf("%d obs %.6g util %.6g/%.6g", g.Piece, g.ObservedS, g.UtilS, g.UtilCoveredS))
+	}
+	if want := "0 obs 60 util 30/60, 1 obs 60 util 30/60"; strings.Join(got, ", ") != want {
+		t.Fatalf("pieces %s, want %s", strings.Join(got, ", "), want)
+	}
+}
