@@ -158,6 +158,7 @@ func TestLedgerCountsTheRecording(t *testing.T) {
 		t.Fatalf("nothing new: %v, %+v", err, up)
 	}
 }
+
 // TestHistoryForHTMLOnly: a run that counts into a ledger gets the
 // ledger's month to date for an HTML report, and only for one; without a
 // ledger an HTML report has none.
