@@ -106,3 +106,35 @@ func TestCutAcrossAGap(t *testing.T) {
 		t.Fatalf("pieces %s, want %s", strings.Join(got, ", "), want)
 	}
 }
+
+// TestCutMIGAndRepeatedTime: a cut time given twice makes an empty piece,
+// with no rows; a 3g MIG device (3/7 of a $7/h GPU) idle for the two
+// minutes costs 120 / 3600 h × $3/h = $0.10 in its pieces, held by its pod.
+func TestCutMIGAndRepeatedTime(t *testing.T) {
+	pod := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUUUIDs: []string{"MIG-1"}}
+	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{
+		{uuid: "MIG-1", model: "TestGPU", t: every10(12), util: fill(0, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}}}})
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 7)
+	at := []time.Time{t0, t0.Add(60 * time.Second), t0.Add(60 * time.Second), t0.Add(120 * time.Second)}
+	c, err := Cut(context.Background(), sourcesOf(t, doc), p, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := 0.0
+	for _, h := range c.Holds {
+		if h.Piece == 1 || h.Workload == nil {
+			t.Errorf("row %+v", h)
+		}
+		cost += h.CostUSD
+	}
+	for _, g := range c.GPUs {
+		if g.Piece == 1 {
+			t.Errorf("row %+v", g)
+		}
+	}
+	if len(c.Holds) != 2 {
+		t.Fatalf("holds %+v", c.Holds)
+	}
+	near(t, "cost", cost, 0.1)
+}

@@ -63,7 +63,8 @@ func TestWindowSpan(t *testing.T) {
 	if _, got, err := window([]Source{src(t0.Add(time.Hour), end), src(t0, t0.Add(time.Hour))}); err != nil || !got.Equal(end) {
 		t.Fatalf("exactly MaxSpan: %v, end %s", err, got)
 	}
-	if _, _, err := window([]Source{src(t0, t0.Add(time.Hour)), src(t0.Add(time.Hour), end.Add(time.Second))}); !errors.Is(err, profile.ErrInvalid) {
+	if _, _, err := window([]Source{src(t0, t0.Add(time.Hour)), src(t0.Add(time.Hour), end.Add(time.Second))}); !errors.Is(err, profile.ErrInvalid) ||
+		!strings.HasSuffix(err.Error(), "more than the 400 days one analysis covers") {
 		t.Fatalf("MaxSpan and a second: %v", err)
 	}
 }
@@ -238,7 +239,8 @@ func TestAttributionMIGShare(t *testing.T) {
 // left out: 10 steps of 1000 J), GPU-1 at 50 % drawing 100 W (12 samples
 // of 10 s: 12000 J). A second node seen for 30 s only, shorter than the
 // idle window, has no full window, nor has one without utilization (and
-// a GPU without a sample); nodes are ordered by idle cost.
+// a GPU without a sample), nor one seen for 50 s from 50 s; one seen for
+// exactly the idle window has one. Nodes are ordered by idle cost.
 func TestNodeFiguresHandComputed(t *testing.T) {
 	ts := every10(12)
 	counter := make([]float64, 12)
@@ -255,9 +257,11 @@ func TestNodeFiguresHandComputed(t *testing.T) {
 	short := nodeSpec{name: "a", gpus: []gpuSpec{{uuid: "GPU-2", t: every10(3), util: fill(80, 3)}}}
 	busy := nodeSpec{name: "c", gpus: []gpuSpec{{uuid: "GPU-3", t: ts, util: fill(80, 12)}}}
 	noUtil := nodeSpec{name: "d", gpus: []gpuSpec{{uuid: "GPU-4", t: ts, power: fill(100, 12)}, {uuid: "GPU-5", t: []float64{}}}}
+	late := nodeSpec{name: "e", gpus: []gpuSpec{{uuid: "GPU-6", t: []float64{50, 60, 70, 80, 90}, util: fill(80, 5)}}}
+	exact := nodeSpec{name: "f", gpus: []gpuSpec{{uuid: "GPU-7", t: every10(6), util: fill(80, 6)}}}
 	p := DefaultParams()
 	p.Pricer = pricing.New(nil, 2)
-	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n, short, busy, noUtil))
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n, short, busy, noUtil, late, exact))
 	if r.Nodes[0].Name != "b" || r.Nodes[1].Name != "a" {
 		t.Fatalf("order %s, %s: want the idle cost first", r.Nodes[0].Name, r.Nodes[1].Name)
 	}
@@ -269,8 +273,8 @@ func TestNodeFiguresHandComputed(t *testing.T) {
 	near(t, "price", nr.PriceUSDPerHour, 4)
 	nearPtr(t, "utilization", nr.AvgGPUUtilPct, 25)
 	near(t, "observed", nr.ObservedS, 120)
-	if r.Summary.NodesFullWindow != 2 {
-		t.Errorf("nodes with a full window: %d, want 2 (b and c)", r.Summary.NodesFullWindow)
+	if r.Summary.NodesFullWindow != 3 {
+		t.Errorf("nodes with a full window: %d, want 3 (b, c and f)", r.Summary.NodesFullWindow)
 	}
 	want := "1 energy counter step(s) larger than a GPU can draw (10 kW over the step's time) were left out as counter faults: [GPU GPU-0 on node b, 1001000 J in 10 s at 50.000 s]"
 	if !slices.Contains(r.Warnings, want) {
@@ -283,7 +287,7 @@ func TestNodeFiguresHandComputed(t *testing.T) {
 func TestMIGParentTimeline(t *testing.T) {
 	ts := every10(12)
 	n := nodeSpec{name: "n", gpus: []gpuSpec{
-		{uuid: "GPU-p", t: ts, util: fill(50, 12)},
+		{uuid: "GPU-p", t: ts, util: fill(100, 12)},
 		{uuid: "MIG-1", t: ts, util: fill(10, 12), membw: fill(20, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}},
 		{uuid: "MIG-2", t: ts, util: fill(90, 12), membw: fill(40, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "4g.40gb", GI: 2}},
 	}}
@@ -298,6 +302,9 @@ func TestMIGParentTimeline(t *testing.T) {
 	near(t, "idle GPU-hours", nr.IdleGPUHours, 120.0/3600*3/7)
 	nearPtr(t, "utilization", nr.AvgGPUUtilPct, 10*3.0/7+90*4.0/7)
 	nearPtr(t, "memory bandwidth", r.Summary.AvgMemBWUtilPct, 20*3.0/7+40*4.0/7)
+	if m := r.Timeline.MeanUtilPct[0]; m == nil || *m != 50 {
+		t.Errorf("the timeline's mean %v, want the devices' 50 (not the GPU's own 100)", m)
+	}
 	if r.Summary.MemBWGPUs != 1 {
 		t.Errorf("memory bandwidth from %d GPUs, want the one physical GPU", r.Summary.MemBWGPUs)
 	}
@@ -472,19 +479,17 @@ func TestAttributionPastGPUTimelines(t *testing.T) {
 // has, and a pending workload's, are not.
 func TestBadClaimsWarning(t *testing.T) {
 	ts := every10(7)
-	var ws []profile.Workload
+	ws := []profile.Workload{{ID: "a/mig", Name: "mig", Kind: profile.KindPod, State: profile.StateRunning, GPUUUIDs: []string{"MIG-1", "MIG-9"}}}
 	for i := range 6 {
 		ws = append(ws, profile.Workload{ID: fmt.Sprintf("a/p%d", i), Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{3}})
 	}
-	ws = append(ws,
-		profile.Workload{ID: "a/mig", Name: "mig", Kind: profile.KindPod, State: profile.StateRunning, GPUUUIDs: []string{"MIG-1", "MIG-9"}},
-		profile.Workload{ID: "a/waiting", Name: "waiting", Kind: profile.KindPod, State: profile.StatePending, GPUs: []int{7}})
+	ws = append(ws, profile.Workload{ID: "a/waiting", Name: "waiting", Kind: profile.KindPod, State: profile.StatePending, GPUs: []int{7}})
 	n := nodeSpec{name: "n", workloads: ws, gpus: []gpuSpec{
 		{uuid: "GPU-0", t: ts, util: fill(50, 7)},
 		{uuid: "MIG-1", t: ts, util: fill(50, 7), mig: &profile.MIG{ParentUUID: "GPU-0", Profile: "3g.40gb", GI: 1}},
 	}}
 	r := mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 70, 10, n))
-	want := "7 workload claim(s) name a GPU their node does not report, so nothing is attributed to them there: [a/p0 on node n: GPU index 3 a/p1 on node n: GPU index 3 a/p2 on node n: GPU index 3 a/p3 on node n: GPU index 3 a/p4 on node n: GPU index 3] (and 2 more)"
+	want := "7 workload claim(s) name a GPU their node does not report, so nothing is attributed to them there: [a/mig on node n: GPU MIG-9 a/p0 on node n: GPU index 3 a/p1 on node n: GPU index 3 a/p2 on node n: GPU index 3 a/p3 on node n: GPU index 3] (and 2 more)"
 	if !slices.Contains(r.Warnings, want) {
 		t.Fatalf("warnings %q\nwant %q", r.Warnings, want)
 	}
