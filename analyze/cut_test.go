@@ -108,12 +108,16 @@ func TestCutAcrossAGap(t *testing.T) {
 }
 
 // TestCutMIGAndRepeatedTime: a cut time given twice makes an empty piece,
-// with no rows; a 3g MIG device (3/7 of a $7/h GPU) idle for the two
-// minutes costs 120 / 3600 h × $3/h = $0.10 in its pieces, held by its pod.
+// with no rows. A 3g MIG device (3/7 of a $7/h GPU: $3/h) at 10 %, idle,
+// drawing 70 W, held by two pods, in two pieces of 60 s: each piece's GPU
+// row has 60 × 3/7 s observed and idle, 6 × 3/7 GPU-s used, $0.05 and
+// 4200 J; each pod holds half of it, and half the energy.
 func TestCutMIGAndRepeatedTime(t *testing.T) {
-	pod := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUUUIDs: []string{"MIG-1"}}
-	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{
-		{uuid: "MIG-1", model: "TestGPU", t: every10(12), util: fill(0, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}}}})
+	pod := func(id string) profile.Workload {
+		return profile.Workload{ID: id, Name: id, Kind: profile.KindPod, State: profile.StateRunning, GPUUUIDs: []string{"MIG-1"}}
+	}
+	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod("a/p"), pod("a/q")}, gpus: []gpuSpec{
+		{uuid: "MIG-1", model: "TestGPU", t: every10(12), util: fill(10, 12), power: fill(70, 12), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}}}})
 	p := DefaultParams()
 	p.Pricer = pricing.New(nil, 7)
 	at := []time.Time{t0, t0.Add(60 * time.Second), t0.Add(60 * time.Second), t0.Add(120 * time.Second)}
@@ -121,20 +125,18 @@ func TestCutMIGAndRepeatedTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cost := 0.0
-	for _, h := range c.Holds {
-		if h.Piece == 1 || h.Workload == nil {
-			t.Errorf("row %+v", h)
-		}
-		cost += h.CostUSD
-	}
+	s := 60.0 * 3 / 7
+	var got []string
 	for _, g := range c.GPUs {
-		if g.Piece == 1 {
-			t.Errorf("row %+v", g)
-		}
+		got = append(got, fmt.Sprintf("%d obs %.6g idle %.6g util %.6g/%.6g $%.6g %.6g J", g.Piece, g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ))
 	}
-	if len(c.Holds) != 2 {
-		t.Fatalf("holds %+v", c.Holds)
+	for _, h := range c.Holds {
+		got = append(got, fmt.Sprintf("%d %v held %.6g used %.6g idle %.6g $%.6g %.6g J", h.Piece, h.Workload != nil, h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ))
 	}
-	near(t, "cost", cost, 0.1)
+	row := fmt.Sprintf("obs %.6g idle %.6g util %.6g/%.6g $0.05 4200 J", s, s, s/10, s)
+	hold := fmt.Sprintf("true held %.6g used %.6g idle %.6g $0.025 2100 J", s/2, s/20, s/2)
+	want := []string{"0 " + row, "2 " + row, "0 " + hold, "0 " + hold, "2 " + hold, "2 " + hold}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

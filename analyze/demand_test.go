@@ -41,7 +41,8 @@ func TestUnscheduledDemand(t *testing.T) {
 			waiting[n.WaitingFor[0]] = n.Name
 		}
 	}
-	if len(waiting) != 2 || waiting["ml/train-1"] == "" || waiting["ml/train-2"] == "" || waiting["ml/huge"] != "" {
+	// Equal in size, the pods take the nodes in the order of their names.
+	if len(waiting) != 2 || waiting["ml/train-1"] != "a" || waiting["ml/train-2"] != "b" || waiting["ml/huge"] != "" {
 		t.Fatalf("waiting %v", waiting)
 	}
 	released := 0
