@@ -140,3 +140,21 @@ func TestCutMIGAndRepeatedTime(t *testing.T) {
 		t.Fatalf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestCutPieceWithoutSamples: a GPU seen only in the first of two pieces
+// has no GPU row in the second; its pod, which held it all along, has a
+// row there all the same, of nothing observed.
+func TestCutPieceWithoutSamples(t *testing.T) {
+	pod := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}}
+	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{{uuid: "GPU-0", model: "TestGPU", t: every10(6), util: fill(50, 6)}}})
+	c, err := Cut(context.Background(), sourcesOf(t, doc), DefaultParams(), []time.Time{t0, t0.Add(60 * time.Second), t0.Add(120 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.GPUs) != 1 || c.GPUs[0].Piece != 0 {
+		t.Fatalf("GPU rows %+v", c.GPUs)
+	}
+	if len(c.Holds) != 2 || c.Holds[1].Piece != 1 || c.Holds[1].Workload == nil || c.Holds[1].HeldS != 0 {
+		t.Fatalf("holds %+v", c.Holds)
+	}
+}
