@@ -151,3 +151,22 @@ func TestHolderWeightsEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedMIGDeviceBasis: the "measured" case of TestSharedGPUSplitByHand
+// on a 3g MIG device: every figure, the basis hours too, is 3/7 of the
+// GPU's.
+func TestSharedMIGDeviceBasis(t *testing.T) {
+	n := sharedNode(true, nil, nil)
+	n.gpus[0].uuid, n.gpus[0].mig = "MIG-0", &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}
+	for i := range n.workloads {
+		n.workloads[i].GPUs, n.workloads[i].GPUUUIDs = nil, []string{"MIG-0"}
+	}
+	a := sharedReport(t, n)["ns/a"]
+	const h = 3.0 / 7 / 3600
+	near(t, "a held", a.HeldGPUHours, (225+150)*h)
+	if a.Basis != "mixed" {
+		t.Fatalf("basis %q", a.Basis)
+	}
+	near(t, "a measured", a.BasisGPUHours["measured"], 225*h)
+	near(t, "a even", a.BasisGPUHours["even"], 150*h)
+}
