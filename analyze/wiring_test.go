@@ -419,6 +419,12 @@ func TestTimelineHandComputed(t *testing.T) {
 	if got := fmt.Sprint(tl.IdleNodeFraction); got != "[0.333333333 0.333333333 0.333333333 0.333333333]" {
 		t.Errorf("idle node fraction %s", got)
 	}
+	// Each node's own sparkline: a's two GPUs' mean, b's, none for c.
+	for name, want := range map[string]string{"a": "25 25 75 75", "b": "0 0 0 0", "c": "null null null null"} {
+		if got := str(nodeByName(r, name).UtilSparkline); got != want {
+			t.Errorf("node %s's sparkline %s, want %s", name, got, want)
+		}
+	}
 }
 
 // TestFleetTopology: the fleet keeps a node's topology (the latest input's)
