@@ -117,17 +117,17 @@ func TestScalingSection(t *testing.T) {
 // through its devices: the GPU at 100 %, its 3g and 4g devices at 100 % and
 // 50 %, for ten minutes: a demand of 1 GPU in every period.
 func TestScalingMIGDemand(t *testing.T) {
-	ts := steps(0, 600)
+	ts := every10(60) // 10 s samples: each counts its 10 s
 	gpus := []gpuSpec{
-		{uuid: "GPU-p", t: ts, util: fill(100, 600)},
-		{uuid: "MIG-1", t: ts, util: fill(100, 600), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}},
-		{uuid: "MIG-2", t: ts, util: fill(50, 600), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "4g.40gb", GI: 2}},
+		{uuid: "GPU-p", t: ts, util: fill(100, 60)},
+		{uuid: "MIG-1", t: ts, util: fill(100, 60), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "3g.40gb", GI: 1}},
+		{uuid: "MIG-2", t: ts, util: fill(50, 60), mig: &profile.MIG{ParentUUID: "GPU-p", Profile: "4g.40gb", GI: 2}},
 	}
 	p := DefaultParams()
 	sp := DefaultScaling()
 	sp.Period = time.Minute
 	p.Scaling = &sp
-	r := mustAnalyze(t, p, mkProfile(t, t0, 600, 1, nodeSpec{name: "n1", gpus: gpus}))
+	r := mustAnalyze(t, p, mkProfile(t, t0, 600, 10, nodeSpec{name: "n1", gpus: gpus}))
 	if r.Scaling == nil || len(r.Scaling.Pools) != 1 {
 		t.Fatalf("scaling %+v", r.Scaling)
 	}
