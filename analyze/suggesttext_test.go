@@ -17,6 +17,7 @@ import (
 //   - rel: idle throughout: release it, all of its price;
 //   - sched: idle [0, 120) and [180, 480) (70 %), busy at the end: $1.40/h at stake;
 //   - late: busy, then idle for the last 5 minutes: release it, half its price;
+//   - pend2: the same with a pod pending on it: stalled, half the time;
 //   - stale: idle for the 5 minutes it has data, a pod pending: its data is 5 minutes old.
 func TestNodeSuggestionTexts(t *testing.T) {
 	ts := every10(60)
@@ -30,6 +31,7 @@ func TestNodeSuggestionTexts(t *testing.T) {
 		{name: "pend", gpus: gpu(fill(0, 60)), workloads: pending},
 		{name: "stale", gpus: gpu(fill(0, 30)), workloads: pending},
 		{name: "late", gpus: gpu(cat(fill(90, 30), fill(0, 30)))},
+		{name: "pend2", gpus: gpu(cat(fill(90, 30), fill(0, 30))), workloads: pending},
 	}
 	for i := range nodes {
 		nodes[i].gpus[0].uuid += "-" + nodes[i].name
@@ -42,6 +44,7 @@ func TestNodeSuggestionTexts(t *testing.T) {
 		SuggestReleaseNode + " $2: rel: idle 100% of 10m observed and idle now for 10m (1 × TestGPU), release it: saves about $2.00/h (100% of its $2.00/h)",
 		SuggestScheduleNode + " $1.4: sched: idle 70% of 10m observed, in 2 stretches (1 × TestGPU) but busy at the end of the window: scale it down on a schedule or consolidate its work; about $1.40/h at stake",
 		SuggestReleaseNode + " $1: late: idle 50% of 10m observed and idle now for 5m (1 × TestGPU), release it: saves about $1.00/h (50% of its $2.00/h)",
+		SuggestRebindPending + " $1: pend2: 1 pending workload(s) (ml/q) while its 1 × TestGPU sat idle for 5m (50% of 10m observed): look at why they are not scheduled here",
 		SuggestStaleData + " $0: stale: idle 100% of 5m observed, but its newest sample is 5m old at the end of the window: what it does now is unknown; check its exporter before acting on it (no command)",
 	}
 	var got []string

@@ -638,7 +638,7 @@ func TestIntersect(t *testing.T) {
 // a holds 2 GiB of its 80 the whole run (2 GiB mean, 2 × 120 / 3600 =
 // 0.0667 GiB-hours), b holds 1 GiB with no size known, c holds none (not
 // listed), d holds 4 GiB but computes (not idle: not listed). The most
-// GiB-hours first.
+// GiB-hours first, ties (e is a's twin) in the profile's order.
 func TestStrandedMemoryHandComputed(t *testing.T) {
 	ts := every10(12)
 	gib := float64(1 << 30)
@@ -647,6 +647,7 @@ func TestStrandedMemoryHandComputed(t *testing.T) {
 		{uuid: "GPU-b", model: "TestGPU", t: ts, util: fill(0, 12), mem: fill(gib, 12)},
 		{uuid: "GPU-c", model: "TestGPU", t: ts, util: fill(0, 12), mem: fill(0, 12), memTotal: 80 << 30},
 		{uuid: "GPU-d", model: "TestGPU", t: ts, util: fill(90, 12), mem: fill(4*gib, 12), memTotal: 80 << 30},
+		{uuid: "GPU-e", model: "TestGPU", t: ts, util: fill(0, 12), mem: fill(2*gib, 12), memTotal: 80 << 30},
 	}}
 	p := DefaultParams()
 	p.Fragmentation = true
@@ -655,8 +656,37 @@ func TestStrandedMemoryHandComputed(t *testing.T) {
 	for _, s := range r.StrandedMemory {
 		got = append(got, fmt.Sprintf("%s idle %v held %v mean %v GiB %v GiB-h of %v", s.UUID, s.IdleS, s.HeldS, s.MeanGiB, s.GiBHours, s.MemTotalGiB))
 	}
-	want := "GPU-a idle 120 held 120 mean 2 GiB 0.0667 GiB-h of 80; GPU-b idle 120 held 120 mean 1 GiB 0.0333 GiB-h of 0"
+	want := "GPU-a idle 120 held 120 mean 2 GiB 0.0667 GiB-h of 80; GPU-e idle 120 held 120 mean 2 GiB 0.0667 GiB-h of 80; GPU-b idle 120 held 120 mean 1 GiB 0.0333 GiB-h of 0"
 	if strings.Join(got, "; ") != want {
 		t.Fatalf("stranded\n%s\nwant\n%s", strings.Join(got, "; "), want)
+	}
+}
+
+// TestGPUFiguresHandComputed: the per-GPU figures rules read, by hand.
+// GPU-a idle for 120 s at 0 % holding 2 GiB of 80 and drawing 100 W
+// (12000 J); GPU-b drawing power without a utilization reading or memory.
+func TestGPUFiguresHandComputed(t *testing.T) {
+	ts := every10(12)
+	n := nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "GPU-a", model: "TestGPU", t: ts, util: fill(0, 12), power: fill(100, 12), mem: fill(2<<30, 12), memTotal: 80 << 30},
+		{uuid: "GPU-b", model: "TestGPU", t: ts, power: fill(100, 12)},
+	}}
+	p := DefaultParams()
+	p.GPUFigures, p.Fragmentation = true, true
+	r := mustAnalyze(t, p, mkProfile(t, t0, 120, 10, n))
+	var got []string
+	for _, g := range r.GPUFigures {
+		util, mem := "null", "null"
+		if g.AvgGPUUtilPct != nil {
+			util = fmt.Sprint(*g.AvgGPUUtilPct)
+		}
+		if g.IdleMemGiB != nil {
+			mem = fmt.Sprint(*g.IdleMemGiB)
+		}
+		got = append(got, fmt.Sprintf("%s %d util %s obs %v idle %v kWh %v of %v GiB idle mem %s", g.UUID, g.Index, util, g.ObservedS, g.IdleS, g.EnergyKWh, g.MemTotalGiB, mem))
+	}
+	want := "GPU-a 0 util 0 obs 120 idle 120 kWh 0.00333333333 of 80 GiB idle mem 2; GPU-b 1 util null obs 120 idle 0 kWh 0.00333333333 of 0 GiB idle mem null"
+	if strings.Join(got, "; ") != want {
+		t.Fatalf("GPU figures\n%s\nwant\n%s", strings.Join(got, "; "), want)
 	}
 }
