@@ -88,12 +88,27 @@ func TestAnalyzeLedgerReadsTheSourceOnce(t *testing.T) {
 	}
 	sameAttribution(t, "after one run", filepath.Join(dir, "l.db"), alone.out)
 	// 09:10 to 09:20 is not analyzed: the next run, 09:20 to 09:30, reads it
-	// for the ledger, which then holds 09:00 to 09:30.
-	if r := run(t, nil, append([]string{"analyze", "--ledger", filepath.Join(dir, "l.db")}, window("2026-01-05T09:20:00Z", "2026-01-05T09:30:00Z")...)...); r.code != 0 {
+	// for the ledger, which then holds 09:00 to 09:30. With a ledger step
+	// shorter than the gap it asks the same queries: the gap is read once and
+	// the recording counted once, not once a step.
+	stepped := filepath.Join(dir, "stepped.db")
+	if r := run(t, nil, append([]string{"analyze", "--ledger", stepped}, first...)...); r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	var asked []int
+	for _, db := range [][]string{{"--ledger", filepath.Join(dir, "l.db")}, {"--ledger", stepped, "--ledger-step", "4m"}} {
+		before := queriesServed(t, srv.URL)
+		if r := run(t, nil, append(append([]string{"analyze"}, db...), window("2026-01-05T09:20:00Z", "2026-01-05T09:30:00Z")...)...); r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.errOut)
+		}
+		asked = append(asked, queriesServed(t, srv.URL)-before)
+	}
+	if asked[0] != asked[1] {
+		t.Errorf("after the gap: %d queries, with a 4m step %d", asked[0], asked[1])
 	}
 	whole := run(t, nil, append([]string{"analyze"}, window("2026-01-05T09:00:00Z", "2026-01-05T09:30:00Z")...)...)
 	sameAttribution(t, "after a gap", filepath.Join(dir, "l.db"), whole.out)
+	sameAttribution(t, "after a gap, stepped", stepped, whole.out)
 }
 
 // sameAttribution compares a ledger's attribution and idle cost with an
