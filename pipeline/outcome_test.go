@@ -179,3 +179,26 @@ func TestHistoryForHTMLOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerUpdateFromSourceAndFiles: ledger update counts what a source
+// reads (an incomplete read that nobody interrupted too) and what profile
+// files hold.
+func TestLedgerUpdateFromSourceAndFiles(t *testing.T) {
+	ctx := context.Background()
+	p := useFixed(t, 2, nil)
+	p.Complete = false
+	cfg := configWith(t, "profile.source", "fixed", "ledger.dsn", filepath.Join(t.TempDir(), "l.db"))
+	up, err := LedgerUpdate(ctx, LedgerUpdateSpec{Config: cfg, Source: &RecordSpec{Config: cfg}})
+	if err != nil || up.Nothing || up.Rows == 0 {
+		t.Fatalf("from the source: %v, %+v", err, up)
+	}
+	path := filepath.Join(t.TempDir(), "p.json")
+	if err := profile.WriteFile(path, p); err != nil {
+		t.Fatal(err)
+	}
+	cfg = configWith(t, "ledger.dsn", filepath.Join(t.TempDir(), "l.db"))
+	up, err = LedgerUpdate(ctx, LedgerUpdateSpec{Config: cfg, Inputs: []string{path}})
+	if err != nil || up.Nothing || up.Rows == 0 {
+		t.Fatalf("from a file: %v, %+v", err, up)
+	}
+}
