@@ -141,20 +141,24 @@ func TestCutMIGAndRepeatedTime(t *testing.T) {
 	}
 }
 
-// TestCutPieceWithoutSamples: a GPU seen only in the first of two pieces
-// has no GPU row in the second; its pod, which held it all along, has a
-// row there all the same, of nothing observed.
+// TestCutPieceWithoutSamples: GPUs seen only in the first of two pieces
+// have no GPU row in the second; GPU-0's pod, which held it all along, has
+// a row there all the same, of nothing observed; nobody's share of GPU-1,
+// held by no pod, has none.
 func TestCutPieceWithoutSamples(t *testing.T) {
 	pod := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}}
-	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{{uuid: "GPU-0", model: "TestGPU", t: every10(6), util: fill(50, 6)}}})
+	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{
+		{uuid: "GPU-0", model: "TestGPU", t: every10(6), util: fill(50, 6)},
+		{uuid: "GPU-1", model: "TestGPU-B", t: every10(6), util: fill(50, 6)}}})
 	c, err := Cut(context.Background(), sourcesOf(t, doc), DefaultParams(), []time.Time{t0, t0.Add(60 * time.Second), t0.Add(120 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.GPUs) != 1 || c.GPUs[0].Piece != 0 {
+	if len(c.GPUs) != 2 || c.GPUs[0].Piece != 0 || c.GPUs[1].Piece != 0 {
 		t.Fatalf("GPU rows %+v", c.GPUs)
 	}
-	if len(c.Holds) != 2 || c.Holds[1].Piece != 1 || c.Holds[1].Workload == nil || c.Holds[1].HeldS != 0 {
+	// Piece 0: the pod's and nobody's (GPU-1); piece 1: the pod's only.
+	if len(c.Holds) != 3 || c.Holds[2].Piece != 1 || c.Holds[2].Workload == nil || c.Holds[2].HeldS != 0 {
 		t.Fatalf("holds %+v", c.Holds)
 	}
 }

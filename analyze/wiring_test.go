@@ -663,12 +663,12 @@ func TestStrandedMemoryHandComputed(t *testing.T) {
 }
 
 // TestGPUFiguresHandComputed: the per-GPU figures rules read, by hand.
-// GPU-a idle for 120 s at 0 % holding 2 GiB of 80 and drawing 100 W
+// GPU-a idle for 120 s at 10 % holding 2 GiB of 80 and drawing 100 W
 // (12000 J); GPU-b drawing power without a utilization reading or memory.
 func TestGPUFiguresHandComputed(t *testing.T) {
 	ts := every10(12)
 	n := nodeSpec{name: "n", gpus: []gpuSpec{
-		{uuid: "GPU-a", model: "TestGPU", t: ts, util: fill(0, 12), power: fill(100, 12), mem: fill(2<<30, 12), memTotal: 80 << 30},
+		{uuid: "GPU-a", model: "TestGPU", t: ts, util: fill(10, 12), power: fill(100, 12), mem: fill(2<<30, 12), memTotal: 80 << 30},
 		{uuid: "GPU-b", model: "TestGPU", t: ts, power: fill(100, 12)},
 	}}
 	p := DefaultParams()
@@ -685,7 +685,7 @@ func TestGPUFiguresHandComputed(t *testing.T) {
 		}
 		got = append(got, fmt.Sprintf("%s %d util %s obs %v idle %v kWh %v of %v GiB idle mem %s", g.UUID, g.Index, util, g.ObservedS, g.IdleS, g.EnergyKWh, g.MemTotalGiB, mem))
 	}
-	want := "GPU-a 0 util 0 obs 120 idle 120 kWh 0.00333333333 of 80 GiB idle mem 2; GPU-b 1 util null obs 120 idle 0 kWh 0.00333333333 of 0 GiB idle mem null"
+	want := "GPU-a 0 util 10 obs 120 idle 120 kWh 0.00333333333 of 80 GiB idle mem 2; GPU-b 1 util null obs 120 idle 0 kWh 0.00333333333 of 0 GiB idle mem null"
 	if strings.Join(got, "; ") != want {
 		t.Fatalf("GPU figures\n%s\nwant\n%s", strings.Join(got, "; "), want)
 	}
