@@ -31,7 +31,7 @@ bench-read: ## the profile reader's CPU time per MB against cat, gzip -dc, zstd 
 	go test ./cmd -run XXX -bench ReadCPU -benchtime 1x -timeout 60m -v
 
 GREMLINS := go run github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
-MUTATION_PKGS ?= ./recommend=10 ./ledger=60 ./chargeback=10 ./pipeline=10 ./analyze=30
+MUTATION_PKGS ?= ./recommend=10 ./ledger=60 ./chargeback=10 ./pipeline=20 ./analyze=30
 BASE ?= origin/main
 
 mutation: ## mutation testing (gremlins, pinned) of MUTATION_PKGS against each package's tests; scores and reviewed survivors in docs/testing.md (about 2 h on two cores: the ledger 1.5 h)

@@ -167,13 +167,6 @@ func TestHolderRules(t *testing.T) {
 // small-memory rule (under 10 %) says nothing of a pod whose memory is not
 // known or at exactly 10 %; the imbalance rule nothing of a busy pod's one GPU.
 func TestIdleHolderBounds(t *testing.T) {
-	every60 := func(n int) []float64 {
-		ts := steps(0, n)
-		for i := range ts {
-			ts[i] *= 60
-		}
-		return ts
-	}
 	pod := func(id string, gpu int) profile.Workload {
 		return profile.Workload{ID: id, Name: id, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{gpu}, GPUMemoryBytes: 4 << 30, Labels: map[string]string{"namespace": "ml"}}
 	}

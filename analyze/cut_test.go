@@ -55,9 +55,7 @@ func TestCutHandComputed(t *testing.T) {
 		"2 TestGPU obs 30 idle 0 util 15/30 $0 3000 J",
 		"2 TestGPU-P obs 30 idle 0 util 24/30 $0 3000 J",
 	}
-	if strings.Join(gpus, "\n") != strings.Join(want, "\n") {
-		t.Errorf("GPU rows:\n%s\nwant\n%s", strings.Join(gpus, "\n"), strings.Join(want, "\n"))
-	}
+	sameLines(t, "GPU rows", gpus, want)
 	var holds []string
 	for _, h := range c.Holds {
 		who := "nobody"
@@ -75,9 +73,7 @@ func TestCutHandComputed(t *testing.T) {
 		"2 nobody held 30 used 15 idle 0 $0 3000 J",
 		"2 nobody held 30 used 24 idle 0 $0 3000 J",
 	}
-	if strings.Join(holds, "\n") != strings.Join(want, "\n") {
-		t.Errorf("holds:\n%s\nwant\n%s", strings.Join(holds, "\n"), strings.Join(want, "\n"))
-	}
+	sameLines(t, "holds", holds, want)
 	// Without attribution settings a cut still splits by workload.
 	p.Attribution = nil
 	c, err = Cut(context.Background(), sourcesOf(t, doc), p, at)
@@ -136,9 +132,7 @@ func TestCutMIGAndRepeatedTime(t *testing.T) {
 	row := fmt.Sprintf("obs %.6g idle %.6g util %.6g/%.6g $0.05 4200 J", s, s, s/10, s)
 	hold := fmt.Sprintf("true held %.6g used %.6g idle %.6g $0.025 2100 J", s/2, s/20, s/2)
 	want := []string{"0 " + row, "2 " + row, "0 " + hold, "0 " + hold, "2 " + hold, "2 " + hold}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	sameLines(t, "rows", got, want)
 }
 
 // TestCutPieceWithoutSamples: GPUs seen only in the first of two pieces
@@ -160,5 +154,13 @@ func TestCutPieceWithoutSamples(t *testing.T) {
 	// Piece 0: the pod's and nobody's (GPU-1); piece 1: the pod's only.
 	if len(c.Holds) != 3 || c.Holds[2].Piece != 1 || c.Holds[2].Workload == nil || c.Holds[2].HeldS != 0 {
 		t.Fatalf("holds %+v", c.Holds)
+	}
+}
+
+// sameLines fails the test when got and want differ, showing both.
+func sameLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n%s\nwant\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -8,6 +8,30 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
+// sharedGPUs is a TestGPU at each utilization for 10 minutes, each held by
+// two pods (ns/pa0, ns/pa1 on the first, …).
+func sharedGPUs(utils ...float64) ([]gpuSpec, []profile.Workload) {
+	var gpus []gpuSpec
+	var ws []profile.Workload
+	for i, u := range utils {
+		gpus = append(gpus, gpuSpec{uuid: "GPU-" + string(rune('a'+i)), model: "TestGPU", t: every60(10), util: fill(u, 10)})
+		for k := range 2 {
+			ws = append(ws, profile.Workload{ID: "ns/p" + string(rune('a'+i)) + string(rune('0'+k)), Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{i}})
+		}
+	}
+	return gpus, ws
+}
+
+// migDevice is a MIG device of a TestGPU at 50 % for 10 minutes.
+func migDevice(uuid, parent, prof string) gpuSpec {
+	return gpuSpec{uuid: uuid, model: "TestGPU", t: every60(10), util: fill(50, 10), mig: &profile.MIG{ParentUUID: parent, Profile: prof}}
+}
+
+// migPod is a running pod that holds a MIG device.
+func migPod(id, uuid string) profile.Workload {
+	return profile.Workload{ID: id, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, GPUUUIDs: []string{uuid}}
+}
+
 func kinds(r *Report, kind string) []Suggestion {
 	var out []Suggestion
 	for _, s := range r.Suggestions {
@@ -22,22 +46,8 @@ func kinds(r *Report, kind string) []Suggestion {
 // of one GPU together) fit on one: three are freed, at $2/h each. A
 // shared GPU at 60 % and a lone pod's GPU at 5 % are not candidates.
 func TestConsolidateSharedGPUs(t *testing.T) {
-	ts := steps(0, 10)
-	for i := range ts {
-		ts[i] *= 60
-	}
-	var gpus []gpuSpec
-	var ws []profile.Workload
-	for i, u := range []float64{10, 20, 5, 15, 60, 5} {
-		gpus = append(gpus, gpuSpec{uuid: "GPU-" + string(rune('a'+i)), model: "TestGPU", t: ts, util: fill(u, 10)})
-		pods := 2
-		if i == 5 {
-			pods = 1
-		}
-		for k := 0; k < pods; k++ {
-			ws = append(ws, profile.Workload{ID: "ns/p" + string(rune('a'+i)) + string(rune('0'+k)), Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{i}})
-		}
-	}
+	gpus, ws := sharedGPUs(10, 20, 5, 15, 60, 5)
+	ws = ws[:len(ws)-1] // the last GPU's pod is alone on it
 	p := DefaultParams()
 	p.Pricer = pricing.New(nil, 2)
 	r := mustAnalyze(t, p, mkProfile(t, t0, 600, 60, nodeSpec{name: "n", gpus: gpus, workloads: ws}))
@@ -61,13 +71,6 @@ func TestConsolidateSharedGPUs(t *testing.T) {
 // 4 of GPU B: A's 3g device fits in B's 3 free slices, which frees A. With
 // 4 and 4 held nothing fits, and nothing is advised.
 func TestMIGReshape(t *testing.T) {
-	ts := []float64{0, 60, 120, 180, 240, 300, 360, 420, 480, 540}
-	mig := func(uuid, parent, prof string) gpuSpec {
-		return gpuSpec{uuid: uuid, model: "TestGPU", t: ts, util: fill(50, 10), mig: &profile.MIG{ParentUUID: parent, Profile: prof}}
-	}
-	pod := func(id, uuid string) profile.Workload {
-		return profile.Workload{ID: id, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, GPUUUIDs: []string{uuid}}
-	}
 	for _, c := range []struct {
 		name     string
 		aProfile string
@@ -75,9 +78,9 @@ func TestMIGReshape(t *testing.T) {
 	}{{"fits", "3g.40gb", true}, {"does not fit", "4g.40gb", false}} {
 		t.Run(c.name, func(t *testing.T) {
 			n := nodeSpec{name: "n", gpus: []gpuSpec{
-				mig("MIG-a1", "GPU-A", c.aProfile), mig("MIG-a2", "GPU-A", "3g.40gb"),
-				mig("MIG-b1", "GPU-B", "4g.40gb"), mig("MIG-b2", "GPU-B", "3g.40gb"),
-			}, workloads: []profile.Workload{pod("ml/a", "MIG-a1"), pod("ml/b", "MIG-b1")}}
+				migDevice("MIG-a1", "GPU-A", c.aProfile), migDevice("MIG-a2", "GPU-A", "3g.40gb"),
+				migDevice("MIG-b1", "GPU-B", "4g.40gb"), migDevice("MIG-b2", "GPU-B", "3g.40gb"),
+			}, workloads: []profile.Workload{migPod("ml/a", "MIG-a1"), migPod("ml/b", "MIG-b1")}}
 			p := DefaultParams()
 			p.Pricer = pricing.New(nil, 2)
 			got := kinds(mustAnalyze(t, p, mkProfile(t, t0, 600, 60, n)), SuggestMIGReshape)
@@ -100,18 +103,7 @@ func TestMIGReshape(t *testing.T) {
 // on ⌈80 / 80⌉ = 1 and free exactly one, $2/h; tied, they are named in
 // the profile's order.
 func TestConsolidateEdges(t *testing.T) {
-	ts := steps(0, 10)
-	for i := range ts {
-		ts[i] *= 60
-	}
-	var gpus []gpuSpec
-	var ws []profile.Workload
-	for i, u := range []float64{50, 40, 40} {
-		gpus = append(gpus, gpuSpec{uuid: "GPU-" + string(rune('a'+i)), model: "TestGPU", t: ts, util: fill(u, 10)})
-		for k := range 2 {
-			ws = append(ws, profile.Workload{ID: "ns/p" + string(rune('a'+i)) + string(rune('0'+k)), Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{i}})
-		}
-	}
+	gpus, ws := sharedGPUs(50, 40, 40)
 	p := DefaultParams()
 	p.Pricer = pricing.New(nil, 2)
 	got := kinds(mustAnalyze(t, p, mkProfile(t, t0, 600, 60, nodeSpec{name: "n", gpus: gpus, workloads: ws})), SuggestConsolidateShared)
@@ -124,15 +116,8 @@ func TestConsolidateEdges(t *testing.T) {
 // TestMIGReshapeTie: two MIG GPUs holding 3 slices each: the first in the
 // node's order is the one re-partitioned away.
 func TestMIGReshapeTie(t *testing.T) {
-	ts := []float64{0, 60, 120, 180, 240, 300, 360, 420, 480, 540}
-	mig := func(uuid, parent, prof string) gpuSpec {
-		return gpuSpec{uuid: uuid, model: "TestGPU", t: ts, util: fill(50, 10), mig: &profile.MIG{ParentUUID: parent, Profile: prof}}
-	}
-	pod := func(id, uuid string) profile.Workload {
-		return profile.Workload{ID: id, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, GPUUUIDs: []string{uuid}}
-	}
-	n := nodeSpec{name: "n", gpus: []gpuSpec{mig("MIG-a1", "GPU-A", "3g.40gb"), mig("MIG-b1", "GPU-B", "3g.40gb")},
-		workloads: []profile.Workload{pod("ml/a", "MIG-a1"), pod("ml/b", "MIG-b1")}}
+	n := nodeSpec{name: "n", gpus: []gpuSpec{migDevice("MIG-a1", "GPU-A", "3g.40gb"), migDevice("MIG-b1", "GPU-B", "3g.40gb")},
+		workloads: []profile.Workload{migPod("ml/a", "MIG-a1"), migPod("ml/b", "MIG-b1")}}
 	got := kinds(mustAnalyze(t, DefaultParams(), mkProfile(t, t0, 600, 60, n)), SuggestMIGReshape)
 	if len(got) != 1 || !strings.Contains(got[0].Text, "hold 3 of GPU GPU-A's 7 slices") || !strings.Contains(got[0].Text, "take 3g.40gb (ml/a) to GPU GPU-B") {
 		t.Fatalf("got %+v", got)

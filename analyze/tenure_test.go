@@ -88,10 +88,15 @@ func TestAttributionTenureAcrossInputs(t *testing.T) {
 }
 
 // every10 returns 0, 10, …, 10(n−1).
-func every10(n int) []float64 {
+func every10(n int) []float64 { return every(10, n) }
+
+// every60 is n sample times a minute apart, from 0.
+func every60(n int) []float64 { return every(60, n) }
+
+func every(s float64, n int) []float64 {
 	out := steps(0, n)
 	for i := range out {
-		out[i] *= 10
+		out[i] *= s
 	}
 	return out
 }

@@ -79,7 +79,7 @@ func TestIncompleteIsNotInterrupted(t *testing.T) {
 	useFixed(t, 2, nil).Complete = false
 	cfg := configWith(t, "profile.source", "fixed")
 	res, out, err := Analyze(context.Background(), AnalyzeSpec{Config: cfg, Source: &RecordSpec{Config: cfg}})
-	if err != nil || out.Interrupted || len(res.Report.Nodes) != 2 {
+	if err != nil || out.Interrupted || len(res.Nodes) != 2 {
 		t.Fatalf("%v, %+v", err, out)
 	}
 }
