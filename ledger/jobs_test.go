@@ -203,3 +203,24 @@ func TestMigrations(t *testing.T) {
 		t.Fatalf("a newer ledger: %v", err)
 	}
 }
+
+// TestJobsByWorkload: grouped by workload, the finished job of
+// TestJobsAndComparison (job 102, which began before the window) is found
+// by its own rows, with the same figures.
+func TestJobsByWorkload(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{jobsProfile()}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	r, err := l.Report(ctx, Query{Since: t0.Add(time.Hour), GroupBy: []string{"workload"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := r.Jobs
+	if len(j.Finished) != 1 || j.Finished[0].Key[0] != "102" || j.Finished[0].Finished != 1 || j.Finished[0].Kind != profile.KindJob ||
+		!nearly(*j.Finished[0].MeanEnergyKWh, 0.05) || !nearly(j.Finished[0].MeanGPUHours, 0.5) {
+		t.Fatalf("finished: %+v", j.Finished)
+	}
+}
