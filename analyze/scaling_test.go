@@ -150,11 +150,7 @@ func TestScalingMIGDemand(t *testing.T) {
 func TestWMAReplayEdges(t *testing.T) {
 	sp := DefaultScaling()
 	sp.Alpha, sp.UpPeriods, sp.DownPeriods, sp.MaxGPUs = 0.5, 1, 1, 20
-	for _, c := range []struct {
-		demand []float64
-		want   []int
-		under  int
-	}{
+	checkReplays(t, func(d []float64) Policy { return replayWMA(d, 10, sp) }, []replayCase{
 		{[]float64{5, 5}, []int{10, 10}, 0},
 		{[]float64{7.5, 7.5}, []int{10, 10}, 0},
 		{[]float64{5, 9, 9, 9}, []int{10, 10, 10, 13}, 0},
@@ -162,8 +158,21 @@ func TestWMAReplayEdges(t *testing.T) {
 		{[]float64{1.4, 1.4}, []int{10, 2}, 0},
 		{[]float64{10, 10.5}, []int{10, 15}, 0},
 		{[]float64{10.5}, []int{10}, 1},
-	} {
-		p := replayWMA(c.demand, 10, sp)
+	})
+}
+
+// replayCase is a demand, the capacity a replay should give it period by
+// period, and its under-provisioned periods.
+type replayCase struct {
+	demand []float64
+	want   []int
+	under  int
+}
+
+func checkReplays(t *testing.T, replay func([]float64) Policy, cases []replayCase) {
+	t.Helper()
+	for _, c := range cases {
+		p := replay(c.demand)
 		if !reflect.DeepEqual(p.Capacity, c.want) || p.UnderProvisioned != c.under {
 			t.Errorf("demand %v: capacity %v, under %d; want %v, %d", c.demand, p.Capacity, p.UnderProvisioned, c.want, c.under)
 		}
@@ -178,19 +187,10 @@ func TestWMAReplayEdges(t *testing.T) {
 func TestHPAReplayEdges(t *testing.T) {
 	sp := DefaultScaling()
 	sp.TargetPct, sp.HPATolerance, sp.MaxGPUs = 50, 0.5, 30
-	for _, c := range []struct {
-		demand []float64
-		want   []int
-		under  int
-	}{
+	checkReplays(t, func(d []float64) Policy { return replayHPA(d, 10, sp, 60) }, []replayCase{
 		{[]float64{7.5, 7.5}, []int{10, 10}, 0},
 		{[]float64{6, 6}, []int{10, 10}, 0},
 		{[]float64{10, 10}, []int{10, 20}, 0},
 		{[]float64{10.5}, []int{10}, 1},
-	} {
-		p := replayHPA(c.demand, 10, sp, 60)
-		if !reflect.DeepEqual(p.Capacity, c.want) || p.UnderProvisioned != c.under {
-			t.Errorf("demand %v: capacity %v, under %d; want %v, %d", c.demand, p.Capacity, p.UnderProvisioned, c.want, c.under)
-		}
-	}
+	})
 }

@@ -41,12 +41,7 @@ func jobsProfile() *profile.Profile {
 // (100 W × 1,800 s = 0.05 kWh), training's utilization apart from
 // inference's, and the comparison with a baseline window, by hand.
 func TestJobsAndComparison(t *testing.T) {
-	l := openDSN(t, t.TempDir()+"/l.db")
-	ctx := context.Background()
-	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{jobsProfile()}, Params: params()}); err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	l, ctx, t0 := jobsLedger(t)
 	r, err := l.Report(ctx, Query{Since: t0.Add(time.Hour), GroupBy: []string{"account"}, BaselineSince: t0, BaselineUntil: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +66,7 @@ func TestJobsAndComparison(t *testing.T) {
 // and ratio, and null for what it has not; anything else is refused in a
 // line.
 func TestComparisonWithAReport(t *testing.T) {
-	l := openDSN(t, t.TempDir()+"/l.db")
-	ctx := context.Background()
-	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{jobsProfile()}, Params: params()}); err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	l, ctx, t0 := jobsLedger(t)
 	byWindow, err := l.Report(ctx, Query{Since: t0.Add(time.Hour), GroupBy: []string{"account"}, BaselineSince: t0, BaselineUntil: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +106,17 @@ func TestComparisonWithAReport(t *testing.T) {
 			t.Errorf("%s: %v, want %q", in, err, want)
 		}
 	}
+}
+
+// jobsLedger is a ledger that counted jobsProfile, and the profile's start.
+func jobsLedger(t *testing.T) (*Ledger, context.Context, time.Time) {
+	t.Helper()
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{jobsProfile()}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	return l, ctx, time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 }
 
 func nearly(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -208,12 +209,7 @@ func TestMigrations(t *testing.T) {
 // TestJobsAndComparison (job 102, which began before the window) is found
 // by its own rows, with the same figures.
 func TestJobsByWorkload(t *testing.T) {
-	l := openDSN(t, t.TempDir()+"/l.db")
-	ctx := context.Background()
-	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{jobsProfile()}, Params: params()}); err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	l, ctx, t0 := jobsLedger(t)
 	r, err := l.Report(ctx, Query{Since: t0.Add(time.Hour), GroupBy: []string{"workload"}})
 	if err != nil {
 		t.Fatal(err)

@@ -58,9 +58,7 @@ func RegisterNames(kind string, n Names) {
 // NameList is the registered names of a kind (none when the kind's owner
 // is not linked).
 func NameList(kind string) []string {
-	regMu.Lock()
-	n, ok := names[kind]
-	regMu.Unlock()
+	n, ok := namesOf(kind)
 	if !ok {
 		return nil
 	}
@@ -71,13 +69,18 @@ func NameList(kind string) []string {
 // owner is not linked into the program is an error: the name cannot be
 // known good.
 func CheckName(kind, name string) error {
-	regMu.Lock()
-	n, ok := names[kind]
-	regMu.Unlock()
+	n, ok := namesOf(kind)
 	if !ok {
 		return fmt.Errorf("no %s is known to this program (its registry is not linked)", kind)
 	}
 	return n.Check(name)
+}
+
+func namesOf(kind string) (Names, bool) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	n, ok := names[kind]
+	return n, ok
 }
 
 // RegisterSection registers a source's section; a section registered

@@ -50,6 +50,9 @@ func (b *Builder) BuildEach(startMillis, endMillis int64, emit func(profile.Node
 // node builds one node from its GPUs.
 func (b *Builder) node(name string, gpus []*gpuBuild, startMillis, endMillis int64) (profile.Node, error) {
 	n := profile.Node{Name: name}
+	if err := oneGPUPerIndex(name, gpus); err != nil {
+		return n, err // before reading any GPU's rows
+	}
 	for _, g := range gpus {
 		gpu, err := b.gpu(g, startMillis)
 		if err != nil {
@@ -64,9 +67,6 @@ func (b *Builder) node(name string, gpus []*gpuBuild, startMillis, endMillis int
 		for _, j := range slices.Sorted(maps.Keys(g.jobs)) {
 			mergeJob(&n, j, g.jobs[j], g)
 		}
-	}
-	if err := oneGPUPerIndex(name, gpus); err != nil {
-		return n, err
 	}
 	b.finishTenure(&n, startMillis, endMillis)
 	sort.Slice(n.GPUs, func(i, j int) bool {
