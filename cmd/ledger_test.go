@@ -123,7 +123,7 @@ func TestAnalyzeKeepsTheLedger(t *testing.T) {
 	p := simProfile(t, "--interval", "15s", "--duration", "20m", "--sim-nodes", "3")
 	dir := t.TempDir()
 	one := run(t, nil, "analyze", "-i", p, "-f", "json", "--report", "attribution", "--ledger", filepath.Join(dir, "once.db"))
-	if one.code != 0 || !strings.Contains(one.errOut, "ledger: settled") {
+	if one.code != 0 || !strings.Contains(one.errOut, "ledger: cluster default: settled") {
 		t.Fatalf("exit %d: %s", one.code, one.errOut)
 	}
 	// With HTML, the page shows the ledger's month to date (#31).
@@ -135,7 +135,7 @@ func TestAnalyzeKeepsTheLedger(t *testing.T) {
 	l := startLoop(t, "analyze", "-i", p, "-f", "json", "--output", filepath.Join(dir, "r.json"), "--ledger", filepath.Join(dir, "loop.db"))
 	l.waitFor("two runs", func(m string) bool { return strings.Contains(m, `seedance_loop_runs_total{result="ok"} 2`) })
 	l.stop()
-	if s := l.stderr.String(); !strings.Contains(s, "run 1: ledger: settled") || !strings.Contains(s, "run 2: ledger: nothing after") {
+	if s := l.stderr.String(); !strings.Contains(s, "run 1: ledger: cluster default: settled") || !strings.Contains(s, "run 2: ledger: cluster default: nothing after") {
 		t.Errorf("the loop's log:\n%s", s)
 	}
 	var want map[string]any

@@ -112,7 +112,7 @@ func planFill(ctx context.Context, st *state, spec UpdateSpec, readHeld func() (
 		return nil, err
 	}
 	reach := margin(spec.Inputs, spec.Params.IdleWindow)
-	fp := &fillPlan{st: st, h: h, have: have, at: at, seen: observed(cuts), f: &filled{}, write: map[int]bool{}, reach: reach,
+	fp := &fillPlan{st: st, h: h, have: have, at: at, seen: observed(cuts), f: &filled{}, write: map[int]bool{}, reach: reach, from: spec.FillFrom, to: spec.FillTo,
 		covers: func(i int) bool {
 			return (!lo.After(at[i].Add(-reach)) || !lo.After(st.first)) && !hi.Before(at[i+1].Add(reach))
 		}}
@@ -154,13 +154,21 @@ type fillPlan struct {
 	covers func(piece int) bool
 	f      *filled
 	write  map[int]bool // pieces written
+	// from and to, when set, bound the buckets judged (UpdateSpec.FillFrom).
+	from, to time.Time
+}
+
+// own says whether the bucket that begins at x is one the update may add
+// or count again for its own data (not only as a neighbour).
+func (fp *fillPlan) own(x time.Time) bool {
+	return (fp.from.IsZero() || !x.Before(fp.from.Truncate(fp.st.bucket))) && (fp.to.IsZero() || x.Before(fp.to))
 }
 
 // judge weighs each bucket the inputs have data in against the ledger.
 func (fp *fillPlan) judge() error {
 	for i := range fp.at[:len(fp.at)-1] {
 		x := fp.at[i].Unix()
-		if !slices.Contains(fp.have, x) {
+		if !slices.Contains(fp.have, x) || !fp.own(fp.at[i]) {
 			continue
 		}
 		switch verdict, err := weigh(fp.st, x, fp.h[x], fp.seen[i]); {

@@ -161,6 +161,20 @@ func (l *Ledger) clusterOf(ctx context.Context, tx *sql.Tx, inputs []*profile.Pr
 	return "", fmt.Errorf("%w: it holds clusters %s, and this update names none: give its cluster with --cluster (ledger.cluster)", ErrLedger, few(have))
 }
 
+// namedBy says whether an update of the inputs names its cluster: it was
+// given one, or every input names the same.
+func (l *Ledger) namedBy(inputs []*profile.Profile) bool {
+	if l.named {
+		return true
+	}
+	for i, p := range inputs {
+		if p.Cluster == "" || i > 0 && p.Cluster != inputs[0].Cluster {
+			return false
+		}
+	}
+	return len(inputs) > 0
+}
+
 // sameNodesElsewhere refuses the first update of a named cluster when
 // every node of its inputs is counted already, for hours the inputs
 // cover, as DefaultCluster's: the same cluster under a new name (a ledger
@@ -238,7 +252,7 @@ func (l *Ledger) RenameCluster(ctx context.Context, from, to string) error {
 			return fmt.Errorf("%w: %s: %v", ErrLedger, t.name, err)
 		}
 	}
-	for _, t := range []string{"seedance_note", "seedance_charge_day"} {
+	for _, t := range []string{"seedance_note", "seedance_charge_day", "seedance_cluster_gpu", "seedance_cluster_origin"} {
 		if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET cluster = $2 WHERE cluster = $1`, from, to); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrLedger, t, err)
 		}

@@ -44,12 +44,18 @@ func hours(p *profile.Profile) []*profile.Profile {
 	}
 }
 
-// renamed is p with every node renamed, as another cluster's.
+// renamed is p with every node renamed and every GPU given another UUID,
+// as another cluster's.
 func renamed(p *profile.Profile, prefix string) *profile.Profile {
 	q := *p
 	q.Nodes = append([]profile.Node(nil), p.Nodes...)
 	for i := range q.Nodes {
-		q.Nodes[i].Name = prefix + q.Nodes[i].Name
+		n := &q.Nodes[i]
+		n.Name = prefix + n.Name
+		n.GPUs = append([]profile.GPU(nil), n.GPUs...)
+		for gi := range n.GPUs {
+			n.GPUs[gi].UUID = prefix + n.GPUs[gi].UUID
+		}
 	}
 	return &q
 }

@@ -29,6 +29,18 @@ type UpdateSpec struct {
 	// Bucket is a new ledger's bucket length (0: DefaultBucket); an
 	// existing ledger keeps its own.
 	Bucket time.Duration
+	// FillFrom and FillTo, when set, bound the buckets before the
+	// watermark that the inputs may add or count again (a step of a
+	// backfill read in steps, whose inputs reach a bucket and the idle
+	// window past it on each side so that the held buckets next to it are
+	// counted again whole); the buckets next to those are counted again
+	// where the inputs cover them.
+	FillFrom, FillTo time.Time
+	// Origin names what the inputs were read from (a Prometheus server's
+	// address and selector; "" for files): an update that names no
+	// cluster, from an origin its cluster was never read from, with none
+	// of its nodes, is refused (identity.go).
+	Origin string
 }
 
 // Updated says what an update did.
@@ -109,6 +121,10 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if err := sameNodesElsewhere(ctx, tx, st, spec.Inputs); err != nil {
 		return Updated{}, err
 	}
+	spans := gpuSpans(spec.Inputs)
+	if err := checkIdentity(ctx, tx, st, l.namedBy(spec.Inputs), spec.Origin, spans); err != nil {
+		return Updated{}, err
+	}
 	fill, err := planFill(ctx, st, spec, func() (held, error) { return heldBuckets(ctx, tx, st, spec.Inputs) })
 	if err != nil {
 		return Updated{}, err
@@ -126,7 +142,13 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if fill.rows != nil {
 		up.Rows += len(fill.rows.cuts.GPUs) + len(fill.rows.cuts.Holds)
 	}
-	if err := l.write(ctx, tx, st, rows, fill.rows, up.Warnings); err != nil {
+	err = l.write(ctx, tx, st, rows, fill.rows, up.Warnings)
+	if err == nil {
+		ex := &execer{ctx: ctx, tx: tx, cluster: st.cluster, stmts: map[string]*sql.Stmt{}}
+		err = noteIdentity(ex, spec.Origin, spans)
+		ex.close()
+	}
+	if err != nil {
 		if errors.Is(err, ErrLedger) {
 			return Updated{}, err
 		}

@@ -15,20 +15,26 @@ import (
 // only cluster the ledger holds or DefaultCluster); ok is false for a
 // cluster never counted.
 func (l *Ledger) DataEnd(ctx context.Context) (end time.Time, ok bool, err error) {
+	_, end, ok, err = l.DataEndOf(ctx)
+	return end, ok, err
+}
+
+// DataEndOf is DataEnd with the cluster it is of (the one an update
+// without inputs that name one would count).
+func (l *Ledger) DataEndOf(ctx context.Context) (cluster string, end time.Time, ok bool, err error) {
 	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: l.readOnly})
 	if err != nil {
-		return end, false, fmt.Errorf("%w: %v", ErrLedger, err)
+		return "", end, false, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	cluster, err := l.clusterOf(ctx, tx, nil)
-	if err != nil {
-		return end, false, err
+	if cluster, err = l.clusterOf(ctx, tx, nil); err != nil {
+		return "", end, false, err
 	}
 	st, err := l.load(ctx, tx, cluster)
 	if err != nil || st == nil {
-		return end, false, err
+		return cluster, end, false, err
 	}
-	return st.dataEnd, true, nil
+	return cluster, st.dataEnd, true, nil
 }
 
 // Bucket is the length of the ledger's buckets: those of its clusters, or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/settings"
 	"github.com/seedance/seedance/source"
+	"github.com/seedance/seedance/source/prometheus"
 )
 
 // LedgerUpdateSpec is one `seedance ledger update`: the profiles to count,
@@ -36,6 +38,9 @@ type LedgerUpdateSpec struct {
 	// (analyze --source --ledger): counted instead of reading the source
 	// again; only a gap between the ledger's data and it is read.
 	Recorded *Recording
+	// fill bounds the buckets a backfill step adds or counts again
+	// (ledger.UpdateSpec.FillFrom, FillTo).
+	fill [2]time.Time
 }
 
 // ledgerBucket is the length of the ledger's buckets (the configured one
@@ -70,6 +75,9 @@ func LedgerUpdate(ctx context.Context, spec LedgerUpdateSpec) (ledger.Updated, e
 	if spec.Recorded != nil {
 		return spec.update(ctx, l)
 	}
+	if err := spec.noHole(ctx, l); err != nil {
+		return ledger.Updated{}, err
+	}
 	if steps, err := spec.steps(ctx, l); err != nil || len(steps) > 1 {
 		return spec.stepped(ctx, l, steps, err)
 	}
@@ -81,65 +89,165 @@ func LedgerUpdate(ctx context.Context, spec LedgerUpdateSpec) (ledger.Updated, e
 // update and one transaction, so that memory holds one step's samples
 // whatever the range; an interrupted run keeps the steps it finished, and
 // the next run goes on from there.
+//
+// A range that starts before the ledger's data end is a backfill: its
+// steps are read, like a file, from their own start, and the ledger's
+// bucket comparison decides what of them is new (docs/ledger.md,
+// Backfill). Such a step ends on a bucket's edge and also reads a bucket
+// and the analysis' reach on each side (within the range): every bucket it
+// counts, and the held buckets next to them that it counts again, have the
+// data around them, so that a step's edges count as one read of the whole
+// range would.
+
+// step is the range one update of a stepped run reads.
+type step struct {
+	start, end time.Time
+	// back: the step starts before the ledger's data end (a backfill).
+	back bool
+}
 
 // steps cuts the range a Prometheus read would cover into steps: from
 // --start (or where the ledger's data ends) to --end (or now); nil when
 // the range is not known before reading (a new ledger without --start).
-func (spec LedgerUpdateSpec) steps(ctx context.Context, l *ledger.Ledger) ([]time.Time, error) {
+func (spec LedgerUpdateSpec) steps(ctx context.Context, l *ledger.Ledger) ([]step, error) {
 	src := spec.Source
 	if src == nil || src.Config == nil || src.Config.Profile.Source != profile.SourcePrometheus {
 		return nil, nil
 	}
+	_, dataEnd, ok, err := l.DataEndOf(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start, end := src.Start, src.End
 	if start.IsZero() {
-		dataEnd, ok, err := l.DataEnd(ctx)
-		if err != nil || !ok {
-			return nil, err
+		if !ok {
+			return nil, nil
 		}
 		start = dataEnd
 	}
 	if end.IsZero() && src.Now != nil {
 		end = src.Now()
 	}
-	step := spec.Config.Ledger.Step
-	if step <= 0 {
+	size := spec.Config.Ledger.Step
+	if size <= 0 {
 		return nil, nil
 	}
-	var out []time.Time
-	for t := start.Add(step); t.Before(end); t = t.Add(step) {
-		out = append(out, t)
+	bucket, err := l.Bucket(ctx, spec.Config.Ledger.Bucket)
+	if err != nil {
+		return nil, err
 	}
-	return append(out, end), nil
+	var out []step
+	for from := start; from.Before(end) || len(out) == 0; {
+		s := step{start: from, end: from.Add(size), back: ok && from.Before(dataEnd)}
+		if s.back && s.end.Truncate(bucket).After(from) {
+			s.end = s.end.Truncate(bucket) // a backfill's steps end on the buckets' edges
+		}
+		if !s.end.Before(end) {
+			s.end = end
+		}
+		out = append(out, s)
+		from = s.end
+	}
+	return out, nil
 }
 
-// stepped runs one update per step, each ending at its time. A step
+// stepped runs one update per step. A step after the ledger's data end
 // starts where the step before left the ledger's data or, when that step
 // found nothing, at its end: a run of empty steps (a month the source does
 // not hold) reads each instant once, not from the data's end every time.
-func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, ends []time.Time, err error) (ledger.Updated, error) {
+// A backfill step reads from its own start, with the reach around it.
+func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, steps []step, err error) (ledger.Updated, error) {
 	var all ledger.Updated
-	var from time.Time // the next step's start; zero: where the data ends
-	for i, end := range ends {
+	var from time.Time // the next forward step's start; zero: where the data ends
+	first, last := time.Time{}, time.Time{}
+	if len(steps) > 0 {
+		first, last = spec.Source.Start, steps[len(steps)-1].end
+	}
+	bucket, berr := l.Bucket(ctx, spec.Config.Ledger.Bucket)
+	reach := ContextReach(spec.Source.Config) + bucket
+	if err == nil {
+		err = berr
+	}
+	for i, s := range steps {
 		if err != nil {
 			return all, err
 		}
-		step := spec
 		src := *spec.Source
-		src.End = end
-		if i > 0 {
-			src.Start = from
+		src.Start, src.End = from, s.end
+		switch {
+		case s.back:
+			src.Start, src.End = later(first, s.start.Add(-reach)), earlier(last, s.end.Add(reach))
+		case i == 0:
+			src.Start = spec.Source.Start
 		}
-		step.Source = &src
+		one := spec
+		one.Source = &src
+		if s.back {
+			one.fill = [2]time.Time{s.start, s.end}
+		}
 		var up ledger.Updated
-		if up, err = step.update(ctx, l); err == nil {
+		if up, err = one.update(ctx, l); err == nil {
 			all = joinUpdated(all, up, i == 0)
 		}
 		from = time.Time{}
-		if up.Nothing {
-			from = end
+		if up.Nothing && !s.back {
+			from = s.end
 		}
 	}
 	return all, err
+}
+
+// later is the later of two times, a zero one counting as none.
+func later(a, b time.Time) time.Time {
+	if a.IsZero() || b.After(a) {
+		return b
+	}
+	return a
+}
+
+// earlier is the earlier of two times.
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// origin names what a source read is of, for the ledger's check of a
+// cluster's identity (ledger.UpdateSpec.Origin): a Prometheus server's
+// address, without credentials or query, and its selector; "" for others.
+func origin(src *RecordSpec) string {
+	if src == nil || src.Config == nil || src.Config.Profile.Source != profile.SourcePrometheus {
+		return ""
+	}
+	var s prometheus.Settings
+	if err := src.Config.SourceSettings(profile.SourcePrometheus, &s); err != nil {
+		return ""
+	}
+	u, err := url.Parse(s.URL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	o := "prometheus " + u.Host + strings.TrimSuffix(u.Path, "/")
+	if s.Selector != "" {
+		o += " {" + s.Selector + "}"
+	}
+	return o
+}
+
+// noHole refuses a --start past the cluster's data end: going on from it
+// would leave the hours between uncounted, and every later update would go
+// on from past them.
+func (spec LedgerUpdateSpec) noHole(ctx context.Context, l *ledger.Ledger) error {
+	if spec.Source == nil || spec.Source.Start.IsZero() {
+		return nil
+	}
+	cluster, end, ok, err := l.DataEndOf(ctx)
+	if err != nil || !ok || !spec.Source.Start.After(end) {
+		return err
+	}
+	return exit.Usagef("cluster %s: the ledger's data ends at %s, and --start %s would leave a hole after it: start at or before its data end (or leave --start out to go on from it)",
+		cluster, end.UTC().Format(time.RFC3339), spec.Source.Start.UTC().Format(time.RFC3339))
 }
 
 // joinUpdated is what two updates in a row did.
@@ -173,13 +281,14 @@ func (spec LedgerUpdateSpec) update(ctx context.Context, l *ledger.Ledger) (ledg
 	inputs, err := spec.read(ctx, l)
 	if errors.Is(err, source.ErrNothingObserved) && spec.Source != nil {
 		// A range with no new sample yet: nothing to count.
-		end, _, derr := l.DataEnd(ctx)
-		return ledger.Updated{Nothing: true, DataEnd: end}, derr
+		cluster, end, _, derr := l.DataEndOf(ctx)
+		return ledger.Updated{Cluster: cluster, Nothing: true, DataEnd: end}, derr
 	}
 	if err != nil {
 		return ledger.Updated{}, err
 	}
-	return l.Update(ctx, ledger.UpdateSpec{Inputs: inputs, Params: Params(cfg, cfg.Pricing.Pricer()), Bucket: cfg.Ledger.Bucket})
+	return l.Update(ctx, ledger.UpdateSpec{Inputs: inputs, Params: Params(cfg, cfg.Pricing.Pricer()), Bucket: cfg.Ledger.Bucket,
+		FillFrom: spec.fill[0], FillTo: spec.fill[1], Origin: origin(spec.Source)})
 }
 
 // read reads the profiles, or the source from where the ledger's data
@@ -200,11 +309,11 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 		return inputs, nil
 	}
 	src := *spec.Source
-	end, ok, err := l.DataEnd(ctx)
+	_, end, ok, err := l.DataEndOf(ctx)
 	switch {
 	case err != nil:
 		return nil, err
-	case ok && !src.End.IsZero() && !src.End.After(end):
+	case ok && src.Start.IsZero() && !src.End.IsZero() && !src.End.After(end):
 		return nil, fmt.Errorf("%w: the ledger's data reaches --end already", source.ErrNothingObserved)
 	case ok && src.Start.IsZero():
 		src.Start = end
@@ -249,7 +358,7 @@ func (spec LedgerUpdateSpec) readRecorded(ctx context.Context, l *ledger.Ledger)
 			return nil, err
 		}
 	}
-	end, ok, err := l.DataEnd(ctx)
+	_, end, ok, err := l.DataEndOf(ctx)
 	if err != nil || !ok || !end.Before(p.StartedAt) || spec.Source == nil || spec.Source.Config.Profile.Source != profile.SourcePrometheus {
 		return []*profile.Profile{p}, err
 	}
@@ -365,7 +474,7 @@ func LedgerRenameCluster(ctx context.Context, cfg *settings.Config, from, to str
 // the gaps it filled, and what of its data the ledger held already.
 func LedgerLine(u ledger.Updated) string {
 	cluster := ""
-	if u.Cluster != "" && u.Cluster != ledger.DefaultCluster {
+	if u.Cluster != "" {
 		cluster = "cluster " + u.Cluster + ": "
 	}
 	already := ""

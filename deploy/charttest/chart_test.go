@@ -319,7 +319,7 @@ func TestChartLedger(t *testing.T) {
 	}
 	cmd := exec.Command(bin, run...)
 	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir}
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ledger: settled") {
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), ": settled ") {
 		t.Fatalf("seedance %s: %v\n%s", strings.Join(run, " "), err, out)
 	}
 	out, err := exec.Command(bin, "ledger", "report", "--ledger", filepath.Join(dir, "data", "ledger.db"), "-f", "json").CombinedOutput()

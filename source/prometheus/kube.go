@@ -43,13 +43,15 @@ type pendingPod struct {
 	gpus                      int
 }
 
-// readKube reads kube-state-metrics. It is an enrichment: what fails is
-// said in the notes, not fatal.
-func readKube(ctx context.Context, c *promClient, matchers string, start, end time.Time, tick func()) *kube {
+// readKube reads kube-state-metrics over [start, end] (the read's range
+// with its context), and OpenCost's prices over the window win alone (the
+// window's own prices). It is an enrichment: what fails is said in the
+// notes, not fatal.
+func readKube(ctx context.Context, c *promClient, matchers string, start, end time.Time, win timeRange, tick func()) *kube {
 	k := &kube{}
 	k.pendingErr = k.readPending(ctx, c, matchers, start, end, tick)
 	k.labErr = k.readLabels(ctx, c, matchers, start, end, tick)
-	k.costErr = k.readNodeCost(ctx, c, matchers, start, end, tick)
+	k.costErr = k.readNodeCost(ctx, c, matchers, win.Start, win.End, tick)
 	k.shared = readSharing(ctx, c, matchers, start, end, tick)
 	return k
 }
@@ -57,10 +59,13 @@ func readKube(ctx context.Context, c *promClient, matchers string, start, end ti
 // readNodeCost reads OpenCost's price of a GPU-hour on each node
 // (node_gpu_hourly_cost, the latest in the range): each node's own price,
 // spot, on-demand or reserved (docs/pricing.md). Without OpenCost there is
-// none, and the prices are the user's or the built-in table's.
+// none, and the prices are the user's or the built-in table's. The range
+// is [start, end): asked at end − 1 ms over end − start, since a range
+// selector holds the sample at its right edge, which is the next range's
+// first (a price that changes at 10:00:00 would price 09:00–10:00).
 func (k *kube) readNodeCost(ctx context.Context, c *promClient, matchers string, start, end time.Time, tick func()) error {
 	q := fmt.Sprintf("max by (node) (last_over_time(node_gpu_hourly_cost{%s}[%dms]))", matchers, end.Sub(start).Milliseconds())
-	ans, err := c.query(ctx, q, end)
+	ans, err := c.query(ctx, q, end.Add(-time.Millisecond))
 	tick()
 	if err != nil {
 		return err
