@@ -247,6 +247,7 @@ func PriceWarnings(pricer *pricing.Pricer) []string {
 	if u := pricer.Unmatched(); len(u) > 0 {
 		out = append(out, fmt.Sprintf("no price for %s: priced at the default $%.2f per GPU-hour (set --gpu-price)", strings.Join(u, ", "), pricer.Fallback()))
 	}
+	out = append(out, pricer.Disagreements()...)
 	return append(out, pricer.KeyWarnings()...)
 }
 

@@ -72,4 +72,11 @@ func TestPriceChangeOnTheHour(t *testing.T) {
 	if got := prices("2026-01-05T10:00:00Z", "2026-01-05T11:00:00Z"); len(got) != 1 || got["1.99"] != "2026-01-05T10:00:00Z" {
 		t.Errorf("10:00–11:00 priced at %v, want 1.99 alone", got)
 	}
+	// The text names each price's source.
+	text := run(t, nil, "ledger", "report", "--ledger", led, "--since", "2026-01-05T09:00:00Z")
+	for _, want := range []string{"$2.490/GPU-h (opencost, from 2026-01-05T09:00:00Z)", "$1.990/GPU-h (opencost, from 2026-01-05T10:00:00Z)"} {
+		if !strings.Contains(text.out, want) {
+			t.Errorf("the report's text does not say %q:\n%s", want, text.out)
+		}
+	}
 }

@@ -168,7 +168,16 @@ func TestAnalyzeKeepsTheLedger(t *testing.T) {
 // Prometheus, prices each node's GPUs (a spot node at $0.50); a price file
 // prices the others by node name and by model; analyze's idle cost and
 // the ledger's both use them, and the ledger says where each came from.
+// Where the price file names the spot node too ($9), the price given on
+// purpose wins, and a warning says OpenCost's differs; with
+// --prefer-discovered-prices OpenCost's wins.
 func TestRealPrices(t *testing.T) {
+	for _, prefer := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prefer-discovered=%v", prefer), func(t *testing.T) { realPrices(t, prefer) })
+	}
+}
+
+func realPrices(t *testing.T, prefer bool) {
 	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "10m", "--sim-nodes", "3", "--sim-scenario", "idle"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -185,9 +194,16 @@ func TestRealPrices(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:10:00Z", "--price-file", prices}
+	spot := 9.0
+	if prefer {
+		src, spot = append(src, "--prefer-discovered-prices"), 0.5
+	}
 	r := run(t, nil, append([]string{"analyze", "-f", "json", "--ledger", filepath.Join(dir, "l.db")}, src...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	if warn := "OpenCost prices " + sim.Nodes[0].Name; strings.Count(r.errOut, warn) != 1 {
+		t.Errorf("no one warning %q: %s", warn, r.errOut)
 	}
 	var rep struct {
 		Nodes []struct {
@@ -202,7 +218,7 @@ func TestRealPrices(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{sim.Nodes[0].Name: 0.5, sim.Nodes[1].Name: 2, sim.Nodes[2].Name: 0}
+	want := map[string]float64{sim.Nodes[0].Name: spot, sim.Nodes[1].Name: 2, sim.Nodes[2].Name: 0}
 	for _, n := range rep.Nodes {
 		per := want[n.Name]
 		if per == 0 { // the third node: by model, the price file's A100 or the built-in H100
@@ -216,7 +232,11 @@ func TestRealPrices(t *testing.T) {
 		}
 	}
 	led := run(t, nil, "ledger", "report", "--ledger", filepath.Join(dir, "l.db"), "-f", "json")
-	for _, source := range []string{`"source": "opencost"`, `"source": "price file"`} {
+	sources := []string{`"source": "price file"`}
+	if prefer {
+		sources = append(sources, `"source": "opencost"`)
+	}
+	for _, source := range sources {
 		if !strings.Contains(led.out, source) {
 			t.Errorf("the ledger's prices do not say %s:\n%s", source, led.out)
 		}

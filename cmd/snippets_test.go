@@ -127,7 +127,7 @@ type sandbox struct {
 	subst    *strings.Replacer
 }
 
-func newSandbox(t *testing.T, promURL string, scrapeTargets string) *sandbox {
+func newSandbox(t *testing.T, promURL, promUS string, scrapeTargets string) *sandbox {
 	t.Helper()
 	sb := &sandbox{dir: t.TempDir()}
 	sb.bin = filepath.Join(sb.dir, ".bin")
@@ -165,11 +165,12 @@ func newSandbox(t *testing.T, promURL string, scrapeTargets string) *sandbox {
 		// Real time: an hour of scraping becomes two seconds.
 		"--interval 15s --duration 1h", "--interval 500ms --duration 2s",
 	}
-	// docs/ledger.md's clusters: two Prometheus servers (both the one
-	// here) and a PostgreSQL ledger (a file in the sandbox).
+	// docs/ledger.md's clusters: two Prometheus servers (the one here,
+	// and one of another cluster's GPUs) and a PostgreSQL ledger (a file
+	// in the sandbox).
 	pairs = append(pairs, "postgres://seedance@ledger-db/seedance", "clusters.db")
 	if promURL != "" {
-		pairs = append(pairs, "http://prometheus:9090", promURL, "http://prom-eu:9090", promURL, "http://prom-us:9090", promURL)
+		pairs = append(pairs, "http://prometheus:9090", promURL, "http://prom-eu:9090", promURL, "http://prom-us:9090", promUS)
 	}
 	if scrapeTargets != "" {
 		pairs = append(pairs, "gpu-01:9400,gpu-02:9400", scrapeTargets)
@@ -249,9 +250,12 @@ func TestDocSnippets(t *testing.T) {
 	// A sandbox, a Prometheus and exporters of its own: it runs beside the
 	// rest of the package (its snippets, in order, share the sandbox).
 	t.Parallel()
-	promURL := snippetPrometheus(t)
+	promURL, promUS := snippetPrometheus(t, 1), ""
+	if promURL != "" {
+		promUS = snippetPrometheus(t, 2)
+	}
 	targets := snippetExporters(t)
-	sb := newSandbox(t, promURL, targets)
+	sb := newSandbox(t, promURL, promUS, targets)
 	sb.fixtures(t)
 	ran := 0
 	// Without Prometheus, a later snippet may read what a skipped one
@@ -440,11 +444,11 @@ func actionEnv(summary, artifact string, with map[string]string) []string {
 }
 
 // snippetPrometheus starts a real Prometheus holding a simulated 2-node
-// cluster labelled cluster="train-a", for ten minutes of yesterday
+// cluster (seed: its GPUs' UUIDs) labelled cluster="train-a", for ten minutes of yesterday
 // (2026-11-29, the range the docs name) and the last ten minutes before
 // now, so that --duration 24h and --start/--end both find it. Empty when
 // prometheus is not installed.
-func snippetPrometheus(t *testing.T) string {
+func snippetPrometheus(t *testing.T, seed int64) string {
 	t.Helper()
 	if _, err := exec.LookPath("prometheus"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -455,7 +459,7 @@ func snippetPrometheus(t *testing.T) string {
 	}
 	record := func(start time.Time) *profile.Profile {
 		clk := sim.NewClock(start)
-		sim, err := sim.Open(sim.Options{Nodes: 2, Scenario: sim.ScenarioMixed, Seed: 1, Clock: clk, Start: start})
+		sim, err := sim.Open(sim.Options{Nodes: 2, Scenario: sim.ScenarioMixed, Seed: seed, Clock: clk, Start: start})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,10 @@ package pricing
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,7 +64,7 @@ func ParseFile(b []byte, name string) ([]Rule, error) {
 // WithRules returns a Pricer that prices by the price file's rules first.
 func (p *Pricer) WithRules(rules []Rule) *Pricer {
 	q := New(p.user, p.fallback)
-	q.rules = rules
+	q.rules, q.preferDiscovered = rules, p.preferDiscovered
 	return q
 }
 
@@ -78,20 +81,100 @@ func (p *Pricer) LabelKeys() []string {
 }
 
 // PriceOn is the price per GPU-hour of a GPU of the model on the node, and
-// where it came from: the node's billed cost (NodeCostLabel), else the
-// first price-file rule that matches, else Price's.
+// where it came from. A price given on purpose (the first price-file rule
+// that matches, else the user's price of the model) wins over the node's
+// billed cost as OpenCost discovered it (NodeCostLabel), unless the
+// Pricer prefers what it discovers (PreferDiscovered); then the built-in
+// table and the fallback. Where both are known and differ by more than a
+// cent, the disagreement is kept for Disagreements.
 func (p *Pricer) PriceOn(node string, labels map[string]string, model string) (float64, string) {
-	if l, ok := labels[NodeCostLabel]; ok {
-		if v, err := strconv.ParseFloat(l, 64); err == nil && v >= 0 && v <= 1e6 {
-			return v, SourceOpenCost
+	cost, billed := nodeCost(labels)
+	usd, source, explicit := p.explicit(node, labels, model)
+	switch {
+	case explicit && billed:
+		p.disagree(node, model, cost, usd, source)
+		if p.preferDiscovered {
+			return cost, SourceOpenCost
 		}
+		return usd, source
+	case billed:
+		return cost, SourceOpenCost
 	}
+	return usd, source
+}
+
+// nodeCost is the node's billed cost per GPU-hour (NodeCostLabel), when
+// it carries a price.
+func nodeCost(labels map[string]string) (float64, bool) {
+	l, ok := labels[NodeCostLabel]
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(l, 64)
+	return v, err == nil && v >= 0 && v <= 1e6
+}
+
+// explicit is the price given on purpose for the GPU: the first
+// price-file rule that matches, else the user's price of its model; else
+// (explicit false) the built-in table's or the fallback.
+func (p *Pricer) explicit(node string, labels map[string]string, model string) (float64, string, bool) {
 	for _, r := range p.rules {
 		if r.matches(node, labels, model) {
-			return *r.USDPerGPUHour, SourceFile
+			return *r.USDPerGPUHour, SourceFile, true
 		}
 	}
-	return p.Price(model), p.Source(model)
+	m := p.match(model)
+	return m.usd, m.source, m.source == SourceUser
+}
+
+// disagree keeps a node's two prices when they differ by more than a cent.
+func (p *Pricer) disagree(node, model string, discovered, given float64, source string) {
+	if math.Abs(discovered-given) <= 0.01 {
+		return
+	}
+	k := disagreement{source: source, discovered: discovered, given: given}
+	if p.disagreements == nil {
+		p.disagreements = map[disagreement]map[string]bool{}
+	}
+	if p.disagreements[k] == nil {
+		p.disagreements[k] = map[string]bool{}
+	}
+	p.disagreements[k][node+" ("+model+")"] = true
+}
+
+// disagreement is a pair of prices that differ, and the given one's source.
+type disagreement struct {
+	source            string
+	discovered, given float64
+}
+
+// Disagreements says, a line per pair of prices, where OpenCost's price of
+// a node and the one given on purpose differ by more than a cent, and
+// which was used.
+func (p *Pricer) Disagreements() []string {
+	var out []string
+	for k, nodes := range p.disagreements {
+		used := "the " + k.source + "'s is used (pricing.prefer_discovered: true uses OpenCost's)"
+		if p.preferDiscovered {
+			used = "OpenCost's is used (pricing.prefer_discovered)"
+		}
+		names := slices.Sorted(maps.Keys(nodes))
+		more := ""
+		if len(names) > 3 {
+			names, more = names[:3], fmt.Sprintf(" and %d more", len(names)-3)
+		}
+		out = append(out, fmt.Sprintf("OpenCost prices %s at $%g per GPU-hour, the %s at $%g: %s",
+			strings.Join(names, ", ")+more, k.discovered, k.source, k.given, used))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// PreferDiscovered returns a Pricer that prices a node by its billed cost
+// (OpenCost) even where a price is given on purpose.
+func (p *Pricer) PreferDiscovered(on bool) *Pricer {
+	p.preferDiscovered = on
+	return p
 }
 
 func (r Rule) matches(node string, labels map[string]string, model string) bool {

@@ -44,6 +44,10 @@ type Pricer struct {
 	unmatched map[string]bool // models priced at the fallback
 	rules     []Rule          // a price file's, first match wins (PriceOn)
 	memo      map[string]priced
+	// preferDiscovered: a node's billed cost wins over a given price;
+	// disagreements are the nodes whose two prices differ (PriceOn).
+	preferDiscovered bool
+	disagreements    map[disagreement]map[string]bool
 }
 
 // New returns a Pricer over the user's prices and DefaultPrices.

@@ -52,6 +52,7 @@ func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
 	if s.ProvisionalFrom != nil {
 		lines = append(lines, "Provisional from "+*s.ProvisionalFrom+" (the next update counts it again)")
 	}
+	lines = append(lines, priceLines(r.Prices)...)
 	lines = append(lines, jobLines(r)...)
 	lines = append(lines, budgetLines(r.Budgets)...)
 	for _, wn := range r.Warnings {
@@ -96,6 +97,19 @@ func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
 	}
 	header, rows = chargeRows(cb, func(v float64) string { return fmt.Sprintf("%.2f", v) }, money)
 	return writeTable(w, header, rows, markdown)
+}
+
+// priceLines name each price the window was counted at, with its source
+// and the first bucket it priced, in one line.
+func priceLines(prices []history.Price) []string {
+	if len(prices) == 0 {
+		return nil
+	}
+	parts := make([]string, len(prices))
+	for i, p := range prices {
+		parts[i] = fmt.Sprintf("%s $%.3f/GPU-h (%s, from %s)", table.Visible(p.Model), p.USDPerHour, p.Source, p.FirstBucket)
+	}
+	return []string{"Prices: " + strings.Join(parts, "; ")}
 }
 
 // writeTable writes rows under header as text or as Markdown.

@@ -184,6 +184,7 @@ type Pricing struct {
 	DefaultGPUHourUSD float64            `mapstructure:"default_gpu_hour_usd"`
 	EnergyUSDPerKWh   float64            `mapstructure:"energy_usd_per_kwh"`
 	PriceFile         string             `mapstructure:"price_file"`
+	PreferDiscovered  bool               `mapstructure:"prefer_discovered"`
 	rules             []pricing.Rule     // the price file's, read by WithFlags
 }
 
@@ -268,5 +269,5 @@ func (p Pricing) WithFlags(flags []string) (Pricing, error) {
 // Pricer is a run's one Pricer, which every stage that prices is handed:
 // the price file's rules (WithFlags reads it), then the prices by model.
 func (p Pricing) Pricer() *pricing.Pricer {
-	return pricing.New(p.GPUHourUSD, p.DefaultGPUHourUSD).WithRules(p.rules)
+	return pricing.New(p.GPUHourUSD, p.DefaultGPUHourUSD).WithRules(p.rules).PreferDiscovered(p.PreferDiscovered)
 }
