@@ -27,17 +27,17 @@ func TestPriceOn(t *testing.T) {
 		want   float64
 		source string
 	}{
-		{"gpu-spot-7", p5, "NVIDIA H100 80GB HBM3", 1.5, SourceFile},                                            // the first rule that matches
-		{"gpu-7", p5, "NVIDIA H100 80GB HBM3", 3.93, SourceFile},                                                // label and model
-		{"gpu-7", nil, "NVIDIA H100 80GB HBM3", 2.49, SourceUser},                                               // no rule: --gpu-price
-		{"gpu-7", p5, "NVIDIA A100-SXM4-80GB", 1.1, SourceFile},                                                 // model, any case
-		{"gpu-7", nil, "NVIDIA L4", 0.805, SourceTable},                                                         // the built-in table
-		{"gpu-7", nil, "Tesla K80", 1, SourceFallback},                                                          // the fallback
-		{"gpu-spot-7", map[string]string{NodeCostLabel: "0.61"}, "NVIDIA H100 80GB HBM3", 1.5, SourceFile},      // a given price wins over billing
-		{"gpu-7", map[string]string{NodeCostLabel: "0.61"}, "NVIDIA H100 80GB HBM3", 2.49, SourceUser},          // --gpu-price too
-		{"gpu-7", map[string]string{NodeCostLabel: "0.61"}, "NVIDIA L4", 0.61, SourceOpenCost},                  // billing over the built-in table
-		{"gpu-7", map[string]string{NodeCostLabel: "2.495"}, "NVIDIA H100 80GB HBM3", 2.49, SourceUser},         // within a cent: agreed
-		{"gpu-7", map[string]string{NodeCostLabel: "-3"}, "NVIDIA L4", 0.805, SourceTable},                      // not a price
+		{"gpu-spot-7", p5, "NVIDIA H100 80GB HBM3", 1.5, SourceFile},                                       // the first rule that matches
+		{"gpu-7", p5, "NVIDIA H100 80GB HBM3", 3.93, SourceFile},                                           // label and model
+		{"gpu-7", nil, "NVIDIA H100 80GB HBM3", 2.49, SourceUser},                                          // no rule: --gpu-price
+		{"gpu-7", p5, "NVIDIA A100-SXM4-80GB", 1.1, SourceFile},                                            // model, any case
+		{"gpu-7", nil, "NVIDIA L4", 0.805, SourceTable},                                                    // the built-in table
+		{"gpu-7", nil, "Tesla K80", 1, SourceFallback},                                                     // the fallback
+		{"gpu-spot-7", map[string]string{NodeCostLabel: "0.61"}, "NVIDIA H100 80GB HBM3", 1.5, SourceFile}, // a given price wins over billing
+		{"gpu-7", map[string]string{NodeCostLabel: "0.61"}, "NVIDIA H100 80GB HBM3", 2.49, SourceUser},     // --gpu-price too
+		{"gpu-7", map[string]string{NodeCostLabel: "0.61"}, "NVIDIA L4", 0.61, SourceOpenCost},             // billing over the built-in table
+		{"gpu-7", map[string]string{NodeCostLabel: "2.495"}, "NVIDIA H100 80GB HBM3", 2.49, SourceUser},    // within a cent: agreed
+		{"gpu-7", map[string]string{NodeCostLabel: "-3"}, "NVIDIA L4", 0.805, SourceTable},                 // not a price
 	} {
 		got, source := p.PriceOn(c.node, c.labels, c.model)
 		if got != c.want || source != c.source {
