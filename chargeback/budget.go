@@ -1,8 +1,8 @@
 package chargeback
 
 import (
+	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +11,16 @@ import (
 
 	"github.com/seedance/seedance/analyze"
 )
+
+// ErrBudgets marks a budgets file that does not fit the ledger it is
+// checked against: a key that matches no group (a misspelt key).
+var ErrBudgets = errors.New("budgets")
+
+// MinForecastObserved is the least time of a month a forecast rests on by
+// default (ledger.forecast_min_observed): a month-end figure carried from
+// less is noise, so it is null (and fails a check) until a cluster has
+// counted this much of the month.
+const MinForecastObserved = 6 * time.Hour
 
 // Budget is one entry of a budgets file: a group's monthly amount, in
 // force from a day on (docs/chargeback.md, Budgets).
@@ -54,8 +64,10 @@ func (b *Budget) check() error {
 	switch {
 	case b.By == "" || b.Key == "":
 		return fmt.Errorf("by and key name the group (by: namespace, key: ml)")
-	case !(b.Monthly > 0 && b.Monthly < 1e12) || math.IsInf(b.Monthly, 0):
-		return fmt.Errorf("monthly must be an amount above 0")
+	case b.By != "cluster" && analyze.CheckGroupBy([]string{b.By}) != nil:
+		return fmt.Errorf("by %q: choose cluster, namespace, workload, controller, user, account or team=LABEL", b.By)
+	case !(b.Monthly >= 0.01 && b.Monthly < 1e12):
+		return fmt.Errorf("monthly must be an amount of at least a cent (0.01) and below 1e12")
 	case b.Currency != "" && b.Currency != "USD":
 		return fmt.Errorf("currency %s: prices are in USD, so are budgets", b.Currency)
 	}
@@ -117,6 +129,23 @@ type Status struct {
 	ForecastUSD *float64  `json:"forecast_usd"`
 	ActualPct   float64   `json:"actual_pct"`
 	ForecastPct *float64  `json:"forecast_pct"`
+	// Unknown, when set, says why the forecast is null though the month
+	// has data: a cluster the group was charged in lags, or too little of
+	// the month was observed (MinForecastObserved).
+	Unknown string `json:"unknown,omitempty"`
+	// NotYet: the budget is in force from a later day (From) only.
+	NotYet bool `json:"not_yet,omitempty"`
+}
+
+// Part is what a budget's group was charged in one cluster over the
+// month so far, and the time that cluster observed of it: from since (the
+// month's start, or the cluster's first data) to through (its data end).
+// Lag says how far the cluster's data end lags (0: it does not).
+type Part struct {
+	Cluster        string
+	Since, Through time.Time
+	ActualUSD      float64
+	Lag            time.Duration
 }
 
 // NewStatus is a budget's status given what its group was charged in
@@ -125,15 +154,48 @@ type Status struct {
 // end: actual + actual ÷ (through − since) × (month end − through); null
 // when no time of the month was counted.
 func NewStatus(b Budget, month, since, through time.Time, actual float64) Status {
-	s := Status{Budget: b, Month: month.Format("2006-01"), Through: through.UTC(), ActualUSD: cents(actual), ActualPct: pct(actual, b.Monthly)}
+	return NewStatusOf(b, month, []Part{{Since: since, Through: through, ActualUSD: actual}}, 0)
+}
+
+// NewStatusOf is a budget's status from its group's parts, a cluster
+// each: each part's run rate is carried to the month's end from its own
+// cluster's data end, over its own observed time, and the parts' forecasts
+// add up. The forecast is null when no part observed time of the month,
+// when one observed less than minObserved, or when one with charges lags
+// (Unknown says which).
+func NewStatusOf(b Budget, month time.Time, parts []Part, minObserved time.Duration) Status {
 	end := month.AddDate(0, 1, 0)
-	if elapsed := through.Sub(since); elapsed > 0 {
-		f := cents(actual + actual/elapsed.Seconds()*end.Sub(through).Seconds())
+	var actual, forecast float64
+	var through time.Time
+	observed := false
+	var unknown []string
+	for _, p := range parts {
+		actual += p.ActualUSD
+		through = later(through, p.Through)
+		elapsed := p.Through.Sub(p.Since)
+		switch {
+		case p.Lag > 0 && (p.ActualUSD > 0 || elapsed <= 0):
+			unknown = append(unknown, fmt.Sprintf("cluster %s's data ends at %s, %s behind", p.Cluster, p.Through.UTC().Format(time.RFC3339), p.Lag.Truncate(time.Minute)))
+		case elapsed <= 0:
+			continue
+		case elapsed < minObserved:
+			unknown = append(unknown, fmt.Sprintf("cluster %s observed %s of the month, less than %s", p.Cluster, elapsed.Truncate(time.Minute), minObserved))
+		}
+		observed = true
+		forecast += p.ActualUSD + p.ActualUSD/elapsed.Seconds()*end.Sub(p.Through).Seconds()
+	}
+	s := Status{Budget: b, Month: month.Format("2006-01"), Through: through.UTC(), ActualUSD: cents(actual), ActualPct: pct(actual, b.Monthly)}
+	switch {
+	case len(unknown) > 0:
+		s.Unknown = strings.Join(unknown, "; ")
+	case observed:
+		f := cents(forecast)
 		p := pct(f, b.Monthly)
 		s.ForecastUSD, s.ForecastPct = &f, &p
 	}
 	return s
 }
+
 
 func pct(v, of float64) float64 { return analyze.Sig(100 * v / of) }
 
@@ -145,7 +207,12 @@ func (s Status) Crossed(thresholdPct float64, actual bool) (bool, string) {
 	if actual {
 		return s.ActualPct >= thresholdPct, fmt.Sprintf("%s: %.2f USD charged so far, %.1f%% (threshold %g%%)", name, s.ActualUSD, s.ActualPct, thresholdPct)
 	}
-	if s.ForecastPct == nil {
+	switch {
+	case s.NotYet:
+		return false, fmt.Sprintf("%s: in force from %s, not yet", name, s.From)
+	case s.Unknown != "":
+		return true, name + ": forecast unknown: " + s.Unknown + " (a null fails the check)"
+	case s.ForecastPct == nil:
 		return true, name + ": no data of the month yet, so no forecast (a null fails the check)"
 	}
 	return *s.ForecastPct >= thresholdPct, fmt.Sprintf("%s: forecast %.2f USD at month end, %.1f%% (threshold %g%%; %.2f USD so far)", name, *s.ForecastUSD, *s.ForecastPct, thresholdPct, s.ActualUSD)

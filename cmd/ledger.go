@@ -113,7 +113,7 @@ func (lf *ledgerReportFlags) addWindow(c *cobra.Command, formats []string, what 
 
 // spec reads the flags' times against now.
 func (lf *ledgerReportFlags) spec(cfg *settings.Config, now time.Time) (pipeline.LedgerReportSpec, error) {
-	spec := pipeline.LedgerReportSpec{Config: cfg, Format: lf.format, Output: lf.output, Clusters: lf.clusters, BaselineReport: lf.baseReport}
+	spec := pipeline.LedgerReportSpec{Config: cfg, Format: lf.format, Output: lf.output, Clusters: lf.clusters, BaselineReport: lf.baseReport, Now: now}
 	for _, t := range []struct {
 		flag, v string
 		to      *time.Time
@@ -195,10 +195,13 @@ cents that sum to the ledger report's total for the same window and rule
 			if err != nil {
 				return err
 			}
-			spec := pipeline.LedgerExportSpec{Config: cfg, Since: rs.Since, Until: rs.Until, Clusters: rs.Clusters, Format: lf.format, Output: lf.output, Account: account}
-			total, err := pipeline.LedgerExport(c.Context(), spec, f.IO.Out)
+			spec := pipeline.LedgerExportSpec{Config: cfg, Since: rs.Since, Until: rs.Until, Clusters: rs.Clusters, Format: lf.format, Output: lf.output, Account: account, Now: rs.Now}
+			done, err := pipeline.LedgerExport(c.Context(), spec, f.IO.Out)
 			if err == nil {
-				fmt.Fprintf(f.IO.ErrOut, "export: BilledCost sums to %.2f USD\n", total)
+				for _, w := range done.Warnings {
+					fmt.Fprintln(f.IO.ErrOut, "warning: "+table.Visible(w))
+				}
+				fmt.Fprintf(f.IO.ErrOut, "export: BilledCost sums to %.2f USD; data through %s\n", done.BilledUSD, render.DataEnds(done.DataEnds))
 			}
 			return err
 		},
@@ -229,7 +232,8 @@ A line per budget, "ok" or "OVER"; exit status 3 when any budget's forecast
 			if err != nil {
 				return err
 			}
-			return pipeline.LedgerCheck(c.Context(), pipeline.LedgerCheckSpec{Config: cfg, Clusters: clusters}, f.IO.Out)
+			warn := func(w string) { fmt.Fprintln(f.IO.ErrOut, "warning: "+table.Visible(w)) }
+			return pipeline.LedgerCheck(c.Context(), pipeline.LedgerCheckSpec{Config: cfg, Clusters: clusters, Now: f.Now(), Warn: warn}, f.IO.Out)
 		},
 	}
 	c.Flags().StringArrayVar(&clusters, "cluster", nil, "check only this cluster's charges (repeatable; default every cluster in the ledger)")
@@ -293,3 +297,4 @@ func when(flag, v string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, exit.Usagef("%s %q: give an RFC 3339 time, a date (2026-12-01), month, today or a span back (7d, 36h)", flag, v)
 }
+

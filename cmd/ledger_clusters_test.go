@@ -140,7 +140,7 @@ func chargesAddUp(t *testing.T, dsn string) {
 		}
 	}
 	exp := run(t, nil, "ledger", "export", "--ledger", dsn, "--format", "focus", "--share-idle", "even", "-o", filepath.Join(t.TempDir(), "focus.csv"))
-	if want := "export: BilledCost sums to " + bill + " USD\n"; exp.code != 0 || exp.errOut != want {
+	if want := "export: BilledCost sums to " + bill + " USD; data through prod-eu 2026-01-05T09:30:00Z, prod-us 2026-01-05T09:30:00Z\n"; exp.code != 0 || exp.errOut != want {
 		t.Errorf("export: exit %d %q, want %q", exp.code, exp.errOut, want)
 	}
 }

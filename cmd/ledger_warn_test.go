@@ -77,7 +77,7 @@ func TestLedgerExportFocus(t *testing.T) {
 	if err := json.Unmarshal([]byte(rep.out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("export: BilledCost sums to %.2f USD\n", r.Chargeback.Total.CostUSD); exp.errOut != want || r.Chargeback.Total.CostUSD == 0 {
+	if want := fmt.Sprintf("export: BilledCost sums to %.2f USD; data through default 2026-01-05T10:00:00Z\n", r.Chargeback.Total.CostUSD); exp.errOut != want || r.Chargeback.Total.CostUSD == 0 {
 		t.Errorf("export said %q, want %q", exp.errOut, want)
 	}
 	if b, err := os.ReadFile(out); err != nil || !strings.HasPrefix(string(b), "BilledCost,BillingAccountId,") {

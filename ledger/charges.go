@@ -215,43 +215,77 @@ func (l *Ledger) keysOf(ctx context.Context, tx *sql.Tx, lr *lineReader) error {
 
 // budgets are the budgets' status for the month of the ledger's data end
 // (the latest of the clusters'): each group's charges of the month so far,
-// by the query's sharing rule, and the forecast.
+// by the query's sharing rule, and the forecast, each cluster's part
+// carried from its own data end (a budget by cluster: the cluster's whole
+// bill, its unallocated cost included). A budget whose key matches no
+// group of the month is an error (ErrBudgets): a misspelt key would
+// otherwise read "ok, 0.00 USD"; one in force only from a later day says
+// so.
 func (l *Ledger) budgets(ctx context.Context, tx *sql.Tx, v *view, q Query) ([]chargeback.Status, error) {
 	var through time.Time
 	for _, end := range v.ends {
-		if end.After(through) {
-			through = end
-		}
+		through = later(through, end)
 	}
 	month := through.Add(-time.Millisecond).UTC()
 	month = time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, time.UTC)
-	sp := span{month.Unix(), month.AddDate(0, 1, 0).Unix(), 1, v.clusters, v.bucket}
 	inForce := chargeback.InForce(q.Budgets, through.Add(-time.Millisecond))
-	var out []chargeback.Status
+	parts := map[[2]string][]chargeback.Part{} // by budget level and key
 	for _, level := range chargeback.Levels(inForce) {
-		if err := checkGroupBy([]string{level}); err != nil {
-			return nil, fmt.Errorf("%w (a budget's by)", err)
-		}
-		lq := q
-		lq.GroupBy = []string{level}
-		cb, err := l.chargeback(ctx, tx, sp, lq)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range inForce {
-			if b.By != level {
+		for _, c := range v.clusters {
+			p := chargeback.Part{Cluster: c, Since: later(month, v.firsts[c]), Through: earlier(v.ends[c], month.AddDate(0, 1, 0))}
+			p.Lag, _ = v.lag(c, q, true)
+			lq := q
+			lq.GroupBy = []string{level}
+			cb, err := l.chargeback(ctx, tx, span{month.Unix(), month.AddDate(0, 1, 0).Unix(), 1, []string{c}, v.bucket}, lq)
+			if err != nil {
+				return nil, err
+			}
+			if level == "cluster" {
+				p.ActualUSD = cb.Total.CostUSD
+				parts[[2]string{level, c}] = append(parts[[2]string{level, c}], p)
 				continue
 			}
-			actual := 0.0
 			for _, r := range cb.Rows {
-				if r.Key[0] == b.Key {
-					actual = r.CostUSD
-				}
+				p.ActualUSD = r.CostUSD
+				parts[[2]string{level, r.Key[0]}] = append(parts[[2]string{level, r.Key[0]}], p)
 			}
-			out = append(out, chargeback.NewStatus(b, month, later(month, v.first), through, actual))
 		}
 	}
-	return out, nil
+	var out []chargeback.Status
+	for _, b := range inForce {
+		ps, ok := parts[[2]string{b.By, b.Key}]
+		if !ok && len(q.Clusters) == 0 {
+			return nil, fmt.Errorf("%w: budget by %s, key %s: no group of the ledger's %s has that key: a misspelt key?", chargeback.ErrBudgets, b.By, b.Key, month.Format("2006-01"))
+		}
+		if ok {
+			out = append(out, chargeback.NewStatusOf(b, month, ps, q.MinObserved))
+		}
+	}
+	return append(out, notYet(q.Budgets, inForce, month)...), nil
+}
+
+// notYet are the statuses of the budgets of groups none of whose entries
+// is in force yet.
+func notYet(all, inForce []chargeback.Budget, month time.Time) []chargeback.Status {
+	var out []chargeback.Status
+	seen := map[[2]string]bool{}
+	for _, b := range inForce {
+		seen[[2]string{b.By, b.Key}] = true
+	}
+	for _, b := range all {
+		if k := [2]string{b.By, b.Key}; !seen[k] {
+			seen[k] = true
+			out = append(out, chargeback.Status{Budget: b, Month: month.Format("2006-01"), NotYet: true})
+		}
+	}
+	return out
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func later(a, b time.Time) time.Time {

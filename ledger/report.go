@@ -73,6 +73,14 @@ type Query struct {
 	// Carbon, when set, prices the charges' energy in emissions by the
 	// grid intensity of its hours.
 	Carbon *chargeback.Intensity
+	// MaxLag is how far a cluster's data end may lag the latest cluster's
+	// (and Now, when set) before the report warns of it and the budgets
+	// it bears on have no forecast (0: two buckets).
+	MaxLag time.Duration
+	Now    time.Time
+	// MinObserved is the least time of the month a budget's forecast
+	// rests on in each cluster (chargeback.NewStatusOf).
+	MinObserved time.Duration
 }
 
 // span is the rows a report reads: the clusters' buckets in [lo, hi),
@@ -196,11 +204,12 @@ type view struct {
 	first, watermark time.Time
 	bucket           time.Duration
 	ends             map[string]time.Time // each cluster's data end
+	firsts           map[string]time.Time // each cluster's first data
 }
 
 // view reads the states of the clusters asked for (all: every one).
 func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, error) {
-	v := &view{ends: map[string]time.Time{}}
+	v := &view{ends: map[string]time.Time{}, firsts: map[string]time.Time{}}
 	all := map[string]bool{}
 	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
 		var c string
@@ -224,7 +233,7 @@ func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, er
 		}
 		v.bucket = time.Duration(bucket) * time.Second
 		v.clusters = append(v.clusters, c)
-		v.ends[c] = time.UnixMilli(end).UTC()
+		v.ends[c], v.firsts[c] = time.UnixMilli(end).UTC(), f
 		return nil
 	}, `SELECT cluster, first_ms, watermark_ms, data_end_ms, bucket_s FROM seedance_state ORDER BY cluster`)
 	if err != nil {
@@ -307,7 +316,8 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 	if r.Warnings, err = l.notes(ctx, tx, sp); err != nil {
 		return nil, err
 	}
-	r.Warnings = append(r.Warnings, v.stale(hi)...)
+	r.Warnings = append(r.Warnings, v.stale(hi, q)...)
+	r.DataEnds = v.ends
 	if v.watermark.Before(hi) && !q.Settled {
 		s := v.watermark.UTC().Format(time.RFC3339)
 		r.Summary.ProvisionalFrom = &s
@@ -332,24 +342,60 @@ func (l *Ledger) notes(ctx context.Context, tx *sql.Tx, sp span) ([]string, erro
 	return out, err
 }
 
-// stale names the clusters whose data ends more than two buckets before
-// the latest cluster's, inside a window that reaches past it: their
-// updates may have stopped, and the window lacks their part.
-func (v *view) stale(hi time.Time) []string {
-	var last time.Time
-	for _, e := range v.ends {
-		if e.After(last) {
-			last = e
-		}
-	}
+// stale names the clusters whose data lags, inside a window that reaches
+// past their data end: their updates may have stopped, and the window
+// lacks their part. A window that reaches now's bucket lags now too.
+func (v *view) stale(hi time.Time, q Query) []string {
 	var out []string
+	now := !q.Now.IsZero() && !hi.Before(q.Now.Truncate(v.bucket))
 	for _, c := range v.clusters {
-		if e := v.ends[c]; e.Add(2*v.bucket).Before(last) && e.Before(hi) {
-			out = append(out, fmt.Sprintf("cluster %s's data ends at %s, %s before cluster data that ends latest: are its updates running?",
-				c, e.Format(time.RFC3339), last.Sub(e).Truncate(time.Minute)))
+		if lag, behind := v.lag(c, q, now); lag > 0 && v.ends[c].Before(hi) {
+			out = append(out, fmt.Sprintf("cluster %s's data ends at %s, %s behind %s: are its updates running?",
+				c, v.ends[c].Format(time.RFC3339), lag.Truncate(time.Minute), behind))
 		}
 	}
 	return out
+}
+
+// Lags are the data ends of the query's clusters, and a warning for each
+// that lags (Query.MaxLag) inside the query's window.
+func (l *Ledger) Lags(ctx context.Context, q Query) (map[string]time.Time, []string, error) {
+	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: l.snapshot()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	v, err := l.view(ctx, tx, q.Clusters)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, hi, err := l.bounds(ctx, tx, v, q.Since, q.Until)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v.ends, v.stale(hi, q), nil
+}
+
+// lag is how far cluster c's data end lags the latest cluster's, or now
+// (q.Now, with withNow), when that is more than q.MaxLag (two buckets when
+// unset); 0 when it does not lag. behind says what it lags.
+func (v *view) lag(c string, q Query, withNow bool) (time.Duration, string) {
+	maxLag := q.MaxLag
+	if maxLag <= 0 {
+		maxLag = 2 * v.bucket
+	}
+	var last time.Time
+	for _, e := range v.ends {
+		last = later(last, e)
+	}
+	e := v.ends[c]
+	switch {
+	case withNow && !q.Now.IsZero() && q.Now.Sub(e) > maxLag && q.Now.Sub(e) >= last.Sub(e):
+		return q.Now.Sub(e), "now"
+	case last.Sub(e) > maxLag:
+		return last.Sub(e), "the cluster data that ends latest"
+	}
+	return 0, ""
 }
 
 // gpuFigures fills the summary, the days and the prices, and returns the

@@ -387,6 +387,9 @@ type LedgerReportSpec struct {
 	// with; BaselineReport, a report's JSON file to compare with instead.
 	BaselineSince, BaselineUntil time.Time
 	BaselineReport               string
+	// Now, when set, is what a cluster's data end lags (and the latest
+	// cluster's).
+	Now time.Time
 }
 
 // LedgerReport answers from the ledger alone and writes the report.
@@ -409,7 +412,7 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	}
 	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, Clusters: spec.Clusters,
 		Settled:       spec.Format == "prom", // counters only grow
-		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil}
+		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil, MaxLag: cfg.Ledger.MaxLag, Now: spec.Now, MinObserved: cfg.Ledger.ForecastMinObserved}
 	if err := shareIdle(cfg.Ledger, &q); err != nil {
 		return err
 	}
@@ -433,12 +436,21 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	defer l.Close()
 	r, err := l.Report(ctx, q)
 	if err != nil {
-		return err
+		return budgetErr(err)
 	}
 	if spec.Output == "-" || spec.Output == "" {
 		return render.Ledger(stdout, r, spec.Format)
 	}
 	return fsutil.WriteAtomic(spec.Output, func(w io.Writer) error { return render.Ledger(w, r, spec.Format) })
+}
+
+// budgetErr is a budgets file that does not fit the ledger as a usage
+// error (exit 2): a file mistake, not a failure.
+func budgetErr(err error) error {
+	if errors.Is(err, chargeback.ErrBudgets) {
+		return exit.Usagef("%v", err)
+	}
+	return err
 }
 
 // readBaselineReport reads --baseline-report's file.
@@ -547,36 +559,51 @@ type LedgerExportSpec struct {
 	// Account names the billing account, the invoice's issuer and the
 	// provider of the FOCUS rows: the platform that owns the GPUs.
 	Account string
+	// Now is what each cluster's data end lags (and the latest one's).
+	Now time.Time
+}
+
+// Exported is what an export wrote: the sum of its BilledCost, each
+// cluster's data end, and the warnings of clusters whose data lags.
+type Exported struct {
+	BilledUSD float64
+	DataEnds  map[string]time.Time
+	Warnings  []string
 }
 
 // LedgerExportFormats are the formats of a ledger export.
 var LedgerExportFormats = []string{"focus", "focus-parquet"}
 
-// LedgerExport writes the window's charges as FOCUS 1.2 rows, a day at a
+// LedgerExport writes the window's charges as FOCUS rows, a day at a
 // time, and returns the sum of their BilledCost.
-func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) (float64, error) {
+func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) (Exported, error) {
 	cfg := spec.Config
+	var done Exported
 	if cfg.Ledger.DSN == "" {
-		return 0, exit.Usagef("no ledger: give --ledger PATH or --ledger postgres://…")
+		return done, exit.Usagef("no ledger: give --ledger PATH or --ledger postgres://…")
 	}
 	if !slices.Contains(LedgerExportFormats, spec.Format) {
-		return 0, exit.Usagef("unknown format %q for a ledger export (choose %s)", spec.Format, strings.Join(LedgerExportFormats, ", "))
+		return done, exit.Usagef("unknown format %q for a ledger export (choose %s)", spec.Format, strings.Join(LedgerExportFormats, ", "))
 	}
 	if err := fsutil.CheckOutput(spec.Output, cfg.Ledger.DSN); err != nil {
-		return 0, exit.Usagef("--output: %v", err)
+		return done, exit.Usagef("--output: %v", err)
 	}
-	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, Clusters: spec.Clusters, ShareIdle: chargeback.None, ShareIdleBy: chargeback.ScopeCluster}
+	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, Clusters: spec.Clusters, ShareIdle: chargeback.None, ShareIdleBy: chargeback.ScopeCluster,
+		MaxLag: cfg.Ledger.MaxLag, Now: spec.Now}
 	if err := shareIdle(cfg.Ledger, &q); err != nil {
-		return 0, err
+		return done, err
 	}
 	if err := carbon(cfg.Ledger, &q); err != nil {
-		return 0, err
+		return done, err
 	}
 	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{ReadOnly: true})
 	if err != nil {
-		return 0, err
+		return done, err
 	}
 	defer l.Close()
+	if done.DataEnds, done.Warnings, err = l.Lags(ctx, q); err != nil {
+		return done, err
+	}
 	var total int64
 	write := func(w io.Writer) error {
 		var f *chargeback.Focus
@@ -596,7 +623,8 @@ func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) 
 	} else {
 		err = fsutil.WriteAtomic(spec.Output, write)
 	}
-	return chargeback.USD(total), err
+	done.BilledUSD = chargeback.USD(total)
+	return done, err
 }
 
 // focusEncoding is the FOCUS encoding of an export format.
@@ -643,6 +671,10 @@ func budgets(lc settings.Ledger, q *ledger.Query) error {
 type LedgerCheckSpec struct {
 	Config   *settings.Config
 	Clusters []string
+	// Now is what each cluster's data end lags; Warn takes the check's
+	// warnings (a cluster whose data lags), a line each.
+	Now  time.Time
+	Warn func(string)
 }
 
 // LedgerCheck reads the budgets' month to date and forecast from the
@@ -656,15 +688,25 @@ func LedgerCheck(ctx context.Context, spec LedgerCheckSpec, stdout io.Writer) er
 	if cfg.Ledger.BudgetsFile == "" {
 		return exit.Usagef("no budgets: give --budgets FILE (docs/chargeback.md, Budgets)")
 	}
-	statuses, err := budgetStatus(ctx, cfg, spec.Clusters)
+	r, err := budgetStatus(ctx, cfg, spec.Clusters, spec.Now)
 	if err != nil {
 		return err
 	}
-	over := 0
+	for _, w := range r.Warnings {
+		if spec.Warn != nil && strings.Contains(w, "'s data ends at") {
+			spec.Warn(w)
+		}
+	}
+	statuses, over := r.Budgets, 0
 	for _, s := range statuses {
 		crossed, line := s.Crossed(cfg.Ledger.BudgetThresholdPct, cfg.Ledger.BudgetOn == "actual")
 		verdict := "ok    "
-		if crossed {
+		switch {
+		case s.NotYet:
+			verdict = "later "
+		case crossed && s.ForecastPct == nil && cfg.Ledger.BudgetOn != "actual":
+			verdict, over = "NULL  ", over+1
+		case crossed:
 			verdict, over = "OVER  ", over+1
 		}
 		if _, err := fmt.Fprintln(stdout, verdict+table.Visible(line)); err != nil {
@@ -672,7 +714,7 @@ func LedgerCheck(ctx context.Context, spec LedgerCheckSpec, stdout io.Writer) er
 		}
 	}
 	if over > 0 {
-		return &exit.Error{Code: exit.GateFailed, Err: fmt.Errorf("%d of %d budgets at or over %g%% (%s)", over, len(statuses), cfg.Ledger.BudgetThresholdPct, cfg.Ledger.BudgetOn)}
+		return &exit.Error{Code: exit.GateFailed, Err: fmt.Errorf("%d of %d budgets at or over %g%% (%s), or without one", over, len(statuses), cfg.Ledger.BudgetThresholdPct, cfg.Ledger.BudgetOn)}
 	}
 	return nil
 }
@@ -684,17 +726,19 @@ func budgetMetrics(ctx context.Context, cfg *settings.Config, w io.Writer) error
 	if cfg.Ledger.DSN == "" || cfg.Ledger.BudgetsFile == "" {
 		return nil
 	}
-	statuses, err := budgetStatus(ctx, cfg, nil)
+	r, err := budgetStatus(ctx, cfg, nil, time.Time{})
 	if err != nil {
 		return fmt.Errorf("budgets: %w", err)
 	}
-	return render.BudgetProm(w, statuses)
+	return render.BudgetProm(w, r.Budgets)
 }
 
 // budgetStatus reads the settings' budgets' status from their ledger, for
 // the clusters (nil: every one).
-func budgetStatus(ctx context.Context, cfg *settings.Config, clusters []string) ([]chargeback.Status, error) {
-	q := ledger.Query{GroupBy: cfg.Analyze.GroupBy, Clusters: clusters}
+func budgetStatus(ctx context.Context, cfg *settings.Config, clusters []string, now time.Time) (*ledger.Report, error) {
+	// The window reaches now, so that a cluster whose data stopped is
+	// a warning (Report.Warnings).
+	q := ledger.Query{GroupBy: cfg.Analyze.GroupBy, Clusters: clusters, MaxLag: cfg.Ledger.MaxLag, Now: now, Until: now, MinObserved: cfg.Ledger.ForecastMinObserved}
 	if err := shareIdle(cfg.Ledger, &q); err != nil {
 		return nil, err
 	}
@@ -707,8 +751,5 @@ func budgetStatus(ctx context.Context, cfg *settings.Config, clusters []string) 
 	}
 	defer l.Close()
 	r, err := l.Report(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	return r.Budgets, nil
+	return r, budgetErr(err)
 }

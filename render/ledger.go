@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/chargeback"
@@ -52,6 +55,7 @@ func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
 	if s.ProvisionalFrom != nil {
 		lines = append(lines, "Provisional from "+*s.ProvisionalFrom+" (the next update counts it again)")
 	}
+	lines = append(lines, dataEndLine(r.DataEnds)...)
 	lines = append(lines, priceLines(r.Prices)...)
 	lines = append(lines, jobLines(r)...)
 	lines = append(lines, budgetLines(r.Budgets)...)
@@ -97,6 +101,24 @@ func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
 	}
 	header, rows = chargeRows(cb, func(v float64) string { return fmt.Sprintf("%.2f", v) }, money)
 	return writeTable(w, header, rows, markdown)
+}
+
+// dataEndLine names where each cluster's data ends, in one line.
+func dataEndLine(ends map[string]time.Time) []string {
+	if len(ends) == 0 {
+		return nil
+	}
+	return []string{"Data through: " + DataEnds(ends)}
+}
+
+// DataEnds names each cluster's data end, in the clusters' order, for a
+// terminal.
+func DataEnds(ends map[string]time.Time) string {
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(ends)) {
+		parts = append(parts, table.Visible(c)+" "+ends[c].UTC().Format(time.RFC3339))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // priceLines name each price the window was counted at, with its source

@@ -212,6 +212,13 @@ type Ledger struct {
 	CarbonIntensityFile string  `mapstructure:"carbon_intensity_file"`
 	BudgetThresholdPct  float64 `mapstructure:"budget_threshold_pct"`
 	BudgetOn            string  `mapstructure:"budget_on"`
+	// MaxLag is how far a cluster's data end may lag the others' (and
+	// now) before reports, exports and checks warn, and its budgets'
+	// forecasts are unknown.
+	MaxLag time.Duration `mapstructure:"max_lag"`
+	// ForecastMinObserved is the least time of a month a budget's
+	// forecast rests on.
+	ForecastMinObserved time.Duration `mapstructure:"forecast_min_observed"`
 }
 
 // Validate checks that the bucket divides a day, so that buckets meet at

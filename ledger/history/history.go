@@ -22,8 +22,10 @@ type Report struct {
 	// Watermark: the rows before it are settled; those after it are
 	// provisional (the next update counts them again, with more data).
 	Watermark time.Time `json:"watermark"`
-	// Clusters are the clusters the report covers.
+	// Clusters are the clusters the report covers, and DataEnds where each
+	// one's data ends (a cluster that lags shows here, and in Warnings).
 	Clusters    []string             `json:"clusters"`
+	DataEnds    map[string]time.Time `json:"data_ends"`
 	Summary     Summary              `json:"summary"`
 	Attribution *analyze.Attribution `json:"attribution"`
 	Daily       []Day                `json:"daily"`

@@ -1,0 +1,116 @@
+package cmd
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/internal/exit"
+)
+
+// TestBudgetsOfALaggingCluster: two clusters in one ledger, a counted to
+// 2026-11-30 08:00 (now, for the tests) and b only to 2026-11-29 20:00.
+// Each cluster's budget is forecast from its own observed span: cluster
+// a's 32 hours of November carried over the 16 left, 1.5 × its charges
+// (one forecast over the ledger's span would carry b's 20 hours over 28).
+// A cluster's budget is its whole bill, its unallocated cost included (a
+// node of four holds no workload).
+// Cluster b lags by more than --max-lag (2h): its budget is unknown, never
+// ok, and the check fails (exit 3) and warns; with --max-lag 13h it is
+// forecast. A misspelt key is one line and exit 2, not "ok 0.00 USD"; a
+// budget in force from a later day says so and passes.
+func TestBudgetsOfALaggingCluster(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "ledger.db")
+	for _, c := range []struct{ name, seed, hours string }{{"a", "1", "32h"}, {"b", "2", "20h"}} {
+		p := simProfile(t, "--interval", "60s", "--duration", c.hours, "--sim-nodes", "4", "--sim-seed", c.seed, "--sim-start", "2026-11-29T00:00:00Z")
+		if r := run(t, nil, "ledger", "update", "--ledger", led, "--cluster", c.name, "-i", p); r.code != 0 {
+			t.Fatalf("update %s: %s", c.name, r.errOut)
+		}
+	}
+	budgets := filepath.Join(dir, "budgets.yaml")
+	saveAs(t, budgets, "budgets:\n  - {by: cluster, key: a, monthly: 1e6}\n  - {by: cluster, key: b, monthly: 1e6}\n  - {by: cluster, key: a, monthly: 5, from: 2026-12-01}\n  - {by: namespace, key: training, monthly: 5, from: 2026-12-01}\n")
+	r := run(t, nil, "ledger", "check", "--ledger", led, "--budgets", budgets)
+	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	if r.code != exit.GateFailed || len(lines) != 3 || !strings.HasPrefix(lines[0], "ok ") || !strings.HasPrefix(lines[1], "NULL ") ||
+		!strings.Contains(lines[1], "forecast unknown: cluster b's data ends at 2026-11-29T20:00:00Z, 12h0m0s behind") ||
+		!strings.HasPrefix(lines[2], "later ") || !strings.Contains(lines[2], "namespace=training") || !strings.Contains(lines[2], "in force from 2026-12-01, not yet") ||
+		!strings.Contains(r.errOut, "warning: cluster b's data ends at 2026-11-29T20:00:00Z, 12h0m0s behind now") {
+		t.Errorf("check: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	if r := run(t, nil, "ledger", "check", "--ledger", led, "--budgets", budgets, "--max-lag", "13h"); r.code != 0 || strings.Contains(r.errOut, "warning") {
+		t.Errorf("check with --max-lag 13h: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+
+	// Each budget by hand, from the report's figures.
+	rep := run(t, nil, "ledger", "report", "--ledger", led, "--budgets", budgets, "--max-lag", "13h", "-f", "json", "--by", "cluster", "--share-idle", "none")
+	var got struct {
+		DataEnds map[string]string `json:"data_ends"`
+		Budgets  []struct {
+			Key      string   `json:"key"`
+			Actual   float64  `json:"actual_usd"`
+			Forecast *float64 `json:"forecast_usd"`
+			NotYet   bool     `json:"not_yet"`
+		} `json:"budgets"`
+		Chargeback struct {
+			Rows []struct {
+				Key  []string `json:"key"`
+				Cost float64  `json:"cost_usd"`
+			} `json:"rows"`
+			Unallocated struct {
+				Cost float64 `json:"cost_usd"`
+			} `json:"unallocated"`
+		} `json:"chargeback"`
+	}
+	if err := json.Unmarshal([]byte(rep.out), &got); rep.code != 0 || err != nil {
+		t.Fatalf("report: %v %s", err, rep.errOut)
+	}
+	if got.DataEnds["a"] != "2026-11-30T08:00:00Z" || got.DataEnds["b"] != "2026-11-29T20:00:00Z" {
+		t.Errorf("data ends %v", got.DataEnds)
+	}
+	bill := map[string]float64{}
+	for _, c := range []string{"a", "b"} {
+		one := run(t, nil, "ledger", "report", "--ledger", led, "--cluster", c, "-f", "json", "--share-idle", "none")
+		var r struct {
+			Chargeback struct {
+				Total, Unallocated struct {
+					Cost float64 `json:"cost_usd"`
+				}
+			} `json:"chargeback"`
+		}
+		if err := json.Unmarshal([]byte(one.out), &r); one.code != 0 || err != nil {
+			t.Fatalf("report of %s: %v %s", c, err, one.errOut)
+		}
+		bill[c] = r.Chargeback.Total.Cost
+		if r.Chargeback.Unallocated.Cost == 0 {
+			t.Fatalf("cluster %s has no unallocated cost: the test cannot tell a cluster's bill from its rows", c)
+		}
+	}
+	// a: 32 h observed of November, 16 h left; b: 20 h, 28 h left.
+	want := map[string]float64{"a": math.Round(bill["a"]*48/32*100) / 100, "b": math.Round(bill["b"]*48/20*100) / 100}
+	for _, b := range got.Budgets {
+		if b.NotYet {
+			continue
+		}
+		if b.Actual != math.Round(bill[b.Key]*100)/100 || b.Actual == 0 || b.Forecast == nil || math.Abs(*b.Forecast-want[b.Key]) > 0.011 {
+			t.Errorf("budget of %s: actual %v, forecast %v; want the cluster's bill %v and %v", b.Key, b.Actual, b.Forecast, bill[b.Key], want[b.Key])
+		}
+	}
+
+	// A misspelt key, a bad level: one line, exit 2.
+	for doc, want := range map[string]string{
+		"budgets:\n  - {by: cluster, key: A, monthly: 10}\n":    "budget by cluster, key A: no group of the ledger's 2026-11 has that key",
+		"budgets:\n  - {by: clusters, key: a, monthly: 10}\n":   `by "clusters": choose cluster, namespace`,
+		"budgets:\n  - {by: cluster, key: a, monthly: 1e-320}\n": "at least a cent",
+	} {
+		saveAs(t, budgets, doc)
+		for _, cmd := range [][]string{{"check"}, {"report"}} {
+			r := run(t, nil, append(append([]string{"ledger"}, cmd...), "--ledger", led, "--budgets", budgets)...)
+			if r.code != exit.Usage || !strings.Contains(r.errOut, want) || strings.Count(r.errOut, "\n") != 1 {
+				t.Errorf("%s of %q: exit %d %q, want one line with %q", cmd[0], doc, r.code, r.errOut, want)
+			}
+		}
+	}
+}
