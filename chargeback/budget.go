@@ -196,7 +196,6 @@ func NewStatusOf(b Budget, month time.Time, parts []Part, minObserved time.Durat
 	return s
 }
 
-
 func pct(v, of float64) float64 { return analyze.Sig(100 * v / of) }
 
 // Crossed says whether the status crosses the threshold (percent of the

@@ -101,8 +101,8 @@ func TestBudgetsOfALaggingCluster(t *testing.T) {
 
 	// A misspelt key, a bad level: one line, exit 2.
 	for doc, want := range map[string]string{
-		"budgets:\n  - {by: cluster, key: A, monthly: 10}\n":    "budget by cluster, key A: no group of the ledger's 2026-11 has that key",
-		"budgets:\n  - {by: clusters, key: a, monthly: 10}\n":   `by "clusters": choose cluster, namespace`,
+		"budgets:\n  - {by: cluster, key: A, monthly: 10}\n":     "budget by cluster, key A: no group of the ledger's 2026-11 has that key",
+		"budgets:\n  - {by: clusters, key: a, monthly: 10}\n":    `by "clusters": choose cluster, namespace`,
 		"budgets:\n  - {by: cluster, key: a, monthly: 1e-320}\n": "at least a cent",
 	} {
 		saveAs(t, budgets, doc)

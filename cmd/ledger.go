@@ -297,4 +297,3 @@ func when(flag, v string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, exit.Usagef("%s %q: give an RFC 3339 time, a date (2026-12-01), month, today or a span back (7d, 36h)", flag, v)
 }
-
