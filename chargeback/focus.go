@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,18 +36,41 @@ const FocusMandatory = 21
 const focusTime = "2006-01-02T15:04:05Z"
 
 // Focus writes charge lines as FOCUS rows, in CSV or Parquet, a period at
-// a time. BilledCost (= ContractedCost = EffectiveCost = ListCost: a
-// cluster's own GPUs have no discounts) is in cents that sum to the
+// a time: FOCUS 1.3 with split cost allocation (focus13.go), or 1.2 (a
+// row per line). BilledCost (= ContractedCost = EffectiveCost = ListCost:
+// a cluster's own GPUs have no discounts) is in cents that sum to the
 // rounded total of the lines' charges.
 type Focus struct {
 	// Carbon fills x_EmissionsKgCO2e (else null): the lines carry their
 	// emissions.
-	Carbon  bool
+	Carbon bool
+	// Mode and Scope are the sharing rule the lines were shared by (1.3
+	// splits each origin charge by it).
+	Mode    Mode
+	Scope   Scope
+	version string
 	out     rowWriter
+	out13   rowWriter13
 	account string
 	// from and to clip the charge periods to the export's window.
 	from, to time.Time
 	cents    Cents
+}
+
+// FocusOptions say what a FOCUS export writes.
+type FocusOptions struct {
+	// Version is "1.3" (the default) or "1.2".
+	Version string
+	// Encoding is csv or parquet.
+	Encoding string
+	// Account is the billing account, the invoice's issuer and the
+	// provider: the platform that owns the GPUs.
+	Account string
+	// From and To are the export's window [From, To).
+	From, To time.Time
+	Mode     Mode
+	Scope    Scope
+	Carbon   bool
 }
 
 // rowWriter writes FOCUS records in one encoding.
@@ -58,25 +82,44 @@ type rowWriter interface {
 // FocusFormats are the encodings of a FOCUS export.
 var FocusFormats = []string{"csv", "parquet"}
 
-// NewFocus starts a FOCUS export of the window [from, to) for the billing
-// account (the platform that owns the GPUs), in the encoding (csv or
-// parquet).
-func NewFocus(w io.Writer, encoding, account string, from, to time.Time) (*Focus, error) {
-	f := &Focus{account: account, from: from.UTC(), to: to.UTC()}
-	switch encoding {
-	case "csv":
+// FocusVersions are the FOCUS versions an export writes, the default
+// first.
+var FocusVersions = []string{"1.3", "1.2"}
+
+// NewFocus starts a FOCUS export (its header, for CSV).
+func NewFocus(w io.Writer, o FocusOptions) (*Focus, error) {
+	if o.Version == "" {
+		o.Version = FocusVersions[0]
+	}
+	f := &Focus{account: o.Account, from: o.From.UTC(), to: o.To.UTC(), version: o.Version, Mode: o.Mode, Scope: o.Scope, Carbon: o.Carbon}
+	if !slices.Contains(FocusVersions, o.Version) {
+		return nil, fmt.Errorf("FOCUS version %q: choose %s", o.Version, strings.Join(FocusVersions, " or "))
+	}
+	switch {
+	case o.Encoding == "csv" && o.Version == "1.3":
+		cw := &csvRows13{w: csv.NewWriter(w)}
+		f.out13 = cw
+		return f, cw.w.Write(Focus13Columns)
+	case o.Encoding == "csv":
 		cw := &csvRows{w: csv.NewWriter(w)}
 		f.out = cw
 		return f, cw.w.Write(FocusColumns)
-	case "parquet":
+	case o.Encoding == "parquet" && o.Version == "1.3":
+		f.out13 = newParquetRows13(w)
+		return f, nil
+	case o.Encoding == "parquet":
 		f.out = newParquetRows(w)
 		return f, nil
 	}
-	return nil, fmt.Errorf("unknown FOCUS encoding %q (choose %s)", encoding, strings.Join(FocusFormats, ", "))
+	return nil, fmt.Errorf("unknown FOCUS encoding %q (choose %s)", o.Encoding, strings.Join(FocusFormats, ", "))
 }
 
-// Write writes a period's lines, one row each.
+// Write writes a period's lines (in SortLines' order): FOCUS 1.3's
+// allocated charges, or 1.2's row per line.
 func (f *Focus) Write(lines []Line) error {
+	if f.out13 != nil {
+		return f.write13(lines)
+	}
 	recs := make([]focusRecord, len(lines))
 	for i := range lines {
 		recs[i] = f.record(&lines[i])
@@ -85,7 +128,12 @@ func (f *Focus) Write(lines []Line) error {
 }
 
 // Close ends the export (Parquet writes its footer).
-func (f *Focus) Close() error { return f.out.close() }
+func (f *Focus) Close() error {
+	if f.out13 != nil {
+		return f.out13.close()
+	}
+	return f.out.close()
+}
 
 // TotalCents is the sum of the BilledCost written, in cents.
 func (f *Focus) TotalCents() int64 { return f.cents.Total() }

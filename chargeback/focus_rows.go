@@ -57,7 +57,7 @@ func (r *focusRecord) csv() []string {
 		class = *r.ChargeClass
 	}
 	q := dec(r.Quantity)
-	v := table.Visible // names from the cluster: ESC, CR, NUL… as \x1b, never raw
+	v := table.CSVCell // names from the cluster: ESC, CR, NUL… as \x1b, never raw; no formula
 	account := v(r.Account)
 	return []string{
 		billed, account, account, r.Currency, ts(r.BillingPeriodEnd), ts(r.BillingPeriodStart),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/pipeline"
@@ -170,19 +171,20 @@ beside an update, and never creates a ledger.`,
 
 func newLedgerExportCmd(f *Factory) *cobra.Command {
 	var lf ledgerReportFlags
-	var account string
+	var account, version string
 	c := &cobra.Command{
 		Use:   "export --ledger DSN --format focus [--since T] [--until T] [-o FILE]",
-		Short: "Export the charges of a window as FOCUS 1.2 rows",
+		Short: "Export the charges of a window as FOCUS 1.3 rows (split cost allocation)",
 		Long: `Export the charges of the whole buckets that begin in [--since, --until) as
-FOCUS 1.2 rows (the FinOps Foundation's cost and usage format) in CSV: a row
-per day, cluster, node, GPU model and workload, with the 21 mandatory
-columns, the resource, sub-account (cluster/namespace) and tags (the
-workload and its --group-by keys), and x_ columns for the used and idle
-GPU-hours, utilization and energy. BilledCost is each row's reserved cost
-with its share of the unallocated cost (--share-idle, --share-idle-by), in
-cents that sum to the ledger report's total for the same window and rule
-(docs/chargeback.md).`,
+FOCUS 1.3 rows (the FinOps Foundation's cost and usage format), in CSV or
+Parquet, with split cost allocation: each node's GPU time of a GPU model and
+day is an origin charge at its price, and the rows are its allocated
+charges: each workload's held time, the shares of the node's unallocated
+time that --share-idle gives the groups of its scope (--share-idle-by), and
+what stays unallocated; their AllocatedRatio sums to 1 and their costs to the
+origin's, to the cent. BilledCost sums to the ledger report's total for the
+same window and rule. --focus-version 1.2 writes FOCUS 1.2 instead: a row per
+day, cluster, node, GPU model and workload (docs/chargeback.md).`,
 		Example: `  seedance ledger export --ledger seedance.db --format focus --since month -o focus.csv
   seedance ledger export --ledger seedance.db --format focus --since 2026-11-01 --until 2026-12-01 --share-idle weighted --by team=team -o november.csv`,
 		Args: cobra.NoArgs,
@@ -195,7 +197,8 @@ cents that sum to the ledger report's total for the same window and rule
 			if err != nil {
 				return err
 			}
-			spec := pipeline.LedgerExportSpec{Config: cfg, Since: rs.Since, Until: rs.Until, Clusters: rs.Clusters, Format: lf.format, Output: lf.output, Account: account, Now: rs.Now}
+			spec := pipeline.LedgerExportSpec{Config: cfg, Since: rs.Since, Until: rs.Until, Clusters: rs.Clusters, Format: lf.format, Output: lf.output, Account: account, Now: rs.Now,
+				Version: version}
 			done, err := pipeline.LedgerExport(c.Context(), spec, f.IO.Out)
 			if err == nil {
 				for _, w := range done.Warnings {
@@ -208,6 +211,7 @@ cents that sum to the ledger report's total for the same window and rule
 	}
 	lf.addWindow(c, pipeline.LedgerExportFormats, "export")
 	c.Flags().StringVar(&account, "billing-account", "gpu-platform", "the billing account, invoice issuer and provider the rows name: the platform that owns the GPUs")
+	c.Flags().StringVar(&version, "focus-version", chargeback.FocusVersions[0], "the FOCUS version written: 1.3 (each node's GPU time an origin charge split among its holders, the unallocated time and the groups it is shared with) or 1.2 (a row per node, model and workload)")
 	addSettingFlags(c, "ledger")
 	addSettingFlags(c, "ledger-export")
 	return c

@@ -80,8 +80,19 @@ func TestLedgerExportFocus(t *testing.T) {
 	if want := fmt.Sprintf("export: BilledCost sums to %.2f USD; data through default 2026-01-05T10:00:00Z\n", r.Chargeback.Total.CostUSD); exp.errOut != want || r.Chargeback.Total.CostUSD == 0 {
 		t.Errorf("export said %q, want %q", exp.errOut, want)
 	}
-	if b, err := os.ReadFile(out); err != nil || !strings.HasPrefix(string(b), "BilledCost,BillingAccountId,") {
-		t.Fatalf("%s: %v %.80q", out, err, b)
+	if b, err := os.ReadFile(out); err != nil || !strings.HasPrefix(string(b), "AllocatedMethodDetails,AllocatedMethodId,") ||
+		!strings.Contains(string(b), "seedance/gpu-time-held+idle-weighted-by-cluster") {
+		t.Fatalf("%s: not FOCUS 1.3 split by the rule: %v %.80q", out, err, b)
+	}
+	old := filepath.Join(t.TempDir(), "focus12.csv")
+	if r := run(t, nil, "ledger", "export", "--ledger", led, "--share-idle", "weighted", "--focus-version", "1.2", "-o", old); r.code != 0 || r.errOut != exp.errOut {
+		t.Errorf("--focus-version 1.2: exit %d %s", r.code, r.errOut)
+	}
+	if b, err := os.ReadFile(old); err != nil || !strings.HasPrefix(string(b), "BilledCost,BillingAccountId,") {
+		t.Fatalf("%s: not FOCUS 1.2: %v %.80q", old, err, b)
+	}
+	if r := run(t, nil, "ledger", "export", "--ledger", led, "--focus-version", "1.1", "-o", filepath.Join(t.TempDir(), "x.csv")); r.code != 2 || !strings.Contains(r.errOut, `FOCUS version "1.1": choose 1.3 or 1.2`) {
+		t.Errorf("--focus-version 1.1: exit %d %s", r.code, r.errOut)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.csv")
 	r2 := run(t, nil, "ledger", "export", "--ledger", led, "--share-idle", "fair", "-o", bad)

@@ -66,7 +66,7 @@ func monthExports(b *testing.B, dsn, encoding string) {
 		q := Query{Since: benchMonth, GroupBy: []string{"team=team"}, ShareIdle: chargeback.Weighted, ShareIdleBy: chargeback.ScopeCluster}
 		rows = 0
 		if _, err := l.Charges(context.Background(), q, func(w Window) (err error) {
-			f, err = chargeback.NewFocus(io.Discard, encoding, "gpu-platform", w.Start, w.End)
+			f, err = chargeback.NewFocus(io.Discard, chargeback.FocusOptions{Version: "1.2", Encoding: encoding, Account: "gpu-platform", From: w.Start, To: w.End})
 			return err
 		}, func(day []chargeback.Line) error {
 			rows += len(day)

@@ -113,7 +113,7 @@ func TestFocusExport(t *testing.T) {
 		var b bytes.Buffer
 		var f *chargeback.Focus
 		if _, err := l.Charges(ctx, q, func(w Window) (err error) {
-			f, err = chargeback.NewFocus(&b, "csv", "gpu-platform", w.Start, w.End)
+			f, err = chargeback.NewFocus(&b, chargeback.FocusOptions{Version: "1.2", Encoding: "csv", Account: "gpu-platform", From: w.Start, To: w.End})
 			return err
 		}, f2(&f)); err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestFocusParquet(t *testing.T) {
 		var b bytes.Buffer
 		var f *chargeback.Focus
 		if _, err := l.Charges(ctx, q, func(w Window) (err error) {
-			f, err = chargeback.NewFocus(&b, enc, "gpu-platform", w.Start, w.End)
+			f, err = chargeback.NewFocus(&b, chargeback.FocusOptions{Version: "1.2", Encoding: enc, Account: "gpu-platform", From: w.Start, To: w.End})
 			return err
 		}, f2(&f)); err != nil {
 			t.Fatal(err)
@@ -210,5 +210,74 @@ func TestFocusParquet(t *testing.T) {
 	}
 	if cents != csvCents || cents != totals["parquet"] || totals["csv"] != csvCents {
 		t.Errorf("BilledCost: Parquet %d cents, CSV %d, the writers' totals %v", cents, csvCents, totals)
+	}
+}
+
+// TestFocus13FollowsTheRule: the FOCUS 1.3 rows of a ledger window are
+// split by the sharing rule asked for: every row names its method, the
+// unallocated time goes to the groups of its scope as "shared idle" parts
+// (none of it under none), each origin's ratios sum to 1, and BilledCost
+// sums to the report's total under the same rule, to the cent.
+func TestFocus13FollowsTheRule(t *testing.T) {
+	l := openDSN(t, t.TempDir()+"/l.db")
+	ctx := context.Background()
+	if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{cluster(t)}, Params: params()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range []struct {
+		mode  chargeback.Mode
+		scope chargeback.Scope
+	}{{chargeback.None, chargeback.ScopeCluster}, {chargeback.Weighted, chargeback.ScopeNode}, {chargeback.Weighted, chargeback.ScopePool}, {chargeback.Even, chargeback.ScopeCluster}} {
+		q := Query{GroupBy: []string{"namespace"}, ShareIdle: rule.mode, ShareIdleBy: rule.scope}
+		var b bytes.Buffer
+		var f *chargeback.Focus
+		if _, err := l.Charges(ctx, q, func(w Window) (err error) {
+			f, err = chargeback.NewFocus(&b, chargeback.FocusOptions{Encoding: "csv", Account: "gpu-platform", From: w.Start, To: w.End, Mode: q.ShareIdle, Scope: q.ShareIdleBy})
+			return err
+		}, f2(&f)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, name := range recs[0] {
+			col[name] = i
+		}
+		var cents int64
+		parts := map[string]int{}
+		ratios := map[string]float64{}
+		for _, r := range recs[1:] {
+			if r[col["AllocatedMethodId"]] != chargeback.MethodID(rule.mode, rule.scope) {
+				t.Fatalf("%s by %s: method %s", rule.mode, rule.scope, r[col["AllocatedMethodId"]])
+			}
+			parts[r[col["x_AllocatedPart"]]]++
+			var d struct{ Elements []struct{ AllocatedRatio float64 } }
+			if err := json.Unmarshal([]byte(r[col["AllocatedMethodDetails"]]), &d); err != nil || len(d.Elements) != 1 {
+				t.Fatalf("details %q: %v", r[col["AllocatedMethodDetails"]], err)
+			}
+			ratios[r[col["ResourceId"]]+r[col["x_GPUModel"]]+r[col["ChargePeriodStart"]]] += d.Elements[0].AllocatedRatio
+			c, _ := strconv.ParseFloat(r[col["BilledCost"]], 64)
+			cents += int64(math.Round(c * 100))
+		}
+		for k, sum := range ratios {
+			if math.Abs(sum-1) > 1e-9 {
+				t.Errorf("%s by %s: origin %s: ratios sum to %v", rule.mode, rule.scope, k, sum)
+			}
+		}
+		if (parts[chargeback.PartSharedIdle] > 0) == (rule.mode == chargeback.None) || parts[chargeback.PartHeld] == 0 {
+			t.Errorf("%s by %s: parts %v", rule.mode, rule.scope, parts)
+		}
+		r, err := l.Report(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(math.Round(r.Chargeback.Total.CostUSD * 100)); cents != want || cents != f.TotalCents() {
+			t.Errorf("%s by %s: BilledCost sums to %d cents, the report's total is %d", rule.mode, rule.scope, cents, want)
+		}
 	}
 }

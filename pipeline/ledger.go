@@ -561,6 +561,9 @@ type LedgerExportSpec struct {
 	Account string
 	// Now is what each cluster's data end lags (and the latest one's).
 	Now time.Time
+	// Version is the FOCUS version written: 1.3 (split cost allocation,
+	// the default) or 1.2.
+	Version string
 }
 
 // Exported is what an export wrote: the sum of its BilledCost, each
@@ -608,10 +611,12 @@ func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) 
 	write := func(w io.Writer) error {
 		var f *chargeback.Focus
 		_, err := l.Charges(ctx, q, func(win ledger.Window) (err error) {
-			if f, err = chargeback.NewFocus(w, focusEncoding(spec.Format), spec.Account, win.Start, win.End); err == nil {
-				f.Carbon = q.Carbon != nil
+			f, err = chargeback.NewFocus(w, chargeback.FocusOptions{Version: spec.Version, Encoding: focusEncoding(spec.Format), Account: spec.Account,
+				From: win.Start, To: win.End, Mode: q.ShareIdle, Scope: q.ShareIdleBy, Carbon: q.Carbon != nil})
+			if err != nil {
+				return exit.Usagef("%v", err)
 			}
-			return err
+			return nil
 		}, func(day []chargeback.Line) error { return f.Write(day) })
 		if err == nil {
 			total, err = f.TotalCents(), f.Close()

@@ -13,15 +13,9 @@ import (
 	"github.com/seedance/seedance/analyze"
 )
 
-// cell guards against spreadsheet formula injection: a value starting with
-// =, +, -, @, tab or CR is prefixed with a single quote.
-func cell(s string) string {
-	s = table.Visible(s) // ESC, CR, NUL… as \x1b: never raw in a file a terminal may show
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
+// cell guards against spreadsheet formula injection (table.CSVCell); ESC,
+// CR, NUL… are \x1b, never raw in a file a terminal may show.
+func cell(s string) string { return table.CSVCell(s) }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 

@@ -47,6 +47,17 @@ func New(w io.Writer, header ...string) *Table {
 	return tb
 }
 
+// CSVCell is a value for a CSV cell a spreadsheet may open: Visible, and
+// guarded against formula injection (a value starting with =, +, -, @,
+// tab or CR is prefixed with a single quote).
+func CSVCell(s string) string {
+	s = Visible(s)
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
 // Visible writes the characters that would act on a terminal instead of
 // showing (C0 and C1 controls, DEL, line and paragraph separators, bidi
 // overrides and isolates, the BOM) as visible escapes: "\x1b", "\u202e".
