@@ -256,7 +256,9 @@ func TestFocus13FollowsTheRule(t *testing.T) {
 				t.Fatalf("%s by %s: method %s", rule.mode, rule.scope, r[col["AllocatedMethodId"]])
 			}
 			parts[r[col["x_AllocatedPart"]]]++
-			var d struct{ Elements []struct{ AllocatedRatio float64 } }
+			var d struct {
+				Elements []struct{ AllocatedRatio float64 }
+			}
 			if err := json.Unmarshal([]byte(r[col["AllocatedMethodDetails"]]), &d); err != nil || len(d.Elements) != 1 {
 				t.Fatalf("details %q: %v", r[col["AllocatedMethodDetails"]], err)
 			}
