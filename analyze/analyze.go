@@ -175,6 +175,10 @@ func (r *Report) addInput(name string, h profile.Header) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s is incomplete (the run was interrupted or failed part-way)", name))
 	}
 	for _, n := range h.Notes {
+		if profile.IsInfo(n) {
+			r.Summary.Notes = append(r.Summary.Notes, name+": "+n)
+			continue
+		}
 		r.Warnings = append(r.Warnings, name+": "+n)
 	}
 	if h.PendingUnknown != "" && r.PendingUnknown == "" {

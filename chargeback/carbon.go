@@ -4,7 +4,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +18,9 @@ import (
 type Intensity struct {
 	zones map[string]map[int64]float64 // zone → hour (Unix s) → g/kWh
 	only  string                       // the zone, when the file has one
+	// missing are the hours asked for that the file lacks, by zone (the
+	// cluster's name when it names no zone of the file).
+	missing map[string]map[int64]bool
 }
 
 // The columns ReadIntensity knows: its own, and Electricity Maps' hourly
@@ -27,10 +32,11 @@ var (
 )
 
 // MaxIntensityRows bounds a grid-intensity file's rows, and
-// MaxIntensityBytes its size: ten years of hours of 100 zones.
+// MaxIntensityBytes its size: two years of hours of 100 zones (a file of
+// 101 MB took 41 s to read whole before; ask for the window's months).
 const (
-	MaxIntensityRows  = 10 * 366 * 24 * 100
-	MaxIntensityBytes = 256 << 20
+	MaxIntensityRows  = 2 * 366 * 24 * 100
+	MaxIntensityBytes = 64 << 20
 )
 
 // ReadIntensity reads an hourly grid-intensity CSV: a header naming a time
@@ -90,6 +96,9 @@ func (in *Intensity) add(rec []string, ti, zi, ii int) error {
 	if in.zones[z] == nil {
 		in.zones[z] = map[int64]float64{}
 	}
+	if _, dup := in.zones[z][t.Unix()]; dup {
+		return fmt.Errorf("hour %s of zone %q is given twice", t.Format(time.RFC3339), z)
+	}
 	in.zones[z][t.Unix()] = v
 	return nil
 }
@@ -124,17 +133,48 @@ func parseHour(s string) (time.Time, error) {
 // For is the mean intensity of the cluster's zone over [from, from+d),
 // hour by hour; ok is false when an hour of it is missing.
 func (in *Intensity) For(cluster string, from time.Time, d time.Duration) (float64, bool) {
-	hours := in.zones[cluster]
+	zone, hours := cluster, in.zones[cluster]
 	if hours == nil && in.only != "" {
-		hours = in.zones[in.only]
+		zone, hours = in.only, in.zones[in.only]
 	}
 	sum, n := 0.0, 0
 	for h := from.Truncate(time.Hour); h.Before(from.Add(d)); h = h.Add(time.Hour) {
 		v, ok := hours[h.Unix()]
 		if !ok {
+			in.miss(zone, h)
 			return math.NaN(), false
 		}
 		sum, n = sum+v, n+1
 	}
 	return sum / float64(n), n > 0
+}
+
+func (in *Intensity) miss(zone string, h time.Time) {
+	if in.missing == nil {
+		in.missing = map[string]map[int64]bool{}
+	}
+	if in.missing[zone] == nil {
+		in.missing[zone] = map[int64]bool{}
+	}
+	in.missing[zone][h.Unix()] = true
+}
+
+// Missing says, a line per zone, which hours the emissions asked for
+// that the file lacks: why an emissions figure is null.
+func (in *Intensity) Missing() []string {
+	var out []string
+	for _, z := range slices.Sorted(maps.Keys(in.missing)) {
+		hours := slices.Sorted(maps.Keys(in.missing[z]))
+		first := time.Unix(hours[0], 0).UTC().Format(time.RFC3339)
+		more := ""
+		if len(hours) > 1 {
+			more = fmt.Sprintf(" and %d more hour(s) to %s", len(hours)-1, time.Unix(hours[len(hours)-1], 0).UTC().Format(time.RFC3339))
+		}
+		known := "it has no such zone"
+		if in.zones[z] != nil {
+			known = "the zone has no such hour"
+		}
+		out = append(out, fmt.Sprintf("grid intensity: no value for zone %q at %s%s (%s): the emissions over them are null", z, first, more, known))
+	}
+	return out
 }

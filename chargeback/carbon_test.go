@@ -81,3 +81,28 @@ func TestIntensityEdges(t *testing.T) {
 		t.Errorf("100000 g/kWh on line 3: %v", err)
 	}
 }
+
+// TestIntensityMissingAndTwice: an hour given twice for a zone is refused
+// on the line that repeats it; an hour asked for that the file lacks makes
+// a line naming the zone, the first hour and how many more, and says
+// whether the zone or the hour is missing.
+func TestIntensityMissingAndTwice(t *testing.T) {
+	doc := "datetime,zone,gco2e_per_kwh\n2026-01-05T09:00:00Z,a,100\n2026-01-05T10:00:00Z,a,200\n2026-01-05T11:00:00Z,b,300\n"
+	if _, err := ReadIntensity(strings.NewReader(doc+"2026-01-05 10:00:00,a,250\n"), "g.csv"); err == nil ||
+		err.Error() != `grid intensity g.csv: line 5: hour 2026-01-05T10:00:00Z of zone "a" is given twice` {
+		t.Errorf("an hour twice: %v", err)
+	}
+	in, err := ReadIntensity(strings.NewReader(doc), "g.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h9 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	in.For("a", h9, 3*time.Hour) // 11:00 is missing
+	in.For("a", h9.Add(3*time.Hour), time.Hour)
+	in.For("c", h9, time.Hour) // no zone c
+	if got := in.Missing(); len(got) != 2 ||
+		got[0] != `grid intensity: no value for zone "a" at 2026-01-05T11:00:00Z and 1 more hour(s) to 2026-01-05T12:00:00Z (the zone has no such hour): the emissions over them are null` ||
+		got[1] != `grid intensity: no value for zone "c" at 2026-01-05T09:00:00Z (it has no such zone): the emissions over them are null` {
+		t.Errorf("missing: %q", got)
+	}
+}

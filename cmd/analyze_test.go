@@ -180,6 +180,8 @@ func TestAnalyzeFlagsAndConfig(t *testing.T) {
 		{"analyze", p, "--report", "everything"},
 		{"analyze", p, "--dialect", "ansible"},
 		{"analyze", p, "--gpu-price", "H100"},
+		{"analyze", p, "--gpu-price", "H100=1e-320"}, // below a cent: +Inf and NaN before
+		{"analyze", p, "--default-gpu-price", "0.001"},
 		{"analyze", p, "--idle-threshold", "150"},
 	} {
 		if r := run(t, nil, args...); r.code != exit.Usage || strings.Count(r.errOut, "\n") != 1 {

@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -112,5 +114,53 @@ func TestBudgetsOfALaggingCluster(t *testing.T) {
 				t.Errorf("%s of %q: exit %d %q, want one line with %q", cmd[0], doc, r.code, r.errOut, want)
 			}
 		}
+	}
+}
+
+// TestShowbackCSVRows: the showback CSV's group rows carry their energy
+// (empty before on every group row), and they and the unallocated row add
+// up to the total's; each day row carries its used GPU-hours (0 before,
+// on a day with hundreds), and the days add up to the groups' total used.
+func TestShowbackCSVRows(t *testing.T) {
+	p := simProfile(t, "--interval", "60s", "--duration", "26h", "--sim-nodes", "4")
+	led := filepath.Join(t.TempDir(), "l.db")
+	if r := run(t, nil, "ledger", "update", "--ledger", led, "-i", p); r.code != 0 {
+		t.Fatalf("update: %s", r.errOut)
+	}
+	r := run(t, nil, "ledger", "report", "--ledger", led, "-f", "csv")
+	recs, err := csv.NewReader(strings.NewReader(r.out)).ReadAll()
+	if r.code != 0 || err != nil {
+		t.Fatalf("report: %v %s", err, r.errOut)
+	}
+	col := map[string]int{}
+	for i, name := range recs[0] {
+		col[name] = i
+	}
+	num := func(row []string, name string) float64 {
+		v, err := strconv.ParseFloat(row[col[name]], 64)
+		if err != nil {
+			t.Fatalf("%v: %s %q: %v", row, name, row[col[name]], err)
+		}
+		return v
+	}
+	var energy, used, dayUsed, total, totalUsed float64
+	days := 0
+	for _, row := range recs[1:] {
+		switch key := row[0]; {
+		case key == "(total)":
+			total, totalUsed = num(row, "energy_kwh"), num(row, "used_gpu_hours")
+		case strings.HasPrefix(key, "(day) "):
+			dayUsed += num(row, "used_gpu_hours")
+			if num(row, "used_gpu_hours") <= 0 {
+				t.Errorf("%s: no used GPU-hours", key)
+			}
+			days++
+		default:
+			energy += num(row, "energy_kwh")
+			used += num(row, "used_gpu_hours")
+		}
+	}
+	if days != 2 || total <= 0 || math.Abs(energy-total) > 1e-6*total || math.Abs(dayUsed-totalUsed) > 1e-6*totalUsed || math.Abs(used-totalUsed) > 1e-6*totalUsed {
+		t.Errorf("%d days; energy %v of %v; used %v by the groups, %v by the days, %v in all", days, energy, total, used, dayUsed, totalUsed)
 	}
 }

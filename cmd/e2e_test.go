@@ -311,12 +311,12 @@ func comparePushdown(b *testing.B, srv *promtest.Server, suffix string, promArgs
 		if err := json.Unmarshal(data, &figs[i]); err != nil {
 			b.Fatal(err)
 		}
-		for _, w := range figs[i].Warnings {
-			if strings.Contains(w, "pushdown: read") {
-				b.Log(w)
+		for _, n := range figs[i].Summary.Notes {
+			if strings.Contains(n, "pushdown: read") {
+				b.Log(n)
 			}
 		}
-		figs[i].Warnings = nil
+		figs[i].Warnings, figs[i].Summary.Notes = nil, nil
 	}
 	ja, _ := json.Marshal(figs[0])
 	jb, _ := json.Marshal(figs[1])

@@ -13,7 +13,7 @@ import (
 	"github.com/seedance/seedance/chargeback"
 )
 
-// BenchmarkMonthFocusExport writes the FOCUS export (CSV, then Parquet) of
+// BenchmarkMonthFocusExport writes the FOCUS exports (1.3 and 1.2, CSV and Parquet) of
 // the month of monthLedger, 1,000 nodes × 8 GPUs × 30 days in one embedded
 // SQLite ledger (kept at $SEEDANCE_BENCH_LEDGER when set), the idle cost
 // shared weighted by cluster, from a fresh open each time as `seedance
@@ -30,12 +30,14 @@ func BenchmarkMonthFocusExport(b *testing.B) {
 		monthLedger(b, dsn, 1)
 	}
 	b.Run("report-by-team", func(b *testing.B) { monthReports(b, dsn, []string{"team=team"}, 7) })
-	for _, enc := range chargeback.FocusFormats {
-		b.Run("focus-"+enc, func(b *testing.B) { monthExports(b, dsn, enc) })
+	for _, version := range chargeback.FocusVersions {
+		for _, enc := range chargeback.FocusFormats {
+			b.Run("focus-"+version+"-"+enc, func(b *testing.B) { monthExports(b, dsn, version, enc) })
+		}
 	}
 }
 
-func monthExports(b *testing.B, dsn, encoding string) {
+func monthExports(b *testing.B, dsn, version, encoding string) {
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	go func() {
@@ -66,7 +68,8 @@ func monthExports(b *testing.B, dsn, encoding string) {
 		q := Query{Since: benchMonth, GroupBy: []string{"team=team"}, ShareIdle: chargeback.Weighted, ShareIdleBy: chargeback.ScopeCluster}
 		rows = 0
 		if _, err := l.Charges(context.Background(), q, func(w Window) (err error) {
-			f, err = chargeback.NewFocus(io.Discard, chargeback.FocusOptions{Version: "1.2", Encoding: encoding, Account: "gpu-platform", From: w.Start, To: w.End})
+			f, err = chargeback.NewFocus(io.Discard, chargeback.FocusOptions{Version: version, Encoding: encoding, Account: "gpu-platform", From: w.Start, To: w.End,
+				Mode: q.ShareIdle, Scope: q.ShareIdleBy})
 			return err
 		}, func(day []chargeback.Line) error {
 			rows += len(day)

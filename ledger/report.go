@@ -307,6 +307,7 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 		return nil, err
 	}
 	r.Attribution = attribution(inWindow, total, q.GroupBy)
+	r.EnergyByGroup = energyByGroup(inWindow, q.GroupBy)
 	if q.ShareIdle != "" || q.Carbon != nil {
 		if r.Chargeback, err = l.chargeback(ctx, tx, sp, q); err != nil {
 			return nil, err
@@ -317,6 +318,9 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 		return nil, err
 	}
 	r.Warnings = append(r.Warnings, v.stale(hi, q)...)
+	if q.Carbon != nil {
+		r.Warnings = append(r.Warnings, q.Carbon.Missing()...)
+	}
 	r.DataEnds = v.ends
 	if v.watermark.Before(hi) && !q.Settled {
 		s := v.watermark.UTC().Format(time.RFC3339)
@@ -433,6 +437,7 @@ func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, sp span,
 			days[d.Date] = d
 		}
 		d.GPUHours += o / 3600
+		d.UsedGPUHours += u / 3600
 		d.IdleGPUHours += i / 3600
 		d.IdleCostUSD += c
 		if m == 1 {
@@ -458,7 +463,7 @@ func (l *Ledger) gpuFigures(ctx context.Context, tx *sql.Tx, r *Report, sp span,
 	}
 	r.Daily = []Day{}
 	for _, d := range days {
-		d.GPUHours, d.IdleGPUHours, d.IdleCostUSD = analyze.Sig(d.GPUHours), analyze.Sig(d.IdleGPUHours), analyze.Sig(d.IdleCostUSD)
+		d.GPUHours, d.UsedGPUHours, d.IdleGPUHours, d.IdleCostUSD = analyze.Sig(d.GPUHours), analyze.Sig(d.UsedGPUHours), analyze.Sig(d.IdleGPUHours), analyze.Sig(d.IdleCostUSD)
 		if d.EnergyKWh != nil {
 			d.EnergyKWh = ptr(analyze.Sig(*d.EnergyKWh))
 		}
@@ -494,6 +499,28 @@ func attribution(window []workloadRow, total analyze.Held, levels []string) *ana
 		held = append(held, h)
 	}
 	return analyze.Attribute(held, unalloc, total, levels)
+}
+
+// energyByGroup sums the rows' energy by group (history.GroupKey), null
+// for a group with a row whose energy is not known.
+func energyByGroup(window []workloadRow, levels []string) map[string]*float64 {
+	sums, unknown := map[string]float64{}, map[string]bool{}
+	for _, r := range window {
+		k := history.UnallocatedKey
+		if !r.unallocated() {
+			k = history.GroupKey(r.keys(levels))
+		}
+		sums[k] += r.energy / 3.6e6
+		unknown[k] = unknown[k] || !r.energyKnown
+	}
+	out := map[string]*float64{}
+	for k, v := range sums {
+		out[k] = nil
+		if !unknown[k] {
+			out[k] = ptr(analyze.Sig(v))
+		}
+	}
+	return out
 }
 
 func ptr(v float64) *float64 { return &v }

@@ -207,7 +207,11 @@ func paramsKey(p analyze.Params) string {
 func warnings(spec UpdateSpec) []string {
 	var out []string
 	for _, p := range spec.Inputs {
-		out = append(out, p.Notes...)
+		for _, n := range p.Notes {
+			if !profile.IsInfo(n) {
+				out = append(out, n)
+			}
+		}
 	}
 	if spec.Params.Pricer != nil {
 		out = append(out, analyze.PriceWarnings(spec.Params.Pricer)...)

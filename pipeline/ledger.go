@@ -621,6 +621,9 @@ func LedgerExport(ctx context.Context, spec LedgerExportSpec, stdout io.Writer) 
 		if err == nil {
 			total, err = f.TotalCents(), f.Close()
 		}
+		if q.Carbon != nil {
+			done.Warnings = append(done.Warnings, q.Carbon.Missing()...)
+		}
 		return err
 	}
 	if spec.Output == "-" || spec.Output == "" {

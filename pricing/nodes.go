@@ -49,8 +49,8 @@ func ParseFile(b []byte, name string) ([]Rule, error) {
 	}
 	for i, r := range f.Prices {
 		switch {
-		case r.USDPerGPUHour == nil || !(*r.USDPerGPUHour >= 0 && *r.USDPerGPUHour <= 1e6):
-			return nil, fmt.Errorf("price file %s: price %d: usd_per_gpu_hour must be a number from 0 to 1e6", name, i+1)
+		case r.USDPerGPUHour == nil || !Amount(*r.USDPerGPUHour):
+			return nil, fmt.Errorf("price file %s: price %d: usd_per_gpu_hour must be 0 or a number from a cent (0.01) to 1e6", name, i+1)
 		case r.Node == "" && len(r.Labels) == 0 && r.Model == "":
 			return nil, fmt.Errorf("price file %s: price %d matches every GPU: give node, labels or model", name, i+1)
 		}
@@ -111,7 +111,7 @@ func nodeCost(labels map[string]string) (float64, bool) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(l, 64)
-	return v, err == nil && v >= 0 && v <= 1e6
+	return v, err == nil && Amount(v)
 }
 
 // explicit is the price given on purpose for the GPU: the first
@@ -196,3 +196,8 @@ func (p *Pricer) NodePrice(node string, labels map[string]string, model string) 
 	v, _ := p.PriceOn(node, labels, model)
 	return v
 }
+
+// Amount says whether v can be a price per GPU-hour: 0 (free), or from a
+// cent to 1e6 USD. Less than a cent is a mistake (1e-320 made +Inf and NaN
+// of the figures divided by it).
+func Amount(v float64) bool { return v == 0 || v >= 0.01 && v <= 1e6 }

@@ -77,9 +77,11 @@ func TestPricesDisagree(t *testing.T) {
 
 func TestParseFileErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"prices:\n  - model: H100\n", "usd_per_gpu_hour must be a number"},
+		{"prices:\n  - model: H100\n", "usd_per_gpu_hour must be 0 or a number from a cent"},
+		{"prices:\n  - model: H100\n    usd_per_gpu_hour: 1e-320\n", "usd_per_gpu_hour must be 0 or a number from a cent"},
+		{"prices:\n  - model: H100\n    usd_per_gpu_hour: 0.009\n", "usd_per_gpu_hour must be 0 or a number from a cent"},
 		{"prices:\n  - usd_per_gpu_hour: 2\n", "matches every GPU"},
-		{"prices:\n  - model: H100\n    usd_per_gpu_hour: -1\n", "usd_per_gpu_hour must be a number"},
+		{"prices:\n  - model: H100\n    usd_per_gpu_hour: -1\n", "usd_per_gpu_hour must be 0 or a number from a cent"},
 		{"prices:\n  - node: '['\n    usd_per_gpu_hour: 1\n", "syntax error in pattern"},
 		{"prices:\n  - modle: H100\n    usd_per_gpu_hour: 1\n", "field modle not found"},
 		{"prices: [", "price file p.yaml"},

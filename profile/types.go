@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seedance/seedance/hwtopo"
@@ -50,7 +51,8 @@ type Profile struct {
 	// could run it (docs/analysis.md, Demand not on a node).
 	Unscheduled []Workload `json:"unscheduled,omitempty"`
 	// Notes say what a source could not see (a partial answer, pods not
-	// scheduled on any node); readers show them as warnings.
+	// scheduled on any node); readers show them as warnings, but those
+	// that inform (IsInfo) as notes.
 	Notes []string `json:"notes,omitempty"`
 	Nodes []Node   `json:"nodes"`
 }
@@ -166,3 +168,11 @@ const (
 	StateRunning = "running"
 	StatePending = "pending"
 )
+
+// InfoPrefix begins a note that informs rather than warns (what a
+// pushdown read read): analyze lists it with its notes, not its warnings,
+// and the ledger keeps it with no bucket.
+const InfoPrefix = "pushdown: "
+
+// IsInfo says whether a note informs rather than warns (InfoPrefix).
+func IsInfo(note string) bool { return strings.HasPrefix(note, InfoPrefix) }

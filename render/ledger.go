@@ -290,12 +290,12 @@ func ledgerCSV(w io.Writer, r *history.Report) error {
 	}
 	named := func(name string) []string { k := make([]string, levels); k[0] = name; return k }
 	for _, g := range a.Groups {
-		row(g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures, "")
+		row(g.Key, fmt.Sprint(g.Workloads), g.AttributionFigures, optNum(r.EnergyByGroup[history.GroupKey(g.Key)]))
 	}
-	row(named(Unallocated), "", a.Unallocated, "")
+	row(named(Unallocated), "", a.Unallocated, optNum(r.EnergyByGroup[history.UnallocatedKey]))
 	row(named("(total)"), "", a.Total, optNum(r.Summary.EnergyKWh))
 	for _, d := range r.Daily {
-		row(named("(day) "+d.Date), "", analyze.AttributionFigures{HeldGPUHours: d.GPUHours, IdleHeldGPUHours: d.IdleGPUHours, WasteCostUSD: d.IdleCostUSD}, optNum(d.EnergyKWh))
+		row(named("(day) "+d.Date), "", analyze.AttributionFigures{HeldGPUHours: d.GPUHours, UsedGPUHours: d.UsedGPUHours, IdleHeldGPUHours: d.IdleGPUHours, WasteCostUSD: d.IdleCostUSD}, optNum(d.EnergyKWh))
 	}
 	cw.Flush()
 	return cw.Error()

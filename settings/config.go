@@ -9,7 +9,9 @@ package settings
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -259,6 +261,14 @@ func (p Pricing) WithFlags(flags []string) (Pricing, error) {
 			return p, exit.Usagef("--gpu-price %q: want MODEL=USD_PER_HOUR, e.g. H100=2.49", f)
 		}
 		out[strings.TrimSpace(model)] = v
+	}
+	for _, model := range slices.Sorted(maps.Keys(out)) {
+		if !pricing.Amount(out[model]) {
+			return p, exit.Usagef("the price of %s, %g USD per GPU-hour: a price is 0 or from a cent (0.01) to 1e6", model, out[model])
+		}
+	}
+	if !pricing.Amount(p.DefaultGPUHourUSD) {
+		return p, exit.Usagef("--default-gpu-price %g: a price is 0 or from a cent (0.01) to 1e6", p.DefaultGPUHourUSD)
 	}
 	p.GPUHourUSD = out
 	if p.PriceFile != "" {

@@ -5,6 +5,7 @@
 package history
 
 import (
+	"strings"
 	"time"
 
 	"github.com/seedance/seedance/analyze"
@@ -26,6 +27,10 @@ type Report struct {
 	// one's data ends (a cluster that lags shows here, and in Warnings).
 	Clusters    []string             `json:"clusters"`
 	DataEnds    map[string]time.Time `json:"data_ends"`
+	// EnergyByGroup is each attribution group's energy (its workloads'
+	// shares of their GPUs' energy), by GroupKey, and the unallocated
+	// time's under "(unallocated)"; null where a row has no energy.
+	EnergyByGroup map[string]*float64 `json:"energy_kwh_by_group,omitempty"`
 	Summary     Summary              `json:"summary"`
 	Attribution *analyze.Attribution `json:"attribution"`
 	Daily       []Day                `json:"daily"`
@@ -75,8 +80,10 @@ type Summary struct {
 
 // Day is one UTC day of the window, for charts.
 type Day struct {
-	Date         string   `json:"date"`
-	GPUHours     float64  `json:"gpu_hours"`
+	Date     string  `json:"date"`
+	GPUHours float64 `json:"gpu_hours"`
+	// UsedGPUHours is the GPU time × measured utilization.
+	UsedGPUHours float64  `json:"used_gpu_hours"`
 	IdleGPUHours float64  `json:"idle_gpu_hours"`
 	IdleCostUSD  float64  `json:"idle_cost_usd"`
 	EnergyKWh    *float64 `json:"energy_kwh"`
@@ -151,3 +158,10 @@ type Change struct {
 	After     *float64 `json:"after"`
 	ChangePct *float64 `json:"change_pct"`
 }
+
+// GroupKey is an attribution group's key in EnergyByGroup: its levels'
+// keys joined by " / ".
+func GroupKey(key []string) string { return strings.Join(key, " / ") }
+
+// UnallocatedKey is the unallocated time's key in EnergyByGroup.
+const UnallocatedKey = "(unallocated)"

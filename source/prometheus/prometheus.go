@@ -355,7 +355,7 @@ func (r *reading) finish(p *profile.Profile, k *kube, d *discovery) {
 		p.Notes = append(p.Notes, p.PendingUnknown+"; no drain or release is advised")
 	}
 	if o.Pushdown {
-		p.Notes = append(p.Notes, fmt.Sprintf("pushdown: read %d raw samples and %d aggregates where every metric raw is about %d samples; memory bandwidth, SM activity, PCIe, NVLink, memory, clocks and temperature were not read",
+		p.Notes = append(p.Notes, fmt.Sprintf(profile.InfoPrefix+"read %d raw samples and %d aggregates where every metric raw is about %d samples; memory bandwidth, SM activity, PCIe, NVLink, memory, clocks and temperature were not read",
 			r.samples-r.fromAggregates, r.aggregates, d.rawSamples(r, samplesPerGPU(Options{Step: o.Step}, o.End.Sub(o.Start), 1))))
 	}
 	if len(r.warnings) > 0 {
