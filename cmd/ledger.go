@@ -274,6 +274,9 @@ not be taken.`,
 	return c
 }
 
+// maxSpanDays is the longest span back --since and --until take.
+const maxSpanDays = 36500
+
 // when reads a --since or --until value ("" is the zero time).
 func when(flag, v string, now time.Time) (time.Time, error) {
 	now = now.UTC()
@@ -285,18 +288,26 @@ func when(flag, v string, now time.Time) (time.Time, error) {
 	case "today":
 		return now.Truncate(24 * time.Hour), nil
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.DateOnly, v); err == nil {
-		return t, nil
+	for _, layout := range []string{time.RFC3339, time.DateOnly} {
+		if t, err := time.Parse(layout, v); err == nil {
+			if t.Year() < 1970 || t.Year() > 2199 {
+				return time.Time{}, exit.Usagef("%s %q: a time from 1970 to 2199", flag, v)
+			}
+			return t, nil
+		}
 	}
 	if days, ok := strings.CutSuffix(v, "d"); ok {
 		if n, err := strconv.Atoi(days); err == nil && n > 0 {
+			if n > maxSpanDays {
+				return time.Time{}, exit.Usagef("%s %q: a span back of at most %d days (100 years)", flag, v, maxSpanDays)
+			}
 			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
 		}
 	}
 	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		if d > maxSpanDays*24*time.Hour {
+			return time.Time{}, exit.Usagef("%s %q: a span back of at most %d days (100 years)", flag, v, maxSpanDays)
+		}
 		return now.Add(-d), nil
 	}
 	return time.Time{}, exit.Usagef("%s %q: give an RFC 3339 time, a date (2026-12-01), month, today or a span back (7d, 36h)", flag, v)

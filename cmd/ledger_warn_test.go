@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -98,5 +99,40 @@ func TestLedgerExportFocus(t *testing.T) {
 	r2 := run(t, nil, "ledger", "export", "--ledger", led, "--share-idle", "fair", "-o", bad)
 	if _, err := os.Stat(bad); r2.code != 2 || strings.Count(r2.errOut, "\n") != 1 || !strings.Contains(r2.errOut, "none, weighted or even") || err == nil {
 		t.Errorf("a bad rule: exit %d, %q, output written: %v", r2.code, r2.errOut, err == nil)
+	}
+}
+
+// TestFailedFirstUpdateLeavesNoLedger: a first update that fails (an
+// input that is not there, a Prometheus that does not answer) leaves no
+// empty ledger file behind; one that fails on a ledger with data keeps it.
+func TestFailedFirstUpdateLeavesNoLedger(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "new.db")
+	for _, args := range [][]string{{"-i", filepath.Join(dir, "missing.json")}, {"--source", "prometheus", "--prometheus-url", "http://127.0.0.1:1", "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:10:00Z"}} {
+		r := run(t, nil, append([]string{"ledger", "update", "--ledger", led}, args...)...)
+		entries, _ := os.ReadDir(dir)
+		if r.code == 0 || len(entries) != 0 {
+			t.Errorf("%v: exit %d, left %d files: %s", args, r.code, len(entries), r.errOut)
+		}
+	}
+	if r := run(t, nil, "ledger", "update", "--ledger", led, "-i", simProfile(t, "--duration", "60", "--sim-nodes", "1")); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	if r := run(t, nil, "ledger", "update", "--ledger", led, "-i", filepath.Join(dir, "missing.json")); r.code == 0 {
+		t.Fatal("a missing input counted")
+	}
+	if _, err := os.Stat(led); err != nil {
+		t.Errorf("a failed update removed a ledger with data: %v", err)
+	}
+	// A window from 1970 starts where the data does; a span back past
+	// 100 years, or a year past 2199, is refused.
+	r := run(t, nil, "ledger", "report", "--ledger", led, "--since", "1970-01-01", "-f", "json")
+	if r.code != 0 || !strings.Contains(r.out, `"start": "2026-01-05T09:00:00Z"`) {
+		t.Errorf("--since 1970-01-01: exit %d %.300s %s", r.code, r.out, r.errOut)
+	}
+	for _, since := range []string{"99999999d", "900000h", "1969-12-31", "2200-01-01"} {
+		if r := run(t, nil, "ledger", "report", "--ledger", led, "--since", since); r.code != exit.Usage || strings.Count(r.errOut, "\n") != 1 {
+			t.Errorf("--since %s: exit %d %q", since, r.code, r.errOut)
+		}
 	}
 }

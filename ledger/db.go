@@ -210,6 +210,36 @@ func (l *Ledger) checkVersion(ctx context.Context) error {
 // Close closes the ledger.
 func (l *Ledger) Close() error { return l.db.Close() }
 
+// Absent says whether dsn is an embedded ledger's path that does not
+// exist yet (Open would create it).
+func Absent(dsn string) bool {
+	if strings.Contains(dsn, "://") {
+		return false
+	}
+	_, err := os.Lstat(dsn)
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// DiscardIfEmpty closes the ledger and, when it is an embedded one that
+// holds no cluster (the first update failed), removes its files: a
+// failed first update leaves no empty ledger behind.
+func (l *Ledger) DiscardIfEmpty(ctx context.Context) error {
+	var n int
+	err := l.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM seedance_state`).Scan(&n)
+	if cerr := l.db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || n > 0 || l.postgres {
+		return err
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(l.dsn + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: remove the empty %s: %v", ErrLedger, l.dsn+suffix, err)
+		}
+	}
+	return nil
+}
+
 // migrate applies the migrations the ledger lacks, in one transaction.
 func (l *Ledger) migrate(ctx context.Context) error {
 	tx, err := l.db.BeginTx(ctx, nil)

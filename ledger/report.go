@@ -254,8 +254,8 @@ func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, er
 // zero times the clusters' first and last buckets.
 func (l *Ledger) bounds(ctx context.Context, tx *sql.Tx, v *view, since, until time.Time) (lo, hi time.Time, err error) {
 	lo, hi = since.Truncate(v.bucket), until
-	if since.IsZero() {
-		lo = v.first.Truncate(v.bucket)
+	if first := v.first.Truncate(v.bucket); since.IsZero() || lo.Before(first) {
+		lo = first // a window from 1970 starts where the data does: nothing before it to read
 	}
 	if hi.IsZero() {
 		var last int64

@@ -67,11 +67,21 @@ func LedgerUpdate(ctx context.Context, spec LedgerUpdateSpec) (ledger.Updated, e
 	case spec.Source == nil && len(spec.Inputs) == 0:
 		return ledger.Updated{}, exit.Usagef("no input: give the profiles to count with --input FILE (repeatable, in time order), or read a source with --source")
 	}
+	created := ledger.Absent(cfg.Ledger.DSN)
 	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{Cluster: cfg.Ledger.Cluster})
 	if err != nil {
 		return ledger.Updated{}, err
 	}
-	defer l.Close()
+	up, err := spec.count(ctx, l)
+	if err != nil && created {
+		// A first update that failed leaves no empty ledger behind.
+		return up, errors.Join(err, l.DiscardIfEmpty(context.WithoutCancel(ctx)))
+	}
+	return up, errors.Join(err, l.Close())
+}
+
+// count is the update's reading and counting into the open ledger.
+func (spec LedgerUpdateSpec) count(ctx context.Context, l *ledger.Ledger) (ledger.Updated, error) {
 	if spec.Recorded != nil {
 		return spec.update(ctx, l)
 	}

@@ -282,6 +282,10 @@ func TestChartLedger(t *testing.T) {
 	if sc := c.SecurityContext; sc == nil || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation {
 		t.Errorf("security context: %+v", sc)
 	}
+	named := decode(t, render(t, map[string]any{"ledger": map[string]any{"enabled": true, "cluster": "prod-eu"}}))
+	if args := strings.Join(named.deployment.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--cluster prod-eu") || strings.Contains(strings.Join(c.Args, " "), "--cluster") {
+		t.Errorf("ledger.cluster: %s", args)
+	}
 	pg := decode(t, render(t, map[string]any{"ledger": map[string]any{"enabled": true, "dsnSecret": "ledger-dsn"}}))
 	pc := pg.deployment.Spec.Template.Spec.Containers[0]
 	if pg.ledgerClaim != nil || strings.Contains(strings.Join(pc.Args, " "), "--ledger") || len(pc.Env) != 1 || pc.Env[0].Name != "SEEDANCE_LEDGER_DSN" ||
