@@ -119,7 +119,9 @@ func planFill(ctx context.Context, st *state, spec UpdateSpec, readHeld func() (
 	if err := fp.judge(); err != nil || len(fp.write) == 0 {
 		return fp.f, err
 	}
-	fp.neighbours()
+	if err := fp.neighbours(); err != nil {
+		return nil, err
+	}
 	r := &rows{cuts: cuts, settled: len(at), bucket: b, fill: true, skip: map[int]bool{}}
 	for i := range at[:len(at)-1] {
 		r.bucketOf = append(r.bucketOf, at[i].Unix())
@@ -189,18 +191,30 @@ func (fp *fillPlan) judge() error {
 }
 
 // neighbours adds the held buckets next to a written one that the inputs
-// cover whole: they are counted again with its data.
-func (fp *fillPlan) neighbours() {
+// cover whole: they are counted again with its data. A held bucket right
+// after a gap the inputs fill, which they do not cover, is refused: it was
+// counted without the gap's data, and its energy holds the counter's
+// increase over the whole gap, which the gap's buckets now count again.
+func (fp *fillPlan) neighbours() error {
 	for i := range fp.at[:len(fp.at)-1] {
 		x := fp.at[i].Unix()
-		if !fp.write[i] && (fp.write[i-1] || fp.write[i+1]) && fp.h[x] != nil && fp.covers(i) && len(lostNodes(fp.h[x], fp.seen[i])) == 0 {
+		if fp.write[i] || !(fp.write[i-1] || fp.write[i+1]) || fp.h[x] == nil {
+			continue
+		}
+		switch {
+		case fp.covers(i) && len(lostNodes(fp.h[x], fp.seen[i])) == 0:
 			fp.f.recounted, fp.write[i] = append(fp.f.recounted, x), true
 			if slices.Contains(fp.have, x) {
 				fp.f.already--
 			}
+		case fp.write[i-1] && slices.Contains(fp.f.added, fp.at[i-1].Unix()):
+			return fmt.Errorf("%w: cluster %s: the bucket %s after the hole this input fills was counted without the hole's data, its energy with the counter's increase over the hole: "+
+				"read %s to %s (the hole and the idle window past that bucket) to count it again, or the hole's energy would count twice",
+				ErrLedger, fp.st.cluster, fp.at[i].Format(time.RFC3339), fp.at[i-1].Add(-fp.reach).Format(time.RFC3339), fp.at[i+1].Add(fp.reach).Format(time.RFC3339))
 		}
 	}
 	slices.Sort(fp.f.recounted)
+	return nil
 }
 
 // observed is what the cuts observed of each node in each piece, in
