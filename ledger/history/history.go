@@ -25,15 +25,15 @@ type Report struct {
 	Watermark time.Time `json:"watermark"`
 	// Clusters are the clusters the report covers, and DataEnds where each
 	// one's data ends (a cluster that lags shows here, and in Warnings).
-	Clusters    []string             `json:"clusters"`
-	DataEnds    map[string]time.Time `json:"data_ends"`
+	Clusters []string             `json:"clusters"`
+	DataEnds map[string]time.Time `json:"data_ends"`
 	// EnergyByGroup is each attribution group's energy (its workloads'
 	// shares of their GPUs' energy), by GroupKey, and the unallocated
 	// time's under "(unallocated)"; null where a row has no energy.
-	EnergyByGroup map[string]*float64 `json:"energy_kwh_by_group,omitempty"`
-	Summary     Summary              `json:"summary"`
-	Attribution *analyze.Attribution `json:"attribution"`
-	Daily       []Day                `json:"daily"`
+	EnergyByGroup map[string]*float64  `json:"energy_kwh_by_group,omitempty"`
+	Summary       Summary              `json:"summary"`
+	Attribution   *analyze.Attribution `json:"attribution"`
+	Daily         []Day                `json:"daily"`
 	// DailyWaste is each day's waste by group (the attribution's keys),
 	// for a daily stacked chart; absent when grouping by workload.
 	DailyWaste []DayWaste `json:"daily_waste,omitempty"`
