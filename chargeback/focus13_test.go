@@ -150,6 +150,16 @@ func checkSplit(t *testing.T, what string, rows []map[string]string, end time.Ti
 		}
 		billed, _ := strconv.ParseFloat(r["BilledCost"], 64)
 		q, _ := strconv.ParseFloat(r["PricingQuantity"], 64)
+		// splitDay's lines used half their hours, were idle a quarter
+		// and drew 0.1 kWh an hour: so does each part of them.
+		for name, want := range map[string]float64{"x_UsedGPUHours": q / 2, "x_IdleGPUHours": q / 4, "x_EnergyKWh": q / 10, "x_UtilizationPct": 50} {
+			if v, err := strconv.ParseFloat(r[name], 64); err != nil || math.Abs(v-want) > 1e-6*math.Max(1, want) {
+				t.Errorf("%s: %s %q, want %v", where, name, r[name], want)
+			}
+		}
+		if want := allocTagsOf(r); r["AllocatedTags"] != want {
+			t.Errorf("%s: AllocatedTags %s, want %s", where, r["AllocatedTags"], want)
+		}
 		price, _ := strconv.ParseFloat(r["ListUnitPrice"], 64)
 		if math.Abs(billed-q*price) > 0.01+1e-9 || r["ListCost"] != r["BilledCost"] || r["EffectiveCost"] != r["BilledCost"] || r["ConsumedQuantity"] != r["PricingQuantity"] {
 			t.Errorf("%s: BilledCost %v for %v h at %v, ListCost %s", where, billed, q, price, r["ListCost"])
@@ -180,4 +190,23 @@ func checkSplit(t *testing.T, what string, rows []map[string]string, end time.Ti
 		}
 	}
 	return cents
+}
+
+// allocTagsOf is what a row's AllocatedTags must be: its workload (a held
+// part's) and its team, under seedance's prefix; none for the unallocated
+// part. A shared part is named by its team.
+func allocTagsOf(r map[string]string) string {
+	switch r["x_AllocatedPart"] {
+	case PartUnallocated:
+		return ""
+	case PartSharedIdle:
+		team := strings.TrimPrefix(r["AllocatedResourceName"], "team=")
+		if r["AllocatedResourceId"] != "c/team="+team {
+			return "AllocatedResourceId " + r["AllocatedResourceId"]
+		}
+		return `{"seedance.io/team":"` + team + `"}`
+	}
+	team := map[string]string{"w1": "ml", "w2": "cv", "w3": "ml", "'=HYPERLINK(\"x\")": "ml"}[r["x_Workload"]]
+	w, _ := json.Marshal(strings.TrimPrefix(r["x_Workload"], "'"))
+	return `{"seedance.io/team":"` + team + `","seedance.io/workload":` + string(w) + `}`
 }

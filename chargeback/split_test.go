@@ -152,3 +152,27 @@ func TestMethodIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitFreeOrigin: an origin that costs nothing (GPUs priced at 0) is
+// split by hours, and its parts get no cents.
+func TestSplitFreeOrigin(t *testing.T) {
+	lines := []Line{
+		{Period: nov1, Cluster: "c", Node: "n", Model: "C", HeldH: 1},
+		{Period: nov1, Cluster: "c", Node: "n", Model: "C", Workload: "w", Group: []string{"ml"}, GroupLevels: []string{"namespace"}, HeldH: 3},
+	}
+	origins := Split(lines, None, ScopeCluster)
+	if len(origins) != 1 || len(origins[0].Parts) != 2 {
+		t.Fatalf("%+v", origins)
+	}
+	o := origins[0]
+	o.splitCents(0)
+	if p := o.Parts; p[0].Kind != PartUnallocated || p[0].Ratio != 0.25 || p[1].Ratio != 0.75 || p[0].Cents != 0 || p[1].Cents != 0 {
+		t.Errorf("parts %+v", p)
+	}
+	if g := groupName([]string{"ml", "vision"}, []string{"namespace", "team=team"}); g != "namespace=ml/team=vision" {
+		t.Errorf("group name %s", g)
+	}
+	if g := groupName([]string{"ml"}, nil); g != "group=ml" {
+		t.Errorf("a group without its level: %s", g)
+	}
+}

@@ -63,12 +63,27 @@ func TestBackfillAcrossAHoleCountsEnergyOnce(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			l := ledgers(t, backend)()
 			ctx := context.Background()
-			if _, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{hole}, Params: params()}); err != nil {
+			first, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{hole}, Params: params()})
+			if err != nil {
 				t.Fatal(err)
 			}
 			ten, eleven := p.StartedAt.Add(time.Hour), p.StartedAt.Add(2*time.Hour)
+			// The hole is a warning of the update, and of every report of
+			// a window that holds it, until it is filled.
+			const warning = "no sample of any GPU from 2026-01-05T09:59:45Z to 2026-01-05T11:00:00Z in cluster default: a hole in its data " +
+				"(fill it from a source that holds it: seedance ledger update --cluster default --start 2026-01-05T09:00:00Z --end 2026-01-05T12:00:00Z)"
+			holeWarned := func(since, until time.Time) bool {
+				r, err := l.Report(ctx, Query{Since: since, Until: until, GroupBy: []string{"namespace"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.Contains(r.Warnings, warning)
+			}
+			if !slices.Contains(first.Warnings, warning) || !holeWarned(ten, eleven) || !holeWarned(p.StartedAt, ten) || holeWarned(eleven, p.EndedAt) {
+				t.Errorf("the hole's warning: the update's %q", first.Warnings)
+			}
 			onlyHole := profile.Join([]*profile.Profile{p}, ten.Add(-time.Millisecond), eleven.Add(-time.Millisecond), false)
-			_, err := l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{onlyHole}, Params: params()})
+			_, err = l.Update(ctx, UpdateSpec{Inputs: []*profile.Profile{onlyHole}, Params: params()})
 			if err == nil || !strings.Contains(err.Error(), "the bucket 2026-01-05T11:00:00Z after the hole this input fills was counted without the hole's data") ||
 				!strings.Contains(err.Error(), "or the hole's energy would count twice") {
 				t.Fatalf("the hole's hour alone: %v", err)
@@ -87,6 +102,9 @@ func TestBackfillAcrossAHoleCountsEnergyOnce(t *testing.T) {
 			}
 			sameFigures(t, got, want)
 			sameChargeDays(t, l)
+			if holeWarned(p.StartedAt, p.EndedAt) {
+				t.Error("the filled hole is still a warning")
+			}
 		})
 	}
 }

@@ -157,6 +157,11 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	if err := tx.Commit(); err != nil {
 		return Updated{}, fmt.Errorf("%w: commit: %v", ErrLedger, err)
 	}
+	if rows != nil {
+		for _, h := range rows.holes { // kept with the hole's buckets alone
+			up.Warnings = append(up.Warnings, h.note(st.cluster, st.bucket))
+		}
+	}
 	return up, nil
 }
 
@@ -246,6 +251,8 @@ type rows struct {
 	// previous data end: the previous update read their data, and priced
 	// them (reprice.go).
 	readBefore int
+	// holes are the stretches without a sample in the data (hole.go).
+	holes []hole
 }
 
 // plan analyzes the carried tail and the new data and cuts the analysis
@@ -290,6 +297,11 @@ func plan(ctx context.Context, st *state, spec UpdateSpec) (Updated, *rows, erro
 	}
 	r := &rows{cuts: cuts, tail: profile.Join(all, wm.Add(-reach), dataEnd, true),
 		from: st.watermark.Truncate(st.bucket).Unix(), bucket: int64(st.bucket / time.Second)}
+	for _, h := range holes(st.tail, fresh, maxInterval(all)) {
+		if h.to.After(st.dataEnd) { // the tail's own were the previous update's
+			r.holes = append(r.holes, h)
+		}
+	}
 	for i := range at[:len(at)-1] {
 		if !at[i+1].After(wm) {
 			r.settled = i + 1
@@ -308,6 +320,12 @@ func plan(ctx context.Context, st *state, spec UpdateSpec) (Updated, *rows, erro
 // settle it: the idle window (a run may still reach it) and two sample
 // intervals (the next sample fixes a sample's coverage), and a second.
 func margin(ps []*profile.Profile, window time.Duration) time.Duration {
+	return analyze.Reach(window, maxInterval(ps))
+}
+
+// maxInterval is the longest sample interval of the profiles and their
+// GPUs.
+func maxInterval(ps []*profile.Profile) time.Duration {
 	iv := 0.0
 	for _, p := range ps {
 		iv = math.Max(iv, p.IntervalS)
@@ -317,7 +335,7 @@ func margin(ps []*profile.Profile, window time.Duration) time.Duration {
 			}
 		}
 	}
-	return analyze.Reach(window, time.Duration(iv*float64(time.Second)))
+	return time.Duration(iv * float64(time.Second))
 }
 
 // cutTimes cuts [from, end) at the watermark and at every bucket edge.

@@ -91,6 +91,9 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 		return err
 	}
 	if fill != nil {
+		if err := takeBackHoles(ex, fill); err != nil {
+			return err
+		}
 		for i, b := range fill.bucketOf {
 			if !fill.skip[i] {
 				if err := undoBucket(ex, b); err != nil {
@@ -113,6 +116,9 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 			}
 		}
 		if err := putRows(ex, r); err != nil {
+			return err
+		}
+		if err := putHoles(ex, r.holes, st.bucket); err != nil {
 			return err
 		}
 		tail = r.tail
