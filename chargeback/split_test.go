@@ -176,3 +176,17 @@ func TestSplitFreeOrigin(t *testing.T) {
 		t.Errorf("a group without its level: %s", g)
 	}
 }
+
+// TestShareFreeHolders: holders whose GPUs cost nothing share a scope's
+// unallocated cost evenly (weighted by cost, there is no cost to weigh).
+func TestShareFreeHolders(t *testing.T) {
+	lines := []Line{
+		{Period: nov1, Cluster: "c", Node: "n1", Model: "F", Workload: "w1", Group: []string{"a"}, HeldH: 2},
+		{Period: nov1, Cluster: "c", Node: "n1", Model: "F", Workload: "w2", Group: []string{"b"}, HeldH: 1},
+		{Period: nov1, Cluster: "c", Node: "n2", Model: "P", HeldH: 3, HeldUSD: 6, PriceUSDPerHour: 2},
+	}
+	Share(lines, Weighted, ScopeCluster)
+	if lines[0].SharedUSD != 3 || lines[1].SharedUSD != 3 || lines[2].SharedUSD != -6 {
+		t.Errorf("shared %v, %v, %v; want 3, 3, -6", lines[0].SharedUSD, lines[1].SharedUSD, lines[2].SharedUSD)
+	}
+}
