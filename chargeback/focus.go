@@ -97,11 +97,11 @@ func NewFocus(w io.Writer, o FocusOptions) (*Focus, error) {
 	}
 	switch {
 	case o.Encoding == "csv" && o.Version == "1.3":
-		cw := &csvRows13{w: csv.NewWriter(w)}
+		cw := &csvRows[record13, *record13]{w: csv.NewWriter(w)}
 		f.out13 = cw
 		return f, cw.w.Write(Focus13Columns)
 	case o.Encoding == "csv":
-		cw := &csvRows{w: csv.NewWriter(w)}
+		cw := &csvRows[focusRecord, *focusRecord]{w: csv.NewWriter(w)}
 		f.out = cw
 		return f, cw.w.Write(FocusColumns)
 	case o.Encoding == "parquet" && o.Version == "1.3":
@@ -157,15 +157,23 @@ func (f *Focus) record(l *Line) focusRecord {
 		ReservedCost: analyze.Sig(l.HeldUSD), SharedIdleCost: analyze.Sig(l.SharedUSD), UsedGPUHours: analyze.Sig(l.UsedH), IdleGPUHours: analyze.Sig(l.IdleH),
 		EnergyKWh: analyze.Sig(l.EnergyKWh),
 	}
-	if l.HeldH > 0 {
-		u := analyze.Sig(100 * l.UsedH / l.HeldH)
-		r.UtilizationPct = &u
-	}
-	if f.Carbon && !l.EmissionsUnknown {
-		e := analyze.Sig(l.EmissionsKg)
-		r.EmissionsKg = &e
-	}
+	r.UtilizationPct, r.EmissionsKg = f.optional(l.HeldH, l.UsedH, l.EmissionsKg, l.EmissionsUnknown)
 	return r
+}
+
+// optional are a row's figures that may be null: its utilization (null
+// when it held nothing) and its emissions (null without a grid
+// intensity, or when an hour of it had none).
+func (f *Focus) optional(held, used, emissions float64, unknown bool) (utilization, emitted *float64) {
+	if held > 0 {
+		u := analyze.Sig(100 * used / held)
+		utilization = &u
+	}
+	if f.Carbon && !unknown {
+		e := analyze.Sig(emissions)
+		emitted = &e
+	}
+	return utilization, emitted
 }
 
 // description is the row's ChargeDescription.

@@ -1,7 +1,6 @@
 package chargeback
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -89,14 +88,7 @@ func (f *Focus) record13(o *Origin, p *Allocated) record13 {
 		tags := jsonObject(allocatedTags(p))
 		r.resourceID, r.resourceName, r.allocTag = &id, &name, &tags
 	}
-	if p.HeldH > 0 {
-		u := analyze.Sig(100 * p.UsedH / p.HeldH)
-		r.utilization = &u
-	}
-	if f.Carbon && !p.EmissionsUnknown {
-		e := analyze.Sig(p.EmissionsKg)
-		r.emissions = &e
-	}
+	r.utilization, r.emissions = f.optional(p.HeldH, p.UsedH, p.EmissionsKg, p.EmissionsUnknown)
 	return r
 }
 
@@ -175,23 +167,6 @@ func (r *record13) csv() []string {
 type rowWriter13 interface {
 	write([]record13) error
 	close() error
-}
-
-type csvRows13 struct{ w *csv.Writer }
-
-func (c *csvRows13) write(recs []record13) error {
-	for i := range recs {
-		if err := c.w.Write(recs[i].csv()); err != nil {
-			return err
-		}
-	}
-	c.w.Flush()
-	return c.w.Error()
-}
-
-func (c *csvRows13) close() error {
-	c.w.Flush()
-	return c.w.Error()
 }
 
 // parquet13 is a 1.3 record as the Parquet file holds it: costs

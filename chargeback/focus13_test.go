@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // focus13Mandatory are FOCUS 1.3's mandatory Cost and Usage columns as its
@@ -209,4 +212,74 @@ func allocTagsOf(r map[string]string) string {
 	team := map[string]string{"w1": "ml", "w2": "cv", "w3": "ml", "'=HYPERLINK(\"x\")": "ml"}[r["x_Workload"]]
 	w, _ := json.Marshal(strings.TrimPrefix(r["x_Workload"], "'"))
 	return `{"seedance.io/team":"` + team + `","seedance.io/workload":` + string(w) + `}`
+}
+
+// TestFocus13Parquet: the Parquet encoding of the 1.3 rows holds every
+// column of the CSV, costs as Decimal(18, 2), the mandatory columns
+// required (never null) but ChargeClass, the nullable allocation columns
+// optional, and the CSV's rows with the same BilledCost, row by row.
+func TestFocus13Parquet(t *testing.T) {
+	docs := map[string]*bytes.Buffer{}
+	for _, enc := range FocusFormats {
+		b := &bytes.Buffer{}
+		f, err := NewFocus(b, FocusOptions{Encoding: enc, Account: "gpu-platform", From: nov1, To: nov1.AddDate(0, 0, 1), Mode: Weighted, Scope: ScopePool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		day := splitDay()
+		Share(day, Weighted, ScopePool)
+		if err := f.Write(day); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		docs[enc] = b
+	}
+	rows := focusRows(t, docs["csv"].Bytes())
+	pf, err := parquet.OpenFile(bytes.NewReader(docs["parquet"].Bytes()), int64(docs["parquet"].Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]parquet.Field{}
+	for _, fd := range pf.Schema().Fields() {
+		fields[fd.Name()] = fd
+	}
+	for _, name := range Focus13Columns {
+		fd, ok := fields[name]
+		switch {
+		case !ok:
+			t.Errorf("column %s is missing", name)
+		case slices.Contains(focus13Mandatory, name) && name != "ChargeClass" && fd.Optional():
+			t.Errorf("mandatory column %s may be null", name)
+		case strings.HasPrefix(name, "AllocatedResource") && !fd.Optional():
+			t.Errorf("%s is null on the unallocated part, yet required", name)
+		case strings.HasSuffix(name, "Cost") && !strings.HasPrefix(name, "x_") && !isDecimal(fd):
+			t.Errorf("%s is %v, not a decimal", name, fd.Type())
+		}
+	}
+	type billed struct {
+		BilledCost int64  `parquet:"BilledCost,decimal(2:18)"`
+		Part       string `parquet:"x_AllocatedPart"`
+	}
+	got, err := parquet.Read[billed](bytes.NewReader(docs["parquet"].Bytes()), int64(docs["parquet"].Len()))
+	if err != nil || len(got) != len(rows) {
+		t.Fatalf("%d Parquet rows, %d CSV rows: %v", len(got), len(rows), err)
+	}
+	for i, r := range rows {
+		c, _ := strconv.ParseFloat(r["BilledCost"], 64)
+		if got[i].BilledCost != int64(math.Round(c*100)) || got[i].Part != r["x_AllocatedPart"] {
+			t.Errorf("row %d: Parquet %+v, CSV %s %s", i+1, got[i], r["BilledCost"], r["x_AllocatedPart"])
+		}
+	}
+}
+
+// isDecimal says whether a Parquet column is a Decimal with two places.
+func isDecimal(fd parquet.Field) bool {
+	lt := fd.Type().LogicalType()
+	if lt == nil {
+		return false
+	}
+	d, ok := lt.Value.(*format.DecimalType)
+	return ok && d.Scale == 2
 }

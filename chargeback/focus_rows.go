@@ -69,12 +69,16 @@ func (r *focusRecord) csv() []string {
 	}
 }
 
-// csvRows writes records as CSV rows.
-type csvRows struct{ w *csv.Writer }
+// csvRows writes records as CSV rows, a record's cells in its version's
+// columns' order.
+type csvRows[R any, P interface {
+	*R
+	csv() []string
+}] struct{ w *csv.Writer }
 
-func (c *csvRows) write(recs []focusRecord) error {
+func (c *csvRows[R, P]) write(recs []R) error {
 	for i := range recs {
-		if err := c.w.Write(recs[i].csv()); err != nil {
+		if err := c.w.Write(P(&recs[i]).csv()); err != nil {
 			return err
 		}
 	}
@@ -82,7 +86,7 @@ func (c *csvRows) write(recs []focusRecord) error {
 	return c.w.Error()
 }
 
-func (c *csvRows) close() error {
+func (c *csvRows[R, P]) close() error {
 	c.w.Flush()
 	return c.w.Error()
 }

@@ -186,7 +186,7 @@ func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, step
 		src.Start, src.End = from, s.end
 		switch {
 		case s.back:
-			src.Start, src.End = later(first, s.start.Add(-reach)), earlier(last, s.end.Add(reach))
+			src.Start, src.End = around(s, reach, first, last)
 		case i == 0:
 			src.Start = spec.Source.Start
 		}
@@ -207,20 +207,17 @@ func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, step
 	return all, err
 }
 
-// later is the later of two times, a zero one counting as none.
-func later(a, b time.Time) time.Time {
-	if a.IsZero() || b.After(a) {
-		return b
+// around is the range a backfill step reads: the step and reach on each
+// side, within the whole range [first, last] (a zero first: no bound).
+func around(s step, reach time.Duration, first, last time.Time) (from, to time.Time) {
+	from, to = s.start.Add(-reach), s.end.Add(reach)
+	if !first.IsZero() && from.Before(first) {
+		from = first
 	}
-	return a
-}
-
-// earlier is the earlier of two times.
-func earlier(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
+	if to.After(last) {
+		to = last
 	}
-	return a
+	return from, to
 }
 
 // origin names what a source read is of, for the ledger's check of a
