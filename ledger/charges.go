@@ -35,7 +35,7 @@ func (l *Ledger) Charges(ctx context.Context, q Query, begin func(Window) error,
 	if err := begin(Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(v.bucket / time.Second)}); err != nil {
 		return 0, err
 	}
-	sp := span{lo.Unix(), hi.Unix(), 1, v.clusters, v.bucket}
+	sp := v.span(lo, hi)
 	if q.Settled {
 		sp.maxProv = 0
 	}

@@ -250,12 +250,19 @@ func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, er
 	return v, nil
 }
 
+// span is the rows of the window [lo, hi) the view's clusters hold: from
+// their first bucket at the earliest, so that a window from 1970 reads
+// (and walks day by day) only the days that can hold rows.
+func (v *view) span(lo, hi time.Time) span {
+	return span{max(lo.Unix(), v.first.Truncate(v.bucket).Unix()), hi.Unix(), 1, v.clusters, v.bucket}
+}
+
 // bounds are the buckets of [since, until): since floored to its bucket,
 // zero times the clusters' first and last buckets.
 func (l *Ledger) bounds(ctx context.Context, tx *sql.Tx, v *view, since, until time.Time) (lo, hi time.Time, err error) {
 	lo, hi = since.Truncate(v.bucket), until
-	if first := v.first.Truncate(v.bucket); since.IsZero() || lo.Before(first) {
-		lo = first // a window from 1970 starts where the data does: nothing before it to read
+	if since.IsZero() {
+		lo = v.first.Truncate(v.bucket)
 	}
 	if hi.IsZero() {
 		var last int64
@@ -279,7 +286,7 @@ func (l *Ledger) bounds(ctx context.Context, tx *sql.Tx, v *view, since, until t
 func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, hi time.Time) (*Report, error) {
 	r := &Report{SchemaVersion: ReportSchema, Window: Window{Start: lo.UTC(), End: hi.UTC(), BucketS: int64(v.bucket / time.Second)}, Watermark: v.watermark,
 		Clusters: v.clusters}
-	sp := span{lo.Unix(), hi.Unix(), 1, v.clusters, v.bucket}
+	sp := v.span(lo, hi)
 	if q.Settled {
 		sp.maxProv = 0
 	}
