@@ -198,7 +198,7 @@ func (fp *fillPlan) judge() error {
 func (fp *fillPlan) neighbours() error {
 	for i := range fp.at[:len(fp.at)-1] {
 		x := fp.at[i].Unix()
-		if fp.write[i] || !(fp.write[i-1] || fp.write[i+1]) || fp.h[x] == nil {
+		if fp.write[i] || !fp.write[i-1] && !fp.write[i+1] || fp.h[x] == nil {
 			continue
 		}
 		switch {
