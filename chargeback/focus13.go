@@ -28,7 +28,7 @@ var Focus13Columns = []string{
 	"ListCost", "ListUnitPrice", "PricingQuantity", "PricingUnit", "ResourceId", "ResourceName", "ResourceType",
 	"ServiceCategory", "ServiceName", "ServiceProviderName", "SubAccountId", "SubAccountName", "SubAccountType", "Tags",
 	"x_Cluster", "x_Node", "x_GPUModel", "x_Workload", "x_AllocatedPart", "x_UsedGPUHours", "x_IdleGPUHours", "x_UtilizationPct",
-	"x_EnergyKWh", "x_EmissionsKgCO2e",
+	"x_EnergyKWh", "x_EmissionsKgCO2e", "x_PriceSource",
 }
 
 // gpuHours is the pricing and usage unit (UnitFormat: a count of hours of
@@ -159,7 +159,7 @@ func (r *record13) csv() []string {
 		cost, price, q, gpuHours, c(r.o.Cluster + "/" + r.o.Node), c(r.o.Node), "GPU node",
 		"AI and Machine Learning", "GPU compute", account, c(r.o.Cluster), c(r.o.Cluster), "Cluster", r.tags,
 		c(r.o.Cluster), c(r.o.Node), c(r.o.Model), workload, r.p.Kind, dec(r.p.UsedH), dec(r.p.IdleH), optDec(r.utilization),
-		dec(r.p.EnergyKWh), optDec(r.emissions),
+		dec(r.p.EnergyKWh), optDec(r.emissions), r.o.PriceSource,
 	}
 }
 
@@ -221,6 +221,7 @@ type parquet13 struct {
 	UtilizationPct         *float64  `parquet:"x_UtilizationPct,optional"`
 	EnergyKWh              float64   `parquet:"x_EnergyKWh"`
 	EmissionsKg            *float64  `parquet:"x_EmissionsKgCO2e,optional"`
+	PriceSource            string    `parquet:"x_PriceSource"`
 }
 
 type parquetRows13 struct {
@@ -250,7 +251,7 @@ func (p *parquetRows13) write(recs []record13) error {
 			ServiceName: "GPU compute", ServiceProviderName: r.account, SubAccountID: r.o.Cluster, SubAccountName: r.o.Cluster, SubAccountType: "Cluster",
 			Tags: r.tags, Cluster: r.o.Cluster, Node: r.o.Node, GPUModel: r.o.Model, Workload: workload, AllocatedPart: r.p.Kind,
 			UsedGPUHours: analyze.Sig(r.p.UsedH), IdleGPUHours: analyze.Sig(r.p.IdleH), UtilizationPct: r.utilization,
-			EnergyKWh: analyze.Sig(r.p.EnergyKWh), EmissionsKg: r.emissions}
+			EnergyKWh: analyze.Sig(r.p.EnergyKWh), EmissionsKg: r.emissions, PriceSource: r.o.PriceSource}
 	}
 	_, err := p.w.Write(out)
 	return err

@@ -72,6 +72,8 @@ type Line struct {
 	HeldUSD, UsedUSD, IdleUSD float64
 	EnergyKWh                 float64
 	PriceUSDPerHour           float64 // of one physical GPU of the model
+	// PriceSource is where the price came from (docs/pricing.md).
+	PriceSource string
 	// SharedUSD is set by Share: the unallocated cost the line bears, or,
 	// on the unallocated line, minus what it gave away.
 	SharedUSD float64

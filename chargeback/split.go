@@ -20,6 +20,7 @@ type Origin struct {
 	Period               time.Time
 	Cluster, Node, Model string
 	PriceUSDPerHour      float64
+	PriceSource          string
 	Hours, USD           float64
 	Parts                []Allocated
 }
@@ -131,7 +132,7 @@ func recipientShares(lines []Line, mode Mode, scope Scope) map[string][]share {
 // the unallocated line's time cut by the scope's shares.
 func origin(lines []Line, shares []share) Origin {
 	first := &lines[0]
-	o := Origin{Period: first.Period, Cluster: first.Cluster, Node: first.Node, Model: first.Model}
+	o := Origin{Period: first.Period, Cluster: first.Cluster, Node: first.Node, Model: first.Model, PriceSource: first.PriceSource}
 	for i := range lines {
 		l := &lines[i]
 		o.Hours, o.USD, o.PriceUSDPerHour = o.Hours+l.HeldH, o.USD+l.HeldUSD, max(o.PriceUSDPerHour, l.PriceUSDPerHour)

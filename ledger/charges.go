@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/seedance/seedance/chargeback"
@@ -104,10 +105,36 @@ FROM seedance_charge_day WHERE day = $1 AND provisional <= $2 AND `+inList("clus
 	if err == nil {
 		err = l.keysOf(ctx, tx, lr)
 	}
+	if err == nil {
+		err = priceSources(ctx, tx, ds, lr.day)
+	}
 	if err != nil {
 		return err
 	}
 	return lr.flush()
+}
+
+// priceSources gives the day's lines the sources of their GPUs' prices
+// (docs/pricing.md): each node and model's, the day's sources joined by
+// "+" where it changed within the day.
+func priceSources(ctx context.Context, tx *sql.Tx, ds span, day []chargeback.Line) error {
+	if len(day) == 0 {
+		return nil
+	}
+	sources := map[[3]string][]string{}
+	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var c, n, m, s string
+		err := rows.Scan(&c, &n, &m, &s)
+		k := [3]string{c, n, m}
+		sources[k] = append(sources[k], s)
+		return err
+	}, `SELECT DISTINCT cluster, node, model, price_source FROM seedance_gpu WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster", 4, len(ds.clusters))+`
+ORDER BY 1, 2, 3, 4`, append([]any{ds.lo, ds.hi, ds.maxProv}, names(ds.clusters)...)...)
+	for i := range day {
+		l := &day[i]
+		l.PriceSource = strings.Join(sources[[3]string{l.Cluster, l.Node, l.Model}], "+")
+	}
+	return err
 }
 
 // hourCharges sums a span's hold rows at their GPUs' prices by day,

@@ -256,6 +256,9 @@ func TestFocus13FollowsTheRule(t *testing.T) {
 				t.Fatalf("%s by %s: method %s", rule.mode, rule.scope, r[col["AllocatedMethodId"]])
 			}
 			parts[r[col["x_AllocatedPart"]]]++
+			if src := r[col["x_PriceSource"]]; src != "built-in table" {
+				t.Fatalf("x_PriceSource %q, want the prices' source (built-in table)", src)
+			}
 			var d struct {
 				Elements []struct{ AllocatedRatio float64 }
 			}
