@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/testkit/pgtest"
 )
 
 // TestBudgetsOfALaggingCluster: two clusters in one ledger, a counted to
@@ -22,10 +23,22 @@ import (
 // Cluster b lags by more than --max-lag (2h): its budget is unknown, never
 // ok, and the check fails (exit 3) and warns; with --max-lag 13h it is
 // forecast. A misspelt key is one line and exit 2, not "ok 0.00 USD"; a
-// budget in force from a later day says so and passes.
+// budget in force from a later day says so and passes. In SQLite and
+// PostgreSQL.
 func TestBudgetsOfALaggingCluster(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			led := filepath.Join(t.TempDir(), "ledger.db")
+			if backend == "postgres" {
+				led = pgtest.Start(t)
+			}
+			budgetsOfALaggingCluster(t, led)
+		})
+	}
+}
+
+func budgetsOfALaggingCluster(t *testing.T, led string) {
 	dir := t.TempDir()
-	led := filepath.Join(dir, "ledger.db")
 	for _, c := range []struct{ name, seed, hours string }{{"a", "1", "32h"}, {"b", "2", "20h"}} {
 		p := simProfile(t, "--interval", "60s", "--duration", c.hours, "--sim-nodes", "4", "--sim-seed", c.seed, "--sim-start", "2026-11-29T00:00:00Z")
 		if r := run(t, nil, "ledger", "update", "--ledger", led, "--cluster", c.name, "-i", p); r.code != 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/pgtest"
 	"github.com/seedance/seedance/internal/testkit/promtest"
 	"github.com/seedance/seedance/profile"
 )
@@ -17,7 +18,8 @@ import (
 // 1.99 at 10:00:00 exactly; a ledger counted in hourly steps from a real
 // Prometheus prices the hour 09:00–10:00 at 2.49 and the next at 1.99.
 // Before, the price read for a step held the step's end instant (the next
-// hour's first sample), so the change took effect an hour early.
+// hour's first sample), so the change took effect an hour early. In
+// SQLite and PostgreSQL.
 func TestPriceChangeOnTheHour(t *testing.T) {
 	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "90m", "--sim-nodes", "2", "--sim-scenario", "idle"), nil)
 	if err != nil {
@@ -39,7 +41,18 @@ func TestPriceChangeOnTheHour(t *testing.T) {
 		fmt.Fprintf(&cost, "node_gpu_hourly_cost{node=%q} %s %d\n", sim.Nodes[0].Name, price, int64(start)+int64(s))
 	}
 	srv := promtest.Start(t, []byte(body+cost.String()+"# EOF\n"))
-	led := filepath.Join(t.TempDir(), "l.db")
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			led := filepath.Join(t.TempDir(), "l.db")
+			if backend == "postgres" {
+				led = pgtest.Start(t)
+			}
+			priceChangeOnTheHour(t, srv, led)
+		})
+	}
+}
+
+func priceChangeOnTheHour(t *testing.T, srv *promtest.Server, led string) {
 	r := run(t, nil, "ledger", "update", "--ledger", led, "--source", "prometheus", "--prometheus-url", srv.URL, "--step", "15s",
 		"--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T10:30:00Z", "--ledger-step", "1h")
 	if r.code != 0 {
