@@ -58,6 +58,14 @@ func budgetsOfALaggingCluster(t *testing.T, led string) {
 	if r := run(t, nil, "ledger", "check", "--ledger", led, "--budgets", budgets, "--max-lag", "13h"); r.code != 0 || strings.Contains(r.errOut, "warning") {
 		t.Errorf("check with --max-lag 13h: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
+	// For Alertmanager: a lagging cluster's budget has no forecast gauge,
+	// and says so, rather than fall silent.
+	prom := run(t, nil, "ledger", "report", "--ledger", led, "--budgets", budgets, "-f", "prom")
+	if !strings.Contains(prom.out, `seedance_budget_forecast_unknown{by="cluster",key="b",month="2026-11"} 1`) ||
+		!strings.Contains(prom.out, `seedance_budget_forecast_unknown{by="cluster",key="a",month="2026-11"} 0`) ||
+		strings.Contains(prom.out, `seedance_budget_forecast_ratio{by="cluster",key="b"`) {
+		t.Errorf("-f prom:\n%s", prom.out)
+	}
 
 	// Each budget by hand, from the report's figures.
 	rep := run(t, nil, "ledger", "report", "--ledger", led, "--budgets", budgets, "--max-lag", "13h", "-f", "json", "--by", "cluster", "--share-idle", "none")

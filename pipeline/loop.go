@@ -189,7 +189,7 @@ func (st *loopState) runOnce(ctx context.Context, l LoopSpec, spec AnalyzeSpec, 
 		err = render.Prom(&prom, res, render.Options{Report: spec.Config.Analyze.Report})
 	}
 	if err == nil {
-		err = budgetMetrics(ctx, spec.Config, &prom)
+		err = budgetMetrics(ctx, spec.Config, &prom, time.Now())
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()

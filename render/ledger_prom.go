@@ -108,6 +108,17 @@ func (p *promWriter) budgets(bs []chargeback.Status) {
 	gauge("budget_forecast_usd", "The group's month-end forecast from the month's run rate, in US dollars.", func(b chargeback.Status) *float64 { return b.ForecastUSD })
 	gauge("budget_actual_ratio", "The month's charges so far over the budget.", func(b chargeback.Status) *float64 { return ratio(&b.ActualPct) })
 	gauge("budget_forecast_ratio", "The month-end forecast over the budget.", func(b chargeback.Status) *float64 { return ratio(b.ForecastPct) })
+	gauge("budget_forecast_unknown", "1 when the budget's forecast is null (a cluster it bears on lags, too little of the month observed, no data yet): its forecast gauges are absent; 0 otherwise.",
+		func(b chargeback.Status) *float64 {
+			if b.NotYet {
+				return nil
+			}
+			v := 0.0
+			if b.ForecastPct == nil {
+				v = 1
+			}
+			return &v
+		})
 }
 
 func (p *promWriter) counter(name, help string, ms ...*dto.Metric) {
