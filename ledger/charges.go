@@ -40,7 +40,14 @@ func (l *Ledger) Charges(ctx context.Context, q Query, begin func(Window) error,
 	if q.Settled {
 		sp.maxProv = 0
 	}
-	return l.chargeLines(ctx, tx, sp, q, each)
+	return l.chargeLines(ctx, tx, sp, q, func(day []chargeback.Line) error {
+		// The export names each price's source (x_PriceSource); the
+		// reports' charges do not read them.
+		if err := priceSources(ctx, tx, sp, day); err != nil {
+			return err
+		}
+		return each(day)
+	})
 }
 
 // chargeback is the window's charges by the query's groups.
@@ -105,22 +112,22 @@ FROM seedance_charge_day WHERE day = $1 AND provisional <= $2 AND `+inList("clus
 	if err == nil {
 		err = l.keysOf(ctx, tx, lr)
 	}
-	if err == nil {
-		err = priceSources(ctx, tx, ds, lr.day)
-	}
 	if err != nil {
 		return err
 	}
 	return lr.flush()
 }
 
-// priceSources gives the day's lines the sources of their GPUs' prices
+// priceSources gives a day's lines the sources of their GPUs' prices
 // (docs/pricing.md): each node and model's, the day's sources joined by
-// "+" where it changed within the day.
-func priceSources(ctx context.Context, tx *sql.Tx, ds span, day []chargeback.Line) error {
+// "+" where it changed within the day. sp is the export's span, cut here
+// to the lines' day.
+func priceSources(ctx context.Context, tx *sql.Tx, sp span, day []chargeback.Line) error {
 	if len(day) == 0 {
 		return nil
 	}
+	ds := sp
+	ds.lo, ds.hi = max(sp.lo, day[0].Period.Unix()), min(sp.hi, day[0].Period.Unix()+86400)
 	sources := map[[3]string][]string{}
 	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
 		var c, n, m, s string
@@ -244,51 +251,83 @@ func (l *Ledger) keysOf(ctx context.Context, tx *sql.Tx, lr *lineReader) error {
 // (the latest of the clusters'): each group's charges of the month so far,
 // by the query's sharing rule, and the forecast, each cluster's part
 // carried from its own data end (a budget by cluster: the cluster's whole
-// bill, its unallocated cost included). A budget whose key matches no
-// group of the month is an error (ErrBudgets): a misspelt key would
-// otherwise read "ok, 0.00 USD"; one in force only from a later day says
-// so.
+// bill, its unallocated cost included). The month's lines are read once a
+// budget level, grouped by cluster and that level. A budget whose key
+// matches no group of the month is an error (ErrBudgets): a misspelt key
+// would otherwise read "ok, 0.00 USD"; one in force only from a later day
+// says so.
 func (l *Ledger) budgets(ctx context.Context, tx *sql.Tx, v *view, q Query) ([]chargeback.Status, error) {
-	var through time.Time
-	for _, end := range v.ends {
-		through = later(through, end)
-	}
-	month := through.Add(-time.Millisecond).UTC()
+	month := v.last.Add(-time.Millisecond).UTC()
 	month = time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, time.UTC)
-	inForce := chargeback.InForce(q.Budgets, through.Add(-time.Millisecond))
-	parts := map[[2]string][]chargeback.Part{} // by budget level and key
+	inForce := chargeback.InForce(q.Budgets, v.last.Add(-time.Millisecond))
+	actual := map[[3]string]float64{} // level, key, cluster
 	for _, level := range chargeback.Levels(inForce) {
-		for _, c := range v.clusters {
-			p := chargeback.Part{Cluster: c, Since: later(month, v.firsts[c]), Through: earlier(v.ends[c], month.AddDate(0, 1, 0))}
-			p.Lag, _ = v.lag(c, q, true)
-			lq := q
-			lq.GroupBy = []string{level}
-			cb, err := l.chargeback(ctx, tx, span{month.Unix(), month.AddDate(0, 1, 0).Unix(), 1, []string{c}, v.bucket}, lq)
-			if err != nil {
-				return nil, err
+		lq := q
+		lq.GroupBy = []string{"cluster", level}
+		if level == "cluster" {
+			lq.GroupBy = []string{"cluster"}
+		}
+		_, err := l.chargeLines(ctx, tx, span{month.Unix(), month.AddDate(0, 1, 0).Unix(), 1, v.clusters, v.bucket}, lq, func(day []chargeback.Line) error {
+			for i := range day {
+				c := &day[i]
+				switch {
+				case level == "cluster": // every line: the cluster's whole bill
+					actual[[3]string{level, c.Cluster, c.Cluster}] += c.CostUSD()
+				case !c.Unallocated():
+					actual[[3]string{level, c.Group[1], c.Cluster}] += c.CostUSD()
+				}
 			}
-			if level == "cluster" {
-				p.ActualUSD = cb.Total.CostUSD
-				parts[[2]string{level, c}] = append(parts[[2]string{level, c}], p)
-				continue
-			}
-			for _, r := range cb.Rows {
-				p.ActualUSD = r.CostUSD
-				parts[[2]string{level, r.Key[0]}] = append(parts[[2]string{level, r.Key[0]}], p)
-			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	var out []chargeback.Status
 	for _, b := range inForce {
-		ps, ok := parts[[2]string{b.By, b.Key}]
-		if !ok && len(q.Clusters) == 0 {
-			return nil, fmt.Errorf("%w: budget by %s, key %s: no group of the ledger's %s has that key: a misspelt key?", chargeback.ErrBudgets, b.By, b.Key, month.Format("2006-01"))
+		var parts []chargeback.Part
+		for _, c := range v.clusters {
+			cost, ok := actual[[3]string{b.By, b.Key, c}]
+			if ok || b.By == "cluster" && b.Key == c { // a cluster's budget has its part, charged or not
+				p := chargeback.Part{Cluster: c, Since: later(month, v.firsts[c]), Through: earlier(v.ends[c], month.AddDate(0, 1, 0)), ActualUSD: cost}
+				p.Lag, _ = v.lag(c, q, true)
+				parts = append(parts, p)
+			}
 		}
-		if ok {
-			out = append(out, chargeback.NewStatusOf(b, month, ps, q.MinObserved))
+		switch {
+		case len(parts) > 0:
+			out = append(out, chargeback.NewStatusOf(b, month, parts, q.MinObserved))
+		case len(q.Clusters) == 0:
+			return nil, fmt.Errorf("%w: budget by %s, key %s: no group of the ledger's %s has that key: a misspelt key?", chargeback.ErrBudgets, b.By, b.Key, month.Format("2006-01"))
 		}
 	}
 	return append(out, notYet(q.Budgets, inForce, month)...), nil
+}
+
+// Budgets is the budgets' status (Query.Budgets) without the rest of a
+// report, and a warning for each cluster whose data lags the latest
+// cluster's or now (what ledger check says).
+func (l *Ledger) Budgets(ctx context.Context, q Query) ([]chargeback.Status, []string, error) {
+	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: l.snapshot()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	v, err := l.view(ctx, tx, q.Clusters)
+	if err != nil {
+		return nil, nil, err
+	}
+	statuses, err := l.budgets(ctx, tx, v, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	var warnings []string
+	for _, c := range v.clusters {
+		if w := v.lagWarning(c, q, true); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	return statuses, warnings, nil
 }
 
 // notYet are the statuses of the budgets of groups none of whose entries

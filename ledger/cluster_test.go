@@ -374,7 +374,7 @@ func TestClusterNames(t *testing.T) {
 	if up, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{a}, Params: params()}); err != nil || up.Cluster != "prod-a" {
 		t.Fatalf("a profile that names its cluster: %+v, %v", up, err)
 	}
-	if end, ok, err := l.DataEnd(context.Background()); err != nil || !ok || !end.Equal(p.EndedAt) {
+	if _, end, ok, err := l.DataEndOf(context.Background()); err != nil || !ok || !end.Equal(p.EndedAt) {
 		t.Fatalf("the only cluster's data end: %v %v %v", end, ok, err)
 	}
 	b := reopen(t, l, "prod-b")

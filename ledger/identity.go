@@ -35,6 +35,7 @@ import (
 const migration6 = `
 CREATE TABLE seedance_cluster_gpu (cluster TEXT NOT NULL, uuid TEXT NOT NULL, node TEXT NOT NULL,
 	first_ms BIGINT NOT NULL, last_ms BIGINT NOT NULL, PRIMARY KEY (cluster, uuid));
+CREATE INDEX seedance_cluster_gpu_uuid ON seedance_cluster_gpu (uuid);
 CREATE TABLE seedance_cluster_origin (cluster TEXT NOT NULL, origin TEXT NOT NULL, PRIMARY KEY (cluster, origin))
 `
 
@@ -120,27 +121,34 @@ func checkIdentity(ctx context.Context, tx *sql.Tx, st *state, named bool, origi
 }
 
 // overlapElsewhere refuses GPUs that another cluster counted for a time
-// the inputs also cover.
+// the inputs also cover: it looks the inputs' GPUs up by UUID, a few
+// hundred at a time, not the other clusters' every GPU.
 func overlapElsewhere(ctx context.Context, tx *sql.Tx, cluster string, spans map[string]gpuSpan) error {
-	if len(spans) == 0 {
-		return nil
-	}
 	var other, uuid, node string
 	var first, last int64
 	found := false
-	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
+	scan := func(rows *sql.Rows) error {
 		var c, u, n string
 		var f, l int64
 		if err := rows.Scan(&c, &u, &n, &f, &l); err != nil {
 			return err
 		}
-		if s, ok := spans[u]; ok && !found && s.first <= l && f <= s.last {
+		if s := spans[u]; !found && s.first <= l && f <= s.last {
 			other, uuid, node, first, last, found = c, u, n, max(f, s.first), min(l, s.last), true
 		}
 		return nil
-	}, `SELECT cluster, uuid, node, first_ms, last_ms FROM seedance_cluster_gpu WHERE cluster <> $1 ORDER BY cluster, uuid`, cluster)
-	if err != nil || !found {
-		return err
+	}
+	ids := sortedIDs(spans)
+	for len(ids) > 0 && !found {
+		batch := ids[:min(len(ids), 500)]
+		ids = ids[len(batch):]
+		q := `SELECT cluster, uuid, node, first_ms, last_ms FROM seedance_cluster_gpu WHERE cluster <> $1 AND ` + inList("uuid", 2, len(batch)) + ` ORDER BY cluster, uuid`
+		if err := scanRows(ctx, tx, scan, q, append([]any{cluster}, names(batch)...)...); err != nil {
+			return err
+		}
+	}
+	if !found {
+		return nil
 	}
 	at := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
 	return fmt.Errorf("%w: GPU %s (node %s) is counted already as cluster %s's from %s to %s, and this update would count it as cluster %s's too: "+

@@ -205,6 +205,7 @@ type view struct {
 	bucket           time.Duration
 	ends             map[string]time.Time // each cluster's data end
 	firsts           map[string]time.Time // each cluster's first data
+	last             time.Time            // the latest data end
 }
 
 // view reads the states of the clusters asked for (all: every one).
@@ -234,6 +235,7 @@ func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, er
 		v.bucket = time.Duration(bucket) * time.Second
 		v.clusters = append(v.clusters, c)
 		v.ends[c], v.firsts[c] = time.UnixMilli(end).UTC(), f
+		v.last = later(v.last, v.ends[c])
 		return nil
 	}, `SELECT cluster, first_ms, watermark_ms, data_end_ms, bucket_s FROM seedance_state ORDER BY cluster`)
 	if err != nil {
@@ -360,12 +362,20 @@ func (v *view) stale(hi time.Time, q Query) []string {
 	var out []string
 	now := !q.Now.IsZero() && !hi.Before(q.Now.Truncate(v.bucket))
 	for _, c := range v.clusters {
-		if lag, behind := v.lag(c, q, now); lag > 0 && v.ends[c].Before(hi) {
-			out = append(out, fmt.Sprintf("cluster %s's data ends at %s, %s behind %s: are its updates running?",
-				c, v.ends[c].Format(time.RFC3339), lag.Truncate(time.Minute), behind))
+		if w := v.lagWarning(c, q, now); w != "" && v.ends[c].Before(hi) {
+			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// lagWarning says that cluster c's data lags (lag), or nothing.
+func (v *view) lagWarning(c string, q Query, withNow bool) string {
+	lag, behind := v.lag(c, q, withNow)
+	if lag == 0 {
+		return ""
+	}
+	return fmt.Sprintf("cluster %s's data ends at %s, %s behind %s: are its updates running?", c, v.ends[c].Format(time.RFC3339), lag.Truncate(time.Minute), behind)
 }
 
 // Lags are the data ends of the query's clusters, and a warning for each
@@ -395,16 +405,12 @@ func (v *view) lag(c string, q Query, withNow bool) (time.Duration, string) {
 	if maxLag <= 0 {
 		maxLag = 2 * v.bucket
 	}
-	var last time.Time
-	for _, e := range v.ends {
-		last = later(last, e)
-	}
 	e := v.ends[c]
 	switch {
-	case withNow && !q.Now.IsZero() && q.Now.Sub(e) > maxLag && q.Now.Sub(e) >= last.Sub(e):
+	case withNow && !q.Now.IsZero() && q.Now.Sub(e) > maxLag && q.Now.Sub(e) >= v.last.Sub(e):
 		return q.Now.Sub(e), "now"
-	case last.Sub(e) > maxLag:
-		return last.Sub(e), "the cluster data that ends latest"
+	case v.last.Sub(e) > maxLag:
+		return v.last.Sub(e), "the cluster data that ends latest"
 	}
 	return 0, ""
 }

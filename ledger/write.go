@@ -11,16 +11,9 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
-// DataEnd is where the cluster's data ends (Options.Cluster; unnamed, the
-// only cluster the ledger holds or DefaultCluster); ok is false for a
-// cluster never counted.
-func (l *Ledger) DataEnd(ctx context.Context) (end time.Time, ok bool, err error) {
-	_, end, ok, err = l.DataEndOf(ctx)
-	return end, ok, err
-}
-
-// DataEndOf is DataEnd with the cluster it is of (the one an update
-// without inputs that name one would count).
+// DataEndOf is where the cluster's data ends (Options.Cluster; unnamed,
+// the only cluster the ledger holds or DefaultCluster), and which cluster
+// that is; ok is false for a cluster never counted.
 func (l *Ledger) DataEndOf(ctx context.Context) (cluster string, end time.Time, ok bool, err error) {
 	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: l.readOnly})
 	if err != nil {

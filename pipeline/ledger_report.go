@@ -293,16 +293,16 @@ func LedgerCheck(ctx context.Context, spec LedgerCheckSpec, stdout io.Writer) er
 	if cfg.Ledger.BudgetsFile == "" {
 		return exit.Usagef("no budgets: give --budgets FILE (docs/chargeback.md, Budgets)")
 	}
-	r, err := budgetStatus(ctx, cfg, spec.Clusters, spec.Now)
+	statuses, lags, err := budgetStatus(ctx, cfg, spec.Clusters, spec.Now)
 	if err != nil {
 		return err
 	}
-	for _, w := range r.Warnings {
-		if spec.Warn != nil && strings.Contains(w, "'s data ends at") {
+	for _, w := range lags {
+		if spec.Warn != nil {
 			spec.Warn(w)
 		}
 	}
-	statuses, over := r.Budgets, 0
+	over := 0
 	for _, s := range statuses {
 		crossed, line := s.Crossed(cfg.Ledger.BudgetThresholdPct, cfg.Ledger.BudgetOn == "actual")
 		verdict := "ok    "
@@ -332,30 +332,29 @@ func budgetMetrics(ctx context.Context, cfg *settings.Config, w io.Writer, now t
 	if cfg.Ledger.DSN == "" || cfg.Ledger.BudgetsFile == "" {
 		return nil
 	}
-	r, err := budgetStatus(ctx, cfg, nil, now)
+	statuses, _, err := budgetStatus(ctx, cfg, nil, now)
 	if err != nil {
 		return fmt.Errorf("budgets: %w", err)
 	}
-	return render.BudgetProm(w, r.Budgets)
+	return render.BudgetProm(w, statuses)
 }
 
 // budgetStatus reads the settings' budgets' status from their ledger, for
-// the clusters (nil: every one).
-func budgetStatus(ctx context.Context, cfg *settings.Config, clusters []string, now time.Time) (*ledger.Report, error) {
-	// The window reaches now, so that a cluster whose data stopped is
-	// a warning (Report.Warnings).
-	q := ledger.Query{GroupBy: cfg.Analyze.GroupBy, Clusters: clusters, MaxLag: cfg.Ledger.MaxLag, Now: now, Until: now, MinObserved: cfg.Ledger.ForecastMinObserved}
+// the clusters (nil: every one), and a warning for each cluster whose data
+// lags the others or now.
+func budgetStatus(ctx context.Context, cfg *settings.Config, clusters []string, now time.Time) ([]chargeback.Status, []string, error) {
+	q := ledger.Query{GroupBy: cfg.Analyze.GroupBy, Clusters: clusters, MaxLag: cfg.Ledger.MaxLag, Now: now, MinObserved: cfg.Ledger.ForecastMinObserved}
 	if err := shareIdle(cfg.Ledger, &q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := budgets(cfg.Ledger, &q); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer l.Close()
-	r, err := l.Report(ctx, q)
-	return r, budgetErr(err)
+	statuses, lags, err := l.Budgets(ctx, q)
+	return statuses, lags, budgetErr(err)
 }
