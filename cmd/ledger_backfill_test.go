@@ -119,3 +119,42 @@ func TestBackfillFromPrometheus(t *testing.T) {
 		})
 	}
 }
+
+// TestHoleWarningsCommandFillsIt: the command a hole's warning prints,
+// run as printed against a Prometheus that holds the hole's data, fills
+// it: the ledger equals one analysis of the whole, and the warning is
+// gone from its report.
+func TestHoleWarningsCommandFillsIt(t *testing.T) {
+	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "60m", "--sim-nodes", "3"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
+		t.Fatal(err)
+	}
+	full, holed := promtest.Start(t, om.Bytes()), holedPrometheus(t, sim, 20*60, 40*60)
+	src := func(url string) []string {
+		return []string{"--source", "prometheus", "--prometheus-url", url, "--step", "15s", "--prometheus-chunk", "10m", "--idle-window", "30s"}
+	}
+	led := filepath.Join(t.TempDir(), "ledger.db")
+	r := run(t, nil, append([]string{"ledger", "update", "--ledger", led, "--bucket", "10m", "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T10:00:00Z"}, src(holed.URL)...)...)
+	_, printed, ok := strings.Cut(r.errOut, "fill it from a source that holds it: ")
+	printed, _, _ = strings.Cut(printed, ")")
+	args := strings.Fields(printed)
+	if r.code != 0 || !ok || len(args) < 3 || args[0] != "seedance" || args[1] != "ledger" || args[2] != "update" {
+		t.Fatalf("the holed update's warning: exit %d: %s", r.code, r.errOut)
+	}
+	if r := run(t, nil, append(append(args[1:], "--ledger", led), src(full.URL)...)...); r.code != 0 || !strings.Contains(r.errOut, "added") {
+		t.Fatalf("%s: exit %d: %s", printed, r.code, r.errOut)
+	}
+	one := run(t, nil, append([]string{"analyze", "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T10:00:00Z", "-f", "json",
+		"--report", "attribution", "--group-by", "namespace"}, src(full.URL)...)...)
+	if one.code != 0 {
+		t.Fatalf("analyze: %s", one.errOut)
+	}
+	sameAsOneAnalysis(t, led, one.out)
+	if rep := run(t, nil, "ledger", "report", "--ledger", led, "-f", "json"); strings.Contains(rep.out, "no sample of any GPU") {
+		t.Errorf("the filled hole is still a warning: %s", rep.out)
+	}
+}

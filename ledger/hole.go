@@ -24,13 +24,17 @@ const holePrefix = "no sample of any GPU from "
 // or two is not one).
 func minHole(interval time.Duration) time.Duration { return max(5*time.Minute, 10*interval) }
 
-// hole is a stretch [from, to) without a sample.
-type hole struct{ from, to time.Time }
+// hole is a stretch [from, to) without a sample; reach is how far past a
+// bucket a read must reach to count it whole (margin).
+type hole struct {
+	from, to time.Time
+	reach    time.Duration
+}
 
 // holes are the stretches longer than minHole between consecutive samples
 // of any GPU of the tail and the fresh data (the tail's last sample
 // before the fresh data's first included).
-func holes(tail, fresh *profile.Profile, interval time.Duration) []hole {
+func holes(tail, fresh *profile.Profile, interval, reach time.Duration) []hole {
 	var ms []int64
 	for _, p := range []*profile.Profile{tail, fresh} {
 		if p == nil {
@@ -50,17 +54,23 @@ func holes(tail, fresh *profile.Profile, interval time.Duration) []hole {
 	var out []hole
 	for i := 1; i < len(ms); i++ {
 		if time.Duration(ms[i]-ms[i-1])*time.Millisecond > minHole(interval) {
-			out = append(out, hole{time.UnixMilli(ms[i-1]).UTC(), time.UnixMilli(ms[i]).UTC()})
+			out = append(out, hole{time.UnixMilli(ms[i-1]).UTC(), time.UnixMilli(ms[i]).UTC(), reach})
 		}
 	}
 	return out
 }
 
-// note is the hole's warning, with the backfill that fills it.
+// note is the hole's warning, with the backfill that fills it: its range
+// covers the buckets next to the hole and the reach around them, so that
+// they are counted again with the hole's data (the bucket after it must
+// be: backfill.go). The cluster's name is letters, digits and ._-:/
+// (CheckCluster): nothing a shell reads apart.
 func (h hole) note(cluster string, bucket time.Duration) string {
 	ts := func(t time.Time) string { return t.Format(time.RFC3339) }
+	from := h.from.Truncate(bucket).Add(-bucket - h.reach).Truncate(time.Second)
+	to := h.to.Truncate(bucket).Add(bucket + h.reach + time.Second).Truncate(time.Second)
 	return fmt.Sprintf("%s%s to %s in cluster %s: a hole in its data (fill it from a source that holds it: seedance ledger update --cluster %s --start %s --end %s)",
-		holePrefix, ts(h.from), ts(h.to), cluster, cluster, ts(h.from.Truncate(bucket)), ts(h.to.Truncate(bucket).Add(bucket)))
+		holePrefix, ts(h.from), ts(h.to), cluster, cluster, ts(from), ts(to))
 }
 
 // buckets are the buckets the hole lies in.

@@ -71,7 +71,7 @@ func TestBackfillAcrossAHoleCountsEnergyOnce(t *testing.T) {
 			// The hole is a warning of the update, and of every report of
 			// a window that holds it, until it is filled.
 			const warning = "no sample of any GPU from 2026-01-05T09:59:45Z to 2026-01-05T11:00:00Z in cluster default: a hole in its data " +
-				"(fill it from a source that holds it: seedance ledger update --cluster default --start 2026-01-05T09:00:00Z --end 2026-01-05T12:00:00Z)"
+				"(fill it from a source that holds it: seedance ledger update --cluster default --start 2026-01-05T07:58:29Z --end 2026-01-05T12:01:32Z)"
 			holeWarned := func(since, until time.Time) bool {
 				r, err := l.Report(ctx, Query{Since: since, Until: until, GroupBy: []string{"namespace"}})
 				if err != nil {

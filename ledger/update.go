@@ -297,7 +297,7 @@ func plan(ctx context.Context, st *state, spec UpdateSpec) (Updated, *rows, erro
 	}
 	r := &rows{cuts: cuts, tail: profile.Join(all, wm.Add(-reach), dataEnd, true),
 		from: st.watermark.Truncate(st.bucket).Unix(), bucket: int64(st.bucket / time.Second)}
-	for _, h := range holes(st.tail, fresh, maxInterval(all)) {
+	for _, h := range holes(st.tail, fresh, maxInterval(all), reach) {
 		if h.to.After(st.dataEnd) { // the tail's own were the previous update's
 			r.holes = append(r.holes, h)
 		}
