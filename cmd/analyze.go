@@ -85,9 +85,7 @@ func (af *analyzeFlags) spec(f *Factory, inputs []string) (*pipeline.AnalyzeSpec
 	case cfg.Analyze.Source != "" && len(inputs) > 0:
 		return nil, exit.Usagef("--source reads from a source instead of profile files: give one or the other")
 	case cfg.Analyze.Source != "":
-		src := *cfg
-		src.Profile.Source = cfg.Analyze.Source
-		if spec.Source, err = af.record.spec(f, &src); err != nil {
+		if spec.Source, err = af.record.sourceSpec(f, cfg, 0); err != nil {
 			return nil, err
 		}
 	case len(inputs) == 0:

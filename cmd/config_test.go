@@ -237,7 +237,7 @@ func TestSettingFlagsComeFromKeys(t *testing.T) {
 				t.Errorf("%s: no command %q", k.Key, name)
 				continue
 			}
-			if c.HasSubCommands() { // a group: each of its commands
+			if c.HasSubCommands() && !c.Runnable() { // a group: each of its commands
 				cmds = append(cmds, c.Commands()...)
 			} else {
 				cmds = append(cmds, c)

@@ -58,12 +58,8 @@ ledger's data ends, so each sample is read once, ever.`,
 				return err
 			}
 			spec := pipeline.LedgerUpdateSpec{Config: cfg, Inputs: inputs, Stdin: f.IO.In}
-			if cfg.Analyze.Source != "" {
-				src := *cfg
-				src.Profile.Source = cfg.Analyze.Source
-				if spec.Source, err = rf.spec(f, &src); err != nil {
-					return err
-				}
+			if spec.Source, err = rf.sourceSpec(f, cfg, 0); err != nil {
+				return err
 			}
 			up, err := pipeline.LedgerUpdate(c.Context(), spec)
 			if err != nil {

@@ -92,6 +92,20 @@ func (rf *recordFlags) add(c *cobra.Command, startHelp, endHelp, topologyHelp st
 	fl.StringArrayVar(&rf.topology, "topology-file", nil, topologyHelp)
 }
 
+// sourceSpec is the recording --source names, nil without one; window is
+// the range it reads when --duration is not set (0: the source's own).
+func (rf *recordFlags) sourceSpec(f *Factory, cfg *settings.Config, window time.Duration) (*pipeline.RecordSpec, error) {
+	if cfg.Analyze.Source == "" {
+		return nil, nil
+	}
+	src := *cfg
+	src.Profile.Source = cfg.Analyze.Source
+	if src.Profile.Duration == 0 {
+		src.Profile.Duration = window
+	}
+	return rf.spec(f, &src)
+}
+
 // spec is the recording the flags and settings describe.
 func (rf *recordFlags) spec(f *Factory, cfg *settings.Config) (*pipeline.RecordSpec, error) {
 	spec := &pipeline.RecordSpec{Config: cfg, TopologyFiles: rf.topology, Stdout: f.IO.Out, Stderr: f.IO.ErrOut,

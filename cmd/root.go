@@ -115,6 +115,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 		newTopoCmd(f, nil),
 		newRecommendCmd(f, nil),
 		newLedgerCmd(f),
+		newReclaimCmd(f),
 		newManCmd(f),
 	)
 	// Cobra's own `completion` command (bash, zsh, fish, powershell), added

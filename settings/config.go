@@ -36,6 +36,7 @@ type Config struct {
 	Pricing     Pricing     `mapstructure:"pricing"`
 	Limits      Limits      `mapstructure:"limits"`
 	Ledger      Ledger      `mapstructure:"ledger"`
+	Reclaim     Reclaim     `mapstructure:"reclaim"`
 	// sources are the sources' sections, each of its Settings type
 	// (SourceSettings), by source name.
 	sources map[string]reflect.Value

@@ -29,7 +29,13 @@ var (
 // names in its help (sources, formats, reports) are their registries',
 // which the program links (cmd): the table is made at its first use, after
 // every registry's init.
-var Keys = sync.OnceValue(func() []setting.Key { return append(ownKeys(), sourceKeys()...) })
+var Keys = sync.OnceValue(func() []setting.Key {
+	all := append(ownKeys(), sourceKeys()...)
+	for i, k := range all {
+		all[i].Cmd += reclaimAlso(k) // reclaim reads what ledger update reads
+	}
+	return append(all, reclaimKeys()...)
+})
 
 // sourceKeys are the registered sources' settings, by source name.
 func sourceKeys() []setting.Key {

@@ -43,6 +43,11 @@ const stderrKeep = 4 << 10
 // returns ctx's error; one that failed carries the first line of its
 // stderr.
 func Run(ctx context.Context, l Limits, name string, args ...string) ([]byte, error) {
+	return RunInput(ctx, l, nil, name, args...)
+}
+
+// RunInput is Run with stdin given (a notice's JSON for a notice command).
+func RunInput(ctx context.Context, l Limits, stdin []byte, name string, args ...string) ([]byte, error) {
 	if l.Time <= 0 {
 		l.Time = DefaultLimits.Time
 	}
@@ -58,6 +63,9 @@ func Run(ctx context.Context, l Limits, name string, args ...string) ([]byte, er
 	out := &capped{max: l.OutputBytes, full: cancel}
 	errOut := &capped{max: stderrKeep}
 	c.Stdout, c.Stderr = out, errOut
+	if stdin != nil {
+		c.Stdin = bytes.NewReader(stdin)
+	}
 	err := c.Run()
 	switch {
 	case ctx.Err() != nil:

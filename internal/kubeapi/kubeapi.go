@@ -1,8 +1,9 @@
-// Package kubeapi is a small read-only client of the Kubernetes API: it
+// Package kubeapi is a small client of the Kubernetes API: it
 // loads a kubeconfig (or a pod's service account) and lists objects of one
 // resource, page by page, each page bounded in size. It is what seedance
 // reads of the API server (DRA's ResourceClaims and ResourceSlices,
-// docs/sharing.md); it never writes. Credentials go to the server only,
+// docs/sharing.md). Its Writer has the few write verbs reclaim acts with
+// (docs/reclaim.md); no source uses it. Credentials go to the server only,
 // never into an error.
 package kubeapi
 

@@ -1,0 +1,242 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/ledger"
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/reclaim"
+	"github.com/seedance/seedance/reclaim/act"
+	"github.com/seedance/seedance/settings"
+)
+
+// ReclaimSpec is one reclaim pass: what it reads, the channels and actors,
+// and whether it may act.
+type ReclaimSpec struct {
+	Config *settings.Config
+	Inputs []string
+	Stdin  io.Reader
+	Source *RecordSpec
+	// Execute lets the pass notify and act; without it the pass prints
+	// what it would do and changes nothing (the dry run).
+	Execute   bool
+	Now       func() time.Time
+	Notifiers []act.Notifier
+	Actors    act.Actors
+	// Line is called with each line the pass reports.
+	Line func(string)
+	// Who names who runs the pass (user@host), for the audit.
+	Who string
+}
+
+// By is who the audit names.
+func (spec ReclaimSpec) By() string {
+	if spec.Who == "" {
+		return "seedance reclaim"
+	}
+	return spec.Who
+}
+
+// ReclaimPass is what one pass saw and did.
+type ReclaimPass struct {
+	Assessments []reclaim.Assessment
+	Candidates  int
+	Notices     int
+	// Actions counts actions by result: acted, refused, failed.
+	Actions map[string]int
+	// Errors are what kept the pass from doing a step (an unreachable
+	// API server, Alertmanager or database): the pass goes on with the
+	// other targets and ends with exit 1.
+	Errors []string
+}
+
+// Reclaim runs one pass: read, assess, and for each target the next step
+// of its episode (docs/reclaim.md).
+func Reclaim(ctx context.Context, spec ReclaimSpec) (*ReclaimPass, error) {
+	cfg := spec.Config
+	pol, err := cfg.Reclaim.Policy()
+	if err != nil {
+		return nil, exit.Usagef("%v", err)
+	}
+	if spec.Execute && len(spec.Notifiers) == 0 {
+		return nil, exit.Usagef("reclaim --execute needs a notice channel (--alertmanager-url, --webhook-url or reclaim.command): the grace period starts only when a notice was delivered")
+	}
+	if spec.Execute && cfg.Ledger.DSN == "" {
+		return nil, exit.Usagef("reclaim --execute keeps its episodes in the ledger: give --ledger DSN")
+	}
+	now := spec.Now().UTC()
+	as, err := spec.assess(ctx, pol, now)
+	if err != nil {
+		return nil, err
+	}
+	p := &passRun{spec: spec, pol: pol, now: now, out: &ReclaimPass{Assessments: as, Actions: map[string]int{}}}
+	if cfg.Ledger.DSN != "" && (spec.Execute || !ledger.Absent(cfg.Ledger.DSN)) {
+		l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{Cluster: cfg.Ledger.Cluster, ReadOnly: !spec.Execute})
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		p.l = l
+	}
+	if err := p.run(ctx); err != nil {
+		return p.out, err
+	}
+	if len(p.out.Errors) > 0 {
+		return p.out, fmt.Errorf("reclaim: %d step(s) could not be taken; the first: %s", len(p.out.Errors), p.out.Errors[0])
+	}
+	return p.out, nil
+}
+
+// assess reads the inputs (or the source) and assesses every target.
+func (spec *ReclaimSpec) assess(ctx context.Context, pol reclaim.Policy, now time.Time) ([]reclaim.Assessment, error) {
+	as := AnalyzeSpec{Config: spec.Config, Inputs: spec.Inputs, Stdin: spec.Stdin, Source: spec.Source}
+	sources, _, _, closeAll, err := as.open(ctx)
+	defer closeAll()
+	if err != nil {
+		return nil, err
+	}
+	streams := make([]*profile.Stream, len(sources))
+	for i, s := range sources {
+		streams[i] = s.Stream
+	}
+	out, err := reclaim.Assess(ctx, reclaim.Input{Streams: streams, Pricer: spec.Config.Pricing.Pricer(), Policy: pol, Now: now})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, interrupted("the data was read", ctx.Err())
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// passRun is the state of one pass.
+type passRun struct {
+	spec  ReclaimSpec
+	pol   reclaim.Policy
+	now   time.Time
+	l     *ledger.Ledger
+	out   *ReclaimPass
+	open  map[reclaim.Target]*reclaim.Episode
+	keeps map[reclaim.Target]reclaim.Keep
+	caps  *caps
+}
+
+func (p *passRun) run(ctx context.Context) error {
+	p.open = map[reclaim.Target]*reclaim.Episode{}
+	if p.l != nil {
+		eps, err := p.l.Episodes(ctx, p.now)
+		if err != nil {
+			return fmt.Errorf("reclaim: read the episodes: %w", err)
+		}
+		for i := range eps {
+			if reclaim.Open(eps[i].State) {
+				p.open[eps[i].Target] = &eps[i]
+			}
+		}
+		if p.keeps, err = p.l.Keeps(ctx, p.now); err != nil {
+			return fmt.Errorf("reclaim: read the keeps: %w", err)
+		}
+	}
+	var err error
+	if p.caps, err = p.newCaps(ctx); err != nil {
+		return err
+	}
+	for _, a := range p.out.Assessments {
+		if a.Verdict == reclaim.Candidate {
+			p.out.Candidates++
+		}
+		if err := ctx.Err(); err != nil {
+			return exit.Interruptedf("reclaim interrupted; what was done is recorded: %w", err)
+		}
+		p.target(ctx, a)
+	}
+	if p.l != nil && p.spec.Execute {
+		if err := p.l.Compact(ctx, p.now.Add(-p.spec.Config.Reclaim.Retention)); err != nil {
+			p.fail(fmt.Sprintf("compact the episodes: %v", err))
+		}
+	}
+	return nil
+}
+
+// target takes one target's next step.
+func (p *passRun) target(ctx context.Context, a reclaim.Assessment) {
+	ep := p.open[a.Target]
+	var keep *reclaim.Keep
+	if k, ok := p.keeps[a.Target]; ok {
+		keep = &k
+	}
+	st := reclaim.Decide(a, ep, keep, p.now, p.pol)
+	switch st.Kind {
+	case reclaim.StepNone:
+		p.line(a.Target, a.Verdict, st.Why)
+	case reclaim.StepNotice:
+		p.notice(ctx, a, ep, st)
+	case reclaim.StepDrop:
+		p.transition(ctx, ep, func(e *reclaim.Episode) { e.State = reclaim.Dropped }, "dropped", a.Target, st.Why)
+	case reclaim.StepKept:
+		if ep != nil && keep.Until.After(ep.Deadline) {
+			p.transition(ctx, ep, func(e *reclaim.Episode) { e.Deadline = keep.Until }, "kept", a.Target, st.Why)
+			return
+		}
+		p.line(a.Target, "kept", st.Why)
+	case reclaim.StepAct:
+		p.act(ctx, a, ep, st)
+	default:
+		p.line(a.Target, st.Kind, st.Why)
+	}
+}
+
+// line reports what the pass did (or would do) about a target.
+func (p *passRun) line(t reclaim.Target, what, why string) {
+	if p.spec.Line == nil {
+		return
+	}
+	s := t.String() + ": " + what
+	if why != "" {
+		s += " (" + why + ")"
+	}
+	p.spec.Line(s)
+}
+
+func (p *passRun) fail(msg string) {
+	p.out.Errors = append(p.out.Errors, msg)
+	if p.spec.Line != nil {
+		p.spec.Line("error: " + msg)
+	}
+}
+
+// transition writes a change of an open episode, conditional on what was
+// read; another pass's change first is said and left alone.
+func (p *passRun) transition(ctx context.Context, ep *reclaim.Episode, change func(*reclaim.Episode), what string, t reclaim.Target, why string) bool {
+	if !p.spec.Execute || p.l == nil {
+		p.line(t, "would be "+what, why)
+		return false
+	}
+	next := *ep
+	change(&next)
+	next.Updated = p.now
+	if !next.Updated.After(ep.Updated) {
+		// A clock that went back: the change still needs a new stamp.
+		next.Updated = ep.Updated.Add(time.Millisecond)
+	}
+	err := p.l.UpdateEpisode(ctx, *ep, next)
+	switch {
+	case errors.Is(err, ledger.ErrLost):
+		p.line(t, "left alone", err.Error())
+		return false
+	case err != nil:
+		p.fail(fmt.Sprintf("%s: record %s: %v", t, what, err))
+		return false
+	}
+	*ep = next
+	if err := p.l.Audit(ctx, p.now, t, what, why); err != nil {
+		p.fail(fmt.Sprintf("%s: audit: %v", t, err))
+	}
+	p.line(t, what, why)
+	return true
+}

@@ -1,0 +1,40 @@
+package act
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/seedance/seedance/reclaim"
+)
+
+// Actor acts on one scheduler's targets.
+type Actor interface {
+	// Check reads the target and says why it must not be acted on now
+	// ("" when it may).
+	Check(ctx context.Context, t reclaim.Target, now time.Time) (string, error)
+	// Act acts; it returns what it did and what restore needs.
+	Act(ctx context.Context, t reclaim.Target, now time.Time) (action, previous string, err error)
+	// Restore undoes an action.
+	Restore(ctx context.Context, t reclaim.Target) (string, error)
+}
+
+// Actors picks the actor of a target's scheduler.
+type Actors struct {
+	Kube  Actor
+	Slurm Actor
+}
+
+// For is the actor of t, or an error saying which is not configured.
+func (a Actors) For(t reclaim.Target) (Actor, error) {
+	if t.Slurm() {
+		if a.Slurm == nil {
+			return nil, fmt.Errorf("%s is a Slurm job and no Slurm actor is configured", t)
+		}
+		return a.Slurm, nil
+	}
+	if a.Kube == nil {
+		return nil, fmt.Errorf("%s is a Kubernetes target and no kubeconfig is given (--kubeconfig)", t)
+	}
+	return a.Kube, nil
+}
