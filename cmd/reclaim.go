@@ -72,7 +72,7 @@ func newReclaimCmd(f *Factory) *cobra.Command {
 
 func newReclaimKeepCmd(f *Factory) *cobra.Command {
 	var keepFor time.Duration
-	var reason, by string
+	var reason string
 	c := &cobra.Command{
 		Use:   "keep TARGET --for DURATION [--reason TEXT]",
 		Short: "Keep a target from reclaim for a while (the owner's answer to a notice)",
@@ -85,12 +85,11 @@ func newReclaimKeepCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return pipeline.ReclaimKeep(c.Context(), cfg, f.IO.Out, args[0], keepFor, reason, by, f.Now())
+			return pipeline.ReclaimKeep(c.Context(), cfg, f.IO.Out, args[0], keepFor, reason, f.Now())
 		},
 	}
 	c.Flags().DurationVar(&keepFor, "for", 0, "how long to keep it (8h, 24h)")
 	c.Flags().StringVar(&reason, "reason", "", "why, for the audit and reclaim list")
-	c.Flags().StringVar(&by, "by", "", "who keeps it (default user@host)")
 	addSettingFlags(c, "reclaim-keep")
 	return c
 }

@@ -16,8 +16,8 @@ import (
 
 // ReclaimKeep records an owner's answer: no action on the target (as
 // the commands take it) for keepFor from now.
-func ReclaimKeep(ctx context.Context, cfg *settings.Config, w io.Writer, target string, keepFor time.Duration, reason, by string, now time.Time) error {
-	line, err := reclaimKeep(ctx, cfg, target, keepFor, reason, by, now)
+func ReclaimKeep(ctx context.Context, cfg *settings.Config, w io.Writer, target string, keepFor time.Duration, reason string, now time.Time) error {
+	line, err := reclaimKeep(ctx, cfg, target, keepFor, reason, Who(), now)
 	if line != "" {
 		fmt.Fprintln(w, table.Visible(line))
 	}
@@ -34,9 +34,6 @@ func reclaimKeep(ctx context.Context, cfg *settings.Config, target string, keepF
 	}
 	if cfg.Ledger.DSN == "" {
 		return "", exit.Usagef("reclaim keep records the keep in the ledger: give --ledger DSN")
-	}
-	if by == "" {
-		by = Who()
 	}
 	now = now.UTC()
 	k := reclaim.Keep{Target: t, Until: now.Add(keepFor), Reason: reason, By: by, At: now}
