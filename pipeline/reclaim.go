@@ -116,26 +116,37 @@ func (spec *ReclaimSpec) assess(ctx context.Context, pol reclaim.Policy, now tim
 
 // passRun is the state of one pass.
 type passRun struct {
-	spec  ReclaimSpec
-	pol   reclaim.Policy
-	now   time.Time
-	l     *ledger.Ledger
-	out   *ReclaimPass
-	open  map[reclaim.Target]*reclaim.Episode
-	keeps map[reclaim.Target]reclaim.Keep
-	caps  *caps
+	spec ReclaimSpec
+	pol  reclaim.Policy
+	now  time.Time
+	l    *ledger.Ledger
+	out  *ReclaimPass
+	open map[reclaim.Target]*reclaim.Episode
+	// closed is each target's last episode acted on or refused.
+	closed map[reclaim.Target]*reclaim.Episode
+	keeps  map[reclaim.Target]reclaim.Keep
+	caps   *caps
 }
 
 func (p *passRun) run(ctx context.Context) error {
 	p.open = map[reclaim.Target]*reclaim.Episode{}
 	if p.l != nil {
-		eps, err := p.l.Episodes(ctx, p.now)
+		// The episodes closed inside the window too: an idle run that was
+		// acted on or refused is not begun again.
+		eps, err := p.l.Episodes(ctx, p.now.Add(-p.spec.Config.Reclaim.Window))
 		if err != nil {
 			return fmt.Errorf("reclaim: read the episodes: %w", err)
 		}
+		p.closed = map[reclaim.Target]*reclaim.Episode{}
 		for i := range eps {
-			if reclaim.Open(eps[i].State) {
-				p.open[eps[i].Target] = &eps[i]
+			ep := &eps[i]
+			switch {
+			case reclaim.Open(ep.State):
+				p.open[ep.Target] = ep
+			case ep.State == reclaim.Acted || ep.State == reclaim.Failed:
+				if c := p.closed[ep.Target]; c == nil || ep.Updated.After(c.Updated) {
+					p.closed[ep.Target] = ep
+				}
 			}
 		}
 		if p.keeps, err = p.l.Keeps(ctx, p.now); err != nil {
@@ -169,6 +180,12 @@ func (p *passRun) target(ctx context.Context, a reclaim.Assessment) {
 	var keep *reclaim.Keep
 	if k, ok := p.keeps[a.Target]; ok {
 		keep = &k
+	}
+	if c := p.closed[a.Target]; ep == nil && c != nil && a.Verdict == reclaim.Candidate && a.IdleSince.Before(c.Updated) {
+		// Its data still shows the idle run that was acted on (or whose
+		// action was refused): nothing more is done about that run.
+		p.line(a.Target, c.State+" at "+c.Updated.Format(time.RFC3339), "the same idle run: nothing more is done until it is active again")
+		return
 	}
 	st := reclaim.Decide(a, ep, keep, p.now, p.pol)
 	switch st.Kind {

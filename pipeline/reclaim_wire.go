@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/seedance/seedance/internal/exit"
@@ -98,13 +99,20 @@ func ReclaimLine(p *ReclaimPass, execute bool) string {
 // WriteReclaimState writes reclaim list's tables: the episodes, the keeps
 // in force, and what the acted episodes freed.
 func WriteReclaimState(w io.Writer, st *ReclaimState, now time.Time) {
-	fmt.Fprintln(w, "TARGET\tSTATE\tIDLE SINCE\tGPUS\tUSD/H\tNOTICED\tDEADLINE\tACTION")
 	at := func(t time.Time) string {
 		if t.IsZero() {
 			return "-"
 		}
 		return t.UTC().Format("2006-01-02 15:04")
 	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(cells ...string) {
+		for i := range cells {
+			cells[i] = table.Visible(cells[i])
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	row("TARGET", "STATE", "IDLE SINCE", "GPUS", "USD/H", "NOTICED", "DEADLINE", "ACTION")
 	for _, ep := range st.Episodes {
 		what := ep.Action
 		if what == "" {
@@ -113,9 +121,10 @@ func WriteReclaimState(w io.Writer, st *ReclaimState, now time.Time) {
 		if what == "" {
 			what = "-"
 		}
-		fmt.Fprintln(w, table.Visible(fmt.Sprintf("%s\t%s\t%s\t%d\t%.2f\t%s\t%s\t%s", ep.Target, ep.State, at(ep.IdleSince), ep.GPUs,
-			reclaim.Cents(ep.USDPerHour), at(ep.NoticedAt), at(ep.Deadline), what)))
+		row(ep.Target.String(), ep.State, at(ep.IdleSince), fmt.Sprint(ep.GPUs), fmt.Sprintf("%.2f", reclaim.Cents(ep.USDPerHour)),
+			at(ep.NoticedAt), at(ep.Deadline), what)
 	}
+	_ = tw.Flush()
 	sort.Slice(st.Keeps, func(i, j int) bool { return st.Keeps[i].Target.String() < st.Keeps[j].Target.String() })
 	for _, k := range st.Keeps {
 		fmt.Fprintln(w, table.Visible(fmt.Sprintf("keep: %s until %s by %s: %s", k.Target, at(k.Until), k.By, k.Reason)))
