@@ -88,7 +88,7 @@ func (s *Slurm) Restore(ctx context.Context, t reclaim.Target) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !strings.Contains(f["Reason"], "Held") && f["Priority"] != "0" {
+	if !strings.Contains(strings.ToLower(f["Reason"]), "held") && f["Priority"] != "0" {
 		return "", fmt.Errorf("%w: job %s is not held (state %s): nothing to release", ErrRefused, t.Name, f["JobState"])
 	}
 	if _, err := s.run(ctx, "scontrol", "release", t.Name); err != nil {
