@@ -23,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -69,7 +70,13 @@ type objects struct {
 	deployment  *appsv1.Deployment
 	service     *corev1.Service
 	ledgerClaim *corev1.PersistentVolumeClaim
-	kinds       []string
+	// Reclaim's (reclaim.enabled): its CronJob, account and roles.
+	reclaimJob     *batchv1.CronJob
+	reclaimAccount *corev1.ServiceAccount
+	roles          []*rbacv1.Role
+	clusterRoles   []*rbacv1.ClusterRole
+	bindings       int
+	kinds          []string
 }
 
 func decode(t *testing.T, manifest string) objects {
@@ -91,14 +98,36 @@ func decode(t *testing.T, manifest string) objects {
 		var into any
 		switch meta.APIVersion + "/" + meta.Kind {
 		case "batch/v1/CronJob":
-			o.cronJob = &batchv1.CronJob{}
-			into = o.cronJob
+			c := &batchv1.CronJob{}
+			into = c
+			if strings.Contains(doc, "component: reclaim") {
+				o.reclaimJob = c
+			} else {
+				o.cronJob = c
+			}
+		case "rbac.authorization.k8s.io/v1/Role":
+			r := &rbacv1.Role{}
+			o.roles, into = append(o.roles, r), r
+		case "rbac.authorization.k8s.io/v1/ClusterRole":
+			r := &rbacv1.ClusterRole{}
+			o.clusterRoles, into = append(o.clusterRoles, r), r
+		case "rbac.authorization.k8s.io/v1/RoleBinding":
+			o.bindings++
+			into = &rbacv1.RoleBinding{}
+		case "rbac.authorization.k8s.io/v1/ClusterRoleBinding":
+			o.bindings++
+			into = &rbacv1.ClusterRoleBinding{}
 		case "v1/ConfigMap":
 			o.configMap = &corev1.ConfigMap{}
 			into = o.configMap
 		case "v1/ServiceAccount":
-			o.account = &corev1.ServiceAccount{}
-			into = o.account
+			a := &corev1.ServiceAccount{}
+			into = a
+			if strings.Contains(doc, "component: reclaim") {
+				o.reclaimAccount = a
+			} else {
+				o.account = a
+			}
 		case "v1/PersistentVolumeClaim":
 			c := &corev1.PersistentVolumeClaim{}
 			into = c
@@ -329,5 +358,70 @@ func TestChartLedger(t *testing.T) {
 	out, err := exec.Command(bin, "ledger", "report", "--ledger", filepath.Join(dir, "data", "ledger.db"), "-f", "json").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), `"idle_gpu_hours"`) {
 		t.Fatalf("ledger report: %v\n%s", err, out)
+	}
+}
+
+// TestChartReclaim: reclaim is off by default; on, it is a CronJob that
+// runs a dry run until execute, through an account of its own whose
+// roles hold exactly the verbs reclaim acts with (a Role per namespace it
+// is limited to, else a ClusterRole); without a PostgreSQL ledger the
+// chart refuses to render.
+func TestChartReclaim(t *testing.T) {
+	if o := decode(t, render(t, nil)); o.reclaimJob != nil || o.reclaimAccount != nil || len(o.roles)+len(o.clusterRoles)+o.bindings != 0 {
+		t.Fatalf("reclaim is on by default: %v", o.kinds)
+	}
+	on := map[string]any{"ledger": map[string]any{"enabled": true, "dsnSecret": "ledger-dsn"},
+		"reclaim": map[string]any{"enabled": true, "alertmanagerUrl": "http://am:9093", "webhookSecret": "slack"}}
+	o := decode(t, render(t, on))
+	if o.reclaimJob == nil || o.reclaimAccount == nil || len(o.clusterRoles) != 1 || len(o.roles) != 0 || o.bindings != 1 {
+		t.Fatalf("objects: %v", o.kinds)
+	}
+	spec := o.reclaimJob.Spec.JobTemplate.Spec.Template.Spec
+	c := spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"reclaim --source prometheus", "--kubeconfig in-cluster", "--alertmanager-url http://am:9093", "--exclude-namespace kube-system", "--idle-for 2h --grace 1h"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if strings.Contains(args, "--execute") || spec.ServiceAccountName != "seedance-reclaim" || !*spec.AutomountServiceAccountToken {
+		t.Errorf("a dry run by default through its own account: %q, %s", args, spec.ServiceAccountName)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+	}
+	if env["SEEDANCE_LEDGER_DSN"] != "ledger-dsn/dsn" || env["SEEDANCE_RECLAIM_WEBHOOK_URL"] != "slack/url" {
+		t.Errorf("env %v", env)
+	}
+	var verbs []string
+	for _, r := range o.clusterRoles[0].Rules {
+		for _, res := range r.Resources {
+			verbs = append(verbs, res+":"+strings.Join(r.Verbs, ","))
+		}
+	}
+	want := "deployments:get,patch statefulsets:get,patch replicasets:get,patch deployments/scale:get,patch statefulsets/scale:get,patch replicasets/scale:get,patch jobs:get,patch pods:get pods/eviction:create"
+	if got := strings.Join(verbs, " "); got != want {
+		t.Errorf("the role's verbs:\n%s\nwant\n%s", got, want)
+	}
+	on["reclaim"].(map[string]any)["namespaces"] = []any{"ml", "research"}
+	on["reclaim"].(map[string]any)["execute"] = true
+	o = decode(t, render(t, on))
+	if len(o.roles) != 2 || len(o.clusterRoles) != 0 || o.bindings != 2 || o.roles[0].Namespace != "ml" {
+		t.Errorf("limited to two namespaces: %v", o.kinds)
+	}
+	if args := strings.Join(o.reclaimJob.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--namespace ml --namespace research") || !strings.Contains(args, "--execute") {
+		t.Errorf("args %q", args)
+	}
+	ch, err := loader.Load("../helm/seedance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, map[string]any{"reclaim": map[string]any{"enabled": true}}, chartutil.ReleaseOptions{Name: "seedance", Namespace: "seedance", IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Render(ch, vals); err == nil || !strings.Contains(err.Error(), "needs ledger.dsnSecret") {
+		t.Errorf("reclaim without PostgreSQL: %v", err)
 	}
 }
