@@ -57,7 +57,7 @@ func newReclaimCmd(f *Factory) *cobra.Command {
 		Short: "Notice the owners of idle GPUs, then scale, suspend, evict or requeue what stays idle",
 		Long:  reclaimLong,
 		Example: `  seedance reclaim --source prometheus --prometheus-url http://prometheus:9090 --pushdown --ledger seedance.db
-  seedance reclaim -i profile.json --ledger seedance.db --alertmanager-url http://am:9093 --kubeconfig in-cluster --execute`,
+  seedance reclaim -i profile.json --ledger seedance.db --idle-for 1h --namespace ml`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return reclaimRun(c, f, o, &rf) },
 	}
@@ -99,7 +99,7 @@ func newReclaimRestoreCmd(f *Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "restore TARGET [--execute]",
 		Short:   "Undo reclaim's action: scale back to the recorded replicas, resume the Job, release the Slurm job",
-		Example: `  seedance reclaim restore ml/Deployment/llama-eval --kubeconfig ~/.kube/config --ledger seedance.db --execute`,
+		Example: `  seedance reclaim restore ml/Deployment/llama-eval --ledger seedance.db`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := f.Config()
