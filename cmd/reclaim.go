@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"fmt"
 	"time"
 
@@ -22,8 +23,10 @@ func reclaimRun(c *cobra.Command, f *Factory, o *ReclaimOptions, rf *recordFlags
 	if err != nil {
 		return err
 	}
+	out := bufio.NewWriter(f.IO.Out) // a line per target: one write at the end
+	defer out.Flush()
 	spec := pipeline.ReclaimSpec{Config: cfg, Inputs: o.Inputs, Stdin: f.IO.In, Execute: o.Execute, Now: f.Now,
-		Line: func(s string) { fmt.Fprintln(f.IO.Out, table.Visible(s)) }}
+		Line: func(s string) { fmt.Fprintln(out, table.Visible(s)) }}
 	if spec.Source, err = rf.sourceSpec(f, cfg, cfg.Reclaim.Window); err != nil {
 		return err
 	}
@@ -31,6 +34,7 @@ func reclaimRun(c *cobra.Command, f *Factory, o *ReclaimOptions, rf *recordFlags
 		return err
 	}
 	pass, err := pipeline.Reclaim(c.Context(), spec)
+	_ = out.Flush()
 	if pass != nil {
 		fmt.Fprintln(f.IO.ErrOut, pipeline.ReclaimLine(pass, o.Execute))
 	}

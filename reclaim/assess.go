@@ -64,7 +64,11 @@ type Input struct {
 // target. A profile that is incomplete makes every target in it unknown.
 func Assess(ctx context.Context, in Input) ([]Assessment, error) {
 	var all []Assessment
+	var reads [profile.NumMetrics]bool
+	reads[profile.GPUUtilPct], reads[profile.PowerW] = true, true
 	for _, s := range in.Streams {
+		s.DropTopologyDetail()
+		s.ConvertOnly(reads) // the rest is checked, not converted
 		a := &assessor{in: in, h: s.Header}
 		if err := s.Walk(func(it profile.Item) error {
 			if err := ctx.Err(); err != nil {
@@ -155,10 +159,10 @@ func (a *assessor) workload(n *profile.Node, w profile.Workload) (Assessment, bo
 	as.Model = gpus[0].model
 	ev := a.evidence(gpus)
 	as.DataEnd = a.at(ev.end)
-	tenStart, tenEnd := 0.0, math.Inf(1)
+	tenStart := 0.0
 	if k := len(w.Intervals); k > 0 {
-		tenStart, tenEnd = w.Intervals[k-1].StartS, w.Intervals[k-1].EndS
-		if tenEnd < ev.last {
+		tenStart = w.Intervals[k-1].StartS
+		if w.Intervals[k-1].EndS < ev.last {
 			return as, false // it let its GPUs go before the data ends
 		}
 	}
@@ -241,22 +245,7 @@ func (a *assessor) active(g *gpuData, i int) bool {
 // else the start of its tenure or of the data (atLeast: it was idle for
 // all of the data).
 func (a *assessor) idleSince(gpus []*gpuData, tenStart float64) (since float64, atLeast bool) {
-	count := map[float64]int{}
-	ends := map[float64]float64{}
-	for _, g := range gpus {
-		for i, t := range g.t {
-			if t >= tenStart && a.active(g, i) {
-				count[t]++
-				ends[t] = math.Max(ends[t], t+g.intervalS)
-			}
-		}
-	}
-	since, found := math.Inf(-1), false
-	for t, c := range count {
-		if float64(c) > a.in.Policy.BusyFraction*float64(len(gpus)) && ends[t] > since {
-			since, found = ends[t], true
-		}
-	}
+	since, found := a.lastActivity(gpus, tenStart)
 	if found {
 		return since, false
 	}
@@ -267,6 +256,41 @@ func (a *assessor) idleSince(gpus []*gpuData, tenStart float64) (since float64, 
 		}
 	}
 	return math.Max(first, tenStart), tenStart == 0
+}
+
+// lastActivity is the end of the last sample from tenStart at which more
+// than BusyFraction of the GPUs were active. Where any one active GPU is
+// activity (BusyFraction 0, or one GPU), it is each GPU's last active
+// sample, read backwards; otherwise the samples are counted by time.
+func (a *assessor) lastActivity(gpus []*gpuData, tenStart float64) (float64, bool) {
+	since, found := math.Inf(-1), false
+	if a.in.Policy.BusyFraction == 0 || len(gpus) == 1 {
+		for _, g := range gpus {
+			for i := len(g.t) - 1; i >= 0 && g.t[i] >= tenStart; i-- {
+				if a.active(g, i) {
+					since, found = math.Max(since, g.t[i]+g.intervalS), true
+					break
+				}
+			}
+		}
+		return since, found
+	}
+	count := map[float64]int{}
+	ends := map[float64]float64{}
+	for _, g := range gpus {
+		for i, t := range g.t {
+			if t >= tenStart && a.active(g, i) {
+				count[t]++
+				ends[t] = math.Max(ends[t], t+g.intervalS)
+			}
+		}
+	}
+	for t, c := range count {
+		if float64(c) > a.in.Policy.BusyFraction*float64(len(gpus)) && ends[t] > since {
+			since, found = ends[t], true
+		}
+	}
+	return since, found
 }
 
 // gapIn says what makes the idle run's data unfit: a null utilization, a

@@ -147,6 +147,5 @@ func idleFor(a Assessment) string {
 	return dur(a.IdleFor.Seconds())
 }
 
-// clock writes a time as 16:40 UTC, with its date when it is not today's
-// of ref... kept simple: RFC 3339 minutes in UTC.
+// clock writes a time to the minute, in UTC, with its date.
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

@@ -156,6 +156,6 @@ func (k *Kube) Restore(ctx context.Context, t reclaim.Target) (string, error) {
 	if err := k.W.MergePatch(ctx, path(t)+"/scale", map[string]any{"spec": map[string]any{"replicas": n}}, nil); err != nil {
 		return "", err
 	}
-	clear := map[string]any{"metadata": map[string]any{"annotations": map[string]any{ReplicasAnnotation: nil, AtAnnotation: nil}}}
-	return "scaled back to " + prev, k.W.MergePatch(ctx, path(t), clear, nil)
+	drop := map[string]any{"metadata": map[string]any{"annotations": map[string]any{ReplicasAnnotation: nil, AtAnnotation: nil}}}
+	return "scaled back to " + prev, k.W.MergePatch(ctx, path(t), drop, nil)
 }

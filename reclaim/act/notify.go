@@ -34,7 +34,7 @@ type Notice struct {
 // AlertName is the alertname of reclaim's alerts.
 const AlertName = "SeedanceIdleGPUs"
 
-// Labels are the alert labels of a notice: what Alertmanager routes and
+// AlertLabels are the alert labels of a notice: what Alertmanager routes and
 // a silence matches on.
 func (n Notice) AlertLabels() map[string]string {
 	out := map[string]string{"alertname": AlertName, "cluster": n.Cluster, "seedance_target": n.Target, "severity": "warning"}
@@ -153,7 +153,7 @@ func (w *Webhook) Notify(ctx context.Context, n Notice, _ time.Time) error {
 	return post(ctx, w.Client, w.URL, "the webhook "+hostOf(w.URL), n, nil)
 }
 
-// Answered: a webhook carries no answers back.
+// Answered is always "": a webhook carries no answers back.
 func (w *Webhook) Answered(context.Context, Notice, time.Time) (string, error) { return "", nil }
 
 // Command runs a program (no shell: argv as given) with the notice's JSON
@@ -176,7 +176,7 @@ func (c *Command) Notify(ctx context.Context, n Notice, _ time.Time) error {
 	return err
 }
 
-// Answered: a command carries no answers back.
+// Answered is always "": a command carries no answers back.
 func (c *Command) Answered(context.Context, Notice, time.Time) (string, error) { return "", nil }
 
 func post(ctx context.Context, hc *http.Client, url, shown string, body, out any) error {
