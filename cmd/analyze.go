@@ -100,20 +100,26 @@ func (af *analyzeFlags) spec(f *Factory, inputs []string) (*pipeline.AnalyzeSpec
 // reload reads the config file (when there is one) again, then builds the
 // analysis anew, with the same flags.
 func (af *analyzeFlags) reload(f *Factory, inputs []string) (pipeline.AnalyzeSpec, error) {
-	if f.configFile != "" {
-		b, err := fsutil.ReadRegular(f.configFile, settings.MaxFileBytes)
-		if err != nil {
-			return pipeline.AnalyzeSpec{}, exit.Usagef("config %s: %v", f.configFile, err)
-		}
-		if err := settings.Read(f.viper, f.configFile, b); err != nil {
-			return pipeline.AnalyzeSpec{}, err
-		}
+	if err := f.rereadConfig(); err != nil {
+		return pipeline.AnalyzeSpec{}, err
 	}
 	spec, err := af.spec(f, inputs)
 	if err != nil {
 		return pipeline.AnalyzeSpec{}, err
 	}
 	return *spec, nil
+}
+
+// rereadConfig reads the config file again (a loop's reload).
+func (f *Factory) rereadConfig() error {
+	if f.configFile == "" {
+		return nil
+	}
+	b, err := fsutil.ReadRegular(f.configFile, settings.MaxFileBytes)
+	if err != nil {
+		return exit.Usagef("config %s: %v", f.configFile, err)
+	}
+	return settings.Read(f.viper, f.configFile, b)
 }
 
 // watched are the files a loop reads again when they change.

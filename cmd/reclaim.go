@@ -1,13 +1,10 @@
 package cmd
 
 import (
-	"bufio"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/pipeline"
 )
 
@@ -17,28 +14,21 @@ type ReclaimOptions struct {
 	Execute bool
 }
 
-// reclaimRun binds the settings to a pass and runs it.
+// reclaimRun binds the settings to a pass and runs it, or a pass every
+// reclaim.every (the config file read again before each).
 func reclaimRun(c *cobra.Command, f *Factory, o *ReclaimOptions, rf *recordFlags) error {
-	cfg, err := f.PricedConfig()
-	if err != nil {
-		return err
+	build := func() (pipeline.ReclaimSpec, error) {
+		cfg, err := f.PricedConfig()
+		if err != nil {
+			return pipeline.ReclaimSpec{}, err
+		}
+		spec := pipeline.ReclaimSpec{Config: cfg, Inputs: o.Inputs, Stdin: f.IO.In, Execute: o.Execute, Now: f.Now, Out: f.IO.Out}
+		if spec.Source, err = rf.sourceSpec(f, cfg, cfg.Reclaim.Window); err != nil {
+			return spec, err
+		}
+		return spec, spec.Wire()
 	}
-	out := bufio.NewWriter(f.IO.Out) // a line per target: one write at the end
-	defer out.Flush()
-	spec := pipeline.ReclaimSpec{Config: cfg, Inputs: o.Inputs, Stdin: f.IO.In, Execute: o.Execute, Now: f.Now,
-		Line: func(s string) { fmt.Fprintln(out, table.Visible(s)) }}
-	if spec.Source, err = rf.sourceSpec(f, cfg, cfg.Reclaim.Window); err != nil {
-		return err
-	}
-	if err := spec.Wire(); err != nil {
-		return err
-	}
-	pass, err := pipeline.Reclaim(c.Context(), spec)
-	_ = out.Flush()
-	if pass != nil {
-		fmt.Fprintln(f.IO.ErrOut, pipeline.ReclaimLine(pass, o.Execute))
-	}
-	return err
+	return pipeline.ReclaimRun(c.Context(), build, f.rereadConfig, f.IO.ErrOut)
 }
 
 // reclaimLong is reclaim's help.

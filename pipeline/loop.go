@@ -27,6 +27,7 @@ import (
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/report"
+	"github.com/seedance/seedance/settings"
 	"github.com/seedance/seedance/source"
 )
 
@@ -56,7 +57,7 @@ type LoopSpec struct {
 // serves the latest good report's series and the loop's own.
 func Loop(ctx context.Context, l LoopSpec) error {
 	st := &loopState{log: l.Log}
-	stopServe, err := st.serve(l.Spec)
+	stopServe, err := st.serve(l.Spec.Config.Analyze.Listen, l.Spec.Config)
 	if err != nil {
 		return err
 	}
@@ -135,9 +136,7 @@ func onHUP(touched func()) (hupped *atomic.Bool, stop func()) {
 // serve starts the HTTP endpoints when analyze.listen is set; stop ends
 // them, giving answers under way a moment: a client that does not read is
 // cut off rather than holding the exit.
-func (st *loopState) serve(spec AnalyzeSpec) (stop func(), err error) {
-	cfg := spec.Config
-	addr := cfg.Analyze.Listen
+func (st *loopState) serve(addr string, cfg *settings.Config) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/reclaim"
@@ -32,6 +34,9 @@ type ReclaimSpec struct {
 	Line func(string)
 	// Who names who runs the pass (user@host), for the audit.
 	Who string
+	// Out, when set, takes the lines instead of Line, escaped for a
+	// terminal and written when the pass ends.
+	Out io.Writer
 }
 
 // By is who the audit names.
@@ -58,6 +63,11 @@ type ReclaimPass struct {
 // Reclaim runs one pass: read, assess, and for each target the next step
 // of its episode (docs/reclaim.md).
 func Reclaim(ctx context.Context, spec ReclaimSpec) (*ReclaimPass, error) {
+	if spec.Out != nil {
+		w := bufio.NewWriter(spec.Out)
+		defer w.Flush()
+		spec.Line = func(s string) { fmt.Fprintln(w, table.Visible(s)) }
+	}
 	cfg := spec.Config
 	pol, err := cfg.Reclaim.Policy()
 	if err != nil {

@@ -39,6 +39,8 @@ type Reclaim struct {
 	WebhookURL        string        `mapstructure:"webhook_url"`
 	Command           []string      `mapstructure:"command"`
 	Kubeconfig        string        `mapstructure:"kubeconfig"`
+	Every             time.Duration `mapstructure:"every"`
+	Listen            string        `mapstructure:"listen"`
 }
 
 var reclaimDefaults = reclaim.DefaultPolicy()
@@ -74,6 +76,8 @@ func reclaimKeys() []setting.Key {
 		{Key: "reclaim.alertmanager_url", Default: "", Cmd: "reclaim", Flag: "alertmanager-url", Help: "Alertmanager to post notices to (/api/v2/alerts); an active silence matching a notice's alert keeps its target"},
 		{Key: "reclaim.webhook_url", Default: "", Cmd: "reclaim", Flag: "webhook-url", Help: "URL to post notices to as JSON (with a Slack-compatible text)"},
 		{Key: "reclaim.command", Default: []string{}, Help: "a program and its arguments (no shell) run with each notice's JSON on stdin"},
+		{Key: "reclaim.every", Default: setting.Dur("0s"), Cmd: "reclaim", Flag: "every", Help: "run a pass every this long until stopped (SIGINT, SIGTERM), reading the settings again before each (0: one pass)", Range: setting.Rng(0, setting.Day)},
+		{Key: "reclaim.listen", Default: "", Cmd: "reclaim", Flag: "listen", Help: "with --every: serve /metrics (candidates, notices, actions, GPU-hours and dollars reclaimed) and /healthz on this address"},
 		{Key: "reclaim.kubeconfig", Default: "", Cmd: "reclaim reclaim-restore", Flag: "kubeconfig", Help: "the kubeconfig (or in-cluster) reclaim acts through: scale, job suspend, eviction (docs/reclaim.md, RBAC)"},
 	}
 }
