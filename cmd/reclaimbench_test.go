@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +52,6 @@ func BenchmarkReclaimCPU(b *testing.B) {
 			b.Logf("%-18s CPU s %.2f / %.2f / %.2f", c.name, v[0], v[len(v)/2], v[len(v)-1])
 		}
 		a, rc := slices.Sorted(slices.Values(cpu["analyze"])), slices.Sorted(slices.Values(cpu["reclaim (dry run)"]))
-		b.Log(fmt.Sprintf("reclaim ÷ analyze (medians): %.2f×", rc[len(rc)/2]/a[len(a)/2]))
+		b.Logf("reclaim ÷ analyze (medians): %.2f×", rc[len(rc)/2]/a[len(a)/2])
 	}
 }
