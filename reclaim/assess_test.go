@@ -116,6 +116,8 @@ func TestFalsePositives(t *testing.T) {
 			}
 			return 0
 		}}, pol: func(p *Policy) { p.BusyFraction = 0.2 }, verdict: Candidate},
+		{name: "the threshold hit exactly is work", f: fixture{util: func(g, i int) float64 { return 15 }}, verdict: Busy},
+		{name: "just under the threshold is idle", f: fixture{util: func(g, i int) float64 { return 14.99 }}, verdict: Candidate},
 		{name: "low CPU with high GPU: busy", f: fixture{util: func(g, i int) float64 { return 99 }}, verdict: Busy},
 		{name: "busy 30 minutes ago: idle, not yet a candidate", f: fixture{util: func(g, i int) float64 {
 			if i < samples-30 {
