@@ -487,7 +487,10 @@ func metricSeries(t *testing.T, l *loopRun) int {
 func TestSlowClientsTakeNoSlot(t *testing.T) {
 	engine.SkipShort(t, "holds 200 connections open")
 	l := startLoop(t, "analyze", "--source", "sim", "--sim-nodes", "2", "--duration", "60", "--output", filepath.Join(t.TempDir(), "r.json"))
-	l.waitFor("a run", func(m string) bool { return strings.Contains(m, `seedance_loop_runs_total{result="ok"}`) })
+	// A good run, not only the series: /healthz is 503 until one ends.
+	l.waitFor("a run", func(m string) bool {
+		return !strings.Contains(m, `seedance_loop_runs_total{result="ok"} 0`) && strings.Contains(m, `seedance_loop_runs_total{result="ok"}`)
+	})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var dripping atomic.Int32
