@@ -64,7 +64,7 @@ func TestReclaimLoop(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d\n%s", code, get().errOut)
 	}
-	for _, want := range []string{"seedance_reclaim_candidates 1", "seedance_reclaim_notices_total 1", `seedance_reclaim_actions_total{result="acted"} 0`} {
+	for _, want := range []string{"seedance_reclaim_candidates 1", "seedance_reclaim_notices_total 1", `seedance_reclaim_actions_total{result="acted"} 0`, "# TYPE seedance_reclaimed_usd_total counter"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, m)
 		}

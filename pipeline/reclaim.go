@@ -54,6 +54,9 @@ type ReclaimPass struct {
 	Notices     int
 	// Actions counts actions by result: acted, refused, failed.
 	Actions map[string]int
+	// Reclaimed is what the acted episodes in the ledger freed, to now
+	// (nil without a ledger).
+	Reclaimed *reclaim.Savings
 	// Errors are what kept the pass from doing a step (an unreachable
 	// API server, Alertmanager or database): the pass goes on with the
 	// other targets and ends with exit 1.
@@ -131,6 +134,9 @@ type passRun struct {
 	now  time.Time
 	l    *ledger.Ledger
 	out  *ReclaimPass
+	// eps are the episodes read; open and closed point into it, and a
+	// transition writes through.
+	eps  []reclaim.Episode
 	open map[reclaim.Target]*reclaim.Episode
 	// closed is each target's last episode acted on or refused.
 	closed map[reclaim.Target]*reclaim.Episode
@@ -139,29 +145,8 @@ type passRun struct {
 }
 
 func (p *passRun) run(ctx context.Context) error {
-	p.open = map[reclaim.Target]*reclaim.Episode{}
-	if p.l != nil {
-		// The episodes closed inside the window too: an idle run that was
-		// acted on or refused is not begun again.
-		eps, err := p.l.Episodes(ctx, p.now.Add(-p.spec.Config.Reclaim.Window))
-		if err != nil {
-			return fmt.Errorf("reclaim: read the episodes: %w", err)
-		}
-		p.closed = map[reclaim.Target]*reclaim.Episode{}
-		for i := range eps {
-			ep := &eps[i]
-			switch {
-			case reclaim.Open(ep.State):
-				p.open[ep.Target] = ep
-			case ep.State == reclaim.Acted || ep.State == reclaim.Failed:
-				if c := p.closed[ep.Target]; c == nil || ep.Updated.After(c.Updated) {
-					p.closed[ep.Target] = ep
-				}
-			}
-		}
-		if p.keeps, err = p.l.Keeps(ctx, p.now); err != nil {
-			return fmt.Errorf("reclaim: read the keeps: %w", err)
-		}
+	if err := p.load(ctx); err != nil {
+		return err
 	}
 	var err error
 	if p.caps, err = p.newCaps(ctx); err != nil {
@@ -176,10 +161,45 @@ func (p *passRun) run(ctx context.Context) error {
 		}
 		p.target(ctx, a)
 	}
+	if p.l != nil {
+		// The pass's changes are in p.eps: transitions write through.
+		saved := reclaim.Saved(p.eps, p.now)
+		p.out.Reclaimed = &saved
+	}
 	if p.l != nil && p.spec.Execute {
 		if err := p.l.Compact(ctx, p.now.Add(-p.spec.Config.Reclaim.Retention)); err != nil {
 			p.fail(fmt.Sprintf("compact the episodes: %v", err))
 		}
+	}
+	return nil
+}
+
+// load reads the episodes and keeps: the episodes closed inside the
+// retention too, so that an idle run that was acted on or refused is not
+// begun again, and the acted ones are what the pass reports reclaimed.
+func (p *passRun) load(ctx context.Context) error {
+	p.open = map[reclaim.Target]*reclaim.Episode{}
+	if p.l == nil {
+		return nil
+	}
+	var err error
+	if p.eps, err = p.l.Episodes(ctx, p.now.Add(-p.spec.Config.Reclaim.Retention)); err != nil {
+		return fmt.Errorf("reclaim: read the episodes: %w", err)
+	}
+	p.closed = map[reclaim.Target]*reclaim.Episode{}
+	for i := range p.eps {
+		ep := &p.eps[i]
+		switch {
+		case reclaim.Open(ep.State):
+			p.open[ep.Target] = ep
+		case ep.State == reclaim.Acted || ep.State == reclaim.Failed:
+			if c := p.closed[ep.Target]; c == nil || ep.Updated.After(c.Updated) {
+				p.closed[ep.Target] = ep
+			}
+		}
+	}
+	if p.keeps, err = p.l.Keeps(ctx, p.now); err != nil {
+		return fmt.Errorf("reclaim: read the keeps: %w", err)
 	}
 	return nil
 }

@@ -86,7 +86,11 @@ func ReclaimLoop(ctx context.Context, l ReclaimLoopSpec) error {
 		if err != nil && run == 1 && isUsage(err) {
 			return err
 		}
-		st.record(ctx, counts.add(pass), spec, err)
+		var saved *reclaim.Savings
+		if pass != nil {
+			saved = pass.Reclaimed
+		}
+		st.record(counts.add(pass), saved, err)
 		if pass != nil {
 			fmt.Fprintln(l.Log, ReclaimLine(pass, spec.Execute))
 		}
@@ -111,7 +115,7 @@ func (c *reclaimCounts) add(p *ReclaimPass) *reclaimCounts {
 }
 
 // record keeps a pass's outcome and series for /healthz and /metrics.
-func (st *loopState) record(ctx context.Context, c *reclaimCounts, spec ReclaimSpec, err error) {
+func (st *loopState) record(c *reclaimCounts, saved *reclaim.Savings, err error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# HELP seedance_reclaim_candidates Targets idle for reclaim.idle_for at the latest pass.\n# TYPE seedance_reclaim_candidates gauge\nseedance_reclaim_candidates %d\n", c.candidates)
 	fmt.Fprintf(&b, "# HELP seedance_reclaim_notices_total Notices delivered by this process.\n# TYPE seedance_reclaim_notices_total counter\nseedance_reclaim_notices_total %d\n", c.notices)
@@ -119,13 +123,8 @@ func (st *loopState) record(ctx context.Context, c *reclaimCounts, spec ReclaimS
 	for _, r := range []string{"acted", "refused", "failed"} {
 		fmt.Fprintf(&b, "seedance_reclaim_actions_total{result=%q} %d\n", r, c.actions[r])
 	}
-	if spec.Config.Ledger.DSN != "" {
-		now := spec.Now().UTC()
-		if s, rerr := ReadReclaimState(ctx, spec.Config, now.Add(-spec.Config.Reclaim.Retention), now); rerr == nil {
-			writeSaved(&b, s.Reclaimed)
-		} else if err == nil {
-			err = rerr
-		}
+	if saved != nil {
+		writeSaved(&b, *saved)
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
