@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,41 +39,25 @@ var reclaimOwners = []reclaimOwner{
 // reclaimProfile writes four hours of minute samples of n1 ending at end.
 func reclaimProfile(t *testing.T, path string, end time.Time, second bool) {
 	t.Helper()
-	const samples = 240
-	start := end.Add(-samples * time.Minute)
-	n := profile.Node{Name: "n1"}
+	var ws []profile.Workload
 	for g, o := range reclaimOwners {
-		u := o.first
-		if second {
-			u = o.second
-		}
-		gpu := profile.GPU{Index: g, UUID: fmt.Sprintf("GPU-reclaim-%d", g), Model: "NVIDIA H100 80GB HBM3"}
-		for i := 0; i < samples; i++ {
-			gpu.Series.T = append(gpu.Series.T, float64(i*60))
-			v := u
-			if o.second > 50 && second && i < samples-40 {
-				v = 0 // busy only in its last 40 minutes
-			}
-			gpu.Series.GPUUtilPct = append(gpu.Series.GPUUtilPct, v)
-			gpu.Series.PowerW = append(gpu.Series.PowerW, 70)
-		}
-		n.GPUs = append(n.GPUs, gpu)
 		w := profile.Workload{ID: o.pod, Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{g},
 			Labels: map[string]string{"namespace": "ml", "team": "research"}}
 		if o.controller != "" {
 			w.Labels[profile.ControllerLabel] = o.controller
 		}
-		n.Workloads = append(n.Workloads, w)
+		ws = append(ws, w)
 	}
-	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: profile.Generator{Name: "test"}, Source: profile.SourcePrometheus,
-		StartedAt: start, EndedAt: end, IntervalS: 60, Complete: true, Nodes: []profile.Node{n}}
-	var b bytes.Buffer
-	if err := profile.Encode(&b, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	minuteProfile(t, path, "n1", end, len(reclaimOwners), func(g, i int) float64 {
+		o := reclaimOwners[g]
+		switch {
+		case !second:
+			return o.first
+		case o.second > 50 && i < 240-40:
+			return 0 // busy only in its last 40 minutes
+		}
+		return o.second
+	}, ws...)
 }
 
 // reclaimCluster makes the scenario's owners in a real control plane.

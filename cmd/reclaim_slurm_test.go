@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,30 +12,16 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
-// reclaimSlurmProfile writes four hours of idle minute samples of node-gpu-01,
-// whose GPUs the jobs hold one each, ending at end.
+// reclaimSlurmProfile writes four hours of idle minute samples of
+// node-gpu-01, whose GPUs the jobs hold one each, ending at end.
 func reclaimSlurmProfile(t *testing.T, path string, end time.Time, jobs ...string) {
 	t.Helper()
-	n := profile.Node{Name: "node-gpu-01"}
+	var ws []profile.Workload
 	for g, id := range jobs {
-		gpu := profile.GPU{Index: g, UUID: fmt.Sprintf("GPU-slurm-%d", g), Model: "NVIDIA H100 80GB HBM3"}
-		for i := 0; i < 240; i++ {
-			gpu.Series.T = append(gpu.Series.T, float64(i*60))
-			gpu.Series.GPUUtilPct = append(gpu.Series.GPUUtilPct, 0)
-		}
-		n.GPUs = append(n.GPUs, gpu)
-		n.Workloads = append(n.Workloads, profile.Workload{ID: id, Name: id, Kind: profile.KindJob, State: profile.StateRunning,
+		ws = append(ws, profile.Workload{ID: id, Name: id, Kind: profile.KindJob, State: profile.StateRunning,
 			GPUs: []int{g}, Labels: map[string]string{"user": "root", "account": "physics", "partition": "gpu"}})
 	}
-	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: profile.Generator{Name: "test"}, Source: "slurm",
-		StartedAt: end.Add(-4 * time.Hour), EndedAt: end, IntervalS: 60, Complete: true, Nodes: []profile.Node{n}}
-	var b bytes.Buffer
-	if err := profile.Encode(&b, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	minuteProfile(t, path, "node-gpu-01", end, len(jobs), func(int, int) float64 { return 0 }, ws...)
 }
 
 // TestReclaimSlurm runs reclaim against a real slurmctld (two CPUs: two

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,35 +12,41 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
+// minuteProfile writes four hours (240 minute samples) of one node of
+// H100s ending at end: GPU g reads util(g, i) at sample i; the workloads
+// hold them.
+func minuteProfile(t *testing.T, path, node string, end time.Time, gpus int, util func(g, i int) float64, ws ...profile.Workload) {
+	t.Helper()
+	n := profile.Node{Name: node, Workloads: ws}
+	for g := 0; g < gpus; g++ {
+		gpu := profile.GPU{Index: g, UUID: fmt.Sprintf("GPU-%s-%d", node, g), Model: "NVIDIA H100 80GB HBM3"}
+		for i := 0; i < 240; i++ {
+			gpu.Series.T = append(gpu.Series.T, float64(i*60))
+			gpu.Series.GPUUtilPct = append(gpu.Series.GPUUtilPct, util(g, i))
+			gpu.Series.PowerW = append(gpu.Series.PowerW, 70)
+		}
+		n.GPUs = append(n.GPUs, gpu)
+	}
+	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: profile.Generator{Name: "test"}, StartedAt: end.Add(-4 * time.Hour),
+		EndedAt: end, IntervalS: 60, Complete: true, Nodes: []profile.Node{n}}
+	if err := profile.WriteFile(path, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // busyThenIdle writes a job's profile: 4 H100s busy for 30 minutes from
 // 09:00, then idle to 13:00.
 func busyThenIdle(t *testing.T, path string) time.Time {
 	t.Helper()
-	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	n := profile.Node{Name: "n1", Workloads: []profile.Workload{{ID: "ml/eval-5f7c9-abcde", Kind: profile.KindPod, State: profile.StateRunning,
-		GPUs: []int{0, 1, 2, 3}, Labels: map[string]string{"namespace": "ml", profile.ControllerLabel: "Deployment/eval"}}}}
-	for g := 0; g < 4; g++ {
-		gpu := profile.GPU{Index: g, UUID: "GPU-" + string(rune('a'+g)), Model: "NVIDIA H100 80GB HBM3"}
-		for i := 0; i < 240; i++ {
-			u := 0.0
-			if i < 30 {
-				u = 90
-			}
-			gpu.Series.T = append(gpu.Series.T, float64(i*60))
-			gpu.Series.GPUUtilPct = append(gpu.Series.GPUUtilPct, u)
+	end := time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC)
+	minuteProfile(t, path, "n1", end, 4, func(_, i int) float64 {
+		if i < 30 {
+			return 90
 		}
-		n.GPUs = append(n.GPUs, gpu)
-	}
-	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: profile.Generator{Name: "test"}, StartedAt: start,
-		EndedAt: start.Add(4 * time.Hour), IntervalS: 60, Complete: true, Nodes: []profile.Node{n}}
-	var b bytes.Buffer
-	if err := profile.Encode(&b, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p.EndedAt
+		return 0
+	}, profile.Workload{ID: "ml/eval-5f7c9-abcde", Kind: profile.KindPod, State: profile.StateRunning,
+		GPUs: []int{0, 1, 2, 3}, Labels: map[string]string{"namespace": "ml", profile.ControllerLabel: "Deployment/eval"}})
+	return end
 }
 
 // TestReclaimNoticeEqualsLedger: the job busy for 30 minutes and then
