@@ -124,36 +124,38 @@ func reclaimRestore(ctx context.Context, cfg *settings.Config, target string, ex
 	if err != nil {
 		return "", err
 	}
-	spec := struct {
-		Config *settings.Config
-		Target reclaim.Target
-		Now    time.Time
-		Who    string
-	}{cfg, t, now.UTC(), Who()}
-	line := spec.Target.String() + ": " + did
-	if spec.Config.Ledger.DSN == "" {
+	line := t.String() + ": " + did
+	if cfg.Ledger.DSN == "" {
 		return line, nil
 	}
-	l, err := ledger.Open(ctx, spec.Config.Ledger.DSN, ledger.Options{Cluster: spec.Config.Ledger.Cluster})
+	freed, err := closeActed(ctx, cfg, t, did, now.UTC())
+	return line + freed, err
+}
+
+// closeActed ends the target's acted episode as restored at now, audits
+// the restore, and says what the episode freed.
+func closeActed(ctx context.Context, cfg *settings.Config, t reclaim.Target, did string, now time.Time) (string, error) {
+	l, err := ledger.Open(ctx, cfg.Ledger.DSN, ledger.Options{Cluster: cfg.Ledger.Cluster})
 	if err != nil {
-		return line, err
+		return "", err
 	}
 	defer l.Close()
-	eps, err := l.Episodes(ctx, spec.Now)
+	eps, err := l.Episodes(ctx, now)
 	if err != nil {
-		return line, err
+		return "", err
 	}
+	freed := ""
 	for _, ep := range eps {
-		if ep.Target != spec.Target || ep.State != reclaim.Acted {
+		if ep.Target != t || ep.State != reclaim.Acted {
 			continue
 		}
 		next := ep
-		next.State, next.RestoredAt, next.Updated = reclaim.Restored, spec.Now, spec.Now
+		next.State, next.RestoredAt, next.Updated = reclaim.Restored, now, now
 		if err := l.UpdateEpisode(ctx, ep, next); err != nil && !errors.Is(err, ledger.ErrLost) {
-			return line, err
+			return freed, err
 		}
-		s := reclaim.Saved([]reclaim.Episode{next}, spec.Now)
-		line += fmt.Sprintf("; it had freed %.2f GPU-hours ($%.2f)", s.GPUHours, reclaim.Cents(s.USD))
+		s := reclaim.Saved([]reclaim.Episode{next}, now)
+		freed += fmt.Sprintf("; it had freed %.2f GPU-hours ($%.2f)", s.GPUHours, reclaim.Cents(s.USD))
 	}
-	return line, l.Audit(ctx, spec.Now, spec.Target, "restored", did+" by "+spec.Who)
+	return freed, l.Audit(ctx, now, t, "restored", did+" by "+Who())
 }
