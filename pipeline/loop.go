@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +20,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"golang.org/x/net/netutil"
 
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/table"
@@ -144,9 +142,7 @@ func (st *loopState) serve(addr string, cfg *settings.Config) (stop func(), err 
 	if err != nil {
 		return nil, exit.Usagef("--listen %s: %v", addr, err)
 	}
-	srv := listenServer(st, cfg.Limits.HTTPTimeout)
-	srv.ConnState = (&pendingCap{max: cfg.Limits.HTTPConnections}).track
-	go func() { _ = srv.Serve(netutil.LimitListener(ln, 4*cfg.Limits.HTTPConnections)) }() // ends in stop
+	srv := st.startServer(ln, cfg.Limits)
 	fmt.Fprintf(st.log, "serving /metrics and /healthz on %s\n", ln.Addr())
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -311,46 +307,22 @@ func (st *loopState) reloaded(ok bool) {
 	st.mu.Unlock()
 }
 
-// listenServer serves the loop's endpoints with every phase of a request
-// bounded by timeout: reading it, writing the answer (a client that never
-// reads is cut off) and an idle keep-alive; a request's header within
-// headerTimeout at most (a probe's arrives at once). The listener caps the
-// connections (4 × limits.http_connections), and pendingCap those that
-// have not sent a whole header yet.
-func listenServer(st *loopState, timeout time.Duration) *http.Server {
-	return &http.Server{Handler: st.mux(), ReadHeaderTimeout: min(timeout, headerTimeout), ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout}
+// startServer serves the loop's endpoints on ln with every phase of a
+// request bounded by limits.http_timeout: reading it, writing the answer (a
+// client that never reads is cut off) and an idle keep-alive; a request's
+// header within headerTimeout at most (a probe's arrives at once). The
+// connections are governed by connGovernor.
+func (st *loopState) startServer(ln net.Listener, lim settings.Limits) *http.Server {
+	timeout := lim.HTTPTimeout
+	srv := &http.Server{Handler: st.mux(), ReadHeaderTimeout: min(timeout, headerTimeout), ReadTimeout: timeout, WriteTimeout: timeout, IdleTimeout: timeout}
+	srv.ConnState = newGovernor(lim.HTTPConnections).track
+	go func() { _ = srv.Serve(ln) }() // ends in stop
+	return srv
 }
 
 // headerTimeout is the longest a client may take to send a request's
 // header.
 const headerTimeout = 5 * time.Second
-
-// pendingCap closes the oldest connection that has not sent a request yet
-// when more than max wait so: clients that drip a header byte by byte
-// (slowloris) cannot hold every slot, and a probe's connection, whose
-// header comes at once, is served (docs/rules.md, Loop mode).
-type pendingCap struct {
-	mu      sync.Mutex
-	max     int
-	pending []net.Conn // oldest first
-}
-
-// track is the server's ConnState hook.
-func (p *pendingCap) track(c net.Conn, s http.ConnState) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s != http.StateNew {
-		if i := slices.Index(p.pending, c); i >= 0 {
-			p.pending = slices.Delete(p.pending, i, i+1)
-		}
-		return
-	}
-	p.pending = append(p.pending, c)
-	if len(p.pending) > p.max {
-		_ = p.pending[0].Close() // its server goroutine sees the close and ends
-		p.pending = p.pending[1:]
-	}
-}
 
 func (st *loopState) mux() *http.ServeMux {
 	m := http.NewServeMux()

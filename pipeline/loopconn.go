@@ -1,0 +1,111 @@
+package pipeline
+
+import (
+	"net"
+	"net/http"
+	"sync"
+)
+
+// connGovernor is the loop server's ConnState hook. It bounds the
+// connections open at once (max), those of one remote address (perAddr)
+// and those that have not sent a whole request header yet (pending). Past
+// a bound it closes the oldest connection that is not inside a request —
+// one still waiting for its header, or idle between keep-alive requests —
+// of the same address first, so a new connection (a probe's) is always
+// served: keep-alive clients, however many and however well behaved, and
+// clients that drip a header cannot starve /healthz (docs/rules.md, Loop
+// mode). Only when every connection is inside a request is the new one
+// closed; each request is bounded by limits.http_timeout.
+type connGovernor struct {
+	mu                    sync.Mutex
+	max, perAddr, pending int
+	conns                 []*govConn // oldest first
+}
+
+type govConn struct {
+	c     net.Conn
+	addr  string
+	state http.ConnState
+}
+
+// newGovernor caps at 4 × n connections in all, n per remote address and
+// n waiting for a header (n is limits.http_connections).
+func newGovernor(n int) *connGovernor {
+	return &connGovernor{max: 4 * n, perAddr: n, pending: n}
+}
+
+// track is the server's ConnState hook.
+func (g *connGovernor) track(c net.Conn, s http.ConnState) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	i := g.index(c)
+	switch {
+	case s == http.StateNew:
+		g.conns = append(g.conns, &govConn{c: c, addr: remoteHost(c), state: s})
+		g.enforce(remoteHost(c))
+	case i < 0:
+	case s == http.StateClosed || s == http.StateHijacked:
+		g.drop(i)
+	default:
+		g.conns[i].state = s
+	}
+}
+
+// enforce closes connections until every bound holds again.
+func (g *connGovernor) enforce(addr string) {
+	pending := func(gc *govConn) bool { return gc.state == http.StateNew }
+	sameAddr := func(gc *govConn) bool { return gc.addr == addr }
+	for g.count(pending) > g.pending && g.evict(pending) {
+	}
+	for g.count(sameAddr) > g.perAddr && g.evict(sameAddr) {
+	}
+	for len(g.conns) > g.max && g.evict(func(*govConn) bool { return true }) {
+	}
+}
+
+func (g *connGovernor) count(match func(*govConn) bool) int {
+	n := 0
+	for _, gc := range g.conns {
+		if match(gc) {
+			n++
+		}
+	}
+	return n
+}
+
+// evict closes the oldest matching connection that is not inside a
+// request; false when there is none.
+func (g *connGovernor) evict(match func(*govConn) bool) bool {
+	for i, gc := range g.conns {
+		if match(gc) && gc.state != http.StateActive {
+			_ = gc.c.Close() // its server goroutine sees the close and ends
+			g.drop(i)
+			return true
+		}
+	}
+	return false
+}
+
+func (g *connGovernor) index(c net.Conn) int {
+	for i, gc := range g.conns {
+		if gc.c == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func (g *connGovernor) drop(i int) { g.conns = append(g.conns[:i], g.conns[i+1:]...) }
+
+// remoteHost is a connection's remote address without its port.
+func remoteHost(c net.Conn) string {
+	a := c.RemoteAddr()
+	if a == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
