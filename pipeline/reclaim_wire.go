@@ -13,6 +13,7 @@ import (
 
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/extcmd"
+	"github.com/seedance/seedance/internal/httpc"
 	"github.com/seedance/seedance/internal/kubeapi"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/reclaim"
@@ -23,7 +24,7 @@ import (
 // ReclaimNotifiers are the notice channels the settings name.
 func ReclaimNotifiers(cfg *settings.Config) ([]act.Notifier, error) {
 	rc := cfg.Reclaim
-	hc := &http.Client{Timeout: cfg.Limits.HTTPTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hc := &http.Client{Timeout: cfg.Limits.HTTPTimeout, CheckRedirect: httpc.SameOrigin}
 	for _, u := range []struct{ key, url string }{{"reclaim.alertmanager_url", rc.AlertmanagerURL}, {"reclaim.webhook_url", rc.WebhookURL}} {
 		if u.url != "" && !strings.HasPrefix(u.url, "http://") && !strings.HasPrefix(u.url, "https://") {
 			return nil, exit.Usagef("%s: %q is not an http(s) URL", u.key, u.url)

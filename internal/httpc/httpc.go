@@ -6,8 +6,10 @@ package httpc
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,10 +27,43 @@ func New(cfg config.HTTPClientConfig, timeout time.Duration) (*http.Client, erro
 		return nil, fmt.Errorf("http settings: %v", err)
 	}
 	c.Timeout = timeout
+	if cfg.FollowRedirects {
+		c.CheckRedirect = SameOrigin
+	}
 	if cfg.OAuth2 != nil {
 		c.Transport = &oauth2Gate{next: c.Transport, serial: cfg.OAuth2.ClientSecretFile != "" || cfg.OAuth2.ClientSecretRef != ""}
 	}
 	return c, nil
+}
+
+// maxRedirects is how many redirects a request follows, as net/http's
+// default.
+const maxRedirects = 10
+
+// SameOrigin is the redirect rule of every seedance HTTP client that
+// follows redirects: a redirect that changes the scheme, the host or the
+// port is refused, since the client's credentials (a bearer token, basic
+// auth, a client certificate, an OAuth2 token its transport adds to every
+// request) would follow it; net/http's own rule keeps them when only the
+// port changes, and a transport that adds them is not ruled at all.
+func SameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	from := via[0].URL
+	if origin(req.URL) != origin(from) {
+		return fmt.Errorf("a redirect from %s to %s refused: it leaves the origin, and credentials never follow a redirect to another scheme, host or port (give the new address instead)", origin(from), origin(req.URL))
+	}
+	return nil
+}
+
+// origin is a URL's scheme://host:port, the port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // RedactErr writes a net/http error without the URL it carries (which can

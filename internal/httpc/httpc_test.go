@@ -3,10 +3,13 @@ package httpc
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -120,5 +123,83 @@ func TestCloseIdleConnections(t *testing.T) {
 		}
 		c.CloseIdleConnections()
 		srv.WaitAllClosed(t, name, 10*time.Second)
+	}
+}
+
+// TestCredentialsStayOnOrigin (#56): a redirect to another port of the same
+// host, to another host or scheme is refused, and the credentials never
+// reach it; one within the origin is followed with them.
+func TestCredentialsStayOnOrigin(t *testing.T) {
+	var leaked atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		fmt.Fprint(w, "other")
+	}))
+	defer other.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/port", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+	})
+	mux.HandleFunc("/host", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://localhost:"+fmt.Sprint(other.Listener.Addr().(*net.TCPAddr).Port)+"/x", http.StatusFound)
+	})
+	mux.HandleFunc("/here", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/data", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, r.Header.Get("Authorization"))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cfg := config.DefaultHTTPClientConfig
+	cfg.Authorization = &config.Authorization{Type: "Bearer", Credentials: "secret"}
+	c, err := New(cfg, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/port", "/host"} {
+		resp, err := c.Get(srv.URL + path)
+		if err == nil {
+			_ = resp.Body.Close()
+			t.Fatalf("%s: a redirect off the origin was followed", path)
+		}
+		if !strings.Contains(err.Error(), "refused") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	if leaked.Load() != 0 {
+		t.Fatalf("the token reached another origin %d times", leaked.Load())
+	}
+	resp, err := c.Get(srv.URL + "/here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if string(b) != "Bearer secret" {
+		t.Errorf("a redirect within the origin: got %q", b)
+	}
+}
+
+// TestOrigin: the port is made explicit, case does not count.
+func TestOrigin(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"http://h/x", "http://H:80/y", true},
+		{"https://h/x", "https://h:443/y", true},
+		{"http://h/x", "https://h/x", false},
+		{"http://h:9090/x", "http://h:9091/x", false},
+		{"http://[::1]:9090/x", "http://[::1]:9090/y", true},
+		{"http://a.h/x", "http://h/x", false},
+	} {
+		ua, _ := url.Parse(c.a)
+		ub, _ := url.Parse(c.b)
+		if got := origin(ua) == origin(ub); got != c.same {
+			t.Errorf("%s vs %s: same %v", c.a, c.b, got)
+		}
 	}
 }

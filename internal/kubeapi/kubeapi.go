@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/seedance/seedance/internal/httpc"
 )
 
 // InCluster is the kubeconfig value that reads the pod's service account.
@@ -37,7 +39,20 @@ type Client struct {
 	base  *url.URL
 	hc    *http.Client
 	token string
+	lim   ListLimits
 }
+
+// ListLimits bound one list, all its pages together: a server whose
+// answers always carry a continue token (or one that sends without end)
+// gets a clear error naming the resource, never a loop.
+type ListLimits struct {
+	Pages int           // pages of pageLimit objects
+	Bytes int64         // the pages' bodies together
+	Time  time.Duration // from the first request to the last page
+}
+
+// DefaultListLimits: a million objects, 1 GiB, 5 minutes.
+var DefaultListLimits = ListLimits{Pages: 2000, Bytes: 1 << 30, Time: 5 * time.Minute}
 
 // MaxPageBytes bounds one page of a list: a server that sends more is
 // refused rather than filling memory.
@@ -155,7 +170,8 @@ func (kc *kubeconfig) client(dir string, timeout time.Duration) (*Client, error)
 			tlsc.Certificates = []tls.Certificate{*cert}
 		}
 	}
-	c.hc = &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: tlsc, Proxy: http.ProxyFromEnvironment}}
+	c.hc = newHTTP(timeout, &http.Transport{TLSClientConfig: tlsc, Proxy: http.ProxyFromEnvironment})
+	c.lim = DefaultListLimits
 	return c, nil
 }
 
@@ -246,8 +262,15 @@ func inCluster(timeout time.Duration) (*Client, error) {
 		u.Host = "[" + strings.Trim(host, "[]") + "]:" + port
 	}
 	tlsc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
-	return &Client{base: u, token: strings.TrimSpace(string(token)),
-		hc: &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: tlsc}}}, nil
+	return &Client{base: u, token: strings.TrimSpace(string(token)), lim: DefaultListLimits,
+		hc: newHTTP(timeout, &http.Transport{TLSClientConfig: tlsc})}, nil
+}
+
+// newHTTP is the client's HTTP client: a redirect off the API server's
+// origin is refused, so that the token and the client certificate never
+// follow it.
+func newHTTP(timeout time.Duration, tr *http.Transport) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: tr, CheckRedirect: httpc.SameOrigin}
 }
 
 // CloseIdleConnections closes the client's keep-alive connections: a
@@ -255,10 +278,14 @@ func inCluster(timeout time.Duration) (*Client, error) {
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
 // List calls each with every object of the collection at path
-// (/apis/resource.k8s.io/v1/resourceclaims), page by page.
+// (/apis/resource.k8s.io/v1/resourceclaims), page by page, within the
+// client's ListLimits.
 func (c *Client) List(ctx context.Context, path string, each func(json.RawMessage) error) error {
-	cont := ""
-	for {
+	ctx, cancel := context.WithTimeout(ctx, c.lim.Time)
+	defer cancel()
+	cont, seen := "", map[string]bool{}
+	var read int64
+	for pages := 1; ; pages++ {
 		u := *c.base
 		u.Path = strings.TrimSuffix(u.Path, "/") + path
 		q := url.Values{"limit": {fmt.Sprint(pageLimit)}}
@@ -272,7 +299,11 @@ func (c *Client) List(ctx context.Context, path string, each func(json.RawMessag
 				Continue string `json:"continue"`
 			} `json:"metadata"`
 		}
-		if err := c.get(ctx, u.String(), path, &page); err != nil {
+		n, err := c.get(ctx, u.String(), path, &page)
+		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return fmt.Errorf("list %s: not done after %s (%d pages): refused", path, c.lim.Time, pages)
+			}
 			return err
 		}
 		for _, it := range page.Items {
@@ -283,15 +314,25 @@ func (c *Client) List(ctx context.Context, path string, each func(json.RawMessag
 		if cont = page.Metadata.Continue; cont == "" {
 			return nil
 		}
+		read += n
+		switch {
+		case seen[cont]:
+			return fmt.Errorf("list %s: the server sent the same continue token twice (page %d): refused, it would never end", path, pages)
+		case pages >= c.lim.Pages:
+			return fmt.Errorf("list %s: more than %d pages of %d objects: refused", path, c.lim.Pages, pageLimit)
+		case read > c.lim.Bytes:
+			return fmt.Errorf("list %s: more than %d MiB over %d pages: refused", path, c.lim.Bytes>>20, pages)
+		}
+		seen[cont] = true
 	}
 }
 
 // get reads one page into v; an error names the path and the server's
 // status, never the credentials.
-func (c *Client) get(ctx context.Context, u, path string, v any) error {
+func (c *Client) get(ctx context.Context, u, path string, v any) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return fmt.Errorf("GET %s: %v", path, err)
+		return 0, fmt.Errorf("GET %s: %v", path, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
@@ -299,7 +340,7 @@ func (c *Client) get(ctx context.Context, u, path string, v any) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("GET %s: %v", path, errors.Unwrap(err))
+		return 0, fmt.Errorf("GET %s: %v", path, errors.Unwrap(err))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body := io.LimitReader(resp.Body, MaxPageBytes+1)
@@ -309,19 +350,19 @@ func (c *Client) get(ctx context.Context, u, path string, v any) error {
 		}
 		b, _ := io.ReadAll(io.LimitReader(body, 64<<10))
 		_ = json.Unmarshal(b, &st)
-		return fmt.Errorf("GET %s: HTTP %d: %s", path, resp.StatusCode, oneLine(st.Message))
+		return 0, fmt.Errorf("GET %s: HTTP %d: %s", path, resp.StatusCode, oneLine(st.Message))
 	}
 	b, err := io.ReadAll(body)
 	if err != nil {
-		return fmt.Errorf("GET %s: %v", path, err)
+		return 0, fmt.Errorf("GET %s: %v", path, err)
 	}
 	if len(b) > MaxPageBytes {
-		return fmt.Errorf("GET %s: a page larger than %d MiB", path, MaxPageBytes>>20)
+		return 0, fmt.Errorf("GET %s: a page larger than %d MiB", path, MaxPageBytes>>20)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("GET %s: not a Kubernetes list: %v", path, err)
+		return 0, fmt.Errorf("GET %s: not a Kubernetes list: %v", path, err)
 	}
-	return nil
+	return int64(len(b)), nil
 }
 
 func oneLine(s string) string {

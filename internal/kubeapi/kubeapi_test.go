@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,5 +94,75 @@ func TestConfigRefused(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	if _, err := Load(InCluster, time.Second); err == nil || !strings.Contains(err.Error(), "not in a pod") {
 		t.Errorf("in-cluster outside a pod: %v", err)
+	}
+}
+
+// TestListBounded (#56): a server whose answers always carry a continue
+// token ends in a clear error naming the resource: by the repeated token,
+// by the pages, by the bytes and by the time, whichever comes first.
+func TestListBounded(t *testing.T) {
+	var n atomic.Int64
+	tokens := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprintf(w, `{"items":[{"n":%d}],"metadata":{"continue":"t%d"}}`, n.Add(1), n.Load())
+	}
+	same := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"items":[],"metadata":{"continue":"again"}}`))
+	}
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		tokens(w, r)
+	}
+	for _, c := range []struct {
+		name    string
+		h       http.HandlerFunc
+		lim     ListLimits
+		want    string
+		maxReqs int64
+	}{
+		{"pages", tokens, ListLimits{Pages: 50, Bytes: 1 << 30, Time: time.Minute}, "more than 50 pages", 50},
+		{"same token", same, DefaultListLimits, "same continue token twice", 2},
+		{"bytes", tokens, ListLimits{Pages: 1000, Bytes: 1000, Time: time.Minute}, "more than 0 MiB", 30},
+		{"time", slow, ListLimits{Pages: 1 << 20, Bytes: 1 << 40, Time: 300 * time.Millisecond}, "not done after 300ms", 20},
+	} {
+		n.Store(0)
+		srv := httptest.NewTLSServer(c.h)
+		cl, err := Load(kubeconfigFor(t, srv, "{token: "+secret+"}"), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.lim = c.lim
+		err = cl.List(context.Background(), "/apis/resource.k8s.io/v1/resourceclaims", func(json.RawMessage) error { return nil })
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "list /apis/resource.k8s.io/v1/resourceclaims") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if n.Load() > c.maxReqs {
+			t.Errorf("%s: %d requests", c.name, n.Load())
+		}
+	}
+}
+
+// TestTokenStaysOnOrigin (#56): a redirect to another port of the same
+// host is refused; the token never reaches it.
+func TestTokenStaysOnOrigin(t *testing.T) {
+	var leaked atomic.Int32
+	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		_, _ = w.Write([]byte(`{"items":[]}`))
+	}))
+	defer other.Close()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	cl, err := Load(kubeconfigFor(t, srv, "{token: "+secret+"}"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cl.List(context.Background(), "/api/v1/pods", func(json.RawMessage) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "refused") || leaked.Load() != 0 {
+		t.Fatalf("err %v, token sent to the other port %d times", err, leaked.Load())
 	}
 }
