@@ -78,6 +78,21 @@ func (c *promClient) query(ctx context.Context, q string, t time.Time) (*promAns
 // of filling memory.
 const maxAnswerBytes = 256 << 20
 
+// tooLarge names the bound that refused an answer, if one did: its body's
+// bytes, or the memory the answers being parsed hold together (one-sample
+// series cost about six times their JSON parsed, so a 60 MB answer can
+// trip it).
+func tooLarge(body *capped, mem *answerMem) error {
+	const advice = "read a shorter range per query (--prometheus-chunk) or fewer series (--selector)"
+	switch {
+	case mem.over:
+		return fmt.Errorf("the answers being parsed would hold more than %d MiB in memory together (this one refused after %d MiB of JSON): %s", answersBudget>>20, (maxAnswerBytes-body.left)>>20, advice)
+	case body.over:
+		return fmt.Errorf("the answer is larger than %d MiB: %s", maxAnswerBytes>>20, advice)
+	}
+	return nil
+}
+
 // capped reads at most left bytes, then fails.
 type capped struct {
 	r    io.Reader
@@ -146,8 +161,8 @@ func (c *promClient) once(ctx context.Context, q string, t time.Time) (*promAnsw
 	mem := &answerMem{}
 	ans, perr := parsePromAnswerLimit(body, maxSamplesFor(q), mem)
 	mem.release()
-	if body.over || mem.over {
-		return nil, fmt.Errorf("the answer is larger than %d MiB: read a shorter range per query (--prometheus-chunk) or fewer series (--selector)", maxAnswerBytes>>20)
+	if err := tooLarge(body, mem); err != nil {
+		return nil, err
 	}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
