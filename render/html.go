@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/report"
 
 	"github.com/seedance/seedance/analyze"
@@ -272,7 +273,7 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 		prices = "seedance's defaults for " + strings.Join(r.Params.DefaultPricesUsed, ", ") + " (docs/pricing.md)"
 	}
 	d["Prices"] = prices
-	return pageTemplate.Execute(w, d)
+	return executeVisible(w, pageTemplate, d)
 }
 
 func costByNode(r *report.Result) []barItem {
@@ -303,4 +304,17 @@ func costByModel(r *report.Result) []barItem {
 		return items[i].label < items[j].label
 	})
 	return items
+}
+
+// executeVisible runs a page's template and writes it with every character
+// that would act instead of showing (bidi overrides, escapes, NUL, other
+// controls) written as a visible escape, as on a terminal
+// (table.VisibleLayout): html/template escapes markup, not those.
+func executeVisible(w io.Writer, t *template.Template, data any) error {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, table.VisibleLayout(b.String()))
+	return err
 }

@@ -72,7 +72,7 @@ func ledgerHTML(w io.Writer, r *history.Report) error {
 	if r.Chargeback != nil {
 		chargeHeader, chargeRowsHTML = chargeRows(r.Chargeback, func(v float64) string { return fmt.Sprintf("%.2f", v) }, money)
 	}
-	return ledgerTemplate.Execute(w, map[string]any{
+	return executeVisible(w, ledgerTemplate, map[string]any{
 		"ChargeHeader": chargeHeader, "ChargeRows": chargeRowsHTML,
 		"CSP":    template.HTMLAttr(pageCSP()),
 		"CSS":    template.CSS(pageCSS),

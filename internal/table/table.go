@@ -80,6 +80,27 @@ func Visible(s string) string {
 	return b.String()
 }
 
+// VisibleLayout is Visible but keeps tabs and line ends, which a page's
+// markup is made of and HTML shows as white space: the text of an HTML
+// report goes through it whole, so that no name reaches a browser with a
+// bidi override, an escape or a NUL in it.
+func VisibleLayout(s string) string {
+	if !strings.ContainsFunc(s, invisibleNotLayout) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if invisibleNotLayout(r) {
+			b.WriteString(Visible(string(r)))
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func invisibleNotLayout(r rune) bool { return r != '\t' && r != '\n' && r != '\r' && invisible(r) }
+
 func invisible(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
