@@ -272,5 +272,6 @@ func (k *kube) notes(d *discovery) []string {
 	if k.shared.err != nil {
 		out = append(out, "GPU sharing requests unknown (shared GPUs split evenly): "+k.shared.err.Error())
 	}
+	out = append(out, k.shared.bad.notes()...)
 	return append(out, dedupe(k.useNotes)...)
 }

@@ -224,7 +224,7 @@ func (r *reading) emitBatch(ctx context.Context, b *dcgm.Builder, readUntil time
 		r.spacing.count(nodes)
 		k.claims.Apply(nodes)
 		k.apply(nodes, d.running)
-		if note := r.measureUse(ctx, &nodes[0], r.o.Start.UnixMilli()); note != "" {
+		if note := r.measureUse(ctx, &nodes[0], r.o.Start.UnixMilli(), &k.shared.bad); note != "" {
 			k.useNotes = append(k.useNotes, note)
 		}
 		if nodes = r.reframe(nodes, end); len(nodes) == 0 {

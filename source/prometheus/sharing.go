@@ -40,17 +40,30 @@ type sharing struct {
 	asked    map[string]*profile.Sharing // by namespace/pod
 	strategy map[string]string           // by node: time-slicing or mps
 	err      error
+	bad      rangeNotes // readings out of range, here and in measureUse
+}
+
+// request is a resource that asks for part of a GPU: what it sets, its
+// largest sensible value and its unit.
+type request struct {
+	set  func(s *profile.Sharing, v float64)
+	max  float64
+	unit string
 }
 
 // fractional are kube-state-metrics' names of the resources that ask for
 // part of a GPU, and what each asks in: cores in percent, memory in MiB.
-var fractional = map[string]func(s *profile.Sharing, v float64){
-	"nvidia_com_gpucores":    func(s *profile.Sharing, v float64) { s.CoresPct = math.Min(100, v) },
-	"volcano_sh_vgpu_cores":  func(s *profile.Sharing, v float64) { s.CoresPct = math.Min(100, v) },
-	"nvidia_com_gpumem":      func(s *profile.Sharing, v float64) { s.MemoryBytes = uint64(v) << 20 },
-	"volcano_sh_vgpu_memory": func(s *profile.Sharing, v float64) { s.MemoryBytes = uint64(v) << 20 },
-	"nvidia_com_gpu_shared":  func(s *profile.Sharing, v float64) { s.Mode = profile.ShareTimeSlicing },
+var fractional = map[string]request{
+	"nvidia_com_gpucores":    {func(s *profile.Sharing, v float64) { s.CoresPct = v }, 100, "cores in percent"},
+	"volcano_sh_vgpu_cores":  {func(s *profile.Sharing, v float64) { s.CoresPct = v }, 100, "cores in percent"},
+	"nvidia_com_gpumem":      {func(s *profile.Sharing, v float64) { s.MemoryBytes = uint64(v) << 20 }, maxMiB, "memory in MiB"},
+	"volcano_sh_vgpu_memory": {func(s *profile.Sharing, v float64) { s.MemoryBytes = uint64(v) << 20 }, maxMiB, "memory in MiB"},
+	"nvidia_com_gpu_shared":  {func(s *profile.Sharing, v float64) { s.Mode = profile.ShareTimeSlicing }, 1 << 20, "GPUs"},
 }
+
+// maxMiB is the most memory a request may ask, in MiB: what the format
+// holds in bytes.
+const maxMiB = float64(int64(profile.MaxValue) >> 20)
 
 // readSharing reads the requests and strategies; what fails is said in
 // the notes, not fatal (the split is then even).
@@ -82,17 +95,18 @@ func readSharing(ctx context.Context, c *promClient, matchers string, start, end
 		ans[i] = a
 	}
 	for _, x := range ans[0].Series {
-		if set := fractional[x.Labels["resource"]]; set != nil && last(x) > 0 {
-			set(s.ask(x.Labels["namespace"]+"/"+x.Labels["pod"]), last(x))
+		rq, known := fractional[x.Labels["resource"]]
+		if v := last(x); known && s.bad.ok("kube_pod_container_resource_requests", x.Labels, v, rq.max, rq.unit) && v > 0 {
+			rq.set(s.ask(x.Labels["namespace"]+"/"+x.Labels["pod"]), v)
 		}
 	}
 	for _, x := range ans[1].Series { // HAMi's own figure wins: it is per device
-		if v := last(x); v > 0 {
-			s.ask(x.Labels["podnamespace"] + "/" + x.Labels["podname"]).CoresPct = math.Min(100, v)
+		if v := last(x); s.bad.ok("vGPUCoreAllocated", x.Labels, v, 100, "cores in percent") && v > 0 {
+			s.ask(x.Labels["podnamespace"] + "/" + x.Labels["podname"]).CoresPct = v
 		}
 	}
 	for _, x := range ans[2].Series {
-		if v := last(x); v > 0 && v <= profile.MaxValue {
+		if v := last(x); s.bad.ok("vGPUMemoryAllocated", x.Labels, v, profile.MaxValue, "bytes") && v > 0 {
 			s.ask(x.Labels["podnamespace"] + "/" + x.Labels["podname"]).MemoryBytes = uint64(v)
 		}
 	}
@@ -196,9 +210,10 @@ func sharedGPUs(n *profile.Node) []string {
 // and gives each such GPU a usage column per pod measured on it: the mean
 // of the pod's readings (its containers' summed, at most 100) in each
 // sample's stretch, else its latest reading not older than twice its
-// spacing, else null. A failed query leaves the GPUs unmeasured and says
+// spacing, else null. A reading out of [0, 100] is ignored and counted in
+// bad. A failed query leaves the GPUs unmeasured and says
 // so in the returned note.
-func (r *reading) measureUse(ctx context.Context, n *profile.Node, startMS int64) string {
+func (r *reading) measureUse(ctx context.Context, n *profile.Node, startMS int64, bad *rangeNotes) string {
 	uuids := sharedGPUs(n)
 	if len(uuids) == 0 {
 		return ""
@@ -230,7 +245,7 @@ func (r *reading) measureUse(ctx context.Context, n *profile.Node, startMS int64
 		if byGPU[u] == nil {
 			byGPU[u] = map[string][]dcgm.Pair{}
 		}
-		byGPU[u][pod] = sumPairs(byGPU[u][pod], x.Pairs)
+		byGPU[u][pod] = sumPairs(byGPU[u][pod], bad.keep("Device_utilization_desc_of_container", x.Labels, x.Pairs, 100, "percent"))
 	}
 	for gi := range n.GPUs {
 		g := &n.GPUs[gi]
