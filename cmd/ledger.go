@@ -216,15 +216,15 @@ day, cluster, node, GPU model and workload (docs/chargeback.md).`,
 func newLedgerCheckCmd(f *Factory) *cobra.Command {
 	var clusters []string
 	c := &cobra.Command{
-		Use:   "check --ledger DSN --budgets FILE [--fail-at PCT] [--on forecast|actual]",
-		Short: "Fail (exit 3) when a budget's forecast or actual crosses a threshold",
-		Long: `Check the budgets (a YAML file: by, key, monthly, currency, from) against the
-ledger: for the month of the ledger's data end, each group's charges so far
-(by --share-idle) and the month-end forecast from the month's own run rate.
-A line per budget, "ok" or "OVER"; exit status 3 when any budget's forecast
-(or actual, --on actual) reaches --fail-at percent of it, or has no forecast
-(no data of the month yet): for cron and CI (docs/chargeback.md, Budgets).`,
-		Example: `  seedance ledger check --ledger seedance.db --budgets budgets.yaml
+		Use:   "check --ledger DSN [--budgets FILE] [--fail-at PCT] [--on forecast|actual] [--integrity]",
+		Short: "Fail (exit 3) when a budget's forecast or actual crosses a threshold; check the ledger's integrity",
+		Long: `Check the budgets (a YAML file: by, key, monthly, currency, from) against the ledger: for the month
+of its data end, each group's charges so far (by --share-idle) and the month-end forecast from the
+month's own run rate. A line per budget, "ok" or "OVER"; exit status 3 when any budget's forecast
+(or actual, --on actual) reaches --fail-at percent of it, or has no forecast (no data of the month
+yet): for cron and CI (docs/chargeback.md, Budgets). --integrity first runs the database's own full
+check of every page and index, a line per problem, exit 1 on any (docs/ledger.md, Integrity).`,
+		Example: `  seedance ledger check --ledger seedance.db --budgets budgets.yaml --integrity
   seedance ledger check --ledger seedance.db --budgets budgets.yaml --fail-at 90 --share-idle weighted --on actual`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -51,6 +51,9 @@ type Options struct {
 	// Wait bounds how long a writer waits for another's lock on SQLite
 	// (0: DefaultWait).
 	Wait time.Duration
+	// Unchecked skips a reader's quick check of the ledger's pages
+	// (quickCheck): for ledger check --integrity, which runs the full one.
+	Unchecked bool
 }
 
 // DefaultCluster is the cluster of a ledger that was never told one.
@@ -149,11 +152,17 @@ func Open(ctx context.Context, dsn string, o Options) (*Ledger, error) {
 	}
 	if o.ReadOnly {
 		err = l.checkVersion(ctx)
+		if err == nil && !o.Unchecked {
+			err = l.quickCheck(ctx)
+		}
 	} else {
 		err = l.migrate(ctx)
 	}
 	if err != nil {
 		l.db.Close()
+		if errors.Is(err, ErrCorrupt) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrLedger, redact(dsn), err)
+		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrLedger, redact(dsn), err)
 	}
 	return l, nil

@@ -290,8 +290,13 @@ func LedgerCheck(ctx context.Context, spec LedgerCheckSpec, stdout io.Writer) er
 	if cfg.Ledger.DSN == "" {
 		return exit.Usagef("no ledger: give --ledger PATH or --ledger postgres://…")
 	}
+	if cfg.Ledger.CheckIntegrity {
+		if err := ledgerIntegrity(ctx, cfg.Ledger.DSN, stdout); err != nil || cfg.Ledger.BudgetsFile == "" {
+			return err
+		}
+	}
 	if cfg.Ledger.BudgetsFile == "" {
-		return exit.Usagef("no budgets: give --budgets FILE (docs/chargeback.md, Budgets)")
+		return exit.Usagef("no budgets: give --budgets FILE (docs/chargeback.md, Budgets), or --integrity")
 	}
 	statuses, lags, err := budgetStatus(ctx, cfg, spec.Clusters, spec.Now)
 	if err != nil {
@@ -322,6 +327,30 @@ func LedgerCheck(ctx context.Context, spec LedgerCheckSpec, stdout io.Writer) er
 		return &exit.Error{Code: exit.GateFailed, Err: fmt.Errorf("%d of %d budgets at or over %g%% (%s), or without one", over, len(statuses), cfg.Ledger.BudgetThresholdPct, cfg.Ledger.BudgetOn)}
 	}
 	return nil
+}
+
+// ledgerIntegrity runs the database's full check of the ledger and writes
+// what it found, a line each; any problem fails the check.
+func ledgerIntegrity(ctx context.Context, dsn string, stdout io.Writer) error {
+	l, err := ledger.Open(ctx, dsn, ledger.Options{ReadOnly: true, Unchecked: true})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	problems, how, err := l.Integrity(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: integrity check: %v", ledger.ErrLedger, err)
+	}
+	for _, p := range problems {
+		if _, err := fmt.Fprintln(stdout, "CORRUPT "+table.Visible(p)); err != nil {
+			return err
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %d problem(s) found by %s: restore the ledger from a backup", ledger.ErrCorrupt, len(problems), how)
+	}
+	_, err = fmt.Fprintln(stdout, "ok     integrity: "+how)
+	return err
 }
 
 // budgetMetrics writes the budgets' gauges (docs/chargeback.md) when the

@@ -215,6 +215,7 @@ type Ledger struct {
 	CarbonIntensityFile string  `mapstructure:"carbon_intensity_file"`
 	BudgetThresholdPct  float64 `mapstructure:"budget_threshold_pct"`
 	BudgetOn            string  `mapstructure:"budget_on"`
+	CheckIntegrity      bool    `mapstructure:"check_integrity"`
 	// MaxLag is how far a cluster's data end may lag the others' (and
 	// now) before reports, exports and checks warn, and its budgets'
 	// forecasts are unknown.
