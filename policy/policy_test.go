@@ -205,14 +205,16 @@ func TestCommandValuesAreInert(t *testing.T) {
 		}
 	}
 	// Through Apply: the node "b;rm -rf" has no command (not a node name);
-	// a pool rule over a model that is not plain text has none either.
+	// a pool rule over a model that is not plain text has none either,
+	// even with a tool the shell parser cannot know runs its argument
+	// (flock -c itself is now refused when the rules load).
 	r := sample()
 	frag := &recommend.Fragmentation{Pools: []recommend.FragPool{{Model: payload}}}
-	if err := mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "t", Command: "flock /tmp/l -c {model}"}}).Apply(context.Background(), Input{Result: withFrag(r, frag), Dialect: "kubectl"}); err != nil {
+	if err := mustCompile(t, Rule{Name: "p", On: "pool", When: "true", Suggest: Suggest{Text: "t", Command: "./runs-its-argument {model}"}}).Apply(context.Background(), Input{Result: withFrag(r, frag), Dialect: "kubectl"}); err != nil {
 		t.Fatal(err)
 	}
 	if sg := r.Suggestions[len(r.Suggestions)-1]; sg.Command != "" {
-		t.Errorf("flock -c with a name that runs: %q", sg.Command)
+		t.Errorf("a tool that runs its argument, with a name that runs: %q", sg.Command)
 	}
 }
 

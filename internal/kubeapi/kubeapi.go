@@ -51,7 +51,7 @@ type ListLimits struct {
 	Time  time.Duration // from the first request to the last page
 }
 
-// DefaultListLimits: a million objects, 1 GiB, 5 minutes.
+// DefaultListLimits are a million objects, 1 GiB, 5 minutes.
 var DefaultListLimits = ListLimits{Pages: 2000, Bytes: 1 << 30, Time: 5 * time.Minute}
 
 // MaxPageBytes bounds one page of a list: a server that sends more is

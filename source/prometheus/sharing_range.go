@@ -30,10 +30,10 @@ type rangeNote struct {
 	n                    int
 }
 
-// ok says whether v is within [0, max]; when it is not it is counted
+// ok says whether v is within [0, hi]; when it is not it is counted
 // against metric, naming the series (its labels) the first time.
-func (r *rangeNotes) ok(metric string, labels map[string]string, v, max float64, unit string) bool {
-	if !math.IsNaN(v) && v >= 0 && v <= max {
+func (r *rangeNotes) ok(metric string, labels map[string]string, v, hi float64, unit string) bool {
+	if !math.IsNaN(v) && v >= 0 && v <= hi {
 		return true
 	}
 	r.mu.Lock()
@@ -43,17 +43,17 @@ func (r *rangeNotes) ok(metric string, labels map[string]string, v, max float64,
 	}
 	key := metric + " (" + unit + ")"
 	if r.by[key] == nil {
-		r.by[key] = &rangeNote{metric: metric, series: seriesName(metric, labels), unit: unit, v: v, max: max}
+		r.by[key] = &rangeNote{metric: metric, series: seriesName(metric, labels), unit: unit, v: v, max: hi}
 	}
 	r.by[key].n++
 	return false
 }
 
-// keep is the readings of pairs within [0, max], the others counted.
-func (r *rangeNotes) keep(metric string, labels map[string]string, pairs []dcgm.Pair, max float64, unit string) []dcgm.Pair {
+// keep is the readings of pairs within [0, hi], the others counted.
+func (r *rangeNotes) keep(metric string, labels map[string]string, pairs []dcgm.Pair, hi float64, unit string) []dcgm.Pair {
 	out := pairs[:0:0]
 	for _, p := range pairs {
-		if r.ok(metric, labels, p.V, max, unit) {
+		if r.ok(metric, labels, p.V, hi, unit) {
 			out = append(out, p)
 		}
 	}
