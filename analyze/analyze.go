@@ -167,6 +167,17 @@ func newAnalysis(p Params, start, end time.Time) (*analysis, error) {
 	return a, nil
 }
 
+// Reads is the metrics whose values an analysis with p reads: a reader
+// that converts only these (profile.Stream.ConvertOnly) changes none of
+// its figures. The ledger reads its input files so.
+func Reads(p Params) [profile.NumMetrics]bool {
+	a := &analysis{p: p}
+	if p.Scaling != nil {
+		a.weights = resolveWeights(p.Scaling.Weights, p.Scaling.PreferSMActive)
+	}
+	return a.reads()
+}
+
 // addInput records an input of the report, with its warnings: an
 // incomplete run, its notes, the pending work it does not know.
 func (r *Report) addInput(name string, h profile.Header) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/profile"
@@ -86,7 +87,6 @@ func (spec LedgerUpdateSpec) count(ctx context.Context, l *ledger.Ledger) (ledge
 
 // update is one update: read, then count in one transaction.
 func (spec LedgerUpdateSpec) update(ctx context.Context, l *ledger.Ledger) (ledger.Updated, error) {
-	cfg := spec.Config
 	inputs, err := spec.read(ctx, l)
 	if errors.Is(err, source.ErrNothingObserved) && spec.Source != nil {
 		// A range with no new sample yet: nothing to count.
@@ -96,6 +96,21 @@ func (spec LedgerUpdateSpec) update(ctx context.Context, l *ledger.Ledger) (ledg
 	if err != nil {
 		return ledger.Updated{}, err
 	}
+	if spec.Source == nil && spec.Recorded == nil {
+		at, err := spec.fileSteps(ctx, l, inputs)
+		if err != nil {
+			return ledger.Updated{}, err
+		}
+		if len(at) > 2 {
+			return spec.countFileSteps(ctx, l, inputs, at)
+		}
+	}
+	return spec.countInputs(ctx, l, inputs)
+}
+
+// countInputs counts the profiles in one update.
+func (spec LedgerUpdateSpec) countInputs(ctx context.Context, l *ledger.Ledger, inputs []*profile.Profile) (ledger.Updated, error) {
+	cfg := spec.Config
 	return l.Update(ctx, ledger.UpdateSpec{Inputs: inputs, Params: Params(cfg, cfg.Pricing.Pricer()), Bucket: cfg.Ledger.Bucket,
 		FillFrom: spec.fill[0], FillTo: spec.fill[1], Origin: origin(spec.Source)})
 }
@@ -108,8 +123,9 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 	}
 	if spec.Source == nil {
 		var inputs []*profile.Profile
+		keep := analyze.Reads(Params(spec.Config, spec.Config.Pricing.Pricer())) // the rest is checked, not kept
 		for _, name := range spec.Inputs {
-			p, err := profile.ReadFile(name, spec.Stdin)
+			p, err := profile.ReadFileOnly(name, spec.Stdin, &keep)
 			if err != nil {
 				return nil, err
 			}

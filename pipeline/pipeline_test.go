@@ -19,7 +19,7 @@ func simConfig(t *testing.T) *settings.Config {
 
 // configWith is the default configuration with the settings given as
 // key, value pairs.
-func configWith(t *testing.T, kv ...any) *settings.Config {
+func configWith(t testing.TB, kv ...any) *settings.Config {
 	t.Helper()
 	v := settings.NewViper()
 	for i := 0; i+1 < len(kv); i += 2 {

@@ -52,6 +52,14 @@ func (s *Stream) collect() (*Profile, error) {
 
 // ReadFile reads a profile from path; "-" reads standard input (stdin).
 func ReadFile(path string, stdin io.Reader) (*Profile, error) {
+	return ReadFileOnly(path, stdin, nil)
+}
+
+// ReadFileOnly is ReadFile keeping the values of the metrics keep holds
+// only (nil: all): the others are checked as they are read, and their
+// columns are nil (Stream.ConvertOnly). A reader that needs a few metrics
+// of a wide profile holds a fraction of it.
+func ReadFileOnly(path string, stdin io.Reader, keep *[NumMetrics]bool) (*Profile, error) {
 	var r io.Reader
 	if path == "-" {
 		r = stdin
@@ -63,7 +71,14 @@ func ReadFile(path string, stdin io.Reader) (*Profile, error) {
 		defer f.Close()
 		r = f
 	}
-	p, err := Read(r)
+	s, err := OpenStream(r, "")
+	if err != nil {
+		return nil, fmt.Errorf("read profile %s: %w", path, err)
+	}
+	if keep != nil {
+		s.ConvertOnly(*keep)
+	}
+	p, err := s.collect()
 	if err != nil {
 		return nil, fmt.Errorf("read profile %s: %w", path, err)
 	}

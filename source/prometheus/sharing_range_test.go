@@ -20,7 +20,9 @@ func fakeShares(t *testing.T) *promClient {
 	vec := func(series ...string) string {
 		return `{"status":"success","data":{"resultType":"vector","result":[` + strings.Join(series, ",") + `]}}`
 	}
-	one := func(labels, v string) string { return fmt.Sprintf(`{"metric":{%s},"value":[1767571200,%q]}`, labels, v) }
+	one := func(labels, v string) string {
+		return fmt.Sprintf(`{"metric":{%s},"value":[1767571200,%q]}`, labels, v)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.FormValue("query")
 		switch {
