@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +61,30 @@ WHERE cluster = $1 AND (state IN ('noticing', 'noticed', 'acting', 'acted') OR u
 			return nil, err
 		}
 		out = append(out, ep)
+	}
+	return out, rows.Err()
+}
+
+// ActedBetween are the episodes of the clusters (all when none) acted on
+// before to and not restored by from: what reclaim freed within a
+// report's window.
+func (l *Ledger) ActedBetween(ctx context.Context, clusters []string, from, to time.Time) ([]reclaim.Episode, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT `+episodeColumns+` FROM seedance_reclaim_episode
+WHERE acted_ms > 0 AND acted_ms < $1 AND (restored_ms = 0 OR restored_ms > $2) ORDER BY cluster, target, idle_since_ms`,
+		to.UnixMilli(), from.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []reclaim.Episode
+	for rows.Next() {
+		ep, err := scanEpisode(rows)
+		if err != nil {
+			return nil, err
+		}
+		if len(clusters) == 0 || slices.Contains(clusters, ep.Cluster) {
+			out = append(out, ep)
+		}
 	}
 	return out, rows.Err()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/ledger"
+	"github.com/seedance/seedance/ledger/history"
+	"github.com/seedance/seedance/reclaim"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/settings"
 )
@@ -82,10 +85,29 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	if err != nil {
 		return budgetErr(err)
 	}
+	if r.Reclaimed, err = reclaimedIn(ctx, l, r); err != nil {
+		return err
+	}
 	if spec.Output == "-" || spec.Output == "" {
 		return render.Ledger(stdout, r, spec.Format)
 	}
 	return fsutil.WriteAtomic(spec.Output, func(w io.Writer) error { return render.Ledger(w, r, spec.Format) })
+}
+
+// reclaimedIn is what reclaim freed within the report's window and
+// clusters; nil when it acted on nothing there.
+func reclaimedIn(ctx context.Context, l *ledger.Ledger, r *ledger.Report) (*history.Reclaimed, error) {
+	eps, err := l.ActedBetween(ctx, r.Clusters, r.Window.Start, r.Window.End)
+	if err != nil || len(eps) == 0 {
+		return nil, err
+	}
+	s := reclaim.SavedBetween(eps, r.Window.Start, r.Window.End)
+	out := &history.Reclaimed{Actions: len(eps), GPUHours: s.GPUHours, USD: s.USD}
+	for _, team := range slices.Sorted(maps.Keys(s.ByTeam)) {
+		t := s.ByTeam[team]
+		out.ByTeam = append(out.ByTeam, history.ReclaimedTeam{Team: team, GPUHours: t.GPUHours, USD: t.USD})
+	}
+	return out, nil
 }
 
 // budgetErr is a budgets file that does not fit the ledger as a usage

@@ -12,17 +12,25 @@ type Savings struct {
 }
 
 // Saved sums the savings of the acted and restored episodes up to now.
-func Saved(eps []Episode, now time.Time) Savings {
+func Saved(eps []Episode, now time.Time) Savings { return SavedBetween(eps, time.Time{}, now) }
+
+// SavedBetween sums the savings of the acted and restored episodes within
+// [from, to): each from its action to its restore, or to, whichever comes
+// first, at the price of a GPU-hour its notice named, by team.
+func SavedBetween(eps []Episode, from, to time.Time) Savings {
 	s := Savings{ByTeam: map[string]Savings{}}
 	for _, ep := range eps {
 		if ep.ActedAt.IsZero() || (ep.State != Acted && ep.State != Restored) {
 			continue
 		}
-		end := now
-		if !ep.RestoredAt.IsZero() && ep.RestoredAt.Before(now) {
+		start, end := ep.ActedAt, to
+		if !ep.RestoredAt.IsZero() && ep.RestoredAt.Before(to) {
 			end = ep.RestoredAt
 		}
-		h := end.Sub(ep.ActedAt).Hours()
+		if start.Before(from) {
+			start = from
+		}
+		h := end.Sub(start).Hours()
 		if h <= 0 {
 			continue
 		}

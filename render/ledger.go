@@ -42,6 +42,19 @@ func Ledger(w io.Writer, r *history.Report, format string) error {
 	return fmt.Errorf("unknown format %q for a ledger report (choose %s)", format, strings.Join(LedgerFormats, ", "))
 }
 
+// reclaimedLines say what reclaim's actions freed in the window, next to
+// the idle figures, in all and by team.
+func reclaimedLines(rc *history.Reclaimed) []string {
+	if rc == nil {
+		return nil
+	}
+	var teams []string
+	for _, t := range rc.ByTeam {
+		teams = append(teams, fmt.Sprintf("%s %.1f GPU-h %s", table.Visible(t.Team), t.GPUHours, money(t.USD)))
+	}
+	return []string{fmt.Sprintf("Reclaimed: %.1f GPU-hours, %s, by %d action(s) of seedance reclaim (%s)", rc.GPUHours, money(rc.USD), rc.Actions, strings.Join(teams, "; "))}
+}
+
 // ledgerTable writes the window's summary and one row per group, as text
 // or as Markdown.
 func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
@@ -59,6 +72,7 @@ func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
 	lines = append(lines, priceLines(r.Prices)...)
 	lines = append(lines, jobLines(r)...)
 	lines = append(lines, budgetLines(r.Budgets)...)
+	lines = append(lines, reclaimedLines(r.Reclaimed)...)
 	for _, wn := range r.Warnings {
 		lines = append(lines, "Warning: "+table.Visible(wn))
 	}

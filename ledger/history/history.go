@@ -51,10 +51,31 @@ type Report struct {
 	// Budgets are the budgets' month-to-date charges and forecasts, when
 	// asked for (Query.Budgets).
 	Budgets []chargeback.Status `json:"budgets,omitempty"`
+	// Reclaimed is what reclaim's actions freed within the window
+	// (docs/reclaim.md): absent when none acted.
+	Reclaimed *Reclaimed `json:"reclaimed,omitempty"`
 	// Warnings are what the updates that counted the window warned of
 	// (each cluster's, named when the report covers several), and the
 	// clusters whose data stops well before the others'.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Reclaimed is the GPU-hours reclaim's actions freed within the window —
+// from each action to the workload's restore or the window's end — and
+// their price at the notice's price of a GPU-hour, in all and by team
+// (the owner's team label, else its namespace or Slurm account).
+type Reclaimed struct {
+	Actions  int             `json:"actions"`
+	GPUHours float64         `json:"gpu_hours"`
+	USD      float64         `json:"usd"`
+	ByTeam   []ReclaimedTeam `json:"by_team"`
+}
+
+// ReclaimedTeam is one team's part of Reclaimed.
+type ReclaimedTeam struct {
+	Team     string  `json:"team"`
+	GPUHours float64 `json:"gpu_hours"`
+	USD      float64 `json:"usd"`
 }
 
 // Window is the buckets a report covers.
