@@ -25,27 +25,35 @@ import (
 // update.
 func (spec LedgerUpdateSpec) fileSteps(ctx context.Context, l *ledger.Ledger, inputs []*profile.Profile) ([]time.Time, error) {
 	size := spec.Config.Ledger.Step
+	start, end := inputSpan(inputs)
+	if end.Sub(start) <= size {
+		return nil, nil // one step at most (a gap before it is counted as one update would)
+	}
 	_, dataEnd, ok, err := l.DataEndOf(ctx)
 	if err != nil || !ok || size <= 0 {
 		return nil, err
 	}
-	var end time.Time
-	for _, p := range inputs {
-		if p.StartedAt.Before(dataEnd) {
-			return nil, nil // a backfill
-		}
-		if p.EndedAt.After(end) {
-			end = p.EndedAt
-		}
-	}
-	if end.Sub(dataEnd) <= size {
-		return nil, nil
+	if start.Before(dataEnd) {
+		return nil, nil // a backfill
 	}
 	at := []time.Time{dataEnd}
 	for t := dataEnd.Add(size); t.Before(end); t = t.Add(size) {
 		at = append(at, t)
 	}
 	return append(at, end), nil
+}
+
+// inputSpan is where the earliest input starts and the latest ends.
+func inputSpan(inputs []*profile.Profile) (start, end time.Time) {
+	for i, p := range inputs {
+		if i == 0 || p.StartedAt.Before(start) {
+			start = p.StartedAt
+		}
+		if p.EndedAt.After(end) {
+			end = p.EndedAt
+		}
+	}
+	return start, end
 }
 
 // countFileSteps counts the inputs window by window.

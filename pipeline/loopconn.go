@@ -9,13 +9,13 @@ import (
 // connGovernor is the loop server's ConnState hook. It bounds the
 // connections open at once (max), those of one remote address (perAddr)
 // and those that have not sent a whole request header yet (pending). Past
-// a bound it closes the oldest connection that is not inside a request —
-// one still waiting for its header, or idle between keep-alive requests —
-// of the same address first, so a new connection (a probe's) is always
-// served: keep-alive clients, however many and however well behaved, and
-// clients that drip a header cannot starve /healthz (docs/rules.md, Loop
-// mode). Only when every connection is inside a request is the new one
-// closed; each request is bounded by limits.http_timeout.
+// a bound it closes, among the connections the bound counts, the oldest
+// one idle between keep-alive requests, else the oldest still waiting for
+// its header, so that a new connection (a probe's) is served: keep-alive
+// clients, however many and however well behaved, and clients that drip a
+// header cannot starve /healthz (docs/rules.md, Loop mode). Only when
+// every one is inside a request is the new one closed; each request is
+// bounded by limits.http_timeout.
 type connGovernor struct {
 	mu                    sync.Mutex
 	max, perAddr, pending int
@@ -73,14 +73,19 @@ func (g *connGovernor) count(match func(*govConn) bool) int {
 	return n
 }
 
-// evict closes the oldest matching connection that is not inside a
-// request; false when there is none.
+// evict closes the oldest matching connection that is idle between
+// keep-alive requests, else the oldest still waiting for its header (a
+// new one has had no time to send it: under a storm of new connections a
+// probe's is not the first to go); false when every matching one is
+// inside a request.
 func (g *connGovernor) evict(match func(*govConn) bool) bool {
-	for i, gc := range g.conns {
-		if match(gc) && gc.state != http.StateActive {
-			_ = gc.c.Close() // its server goroutine sees the close and ends
-			g.drop(i)
-			return true
+	for _, state := range []http.ConnState{http.StateIdle, http.StateNew} {
+		for i, gc := range g.conns {
+			if match(gc) && gc.state == state {
+				_ = gc.c.Close() // its server goroutine sees the close and ends
+				g.drop(i)
+				return true
+			}
 		}
 	}
 	return false

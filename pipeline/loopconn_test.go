@@ -76,6 +76,16 @@ func TestConnGovernor(t *testing.T) {
 	if len(g.conns) != 7 {
 		t.Fatalf("a closed connection is still tracked")
 	}
+	// An idle connection goes before an older one still waiting for its
+	// header: a probe's new connection is not the first to go.
+	h := newGovernor(2)
+	g = h
+	probe := conn("10.0.2.1:1", http.StateNew)
+	idle := conn("10.0.2.1:2", http.StateIdle)
+	third := conn("10.0.2.1:3", http.StateNew)
+	if probe.closed || !idle.closed || third.closed {
+		t.Fatalf("closed: probe %v idle %v third %v, want the idle one", probe.closed, idle.closed, third.closed)
+	}
 }
 
 // TestKeepAliveClientsLeaveHealthz (#56): 300 well-behaved keep-alive
