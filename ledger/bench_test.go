@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/testkit/pgtest"
 )
 
@@ -197,14 +198,16 @@ func BenchmarkMonthReport(b *testing.B) {
 				name    string
 				groupBy []string
 				groups  int
-			}{{"team", []string{"team=team"}, 7}, {"cluster-team", []string{"cluster", "team=team"}, 7 * clusters}, {"workload", []string{"workload"}, 120000}} {
-				b.Run(c.name, func(b *testing.B) { monthReports(b, dsn, c.groupBy, c.groups) })
+				share   chargeback.Mode
+			}{{"team", []string{"team=team"}, 7, ""}, {"team-shared", []string{"team=team"}, 7, chargeback.Weighted},
+				{"cluster-team", []string{"cluster", "team=team"}, 7 * clusters, ""}, {"workload", []string{"workload"}, 120000, ""}} {
+				b.Run(c.name, func(b *testing.B) { monthReports(b, dsn, Query{Since: benchMonth, GroupBy: c.groupBy, ShareIdle: c.share}, c.groups) })
 			}
 		})
 	}
 }
 
-func monthReports(b *testing.B, dsn string, groupBy []string, groups int) {
+func monthReports(b *testing.B, dsn string, q Query, groups int) {
 	server := serverCPU(b, dsn)
 	cpu0, srv0 := cpuTime(), server()
 	b.ResetTimer()
@@ -213,7 +216,7 @@ func monthReports(b *testing.B, dsn string, groupBy []string, groups int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := l.Report(context.Background(), Query{Since: benchMonth, GroupBy: groupBy})
+		r, err := l.Report(context.Background(), q)
 		if err != nil {
 			b.Fatal(err)
 		}

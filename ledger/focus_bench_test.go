@@ -29,7 +29,7 @@ func BenchmarkMonthFocusExport(b *testing.B) {
 	if _, err := os.Stat(dsn); err != nil {
 		monthLedger(b, dsn, 1)
 	}
-	b.Run("report-by-team", func(b *testing.B) { monthReports(b, dsn, []string{"team=team"}, 7) })
+	b.Run("report-by-team", func(b *testing.B) { monthReports(b, dsn, Query{Since: benchMonth, GroupBy: []string{"team=team"}}, 7) })
 	for _, version := range chargeback.FocusVersions {
 		for _, enc := range chargeback.FocusFormats {
 			b.Run("focus-"+version+"-"+enc, func(b *testing.B) { monthExports(b, dsn, version, enc) })
