@@ -44,11 +44,12 @@ acted_ms, restored_ms, action, previous, gpus, model, idle_gpu_hours, usd_so_far
 // Cluster is the cluster this ledger was opened for.
 func (l *Ledger) Cluster() string { return l.cluster }
 
-// Episodes are the cluster's episodes that are open or acted and not
-// restored, and those that changed at or after since.
+// Episodes are the cluster's episodes that are open, acted or restored
+// (until compaction folds them: Folded), and those that changed at or
+// after since.
 func (l *Ledger) Episodes(ctx context.Context, since time.Time) ([]reclaim.Episode, error) {
 	rows, err := l.db.QueryContext(ctx, `SELECT `+episodeColumns+` FROM seedance_reclaim_episode
-WHERE cluster = $1 AND (state IN ('noticing', 'noticed', 'acting', 'acted') OR updated_ms >= $2) ORDER BY target, idle_since_ms`,
+WHERE cluster = $1 AND (state IN ('noticing', 'noticed', 'acting', 'acted', 'restored') OR updated_ms >= $2) ORDER BY target, idle_since_ms`,
 		l.cluster, since.UnixMilli())
 	if err != nil {
 		return nil, err
@@ -243,14 +244,82 @@ func (l *Ledger) AuditCount(ctx context.Context, event string, since time.Time) 
 // lines older than before, so that reclaim's tables stay bounded.
 func (l *Ledger) Compact(ctx context.Context, before time.Time) error {
 	ms := before.UnixMilli()
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := l.foldRestored(ctx, tx, ms); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`DELETE FROM seedance_reclaim_episode WHERE cluster = $1 AND state IN ('dropped', 'failed', 'kept', 'restored') AND updated_ms < $2`,
 		`DELETE FROM seedance_reclaim_keep WHERE cluster = $1 AND until_ms < $2`,
 		`DELETE FROM seedance_reclaim_audit WHERE cluster = $1 AND at_ms < $2`,
 	} {
-		if _, err := l.db.ExecContext(ctx, q, l.cluster, ms); err != nil {
+		if _, err := tx.ExecContext(ctx, q, l.cluster, ms); err != nil {
 			return err
 		}
 	}
-	return nil
+	return tx.Commit()
 }
+
+// foldRestored adds what the restored episodes compaction deletes freed to
+// the cluster's folded savings (seedance_meta), so that what reclaim
+// reports freed never goes down: /metrics' counters.
+func (l *Ledger) foldRestored(ctx context.Context, tx *sql.Tx, before int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT `+episodeColumns+` FROM seedance_reclaim_episode WHERE cluster = $1 AND state = 'restored' AND updated_ms < $2`, l.cluster, before)
+	if err != nil {
+		return err
+	}
+	var gone []reclaim.Episode
+	for rows.Next() {
+		ep, err := scanEpisode(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		gone = append(gone, ep)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(gone) == 0 {
+		return err
+	}
+	folded, err := readFolded(ctx, tx, l.cluster)
+	if err != nil {
+		return err
+	}
+	far := time.Unix(1<<40, 0) // each up to its restore
+	b, err := json.Marshal(folded.Plus(reclaim.Saved(gone, far)))
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO seedance_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, foldedKey(l.cluster), string(b))
+	return err
+}
+
+// Folded is what the cluster's compacted episodes freed: with what the
+// episodes still held freed (reclaim.Saved), what reclaim freed in all.
+func (l *Ledger) Folded(ctx context.Context) (reclaim.Savings, error) {
+	tx, err := l.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return reclaim.Savings{}, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return readFolded(ctx, tx, l.cluster)
+}
+
+func readFolded(ctx context.Context, tx *sql.Tx, cluster string) (reclaim.Savings, error) {
+	var v string
+	err := tx.QueryRowContext(ctx, `SELECT value FROM seedance_meta WHERE key = $1`, foldedKey(cluster)).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return reclaim.Savings{ByTeam: map[string]reclaim.Savings{}}, nil
+	}
+	var s reclaim.Savings
+	if err == nil {
+		err = json.Unmarshal([]byte(v), &s)
+	}
+	return s, err
+}
+
+func foldedKey(cluster string) string { return "reclaim.folded/" + cluster }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -129,5 +130,60 @@ func reclaimState(t *testing.T, backend string) {
 	}
 	if !strings.Contains(fmt.Sprint(a.Cluster()), DefaultCluster) {
 		t.Errorf("cluster %q", a.Cluster())
+	}
+}
+
+// TestCompactionKeepsWhatWasFreed (#55): compaction folds what the restored
+// episodes it deletes freed into the cluster's folded savings, so that
+// what reclaim reports freed (the /metrics counters) never goes down:
+// 4 GPUs at $9.96/h acted on for 2 h (8 GPU-h, $19.92) stay counted once
+// the episode is gone; an acted episode not restored is not folded.
+func TestCompactionKeepsWhatWasFreed(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			l, _ := reclaimLedgers(t, backend)
+			now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+			restored := reclaim.Episode{Target: reclaim.Target{Kind: reclaim.KindDeployment, Namespace: "cv", Name: "serve"}, IdleSince: now.Add(-50 * time.Hour),
+				State: reclaim.Restored, GPUs: 4, USDPerHour: 9.96, Labels: map[string]string{"team": "vision"},
+				ActedAt: now.Add(-48 * time.Hour), RestoredAt: now.Add(-46 * time.Hour), Updated: now.Add(-46 * time.Hour)}
+			acted := reclaim.Episode{Target: reclaim.Target{Kind: reclaim.KindDeployment, Namespace: "nlp", Name: "eval"}, IdleSince: now.Add(-50 * time.Hour),
+				State: reclaim.Acted, GPUs: 2, USDPerHour: 4.98, Labels: map[string]string{"namespace": "nlp"},
+				ActedAt: now.Add(-47 * time.Hour), Updated: now.Add(-47 * time.Hour)}
+			for _, ep := range []reclaim.Episode{restored, acted} {
+				if err := l.BeginEpisode(ctx, ep); err != nil {
+					t.Fatal(err)
+				}
+			}
+			total := func() reclaim.Savings {
+				eps, err := l.Episodes(ctx, now.Add(-24*time.Hour))
+				if err != nil {
+					t.Fatal(err)
+				}
+				folded, err := l.Folded(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return folded.Plus(reclaim.Saved(eps, now))
+			}
+			before := total()
+			if err := l.Compact(ctx, now.Add(-24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			after := total()
+			if eps, _ := l.Episodes(ctx, now.Add(-24*time.Hour)); len(eps) != 1 || eps[0].Target != acted.Target {
+				t.Fatalf("after compaction: %+v", eps)
+			}
+			near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+			for _, s := range []reclaim.Savings{before, after} {
+				if v, n := s.ByTeam["vision"], s.ByTeam["nlp"]; !near(v.GPUHours, 8) || !near(v.USD, 19.92) || !near(n.GPUHours, 94) || !near(n.USD, 47*4.98) || !near(s.USD, 19.92+47*4.98) {
+					t.Errorf("freed %+v", s)
+				}
+			}
+			folded, _ := l.Folded(ctx)
+			if !near(folded.ByTeam["vision"].USD, 19.92) || len(folded.ByTeam) != 1 {
+				t.Errorf("folded %+v, want the restored episode's alone", folded)
+			}
+		})
 	}
 }

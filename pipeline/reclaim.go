@@ -136,8 +136,10 @@ type passRun struct {
 	out  *ReclaimPass
 	// eps are the episodes read; open and closed point into it, and a
 	// transition writes through.
-	eps  []reclaim.Episode
-	open map[reclaim.Target]*reclaim.Episode
+	eps []reclaim.Episode
+	// folded is what the compacted episodes freed (ledger.Folded).
+	folded reclaim.Savings
+	open   map[reclaim.Target]*reclaim.Episode
 	// closed is each target's last episode acted on or refused.
 	closed map[reclaim.Target]*reclaim.Episode
 	keeps  map[reclaim.Target]reclaim.Keep
@@ -163,7 +165,7 @@ func (p *passRun) run(ctx context.Context) error {
 	}
 	if p.l != nil {
 		// The pass's changes are in p.eps: transitions write through.
-		saved := reclaim.Saved(p.eps, p.now)
+		saved := p.folded.Plus(reclaim.Saved(p.eps, p.now))
 		p.out.Reclaimed = &saved
 	}
 	if p.l != nil && p.spec.Execute {
@@ -185,6 +187,9 @@ func (p *passRun) load(ctx context.Context) error {
 	var err error
 	if p.eps, err = p.l.Episodes(ctx, p.now.Add(-p.spec.Config.Reclaim.Retention)); err != nil {
 		return fmt.Errorf("reclaim: read the episodes: %w", err)
+	}
+	if p.folded, err = p.l.Folded(ctx); err != nil {
+		return fmt.Errorf("reclaim: read what compacted episodes freed: %w", err)
 	}
 	p.closed = map[reclaim.Target]*reclaim.Episode{}
 	for i := range p.eps {

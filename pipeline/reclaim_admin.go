@@ -90,7 +90,11 @@ func ReadReclaimState(ctx context.Context, cfg *settings.Config, since, now time
 	for _, k := range keeps {
 		st.Keeps = append(st.Keeps, k)
 	}
-	st.Reclaimed = reclaim.Saved(st.Episodes, now)
+	folded, err := l.Folded(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st.Reclaimed = folded.Plus(reclaim.Saved(st.Episodes, now))
 	return st, nil
 }
 

@@ -11,6 +11,20 @@ type Savings struct {
 	ByTeam map[string]Savings
 }
 
+// Plus is s and o together, team by team.
+func (s Savings) Plus(o Savings) Savings {
+	out := Savings{GPUHours: s.GPUHours + o.GPUHours, USD: s.USD + o.USD, ByTeam: map[string]Savings{}}
+	for _, m := range []map[string]Savings{s.ByTeam, o.ByTeam} {
+		for team, t := range m {
+			sum := out.ByTeam[team]
+			sum.GPUHours += t.GPUHours
+			sum.USD += t.USD
+			out.ByTeam[team] = sum
+		}
+	}
+	return out
+}
+
 // Saved sums the savings of the acted and restored episodes up to now.
 func Saved(eps []Episode, now time.Time) Savings { return SavedBetween(eps, time.Time{}, now) }
 
