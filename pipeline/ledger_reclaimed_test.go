@@ -14,6 +14,7 @@ import (
 	"github.com/seedance/seedance/ledger/history"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/reclaim"
+	"github.com/seedance/seedance/settings"
 	"github.com/seedance/seedance/source/sim"
 )
 
@@ -30,6 +31,51 @@ func TestLedgerReportReclaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := ledgerWithEpisodes(t, p, episodes(t0))
+	report := func(since time.Time) *history.Reclaimed { return reportJSON(t, cfg, since).Reclaimed }
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	rc := report(time.Time{})
+	if rc == nil || rc.Actions != 2 || len(rc.ByTeam) != 2 || !near(rc.GPUHours, 9) || !near(rc.USD, 22.41) {
+		t.Fatalf("the whole window: %+v", rc)
+	}
+	if nlp, vision := rc.ByTeam[0], rc.ByTeam[1]; nlp.Team != "nlp" || !near(nlp.GPUHours, 1) || !near(nlp.USD, 2.49) ||
+		vision.Team != "vision" || !near(vision.GPUHours, 8) || !near(vision.USD, 19.92) {
+		t.Errorf("by team: %+v", rc.ByTeam)
+	}
+	rc = report(t0.Add(2 * time.Hour))
+	if rc == nil || rc.Actions != 1 || len(rc.ByTeam) != 1 || rc.ByTeam[0].Team != "vision" || !near(rc.GPUHours, 4) || !near(rc.USD, 9.96) {
+		t.Errorf("from 11:00: %+v", rc)
+	}
+	var text bytes.Buffer
+	if err := LedgerReport(ctx, LedgerReportSpec{Config: cfg, Format: "table", Output: "-"}, &text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "Reclaimed: 9.0 GPU-hours, $22.41, by 2 action(s) of seedance reclaim (nlp 1.0 GPU-h $2.49; vision 8.0 GPU-h $19.92)") {
+		t.Errorf("the text report:\n%s", text.String())
+	}
+}
+
+// episodes are TestLedgerReportReclaimed's: acted on at 10:00 and 10:30.
+func episodes(t0 time.Time) []reclaim.Episode {
+	at := func(h, m int) time.Time { return t0.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	eps := []reclaim.Episode{
+		{Target: reclaim.Target{Kind: reclaim.KindDeployment, Namespace: "cv", Name: "serve"}, IdleSince: at(0, 0), GPUs: 4, USDPerHour: 9.96,
+			Labels: map[string]string{"team": "vision", "namespace": "cv"}, ActedAt: at(1, 0), State: reclaim.Acted},
+		{Target: reclaim.Target{Kind: reclaim.KindDeployment, Namespace: "nlp", Name: "eval"}, IdleSince: at(0, 0), GPUs: 2, USDPerHour: 4.98,
+			Labels: map[string]string{"namespace": "nlp"}, ActedAt: at(1, 30), RestoredAt: at(2, 0), State: reclaim.Restored},
+		{Target: reclaim.Target{Kind: reclaim.KindDeployment, Namespace: "nlp", Name: "noticed"}, IdleSince: at(0, 0), GPUs: 8, USDPerHour: 20,
+			Labels: map[string]string{"namespace": "nlp"}, State: reclaim.Noticed}, // never acted: nothing freed
+	}
+	for i := range eps {
+		eps[i].Updated = at(2, 0)
+	}
+	return eps
+}
+
+// ledgerWithEpisodes is a ledger updated from p, holding the episodes.
+func ledgerWithEpisodes(t *testing.T, p *profile.Profile, eps []reclaim.Episode) *settings.Config {
+	t.Helper()
+	ctx := context.Background()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "p.json")
 	if err := profile.WriteFile(in, p); err != nil {
@@ -43,50 +89,25 @@ func TestLedgerReportReclaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(h, m int) time.Time { return t0.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
-	for _, ep := range []reclaim.Episode{
-		{Target: reclaim.Target{Kind: reclaim.KindDeployment, Namespace: "cv", Name: "serve"}, IdleSince: at(0, 0), GPUs: 4, USDPerHour: 9.96,
-			Labels: map[string]string{"team": "vision", "namespace": "cv"}, ActedAt: at(1, 0), State: reclaim.Acted},
-		{Target: reclaim.Target{Kind: reclaim.KindDeployment, Namespace: "nlp", Name: "eval"}, IdleSince: at(0, 0), GPUs: 2, USDPerHour: 4.98,
-			Labels: map[string]string{"namespace": "nlp"}, ActedAt: at(1, 30), RestoredAt: at(2, 0), State: reclaim.Restored},
-		{Target: reclaim.Target{Kind: reclaim.KindDeployment, Namespace: "nlp", Name: "noticed"}, IdleSince: at(0, 0), GPUs: 8, USDPerHour: 20,
-			Labels: map[string]string{"namespace": "nlp"}, State: reclaim.Noticed}, // never acted: nothing freed
-	} {
-		ep.Updated = at(2, 0)
+	defer l.Close()
+	for _, ep := range eps {
 		if err := l.BeginEpisode(ctx, ep); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l.Close()
-	report := func(since time.Time) *history.Reclaimed {
-		var b bytes.Buffer
-		if err := LedgerReport(ctx, LedgerReportSpec{Config: cfg, Since: since, Format: "json", Output: "-"}, &b); err != nil {
-			t.Fatal(err)
-		}
-		var r history.Report
-		if err := json.Unmarshal(b.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		return r.Reclaimed
-	}
-	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
-	rc := report(time.Time{})
-	if rc == nil || rc.Actions != 2 || len(rc.ByTeam) != 2 || !near(rc.GPUHours, 9) || !near(rc.USD, 22.41) {
-		t.Fatalf("the whole window: %+v", rc)
-	}
-	if nlp, vision := rc.ByTeam[0], rc.ByTeam[1]; nlp.Team != "nlp" || !near(nlp.GPUHours, 1) || !near(nlp.USD, 2.49) ||
-		vision.Team != "vision" || !near(vision.GPUHours, 8) || !near(vision.USD, 19.92) {
-		t.Errorf("by team: %+v", rc.ByTeam)
-	}
-	rc = report(at(2, 0))
-	if rc == nil || rc.Actions != 1 || len(rc.ByTeam) != 1 || rc.ByTeam[0].Team != "vision" || !near(rc.GPUHours, 4) || !near(rc.USD, 9.96) {
-		t.Errorf("from 11:00: %+v", rc)
-	}
-	var text bytes.Buffer
-	if err := LedgerReport(ctx, LedgerReportSpec{Config: cfg, Format: "table", Output: "-"}, &text); err != nil {
+	return cfg
+}
+
+// reportJSON is the ledger's report from since, as JSON.
+func reportJSON(t *testing.T, cfg *settings.Config, since time.Time) history.Report {
+	t.Helper()
+	var b bytes.Buffer
+	if err := LedgerReport(context.Background(), LedgerReportSpec{Config: cfg, Since: since, Format: "json", Output: "-"}, &b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "Reclaimed: 9.0 GPU-hours, $22.41, by 2 action(s) of seedance reclaim (nlp 1.0 GPU-h $2.49; vision 8.0 GPU-h $19.92)") {
-		t.Errorf("the text report:\n%s", text.String())
+	var r history.Report
+	if err := json.Unmarshal(b.Bytes(), &r); err != nil {
+		t.Fatal(err)
 	}
+	return r
 }

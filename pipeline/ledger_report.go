@@ -103,6 +103,9 @@ func reclaimedIn(ctx context.Context, l *ledger.Ledger, r *ledger.Report) (*hist
 	}
 	s := reclaim.SavedBetween(eps, r.Window.Start, r.Window.End)
 	out := &history.Reclaimed{Actions: len(eps), GPUHours: s.GPUHours, USD: s.USD}
+	if out.Capacity, err = l.FreedCapacity(ctx, eps, r.Window.Start, r.Window.End); err != nil {
+		return nil, err
+	}
 	for _, team := range slices.Sorted(maps.Keys(s.ByTeam)) {
 		t := s.ByTeam[team]
 		out.ByTeam = append(out.ByTeam, history.ReclaimedTeam{Team: team, GPUHours: t.GPUHours, USD: t.USD})

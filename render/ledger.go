@@ -52,7 +52,12 @@ func reclaimedLines(rc *history.Reclaimed) []string {
 	for _, t := range rc.ByTeam {
 		teams = append(teams, fmt.Sprintf("%s %.1f GPU-h %s", table.Visible(t.Team), t.GPUHours, money(t.USD)))
 	}
-	return []string{fmt.Sprintf("Reclaimed: %.1f GPU-hours, %s, by %d action(s) of seedance reclaim (%s)", rc.GPUHours, money(rc.USD), rc.Actions, strings.Join(teams, "; "))}
+	out := []string{fmt.Sprintf("Reclaimed: %.1f GPU-hours, %s, by %d action(s) of seedance reclaim (%s)", rc.GPUHours, money(rc.USD), rc.Actions, strings.Join(teams, "; "))}
+	if c := rc.Capacity; c != nil && c.GPUHours > 0 {
+		out = append(out, fmt.Sprintf("Freed capacity over the whole buckets after each action: %.1f GPU-hours; reused by other work %.1f, released %.1f, idle %.1f",
+			c.GPUHours, c.ReusedGPUHours, c.ReleasedGPUHours, c.IdleGPUHours))
+	}
+	return out
 }
 
 // ledgerTable writes the window's summary and one row per group, as text

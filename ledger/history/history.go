@@ -69,6 +69,21 @@ type Reclaimed struct {
 	GPUHours float64         `json:"gpu_hours"`
 	USD      float64         `json:"usd"`
 	ByTeam   []ReclaimedTeam `json:"by_team"`
+	// Capacity is what became of the freed GPUs.
+	Capacity *FreedCapacity `json:"capacity,omitempty"`
+}
+
+// FreedCapacity is what became of the GPUs reclaim freed, over the whole
+// buckets after each action (ledger.FreedCapacity): GPUHours of them in
+// all, reused by other work on the same nodes, released (no longer
+// observed: a node scaled away) or idle; Unknown counts the episodes whose
+// nodes the ledger does not know.
+type FreedCapacity struct {
+	GPUHours         float64 `json:"gpu_hours"`
+	ReusedGPUHours   float64 `json:"reused_gpu_hours"`
+	ReleasedGPUHours float64 `json:"released_gpu_hours"`
+	IdleGPUHours     float64 `json:"idle_gpu_hours"`
+	Unknown          int     `json:"unknown_episodes"`
 }
 
 // ReclaimedTeam is one team's part of Reclaimed.
