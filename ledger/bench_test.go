@@ -201,7 +201,9 @@ func BenchmarkMonthReport(b *testing.B) {
 				share   chargeback.Mode
 			}{{"team", []string{"team=team"}, 7, ""}, {"team-shared", []string{"team=team"}, 7, chargeback.Weighted},
 				{"cluster-team", []string{"cluster", "team=team"}, 7 * clusters, ""}, {"workload", []string{"workload"}, 120000, ""}} {
-				b.Run(c.name, func(b *testing.B) { monthReports(b, dsn, Query{Since: benchMonth, GroupBy: c.groupBy, ShareIdle: c.share}, c.groups) })
+				b.Run(c.name, func(b *testing.B) {
+					monthReports(b, dsn, Query{Since: benchMonth, GroupBy: c.groupBy, ShareIdle: c.share}, c.groups)
+				})
 			}
 		})
 	}
