@@ -56,9 +56,11 @@ func ReadFile(path string, stdin io.Reader) (*Profile, error) {
 }
 
 // ReadFileOnly is ReadFile keeping the values of the metrics keep holds
-// only (nil: all): the others are checked as they are read, and their
-// columns are nil (Stream.ConvertOnly). A reader that needs a few metrics
-// of a wide profile holds a fraction of it.
+// only, and the compact form of each node's topology (nil: everything):
+// the rest is checked as it is read, the columns are nil
+// (Stream.ConvertOnly) and the topologies compact
+// (Stream.DropTopologyDetail), what an analysis keeps. A reader that needs
+// a few metrics of a wide profile holds a fraction of it.
 func ReadFileOnly(path string, stdin io.Reader, keep *[NumMetrics]bool) (*Profile, error) {
 	var r io.Reader
 	if path == "-" {
@@ -77,6 +79,7 @@ func ReadFileOnly(path string, stdin io.Reader, keep *[NumMetrics]bool) (*Profil
 	}
 	if keep != nil {
 		s.ConvertOnly(*keep)
+		s.DropTopologyDetail()
 	}
 	p, err := s.collect()
 	if err != nil {
