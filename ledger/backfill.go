@@ -43,7 +43,7 @@ type held map[int64]map[string]float64
 // heldBuckets reads the settled rows of the cluster over the inputs' span.
 func heldBuckets(ctx context.Context, tx *sql.Tx, st *state, inputs []*profile.Profile) (held, error) {
 	out := held{}
-	lo, hi := span2(inputs)
+	lo, hi := profile.Span(inputs)
 	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
 		var b int64
 		var node string
@@ -61,18 +61,6 @@ func heldBuckets(ctx context.Context, tx *sql.Tx, st *state, inputs []*profile.P
 	return out, err
 }
 
-// span2 is the earliest start and the latest end of the profiles.
-func span2(ps []*profile.Profile) (lo, hi time.Time) {
-	for i, p := range ps {
-		if i == 0 || p.StartedAt.Before(lo) {
-			lo = p.StartedAt
-		}
-		if p.EndedAt.After(hi) {
-			hi = p.EndedAt
-		}
-	}
-	return lo, hi
-}
 
 // filled is the part of an update that fills what the ledger lacks before
 // the watermark: the analysis of the inputs cut at the buckets, and which
@@ -101,7 +89,7 @@ func planFill(ctx context.Context, st *state, spec UpdateSpec, readHeld func() (
 		return nil, err
 	}
 	at := fillTimes(have, b, st.watermark.Unix())
-	lo, hi := span2(spec.Inputs)
+	lo, hi := profile.Span(spec.Inputs)
 	joined := profile.Join(spec.Inputs, lo.Add(-time.Millisecond), hi, false)
 	sources, err := asSources([]*profile.Profile{joined})
 	if err != nil {

@@ -190,7 +190,7 @@ func sameNodesElsewhere(ctx context.Context, tx *sql.Tx, st *state, inputs []*pr
 			mine[n.Name] = true
 		}
 	}
-	lo, hi := span2(inputs)
+	lo, hi := profile.Span(inputs)
 	others := map[string]map[string]bool{}
 	err := scanRows(ctx, tx, func(rows *sql.Rows) error {
 		var c, n string

@@ -48,9 +48,18 @@ func (l *Ledger) Cluster() string { return l.cluster }
 // (until compaction folds them: Folded), and those that changed at or
 // after since.
 func (l *Ledger) Episodes(ctx context.Context, since time.Time) ([]reclaim.Episode, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT `+episodeColumns+` FROM seedance_reclaim_episode
-WHERE cluster = $1 AND (state IN ('noticing', 'noticed', 'acting', 'acted', 'restored') OR updated_ms >= $2) ORDER BY target, idle_since_ms`,
+	return queryEpisodes(ctx, l.db, `WHERE cluster = $1 AND (state IN ('noticing', 'noticed', 'acting', 'acted', 'restored') OR updated_ms >= $2) ORDER BY target, idle_since_ms`,
 		l.cluster, since.UnixMilli())
+}
+
+// querier is a database or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// queryEpisodes are the episodes the clause (WHERE …) selects.
+func queryEpisodes(ctx context.Context, db querier, clause string, args ...any) ([]reclaim.Episode, error) {
+	rows, err := db.QueryContext(ctx, `SELECT `+episodeColumns+` FROM seedance_reclaim_episode `+clause, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -70,24 +79,12 @@ WHERE cluster = $1 AND (state IN ('noticing', 'noticed', 'acting', 'acted', 'res
 // before to and not restored by from: what reclaim freed within a
 // report's window.
 func (l *Ledger) ActedBetween(ctx context.Context, clusters []string, from, to time.Time) ([]reclaim.Episode, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT `+episodeColumns+` FROM seedance_reclaim_episode
-WHERE acted_ms > 0 AND acted_ms < $1 AND (restored_ms = 0 OR restored_ms > $2) ORDER BY cluster, target, idle_since_ms`,
+	eps, err := queryEpisodes(ctx, l.db, `WHERE acted_ms > 0 AND acted_ms < $1 AND (restored_ms = 0 OR restored_ms > $2) ORDER BY cluster, target, idle_since_ms`,
 		to.UnixMilli(), from.UnixMilli())
-	if err != nil {
-		return nil, err
+	if err != nil || len(clusters) == 0 {
+		return eps, err
 	}
-	defer rows.Close()
-	var out []reclaim.Episode
-	for rows.Next() {
-		ep, err := scanEpisode(rows)
-		if err != nil {
-			return nil, err
-		}
-		if len(clusters) == 0 || slices.Contains(clusters, ep.Cluster) {
-			out = append(out, ep)
-		}
-	}
-	return out, rows.Err()
+	return slices.DeleteFunc(eps, func(ep reclaim.Episode) bool { return !slices.Contains(clusters, ep.Cluster) }), nil
 }
 
 func scanEpisode(rows *sql.Rows) (reclaim.Episode, error) {
@@ -268,21 +265,8 @@ func (l *Ledger) Compact(ctx context.Context, before time.Time) error {
 // the cluster's folded savings (seedance_meta), so that what reclaim
 // reports freed never goes down: /metrics' counters.
 func (l *Ledger) foldRestored(ctx context.Context, tx *sql.Tx, before int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT `+episodeColumns+` FROM seedance_reclaim_episode WHERE cluster = $1 AND state = 'restored' AND updated_ms < $2`, l.cluster, before)
-	if err != nil {
-		return err
-	}
-	var gone []reclaim.Episode
-	for rows.Next() {
-		ep, err := scanEpisode(rows)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		gone = append(gone, ep)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(gone) == 0 {
+	gone, err := queryEpisodes(ctx, tx, `WHERE cluster = $1 AND state = 'restored' AND updated_ms < $2`, l.cluster, before)
+	if err != nil || len(gone) == 0 {
 		return err
 	}
 	folded, err := readFolded(ctx, tx, l.cluster)

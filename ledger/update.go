@@ -198,7 +198,7 @@ func (l *Ledger) newState(ctx context.Context, tx *sql.Tx, cluster string, spec 
 	default:
 		bucket = time.Duration(otherBucket) * time.Second
 	}
-	first, _ := span2(spec.Inputs)
+	first, _ := profile.Span(spec.Inputs)
 	first = first.Truncate(time.Millisecond)
 	return &state{cluster: cluster, first: first, watermark: first, dataEnd: first.Add(-time.Millisecond), bucket: bucket, params: params, fresh: true}, nil
 }
@@ -260,7 +260,7 @@ type rows struct {
 // Nothing new: nil rows.
 func plan(ctx context.Context, st *state, spec UpdateSpec) (Updated, *rows, error) {
 	inputs := dropSeen(spec.Inputs, st.tail)
-	_, end := span2(spec.Inputs)
+	_, end := profile.Span(spec.Inputs)
 	from := st.dataEnd
 	if st.fresh {
 		// A first update keeps the context samples before its inputs'

@@ -25,7 +25,7 @@ import (
 // update.
 func (spec LedgerUpdateSpec) fileSteps(ctx context.Context, l *ledger.Ledger, inputs []*profile.Profile) ([]time.Time, error) {
 	size := spec.Config.Ledger.Step
-	start, end := inputSpan(inputs)
+	start, end := profile.Span(inputs)
 	if end.Sub(start) <= size {
 		return nil, nil // one step at most (a gap before it is counted as one update would)
 	}
@@ -41,19 +41,6 @@ func (spec LedgerUpdateSpec) fileSteps(ctx context.Context, l *ledger.Ledger, in
 		at = append(at, t)
 	}
 	return append(at, end), nil
-}
-
-// inputSpan is where the earliest input starts and the latest ends.
-func inputSpan(inputs []*profile.Profile) (start, end time.Time) {
-	for i, p := range inputs {
-		if i == 0 || p.StartedAt.Before(start) {
-			start = p.StartedAt
-		}
-		if p.EndedAt.After(end) {
-			end = p.EndedAt
-		}
-	}
-	return start, end
 }
 
 // countFileSteps counts the inputs window by window.

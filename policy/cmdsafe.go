@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -23,8 +24,11 @@ import (
 // must be inert text (notInert): quoting holds for one parse, and this
 // makes sure there is only one (docs/rules.md, Commands).
 
-// marker is the word a placeholder stands as while the template parses.
+// marker is the word a placeholder stands as while the template parses
+// (marker, its number, X); markerWord finds one in printed text.
 const marker = "SEEDANCEPLACEHOLDER"
+
+var markerWord = regexp.MustCompile(marker + `[0-9]+X`)
 
 // safeCommand refuses a command template a value could escape from.
 func safeCommand(tmpl string) error {
@@ -181,5 +185,5 @@ func wordText(w *syntax.Word) string {
 	if err := syntax.NewPrinter().Print(&b, w); err != nil {
 		return "?"
 	}
-	return strings.ReplaceAll(b.String(), marker, "{field}")
+	return markerWord.ReplaceAllString(b.String(), "{field}")
 }

@@ -18,10 +18,17 @@ var ErrInvalid = errors.New("invalid profile")
 // same stream, scanner, limits and validation as every other reader, so
 // that every command accepts the same documents. Gzip input is detected by
 // its magic bytes. Prefer OpenStream where one GPU at a time will do.
-func Read(r io.Reader) (*Profile, error) {
+func Read(r io.Reader) (*Profile, error) { return readKeeping(r, nil) }
+
+// readKeeping is Read keeping what ReadFileOnly says (nil: everything).
+func readKeeping(r io.Reader, keep *[NumMetrics]bool) (*Profile, error) {
 	s, err := OpenStream(r, "")
 	if err != nil {
 		return nil, err
+	}
+	if keep != nil {
+		s.ConvertOnly(*keep)
+		s.DropTopologyDetail()
 	}
 	return s.collect()
 }
@@ -73,15 +80,7 @@ func ReadFileOnly(path string, stdin io.Reader, keep *[NumMetrics]bool) (*Profil
 		defer f.Close()
 		r = f
 	}
-	s, err := OpenStream(r, "")
-	if err != nil {
-		return nil, fmt.Errorf("read profile %s: %w", path, err)
-	}
-	if keep != nil {
-		s.ConvertOnly(*keep)
-		s.DropTopologyDetail()
-	}
-	p, err := s.collect()
+	p, err := readKeeping(r, keep)
 	if err != nil {
 		return nil, fmt.Errorf("read profile %s: %w", path, err)
 	}

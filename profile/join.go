@@ -5,6 +5,19 @@ import (
 	"time"
 )
 
+// Span is where the earliest of the profiles starts and the latest ends.
+func Span(ps []*Profile) (start, end time.Time) {
+	for i, p := range ps {
+		if i == 0 || p.StartedAt.Before(start) {
+			start = p.StartedAt
+		}
+		if p.EndedAt.After(end) {
+			end = p.EndedAt
+		}
+	}
+	return start, end
+}
+
 // Join joins consecutive profiles of one cluster (in time order) into one
 // that spans [from, to]: each GPU's samples in it, and with keepLast the
 // last sample of each GPU before from too, and its last energy reading
