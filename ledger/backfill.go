@@ -61,7 +61,6 @@ func heldBuckets(ctx context.Context, tx *sql.Tx, st *state, inputs []*profile.P
 	return out, err
 }
 
-
 // filled is the part of an update that fills what the ledger lacks before
 // the watermark: the analysis of the inputs cut at the buckets, and which
 // pieces are written.
