@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/profile"
@@ -87,6 +86,9 @@ func (spec LedgerUpdateSpec) count(ctx context.Context, l *ledger.Ledger) (ledge
 
 // update is one update: read, then count in one transaction.
 func (spec LedgerUpdateSpec) update(ctx context.Context, l *ledger.Ledger) (ledger.Updated, error) {
+	if spec.Source == nil && spec.Recorded == nil {
+		return spec.updateFiles(ctx, l)
+	}
 	inputs, err := spec.read(ctx, l)
 	if errors.Is(err, source.ErrNothingObserved) && spec.Source != nil {
 		// A range with no new sample yet: nothing to count.
@@ -95,15 +97,6 @@ func (spec LedgerUpdateSpec) update(ctx context.Context, l *ledger.Ledger) (ledg
 	}
 	if err != nil {
 		return ledger.Updated{}, err
-	}
-	if spec.Source == nil && spec.Recorded == nil {
-		at, err := spec.fileSteps(ctx, l, inputs)
-		if err != nil {
-			return ledger.Updated{}, err
-		}
-		if len(at) > 2 {
-			return spec.countFileSteps(ctx, l, inputs, at)
-		}
 	}
 	return spec.countInputs(ctx, l, inputs)
 }
@@ -115,23 +108,11 @@ func (spec LedgerUpdateSpec) countInputs(ctx context.Context, l *ledger.Ledger, 
 		FillFrom: spec.fill[0], FillTo: spec.fill[1], Origin: origin(spec.Source)})
 }
 
-// read reads the profiles, or the source from where the ledger's data
-// ends.
+// read reads the source from where the ledger's data ends, or the
+// recording.
 func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*profile.Profile, error) {
 	if spec.Recorded != nil {
 		return spec.readRecorded(ctx, l)
-	}
-	if spec.Source == nil {
-		var inputs []*profile.Profile
-		keep := analyze.Reads(Params(spec.Config, spec.Config.Pricing.Pricer())) // the rest is checked, not kept
-		for _, name := range spec.Inputs {
-			p, err := profile.ReadFileOnly(name, spec.Stdin, &keep)
-			if err != nil {
-				return nil, err
-			}
-			inputs = append(inputs, p)
-		}
-		return inputs, nil
 	}
 	src := *spec.Source
 	_, end, ok, err := l.DataEndOf(ctx)

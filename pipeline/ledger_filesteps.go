@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/profile"
 )
@@ -13,53 +14,183 @@ import (
 // than a step (ledger.step) are counted as a range read is: in steps of
 // it, each the inputs joined over the step (profile.Join, as the ledger
 // joins its own inputs past its data end), each one update and one
-// transaction. The counting's memory then holds one step's analysis, not
-// the whole file's: the profiles themselves stay in memory (about 1.3
-// times the JSON parsed). The figures are those of one update, as for
-// the pieces of TestLedgerEqualsOneAnalysis. A first update of a cluster
-// and a file that reaches before the data end (a backfill) are counted in
-// one update: the first keeps its context samples, and a backfill
-// compares buckets.
+// transaction. The files are streamed once, node by node, and cut by time
+// into at most maxPieces pieces kept on disk (profile.Cut: zstd, in the
+// system's temporary directory); the steps of a piece are counted from
+// it, so that memory holds one piece of the inputs and one step's
+// analysis, never the whole file. The figures are those of one update, as
+// for the pieces of TestLedgerEqualsOneAnalysis. A first update of a
+// cluster and a file that reaches before the data end (a backfill) are
+// read whole and counted in one update: the first keeps its context
+// samples, and a backfill compares buckets.
 
-// fileSteps are the windows the inputs are counted in; nil for one
-// update.
-func (spec LedgerUpdateSpec) fileSteps(ctx context.Context, l *ledger.Ledger, inputs []*profile.Profile) ([]time.Time, error) {
+// maxPieces bounds the pieces a file is cut into: each holds a spill's
+// encoder (about 1.2 MiB) while the file is read. A day in steps of an
+// hour is 24 pieces of a step each; a longer file's pieces hold several
+// steps.
+const maxPieces = 24
+
+// updateFiles is one update of the -i files: cut and counted in steps
+// past the data end, else read whole and counted at once.
+func (spec LedgerUpdateSpec) updateFiles(ctx context.Context, l *ledger.Ledger) (ledger.Updated, error) {
+	keep := analyze.Reads(Params(spec.Config, spec.Config.Pricing.Pricer())) // the rest is checked, not kept
+	var streams []*profile.Stream
+	defer func() {
+		for _, s := range streams {
+			s.Close()
+		}
+	}()
+	var start, end time.Time
+	for i, name := range spec.Inputs {
+		s, err := profile.OpenFileOnly(name, spec.Stdin, &keep)
+		if err != nil {
+			return ledger.Updated{}, err
+		}
+		streams = append(streams, s)
+		if h := s.Header; i == 0 || h.StartedAt.Before(start) {
+			start = h.StartedAt
+		}
+		end = later(end, s.Header.EndedAt)
+	}
+	at, first, err := spec.fileSteps(ctx, l, start, end)
+	if err != nil {
+		return ledger.Updated{}, err
+	}
+	if len(at) > 2 {
+		return spec.countFileSteps(ctx, l, streams, at, first)
+	}
+	var inputs []*profile.Profile
+	for _, s := range streams {
+		p, err := s.Collect()
+		if err != nil {
+			return ledger.Updated{}, err
+		}
+		inputs = append(inputs, p)
+	}
+	return spec.countInputs(ctx, l, inputs)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// fileSteps are the windows the inputs, spanning [start, end], are
+// counted in; nil for one update. first: the ledger holds nothing of the
+// cluster yet, and the first window is its first update.
+func (spec LedgerUpdateSpec) fileSteps(ctx context.Context, l *ledger.Ledger, start, end time.Time) (at []time.Time, first bool, err error) {
 	size := spec.Config.Ledger.Step
-	start, end := profile.Span(inputs)
-	if end.Sub(start) <= size {
-		return nil, nil // one step at most (a gap before it is counted as one update would)
+	if end.Sub(start) <= size || size <= 0 {
+		return nil, false, nil // one step at most (a gap before it is counted as one update would)
 	}
 	_, dataEnd, ok, err := l.DataEndOf(ctx)
-	if err != nil || !ok || size <= 0 {
-		return nil, err
+	switch {
+	case err != nil:
+		return nil, false, err
+	case !ok:
+		dataEnd, first = start, true
+	case start.Before(dataEnd):
+		return nil, false, nil // a backfill
 	}
-	if start.Before(dataEnd) {
-		return nil, nil // a backfill
-	}
-	at := []time.Time{dataEnd}
+	at = []time.Time{dataEnd}
 	for t := dataEnd.Add(size); t.Before(end); t = t.Add(size) {
 		at = append(at, t)
 	}
-	return append(at, end), nil
+	return append(at, end), first, nil
 }
 
-// countFileSteps counts the inputs window by window.
-func (spec LedgerUpdateSpec) countFileSteps(ctx context.Context, l *ledger.Ledger, inputs []*profile.Profile, at []time.Time) (ledger.Updated, error) {
+// countFileSteps cuts the streams into pieces of whole steps, then counts
+// the steps piece by piece. The first piece holds the samples before its
+// window too: a first update's first step is its pieces as they are, cut
+// at the step's end (profile.Trim), context samples kept.
+func (spec LedgerUpdateSpec) countFileSteps(ctx context.Context, l *ledger.Ledger, streams []*profile.Stream, at []time.Time, first bool) (ledger.Updated, error) {
 	var notes []string
-	for _, p := range inputs {
-		notes = append(notes, p.Notes...)
+	for _, s := range streams {
+		notes = append(notes, s.Header.Notes...)
 	}
 	slices.Sort(notes)
 	notes = slices.Compact(notes)
-	var all ledger.Updated
-	for i := range at[:len(at)-1] {
-		piece := profile.Join(inputs, at[i], at[i+1], false)
-		piece.Notes = notes
-		up, err := spec.countInputs(ctx, l, []*profile.Profile{piece})
-		if err != nil {
-			return all, err
+	per := (len(at) - 1 + maxPieces - 1) / maxPieces // steps a piece
+	var bounds []int                                 // indexes into at
+	for k := 0; k < len(at)-1; k += per {
+		bounds = append(bounds, k)
+	}
+	bounds = append(bounds, len(at)-1)
+	cut := make([]*profile.Pieces, 0, len(streams))
+	defer func() {
+		for _, p := range cut {
+			p.Close()
 		}
-		all = joinUpdated(all, up, i == 0)
+	}()
+	times := make([]time.Time, len(bounds))
+	for i, k := range bounds[1:] {
+		times[i+1] = at[k]
+	}
+	for _, s := range streams {
+		p, err := profile.Cut(s, times, "")
+		if err != nil {
+			return ledger.Updated{}, err
+		}
+		cut = append(cut, p)
+	}
+	final := finalStep(cut, at)
+	var all ledger.Updated
+	for c := range bounds[:len(bounds)-1] {
+		var pieces []*profile.Profile
+		for _, p := range cut {
+			piece, err := p.Piece(c)
+			if err != nil {
+				return all, err
+			}
+			pieces = append(pieces, piece)
+		}
+		for k := bounds[c]; k < bounds[c+1] && k <= final; k++ {
+			to := at[k+1]
+			if k == final {
+				to = at[len(at)-1]
+			}
+			step := []*profile.Profile{profile.Join(pieces, at[k], to, false)}
+			step[0].Notes = notes
+			if k == 0 && first {
+				step = trimmed(pieces, to)
+			}
+			up, err := spec.countInputs(ctx, l, step)
+			if err != nil {
+				return all, err
+			}
+			all = joinUpdated(all, up, k == 0)
+		}
 	}
 	return all, nil
+}
+
+// trimmed are the pieces that start before to, ending there.
+func trimmed(pieces []*profile.Profile, to time.Time) []*profile.Profile {
+	var out []*profile.Profile
+	for _, p := range pieces {
+		if p.StartedAt.Before(to) {
+			out = append(out, profile.Trim(p, to))
+		}
+	}
+	return out
+}
+
+// finalStep is the step that holds the inputs' latest sample: it is
+// counted to the inputs' end, as one update would count them (a step
+// after it, with no samples, would leave the data end short of the end).
+func finalStep(cut []*profile.Pieces, at []time.Time) int {
+	var last time.Time
+	for _, p := range cut {
+		if t, ok := p.Last(); ok && t.After(last) {
+			last = t
+		}
+	}
+	for k := len(at) - 2; k > 0; k-- {
+		if at[k].Before(last) {
+			return k
+		}
+	}
+	return 0
 }

@@ -13,47 +13,86 @@ import (
 )
 
 // TestFileCountedInSteps (#56): a file reaching 5 hours past the ledger's
-// data end is counted in 5 steps of an hour, and the ledger then holds
-// what one update of it gives, row for row in its report; a file of the
-// first update, and one within a step, go in one.
+// data end is counted in 5 steps of an hour (a piece each), or 30 of 10
+// minutes (two a piece: more steps than maxPieces), and the ledger then
+// holds what one update of it gives, row for row in its report; so does a
+// first update of 6 hours, its first step keeping the 10 minutes of
+// context samples before the file's start; a file within a step goes in
+// one.
 func TestFileCountedInSteps(t *testing.T) {
 	p, err := sim.Record(sim.Options{Nodes: 4, Scenario: sim.ScenarioMixed, Seed: 2}, time.Minute, 6*time.Hour, profile.Generator{Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	first, rest := filepath.Join(dir, "first.json"), filepath.Join(dir, "rest.json")
+	whole, first, rest := filepath.Join(dir, "whole.json"), filepath.Join(dir, "first.json"), filepath.Join(dir, "rest.json")
 	cut := p.StartedAt.Add(time.Hour)
-	if err := profile.WriteFile(first, profile.Join([]*profile.Profile{p}, p.StartedAt.Add(-time.Millisecond), cut, false)); err != nil {
-		t.Fatal(err)
+	files := map[string]*profile.Profile{
+		whole: withContext(p, 10*time.Minute),
+		first: profile.Join([]*profile.Profile{p}, p.StartedAt.Add(-time.Millisecond), cut, false),
+		rest:  profile.Join([]*profile.Profile{p}, cut, p.EndedAt, false),
 	}
-	if err := profile.WriteFile(rest, profile.Join([]*profile.Profile{p}, cut, p.EndedAt, false)); err != nil {
-		t.Fatal(err)
-	}
-	var reports []string
-	for _, step := range []string{"1h", "24h"} {
-		cfg := configWith(t, "ledger.dsn", filepath.Join(dir, step+".db"), "ledger.step", step)
-		up, err := LedgerUpdate(context.Background(), LedgerUpdateSpec{Config: cfg, Inputs: []string{first}})
-		if err != nil || up.Steps > 1 {
-			t.Fatalf("the first update: %+v %v", up, err)
-		}
-		up, err = LedgerUpdate(context.Background(), LedgerUpdateSpec{Config: cfg, Inputs: []string{rest}})
-		if want := map[string]int{"1h": 5, "24h": 0}[step]; err != nil || up.Steps != want {
-			t.Fatalf("--ledger-step %s: %d steps, want %d (%v)", step, up.Steps, want, err)
-		}
-		l, err := ledger.Open(context.Background(), cfg.Ledger.DSN, ledger.Options{ReadOnly: true})
-		if err != nil {
+	for name, p := range files {
+		if err := profile.WriteFile(name, p); err != nil {
 			t.Fatal(err)
 		}
-		r, err := l.Report(context.Background(), ledger.Query{GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
-		l.Close()
-		if err != nil {
-			t.Fatal(err)
+	}
+	steps := map[string]map[string]int{ // by file and step
+		first: {"1h": 2, "10m": 7}, rest: {"1h": 5, "10m": 30}, whole: {"1h": 6, "10m": 35},
+	}
+	for _, updates := range [][]string{{first, rest}, {whole}} {
+		var reports []string
+		for _, step := range []string{"1h", "10m", "24h"} {
+			cfg := configWith(t, "ledger.dsn", filepath.Join(dir, step+filepath.Base(updates[0])+".db"), "ledger.step", step)
+			for _, in := range updates {
+				up, err := LedgerUpdate(context.Background(), LedgerUpdateSpec{Config: cfg, Inputs: []string{in}})
+				if want := steps[in][step]; err != nil || up.Steps != want {
+					t.Fatalf("%s, --ledger-step %s: %d steps, want %d (%v)", filepath.Base(in), step, up.Steps, steps[in][step], err)
+				}
+			}
+			reports = append(reports, namespaceReport(t, cfg.Ledger.DSN))
 		}
-		b, _ := json.Marshal(r)
-		reports = append(reports, string(b))
+		for i := range 2 {
+			if reports[i] != reports[2] {
+				t.Fatalf("%s counted in steps:\n%s\nat once:\n%s", updates, reports[i], reports[2])
+			}
+		}
 	}
-	if reports[0] != reports[1] {
-		t.Fatalf("counted in steps:\n%s\nat once:\n%s", reports[0], reports[1])
+}
+
+// namespaceReport is the ledger's report by namespace, as JSON.
+func namespaceReport(t *testing.T, dsn string) string {
+	l, err := ledger.Open(context.Background(), dsn, ledger.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer l.Close()
+	r, err := l.Report(context.Background(), ledger.Query{GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// withContext is p starting d later, its samples before that its context
+// (context_s), its workloads' tenure from the new start.
+func withContext(p *profile.Profile, d time.Duration) *profile.Profile {
+	out := profile.Join([]*profile.Profile{p}, p.StartedAt.Add(-time.Millisecond), p.EndedAt, false)
+	out.StartedAt, out.ContextS = out.StartedAt.Add(d), d.Seconds()
+	for i := range out.Nodes {
+		n := &out.Nodes[i]
+		for gi := range n.GPUs {
+			for k := range n.GPUs[gi].Series.T {
+				n.GPUs[gi].Series.T[k] -= d.Seconds()
+			}
+		}
+		for wi := range n.Workloads {
+			for k := range n.Workloads[wi].Intervals {
+				iv := &n.Workloads[wi].Intervals[k]
+				iv.StartS, iv.EndS = max(0, iv.StartS-d.Seconds()), iv.EndS-d.Seconds()
+			}
+		}
+	}
+	return out
 }

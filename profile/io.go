@@ -18,17 +18,10 @@ var ErrInvalid = errors.New("invalid profile")
 // same stream, scanner, limits and validation as every other reader, so
 // that every command accepts the same documents. Gzip input is detected by
 // its magic bytes. Prefer OpenStream where one GPU at a time will do.
-func Read(r io.Reader) (*Profile, error) { return readKeeping(r, nil) }
-
-// readKeeping is Read keeping what ReadFileOnly says (nil: everything).
-func readKeeping(r io.Reader, keep *[NumMetrics]bool) (*Profile, error) {
+func Read(r io.Reader) (*Profile, error) {
 	s, err := OpenStream(r, "")
 	if err != nil {
 		return nil, err
-	}
-	if keep != nil {
-		s.ConvertOnly(*keep)
-		s.DropTopologyDetail()
 	}
 	return s.collect()
 }
@@ -69,23 +62,48 @@ func ReadFile(path string, stdin io.Reader) (*Profile, error) {
 // (Stream.DropTopologyDetail), what an analysis keeps. A reader that needs
 // a few metrics of a wide profile holds a fraction of it.
 func ReadFileOnly(path string, stdin io.Reader, keep *[NumMetrics]bool) (*Profile, error) {
-	var r io.Reader
-	if path == "-" {
-		r = stdin
-	} else {
+	s, err := OpenFileOnly(path, stdin, keep)
+	if err != nil {
+		return nil, err
+	}
+	return s.collect() // its errors name the file; it closes the file
+}
+
+// OpenFileOnly opens path ("-": stdin) as a stream that keeps what
+// ReadFileOnly keeps, its header read. The file is closed at the end of
+// the stream's walk, or by Close.
+func OpenFileOnly(path string, stdin io.Reader, keep *[NumMetrics]bool) (*Stream, error) {
+	var r io.Reader = stdin
+	closeFile := func() {}
+	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
-		defer f.Close()
-		r = f
+		r, closeFile = f, func() { f.Close() }
 	}
-	p, err := readKeeping(r, keep)
+	s, err := OpenStream(r, "")
 	if err != nil {
+		closeFile()
 		return nil, fmt.Errorf("read profile %s: %w", path, err)
 	}
-	return p, nil
+	if keep != nil {
+		s.ConvertOnly(*keep)
+		s.DropTopologyDetail()
+	}
+	s.name = path
+	stop := s.closer
+	s.closer = func() {
+		if stop != nil {
+			stop()
+		}
+		closeFile()
+	}
+	return s, nil
 }
+
+// Collect reads the rest of the stream into a profile.
+func (s *Stream) Collect() (*Profile, error) { return s.collect() }
 
 // Write encodes p to w, compressed with c.
 func Write(w io.Writer, p *Profile, c Compression) error {

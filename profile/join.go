@@ -58,7 +58,7 @@ func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 				order = append(order, pn.Name)
 			}
 			n.Labels, n.Topology = pn.Labels, pn.Topology
-			joinWorkloads(n, pn.Workloads, base, p.EndedAt.Sub(p.StartedAt).Seconds(), fromMS, float64(out.EndedAt.UnixMilli()))
+			joinWorkloads(n, pn.Workloads, base, p.EndedAt.Sub(p.StartedAt).Seconds(), [2]float64{fromMS, float64(out.EndedAt.UnixMilli())}, fromMS)
 			for gi := range pn.GPUs {
 				pg := &pn.GPUs[gi]
 				k := [2]string{pn.Name, pg.UUID}
@@ -184,30 +184,30 @@ func hasValue(v []float64) bool {
 }
 
 // joinWorkloads merges a profile's workloads into n, their tenure
-// absolute (ms) and cut to [from, to] ms, relative to from in seconds; a
-// workload with no tenure left is dropped.
-func joinWorkloads(n *Node, ws []Workload, base, spanS, from, to float64) {
+// absolute (ms) and cut to [cut[0], cut[1]] ms, relative to rel (ms) in
+// seconds; a workload with no tenure left is dropped.
+func joinWorkloads(n *Node, ws []Workload, base, spanS float64, cut [2]float64, rel float64) {
 	for _, w := range ws {
 		ivs := w.Intervals
 		if ivs == nil {
 			ivs = []Tenure{{StartS: 0, EndS: spanS}}
 		}
-		var cut []Tenure
+		var kept []Tenure
 		for _, iv := range ivs {
-			lo, hi := max(base+math.Round(iv.StartS*1000), from), min(base+math.Round(iv.EndS*1000), to)
+			lo, hi := max(base+math.Round(iv.StartS*1000), cut[0]), min(base+math.Round(iv.EndS*1000), cut[1])
 			if hi > lo {
-				cut = append(cut, Tenure{(lo - from) / 1000, (hi - from) / 1000})
+				kept = append(kept, Tenure{(lo - rel) / 1000, (hi - rel) / 1000})
 			}
 		}
 		i := workloadIndex(n.Workloads, w.ID)
 		if i >= 0 {
-			cut = JoinTenure(append(n.Workloads[i].Intervals, cut...), 0)
+			kept = JoinTenure(append(n.Workloads[i].Intervals, kept...), 0)
 			n.Workloads = append(n.Workloads[:i], n.Workloads[i+1:]...)
 		}
-		if len(cut) == 0 && w.State != StatePending {
+		if len(kept) == 0 && w.State != StatePending {
 			continue
 		}
-		w.Intervals = cut
+		w.Intervals = kept
 		n.Workloads = append(n.Workloads, w)
 	}
 }

@@ -54,3 +54,30 @@ func TestJoinKeepsTheLastEnergyReading(t *testing.T) {
 		t.Fatalf("kept %v %v (start %s)", g.Series.T, g.Series.EnergyJ, j.StartedAt)
 	}
 }
+
+// TestTrim: a profile trimmed to a time ends there: the samples after it
+// dropped (context samples before its start kept), the workloads' tenure
+// cut at it, a workload held only after it dropped, a pending one kept.
+func TestTrim(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	p := &Profile{StartedAt: t0, EndedAt: t0.Add(60 * time.Second), IntervalS: 15, ContextS: 15, Complete: true, Nodes: []Node{{Name: "n1",
+		GPUs: []GPU{{UUID: "g0", Series: Series{T: Values{-15, 0, 15, 30, 45, 60}, GPUUtilPct: Values{0, 1, 2, 3, 4, 5}},
+			Usage: []Usage{{Workload: "w1", UtilPct: Values{0, 1, 2, 3, 4, 5}}}}},
+		Workloads: []Workload{{ID: "w1"}, {ID: "w2", Intervals: []Tenure{{StartS: 40, EndS: 60}}}, {ID: "w3", State: StatePending, Intervals: []Tenure{{StartS: 45, EndS: 60}}}}}}}
+	tr := Trim(p, t0.Add(30*time.Second))
+	g := tr.Nodes[0].GPUs[0]
+	if !tr.EndedAt.Equal(t0.Add(30*time.Second)) || !tr.StartedAt.Equal(t0) || !reflect.DeepEqual(g.Series.T, Values{-15, 0, 15, 30}) ||
+		!reflect.DeepEqual(g.Series.GPUUtilPct, Values{0, 1, 2, 3}) || !reflect.DeepEqual(g.Usage[0].UtilPct, Values{0, 1, 2, 3}) {
+		t.Fatalf("trimmed: %s → %s, %v %v %v", tr.StartedAt, tr.EndedAt, g.Series.T, g.Series.GPUUtilPct, g.Usage)
+	}
+	ws := tr.Nodes[0].Workloads
+	if len(ws) != 2 || ws[0].ID != "w1" || !reflect.DeepEqual(ws[0].Intervals, []Tenure{{StartS: 0, EndS: 30}}) || ws[1].ID != "w3" || ws[1].Intervals != nil {
+		t.Fatalf("workloads %+v", ws)
+	}
+	if len(p.Nodes[0].GPUs[0].Series.T) != 6 || len(p.Nodes[0].Workloads) != 3 {
+		t.Fatal("Trim changed its input")
+	}
+	if Trim(p, p.EndedAt) != p {
+		t.Fatal("a trim at the end copies")
+	}
+}

@@ -331,8 +331,13 @@ func (s *Stream) nodeFull(ni int) (Node, error) {
 func (s *Stream) close() {
 	if s.closer != nil {
 		s.closer()
+		s.closer = nil
 	}
 }
+
+// Close stops reading the stream and closes what it reads; a stream
+// walked to its end is closed already.
+func (s *Stream) Close() { s.close() }
 
 // StreamOf streams a profile already in memory, as OpenStream would stream
 // its encoding, without encoding it: it is validated whole first. The
