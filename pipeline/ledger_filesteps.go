@@ -25,7 +25,7 @@ import (
 // samples, and a backfill compares buckets.
 
 // maxPieces bounds the pieces a file is cut into: each holds a spill's
-// encoder (about 1.2 MiB) while the file is read. A day in steps of an
+// encoder (about 0.4 MiB) while the file is read. A day in steps of an
 // hour is 24 pieces of a step each; a longer file's pieces hold several
 // steps.
 const maxPieces = 24

@@ -58,7 +58,10 @@ func compressed(w io.Writer, c Compression, write func(io.Writer) error) error {
 	case Gzip:
 		zw = gzip.NewWriter(w)
 	case Zstd:
-		enc, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1))
+		// A window of spillWindow: a profile's columns compress no better
+		// with the default 8 MiB, whose history alone is 16 MiB of memory
+		// (the ledger writes its tail this way at every update).
+		enc, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(spillWindow), zstd.WithLowerEncoderMem(true))
 		if err != nil {
 			return err
 		}

@@ -135,7 +135,14 @@ func (g *gpuAt) add(pg *GPU, base, from, to float64, keepLast bool) {
 		}
 		g.t = append(g.t, abs)
 		for m := Metric(0); m < NumMetrics; m++ {
-			g.cols[m] = append(g.cols[m], at(*pg.Series.Col(m), i))
+			c := *pg.Series.Col(m)
+			if c == nil && g.cols[m] == nil {
+				continue // a column no profile has so far: none kept
+			}
+			if g.cols[m] == nil {
+				g.cols[m] = nullValues(len(g.t) - 1)
+			}
+			g.cols[m] = append(g.cols[m], at(c, i))
 		}
 		g.usage.add(pg.Usage, i, len(g.t))
 	}
@@ -145,7 +152,7 @@ func (g *gpuAt) add(pg *GPU, base, from, to float64, keepLast bool) {
 // the latest with an energy reading.
 func (g *gpuAt) keepEnergyReading() {
 	keep := -1
-	for i := len(g.t) - 1; i >= 0; i-- {
+	for i := len(g.cols[EnergyJ]) - 1; i >= 0; i-- { // none: no energy column
 		if !IsNull(g.cols[EnergyJ][i]) {
 			keep = i
 			break
@@ -155,13 +162,17 @@ func (g *gpuAt) keepEnergyReading() {
 	if keep >= 0 {
 		g.t[0] = g.t[keep]
 		for m := range g.cols {
-			g.cols[m][0] = g.cols[m][keep]
+			if g.cols[m] != nil {
+				g.cols[m][0] = g.cols[m][keep]
+			}
 		}
 		n = 1
 	}
 	g.t = g.t[:n]
 	for m := range g.cols {
-		g.cols[m] = g.cols[m][:n]
+		if g.cols[m] != nil {
+			g.cols[m] = g.cols[m][:n]
+		}
 	}
 	g.usage.keep(keep, n)
 }

@@ -26,7 +26,8 @@ type Pieces struct {
 // Cut reads the stream s to its end, cutting it at bounds (ascending, at
 // least two) into pieces spilled in dir ("" for the system's temporary
 // directory). Memory holds one node of the stream, and each piece's
-// spill encoder (about 1.2 MiB). s is closed.
+// spill encoder (about 0.4 MiB: a zstd window of pieceWindow) until the
+// stream's end. s is closed.
 func Cut(s *Stream, bounds []time.Time, dir string) (*Pieces, error) {
 	if len(bounds) < 2 {
 		return nil, errors.New("cut a profile: fewer than two bounds")
@@ -36,7 +37,7 @@ func Cut(s *Stream, bounds []time.Time, dir string) (*Pieces, error) {
 		p.bounds = append(p.bounds, float64(b.UnixMilli()))
 	}
 	for range bounds[1:] {
-		sp, err := NewSpill(dir)
+		sp, err := newSpill(dir, pieceWindow)
 		if err != nil {
 			s.close()
 			return nil, errors.Join(err, p.Close())
@@ -46,8 +47,16 @@ func Cut(s *Stream, bounds []time.Time, dir string) (*Pieces, error) {
 	if err := p.fill(s); err != nil {
 		return nil, errors.Join(err, p.Close())
 	}
+	for _, sp := range p.spills {
+		if err := sp.Seal(); err != nil {
+			return nil, errors.Join(err, p.Close())
+		}
+	}
 	return p, nil
 }
+
+// pieceWindow is a piece's zstd window: many are open at once.
+const pieceWindow = 256 << 10
 
 // fill walks s, spilling each node's part of every piece at its end.
 func (p *Pieces) fill(s *Stream) error {

@@ -3,6 +3,7 @@ package profile
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +39,11 @@ const spillPrefix = ".seedance-spill-"
 
 // NewSpill creates the spill file in dir ("" for the system's temporary
 // directory), first removing there the spills of runs that were killed.
-func NewSpill(dir string) (*Spill, error) {
+func NewSpill(dir string) (*Spill, error) { return newSpill(dir, spillWindow) }
+
+// newSpill is NewSpill with a zstd window of its own: one of many spills
+// open at once (Cut) takes a smaller one.
+func newSpill(dir string, window int) (*Spill, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
@@ -47,7 +52,7 @@ func NewSpill(dir string) (*Spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(spillWindow), zstd.WithLowerEncoderMem(true))
+	zw, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(window), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
@@ -58,6 +63,9 @@ func NewSpill(dir string) (*Spill, error) {
 
 // Node encodes one node into the spill.
 func (s *Spill) Node(n *Node) error {
+	if s.enc == nil {
+		return errors.New("spill: a node after the spill was sealed")
+	}
 	s.enc.Node(n)
 	if s.enc.err != nil {
 		return fmt.Errorf("spill: %w", s.enc.err)
@@ -71,8 +79,9 @@ func (s *Spill) Node(n *Node) error {
 func (s *Spill) Reader(p *Profile) (io.Reader, error) {
 	if s.zr != nil { // read before: the nodes are all written
 		s.zr.Close()
-	} else if err := s.finish(); err != nil {
-		return nil, fmt.Errorf("spill: %w", err)
+	}
+	if err := s.Seal(); err != nil {
+		return nil, err
 	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
@@ -90,12 +99,21 @@ func (s *Spill) Reader(p *Profile) (io.Reader, error) {
 	return io.MultiReader(&head, zr, strings.NewReader("]}\n")), nil
 }
 
-// finish ends the spilled nodes' zstd frame.
-func (s *Spill) finish() error {
-	if err := s.enc.w.Flush(); err != nil {
-		return err
+// Seal ends the spilled nodes (a spill takes no more), and frees the
+// encoder's memory; Reader seals a spill not sealed yet.
+func (s *Spill) Seal() error {
+	if s.zw == nil {
+		return nil
 	}
-	return s.zw.Close()
+	err := s.enc.w.Flush()
+	if cerr := s.zw.Close(); err == nil {
+		err = cerr
+	}
+	s.zw, s.enc = nil, nil
+	if err != nil {
+		return fmt.Errorf("spill: %w", err)
+	}
+	return nil
 }
 
 // Write writes the whole document (Reader) to w, compressed with c.
@@ -120,7 +138,8 @@ func (s *Spill) WriteFile(path string, p *Profile) error {
 func (s *Spill) Close() error {
 	if s.zr != nil {
 		s.zr.Close()
-	} else {
+	}
+	if s.zw != nil {
 		s.zw.Close()
 	}
 	s.f.Close()
