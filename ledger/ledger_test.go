@@ -191,7 +191,12 @@ func ledgers(t *testing.T, backend string) func() *Ledger {
 }
 
 func equalsOneAnalysis(t *testing.T, newLedger func() *Ledger) {
-	p := cluster(t)
+	equalsOneAnalysisOf(t, newLedger, cluster(t))
+}
+
+// equalsOneAnalysisOf: p cut at random into pieces that overlap by their
+// edge sample, counted one or two at a time, gives one analysis's figures.
+func equalsOneAnalysisOf(t *testing.T, newLedger func() *Ledger, p *profile.Profile) {
 	want := oneAnalysis(t, p, []string{"namespace"})
 	if *want.Summary.IdleGPUHours == 0 || want.Attribution == nil || len(want.Attribution.Groups) < 2 {
 		t.Fatalf("the cluster has no idle time or groups to count: %+v", want.Summary)

@@ -406,7 +406,7 @@ func dropSeen(ps []*profile.Profile, tail *profile.Profile) []*profile.Profile {
 		for ni := range q.Nodes {
 			q.Nodes[ni].GPUs = slices.Clone(q.Nodes[ni].GPUs)
 			for gi := range q.Nodes[ni].GPUs {
-				dropUpTo(&q.Nodes[ni].GPUs[gi].Series, q.StartedAt.UnixMilli(), seen, [2]string{q.Nodes[ni].Name, q.Nodes[ni].GPUs[gi].UUID})
+				dropUpTo(&q.Nodes[ni].GPUs[gi], q.StartedAt.UnixMilli(), seen, [2]string{q.Nodes[ni].Name, q.Nodes[ni].GPUs[gi].UUID})
 			}
 		}
 		inputs[i] = &q
@@ -430,19 +430,27 @@ func noteLast(seen map[[2]string]int64, p *profile.Profile) {
 	}
 }
 
-// dropUpTo cuts a series' samples at or before seen[key] (base: the
-// profile's start, Unix ms).
-func dropUpTo(s *profile.Series, base int64, seen map[[2]string]int64, key [2]string) {
+// dropUpTo cuts a GPU's samples at or before seen[key] (base: the
+// profile's start, Unix ms), and their usage.
+func dropUpTo(g *profile.GPU, base int64, seen map[[2]string]int64, key [2]string) {
 	last, ok := seen[key]
 	if !ok {
 		return
 	}
+	s := &g.Series
 	i := sort.Search(len(s.T), func(i int) bool { return base+int64(math.Round(s.T[i]*1000)) > last })
 	s.T = s.T[i:]
 	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
 		if col := s.Col(m); len(*col) >= i {
 			*col = (*col)[i:]
 		}
+	}
+	if len(g.Usage) > 0 {
+		usage := make([]profile.Usage, len(g.Usage))
+		for k, u := range g.Usage {
+			usage[k] = profile.Usage{Workload: u.Workload, UtilPct: u.UtilPct[min(i, len(u.UtilPct)):]}
+		}
+		g.Usage = usage
 	}
 }
 
