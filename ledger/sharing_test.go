@@ -13,9 +13,9 @@ import (
 // TestSharedGPUAcrossUpdates: a GPU two workloads of two namespaces hold,
 // each with its measured use (profile.Usage) changing over time, counted
 // in four updates that each read the ten minutes before the last one's
-// end again: the ledger splits it as one analysis does. An update drops the samples the ledger holds already
-// from the series and from their usage alike (the usage's columns, left
-// whole, were read one sample off).
+// end again: the ledger splits it as one analysis does. An update drops
+// the samples the ledger holds already from the series and from their
+// usage alike (the usage's columns, left whole, were read samples off).
 func TestSharedGPUAcrossUpdates(t *testing.T) {
 	p := cluster(t)
 	n := &p.Nodes[0]
