@@ -28,7 +28,19 @@ func Span(ps []*Profile) (start, end time.Time) {
 // at to or where the latest profile does, if sooner. Times stay to the
 // millisecond. The ledger reads its updates and keeps the tail of what it
 // read this way (docs/ledger.md).
+//
+// One profile without keepLast is joined without a copy of its columns:
+// the result's columns and usage are slices of p's (only the times are
+// new), which neither may change in place afterwards.
 func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
+	if len(ps) == 1 && !keepLast && distinct(ps[0]) {
+		return joinOne(ps[0], from, to)
+	}
+	return joinAll(ps, from, to, keepLast)
+}
+
+// joinAll is Join, copying.
+func joinAll(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 	out := &Profile{SchemaVersion: SchemaVersion, StartedAt: from, EndedAt: to, Complete: true}
 	latest := time.Time{}
 	for _, p := range ps {

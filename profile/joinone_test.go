@@ -1,0 +1,67 @@
+package profile_test
+
+import (
+	"bytes"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source/sim"
+)
+
+// TestJoinOneAsJoinAll (#56): Join of one profile, which slices its
+// columns instead of copying them, writes byte for byte what Join of the
+// same profile beside an empty one (the copying path) writes: windows
+// inside it, on samples, before and after it, with nulls, a column one
+// GPU lacks, a GPU with no samples in the window, usage, context samples;
+// and the result's columns cannot grow into the input's.
+func TestJoinOneAsJoinAll(t *testing.T) {
+	p, err := sim.Record(sim.Options{Nodes: 3, Scenario: sim.ScenarioMixed, Seed: 9}, time.Minute, 2*time.Hour, profile.Generator{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &p.Nodes[0].GPUs[0]
+	g.Series.PowerW[3], g.Series.GPUUtilPct[70] = math.NaN(), math.NaN()
+	p.Nodes[1].GPUs[1].Series.EnergyJ = nil
+	late := &p.Nodes[2].GPUs[0].Series // samples in the second hour only
+	late.T = late.T[60:]
+	for m := profile.Metric(0); m < profile.NumMetrics; m++ {
+		if c := late.Col(m); *c != nil {
+			*c = (*c)[60:]
+		}
+	}
+	u := make(profile.Values, len(g.Series.T))
+	for i := range u {
+		u[i] = float64(i % 5)
+	}
+	u[10] = math.NaN()
+	g.Usage = []profile.Usage{{Workload: p.Nodes[0].Workloads[0].ID, UtilPct: u}, {Workload: "gone", UtilPct: make(profile.Values, len(u))}}
+	for i := range g.Usage[1].UtilPct {
+		g.Usage[1].UtilPct[i] = math.NaN()
+	}
+	empty := &profile.Profile{StartedAt: p.StartedAt, EndedAt: p.StartedAt, Complete: true}
+	t0 := p.StartedAt
+	for _, w := range [][2]time.Duration{{0, 2 * time.Hour}, {-time.Hour, 3 * time.Hour}, {10*time.Minute + 30*time.Second, 50 * time.Minute},
+		{30 * time.Minute, 30 * time.Minute}, {90 * time.Minute, 2*time.Hour + time.Minute}, {3 * time.Hour, 4 * time.Hour}} {
+		one := profile.Join([]*profile.Profile{p}, t0.Add(w[0]), t0.Add(w[1]), false)
+		all := profile.Join([]*profile.Profile{empty, p}, t0.Add(w[0]), t0.Add(w[1]), false)
+		var a, b bytes.Buffer
+		if err := profile.Encode(&a, one); err != nil {
+			t.Fatal(err)
+		}
+		if err := profile.Encode(&b, all); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Fatalf("window %v: one profile's join differs from the copying join:\n%.600s\n%.600s", w, a.String(), b.String())
+		}
+	}
+	one := profile.Join([]*profile.Profile{p}, t0.Add(10*time.Minute), t0.Add(20*time.Minute), false)
+	c := one.Nodes[0].GPUs[0].Series.GPUUtilPct
+	before := g.Series.GPUUtilPct[len(c)+10]
+	_ = append(c, -1)
+	if g.Series.GPUUtilPct[len(c)+10] != before {
+		t.Fatal("an append to the join's column wrote into the input's")
+	}
+}
