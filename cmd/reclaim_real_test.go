@@ -33,8 +33,42 @@ var reclaimOwners = []reclaimOwner{
 	{"ml/silenced-9a8b7-uvwxy", "Deployment/silenced", 0, 0},
 	{"ml/train-zzzzz", "Job/train", 0.5, 1}, // the noise floor
 	{"ml/free", "", 0, 0},
-	{"ml/guarded", "", 0, 0}, // its PodDisruptionBudget refuses
+	{"ml/guarded", "", 0, 0},                    // its PodDisruptionBudget refuses
+	{"ml/llm-6d5c4-vwxyz", "Rollout/llm", 0, 0}, // a custom resource with /scale
+	{"ml/nb-0", "Notebook/nb", 0, 0},            // a custom resource without it
 }
+
+// reclaimCRDs are two custom resources: Argo's Rollout with a /scale
+// subresource, Kubeflow's Notebook without one (their groups and kinds; a
+// schema that keeps any field).
+const reclaimCRDs = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: rollouts.argoproj.io}
+spec:
+  group: argoproj.io
+  names: {kind: Rollout, plural: rollouts, singular: rollout, listKind: RolloutList}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+    subresources:
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: notebooks.kubeflow.org}
+spec:
+  group: kubeflow.org
+  names: {kind: Notebook, plural: notebooks, singular: notebook, listKind: NotebookList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
 
 // reclaimProfile writes four hours of minute samples of n1 ending at end.
 func reclaimProfile(t *testing.T, path string, end time.Time, second bool) {
@@ -96,6 +130,14 @@ spec:
   template:
     spec: {restartPolicy: Never, containers: [{name: c, image: fake, resources: {limits: {nvidia.com/gpu: "1"}}}]}
 `)
+	c.Apply(reclaimCRDs)
+	c.WaitFor("the custom resources served", 60*time.Second, func() bool {
+		_, err1 := c.Kubectl("get", "rollouts.argoproj.io", "-n", "ml")
+		_, err2 := c.Kubectl("get", "notebooks.kubeflow.org", "-n", "ml")
+		return err1 == nil && err2 == nil
+	})
+	c.Apply("apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: llm, namespace: ml}\nspec: {replicas: 1}\n---\n" +
+		"apiVersion: kubeflow.org/v1\nkind: Notebook\nmetadata: {name: nb, namespace: ml}\nspec: {}\n")
 	c.WaitFor("the pods running", 90*time.Second, func() bool {
 		out, err := c.Kubectl("get", "pods", "-n", "ml", "-o", "jsonpath={range .items[*]}{.status.phase} {end}")
 		return err == nil && strings.Count(out, "Running") >= 7
@@ -152,7 +194,9 @@ func jsonOf(t *testing.T, method, url, body string, out any) {
 // a bare pod evicted and another's PodDisruptionBudget refusal reported;
 // a busy-again Deployment, one kept by annotation, one kept by the keep
 // command and one whose alert was silenced are left alone; a second pass
-// before the deadline neither notifies again nor acts.
+// before the deadline neither notifies again nor acts. A custom resource
+// with /scale (an Argo Rollout) is scaled to 0 and back, one without it
+// (a Kubeflow Notebook) is notice only, the reason said.
 func TestReclaimKubernetes(t *testing.T) {
 	am := promtest.StartAlertmanager(t)
 	c := reclaimCluster(t)
@@ -175,7 +219,7 @@ func TestReclaimKubernetes(t *testing.T) {
 		t.Fatalf("dry run: exit %d\n%s\n%s", dry.code, dry.out, dry.errOut)
 	}
 	r := runAt(t, t0.Add(30*time.Second), args(first, "--execute")...)
-	if r.code != 0 || !strings.Contains(r.errOut, "8 targets, 8 candidates, 8 notices, 0 acted") {
+	if r.code != 0 || !strings.Contains(r.errOut, "10 targets, 10 candidates, 10 notices, 0 acted") {
 		t.Fatalf("first pass: exit %d\n%s\n%s", r.code, r.out, r.errOut)
 	}
 	var alerts []struct {
@@ -195,7 +239,7 @@ func TestReclaimKubernetes(t *testing.T) {
 				a.Annotations["usd_per_hour"] == "2.49" && strings.Contains(a.Annotations["summary"], "scaled to 0")
 		}
 	}
-	if len(alerts) != 8 || !found {
+	if len(alerts) != 10 || !found {
 		t.Fatalf("Alertmanager has %d alerts, eval's with its figures: %v\n%+v", len(alerts), found, alerts)
 	}
 	if r := runAt(t, t0.Add(90*time.Second), args(first, "--execute")...); r.code != 0 || !strings.Contains(r.errOut, "0 notices, 0 acted") {
@@ -227,6 +271,9 @@ func TestReclaimKubernetes(t *testing.T) {
 		"ml/Job/train: acted (suspended;",
 		"ml/Pod/free: acted (evicted;",
 		"ml/Pod/guarded: refused (refused: the eviction of ml/Pod/guarded was refused (a PodDisruptionBudget)",
+		"ml/Rollout/llm: acted (scaled to 0 from 1;",
+		"ml/Notebook/nb: ",
+		"the API server serves kubeflow.org/v1 notebooks without a /scale subresource: notice only",
 	} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("the pass does not say %q:\n%s", want, r.out)
@@ -247,6 +294,9 @@ func TestReclaimKubernetes(t *testing.T) {
 		if replicas(d) != "1" {
 			t.Errorf("%s was touched: replicas %s", d, replicas(d))
 		}
+	}
+	if r := get("rollout", "llm", "-o", `jsonpath={.spec.replicas} {.metadata.annotations.seedance\.io/reclaimed-replicas}`); r != "0 1" {
+		t.Errorf("the Rollout: replicas and the recorded ones %q", r)
 	}
 	if s := get("job", "train", "-o", "jsonpath={.spec.suspend}"); s != "true" {
 		t.Errorf("train: suspend %q", s)
@@ -269,9 +319,13 @@ func TestReclaimKubernetes(t *testing.T) {
 	if replicas("eval") != "1" || strings.Contains(get("deployment", "eval", "-o", "jsonpath={.metadata.annotations}"), "reclaimed") {
 		t.Errorf("eval after restore: replicas %s, %s", replicas("eval"), get("deployment", "eval", "-o", "jsonpath={.metadata.annotations}"))
 	}
+	r = runAt(t, t0.Add(91*time.Minute+40*time.Second), "reclaim", "restore", "ml/Rollout/llm", "--execute", "--ledger", db, "--kubeconfig", kubeconfigOf(t, c))
+	if r.code != 0 || !strings.Contains(r.out, "ml/Rollout/llm: scaled back to 1") || get("rollout", "llm", "-o", "jsonpath={.spec.replicas}") != "1" {
+		t.Fatalf("restore of the Rollout: exit %d\n%s\n%s", r.code, r.out, r.errOut)
+	}
 	l := runAt(t, t0.Add(92*time.Minute), "reclaim", "list", "--ledger", db)
 	flat := strings.Join(strings.Fields(l.out), " ")
-	for _, want := range []string{"ml/Deployment/eval restored", "ml/Pod/guarded failed", "keep: ml/Deployment/manual until", "reclaimed to", "research: 3.02 GPU-hours, $7.51"} {
+	for _, want := range []string{"ml/Deployment/eval restored", "ml/Pod/guarded failed", "keep: ml/Deployment/manual until", "reclaimed to", "research: 4.02 GPU-hours, $10.01"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("reclaim list does not say %q:\n%s", want, l.out)
 		}

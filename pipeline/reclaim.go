@@ -211,6 +211,10 @@ func (p *passRun) load(ctx context.Context) error {
 
 // target takes one target's next step.
 func (p *passRun) target(ctx context.Context, a reclaim.Assessment) {
+	a, ok := p.scalable(ctx, a)
+	if !ok {
+		return
+	}
 	ep := p.open[a.Target]
 	var keep *reclaim.Keep
 	if k, ok := p.keeps[a.Target]; ok {
@@ -241,6 +245,23 @@ func (p *passRun) target(ctx context.Context, a reclaim.Assessment) {
 	default:
 		p.line(a.Target, st.Kind, st.Why)
 	}
+}
+
+// scalable marks a Kubernetes owner of a kind reclaim does not know as one
+// it scales, when the API server serves the kind with /scale
+// (act.Scaler); a discovery that fails leaves the target for the next pass
+// (false), never notice-only by mistake.
+func (p *passRun) scalable(ctx context.Context, a reclaim.Assessment) (reclaim.Assessment, bool) {
+	s, ok := p.spec.Actors.Kube.(act.Scaler)
+	if !ok || a.Target.Actionable() == "" || a.Target.Slurm() || a.Target.Kind == reclaim.KindProcess {
+		return a, true
+	}
+	var err error
+	if a.Scales, a.Unscaled, err = s.Scales(ctx, a.Target.Kind); err != nil {
+		p.fail(fmt.Sprintf("%s: %v: nothing done", a.Target, err))
+		return a, false
+	}
+	return a, true
 }
 
 // line reports what the pass did (or would do) about a target.

@@ -71,7 +71,7 @@ func (p *passRun) noticeOf(a reclaim.Assessment, deadline time.Time) act.Notice 
 	return act.Notice{Cluster: p.spec.Config.Ledger.Cluster, Target: a.Target.String(), Text: reclaim.Notice(a, deadline),
 		Labels: a.Labels, GPUs: a.GPUs, Model: a.Model, IdleSince: a.IdleSince, IdleFor: a.IdleFor.String(),
 		IdleGPUHours: a.IdleGPUHours, USDSoFar: reclaim.Cents(a.USDSoFar), USDPerHour: reclaim.Cents(a.USDPerHour),
-		Deadline: deadline, Action: reclaim.Verb(a.Target)}
+		Deadline: deadline, Action: a.Verb()}
 }
 
 // act acts on a target whose grace ended, after its owner's answers, the
@@ -89,7 +89,7 @@ func (p *passRun) act(ctx context.Context, a reclaim.Assessment, ep *reclaim.Epi
 		return
 	}
 	if !p.spec.Execute {
-		p.line(a.Target, "would be "+reclaim.Verb(a.Target)+" now", st.Why)
+		p.line(a.Target, "would be "+a.Verb()+" now", st.Why)
 		return
 	}
 	actor, err := p.spec.Actors.For(a.Target)
@@ -104,7 +104,7 @@ func (p *passRun) act(ctx context.Context, a reclaim.Assessment, ep *reclaim.Epi
 		p.line(a.Target, "kept", why)
 		return
 	}
-	claim := fmt.Sprintf("%s by %s: %d GPUs idle for %s, $%.2f so far, $%.2f an hour", reclaim.Verb(a.Target), p.spec.By(),
+	claim := fmt.Sprintf("%s by %s: %d GPUs idle for %s, $%.2f so far, $%.2f an hour", a.Verb(), p.spec.By(),
 		a.GPUs, a.IdleFor.Round(time.Minute), reclaim.Cents(a.USDSoFar), reclaim.Cents(a.USDPerHour))
 	if !p.transition(ctx, ep, func(e *reclaim.Episode) { e.State = reclaim.Acting }, "acting", a.Target, claim) {
 		return

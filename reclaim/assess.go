@@ -49,6 +49,33 @@ type Assessment struct {
 	IdleGPUHours, USDSoFar, USDPerHour float64
 	// DataEnd is the end of the data the verdict rests on.
 	DataEnd time.Time
+	// Scales says that the target's kind, not one reclaim knows, is a
+	// resource the API server serves with a /scale subresource (a custom
+	// resource such as an Argo Rollout), found by discovery: it is scaled
+	// to 0 as a Deployment is. Otherwise Unscaled, when set, says why
+	// discovery found that it cannot be.
+	Scales   bool
+	Unscaled string
+}
+
+// Actionable says why reclaim cannot act on the assessment's target (""
+// when it can).
+func (a Assessment) Actionable() string {
+	switch {
+	case a.Scales:
+		return ""
+	case a.Unscaled != "":
+		return a.Unscaled
+	}
+	return a.Target.Actionable()
+}
+
+// Verb is what the action does to the assessment's target, for a notice.
+func (a Assessment) Verb() string {
+	if a.Scales {
+		return "scaled to 0"
+	}
+	return Verb(a.Target)
 }
 
 // Input is what an assessment reads.

@@ -123,7 +123,7 @@ func Decide(a Assessment, ep *Episode, keep *Keep, now time.Time, p Policy) Step
 		}
 		return Step{Kind: StepWait, Why: "grace until " + clock(ep.Deadline)}
 	}
-	if why := a.Target.Actionable(); why != "" {
+	if why := a.Actionable(); why != "" {
 		return Step{Kind: StepNoAction, Why: why}
 	}
 	return Step{Kind: StepAct, Why: "idle for " + idleFor(a) + ", grace ended " + clock(ep.Deadline)}

@@ -55,7 +55,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestTargets(t *testing.T) {
-	for _, s := range []string{"ml/Deployment/llama-eval", "ml/Job/train", "ml/Pod/nb-0", "4242", "4242_3"} {
+	for _, s := range []string{"ml/Deployment/llama-eval", "ml/Job/train", "ml/Pod/nb-0", "ml/Rollout/llm", "4242", "4242_3"} {
 		tg, err := ParseTarget(s)
 		if err != nil || tg.String() != s {
 			t.Errorf("%s: %v %v", s, tg, err)
@@ -64,7 +64,7 @@ func TestTargets(t *testing.T) {
 			t.Errorf("%s stored: %v %v", s, back, err)
 		}
 	}
-	for _, s := range []string{"ml/Service/x", "ml/Deployment", "ML/Deployment/x", "ml/Deployment/$(id)", "4242;rm", ""} {
+	for _, s := range []string{"ml/rollout/x", "ml/Roll-out/x", "ml/SlurmJob/1", "ml/Process/x", "ml/Deployment", "ML/Deployment/x", "ml/Deployment/$(id)", "4242;rm", ""} {
 		if _, err := ParseTarget(s); err == nil {
 			t.Errorf("%q parsed", s)
 		}

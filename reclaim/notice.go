@@ -35,9 +35,9 @@ func Notice(a Assessment, deadline time.Time) string {
 		what = fmt.Sprintf("%d GPUs", a.GPUs)
 	}
 	s := fmt.Sprintf("%s has held %s idle for %s: $%.2f so far, $%.2f an hour", a.Target, what, idleFor(a), Cents(a.USDSoFar), Cents(a.USDPerHour))
-	if a.Target.Actionable() != "" {
-		return s + "; " + a.Target.Actionable()
+	if why := a.Actionable(); why != "" {
+		return s + "; " + why
 	}
 	return s + fmt.Sprintf("; it will be %s at %s unless kept (seedance reclaim keep %s --for 8h)",
-		Verb(a.Target), clock(deadline), shell.Quote(a.Target.String()))
+		a.Verb(), clock(deadline), shell.Quote(a.Target.String()))
 }

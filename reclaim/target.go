@@ -55,6 +55,9 @@ func (t Target) Actionable() string {
 var (
 	slurmJobID = regexp.MustCompile(`^[0-9]+(_[0-9]+)?$`)
 	dnsName    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+	// kindName is a Kubernetes kind: reclaim scales one it does not know
+	// when the API server serves it with /scale.
+	kindName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,62}$`)
 )
 
 // ParseTarget reads NS/KIND/NAME or a Slurm job id.
@@ -64,13 +67,11 @@ func ParseTarget(s string) (Target, error) {
 	}
 	parts := strings.Split(s, "/")
 	if len(parts) != 3 {
-		return Target{}, fmt.Errorf("target %q: want NAMESPACE/KIND/NAME (Deployment, StatefulSet, ReplicaSet, Job, Pod) or a Slurm job id", s)
+		return Target{}, fmt.Errorf("target %q: want NAMESPACE/KIND/NAME (Deployment, StatefulSet, ReplicaSet, Job, Pod, or a kind with /scale) or a Slurm job id", s)
 	}
 	t := Target{Namespace: parts[0], Kind: parts[1], Name: parts[2]}
-	switch t.Kind {
-	case KindDeployment, KindStatefulSet, KindReplicaSet, KindJob, KindPod:
-	default:
-		return Target{}, fmt.Errorf("target %q: kind %q is not one of Deployment, StatefulSet, ReplicaSet, Job, Pod", s, t.Kind)
+	if !kindName.MatchString(t.Kind) || t.Kind == KindSlurmJob || t.Kind == KindProcess {
+		return Target{}, fmt.Errorf("target %q: kind %q is not a Kubernetes kind (Deployment, StatefulSet, ReplicaSet, Job, Pod, or a kind with /scale)", s, t.Kind)
 	}
 	if !dnsName.MatchString(t.Namespace) || !dnsName.MatchString(t.Name) {
 		return Target{}, fmt.Errorf("target %q: not a Kubernetes namespace and name", s)

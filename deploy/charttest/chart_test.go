@@ -404,6 +404,11 @@ func TestChartReclaim(t *testing.T) {
 	if got := strings.Join(verbs, " "); got != want {
 		t.Errorf("the role's verbs:\n%s\nwant\n%s", got, want)
 	}
+	on["reclaim"].(map[string]any)["scaleResources"] = []any{map[string]any{"apiGroup": "argoproj.io", "resource": "rollouts"}}
+	if rules := decode(t, render(t, on)).clusterRoles[0].Rules; len(rules) != 6 || rules[5].APIGroups[0] != "argoproj.io" ||
+		strings.Join(rules[5].Resources, " ") != "rollouts rollouts/scale" || strings.Join(rules[5].Verbs, ",") != "get,patch" {
+		t.Errorf("a custom resource to scale: %+v", rules)
+	}
 	on["reclaim"].(map[string]any)["namespaces"] = []any{"ml", "research"}
 	on["reclaim"].(map[string]any)["execute"] = true
 	o = decode(t, render(t, on))

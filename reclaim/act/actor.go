@@ -19,6 +19,12 @@ type Actor interface {
 	Restore(ctx context.Context, t reclaim.Target) (string, error)
 }
 
+// Scaler is an actor that finds out whether a kind reclaim does not know
+// scales (Kube: discovery), and if not, why.
+type Scaler interface {
+	Scales(ctx context.Context, kind string) (bool, string, error)
+}
+
 // Actors picks the actor of a target's scheduler.
 type Actors struct {
 	Kube  Actor

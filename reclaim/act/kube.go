@@ -21,7 +21,10 @@ const (
 )
 
 // Kube acts on Kubernetes owners through the API server.
-type Kube struct{ W *kubeapi.Writer }
+type Kube struct {
+	W     *kubeapi.Writer
+	found scaleKinds // discovery's, for kinds reclaim does not know
+}
 
 // object is what reclaim reads of an owner or pod.
 type object struct {
@@ -35,29 +38,36 @@ type object struct {
 	} `json:"spec"`
 }
 
-// path is the API path of a target's object.
-func path(t reclaim.Target) string {
+// path is the API path of a target's object: a kind reclaim does not know
+// is looked up by discovery (discover.go).
+func (k *Kube) path(ctx context.Context, t reclaim.Target) (string, error) {
 	ns := url.PathEscape(t.Namespace)
 	name := url.PathEscape(t.Name)
 	switch t.Kind {
 	case reclaim.KindDeployment:
-		return "/apis/apps/v1/namespaces/" + ns + "/deployments/" + name
+		return "/apis/apps/v1/namespaces/" + ns + "/deployments/" + name, nil
 	case reclaim.KindStatefulSet:
-		return "/apis/apps/v1/namespaces/" + ns + "/statefulsets/" + name
+		return "/apis/apps/v1/namespaces/" + ns + "/statefulsets/" + name, nil
 	case reclaim.KindReplicaSet:
-		return "/apis/apps/v1/namespaces/" + ns + "/replicasets/" + name
+		return "/apis/apps/v1/namespaces/" + ns + "/replicasets/" + name, nil
 	case reclaim.KindJob:
-		return "/apis/batch/v1/namespaces/" + ns + "/jobs/" + name
+		return "/apis/batch/v1/namespaces/" + ns + "/jobs/" + name, nil
+	case reclaim.KindPod:
+		return "/api/v1/namespaces/" + ns + "/pods/" + name, nil
 	}
-	return "/api/v1/namespaces/" + ns + "/pods/" + name
+	return k.customPath(ctx, t.Kind, t.Namespace, t.Name)
 }
 
 // Check reads the owner and says why it must not be acted on now: an
 // exemption label or annotation, a keep-until annotation in force (or one
 // that cannot be read, which keeps it too).
 func (k *Kube) Check(ctx context.Context, t reclaim.Target, now time.Time) (string, error) {
+	p, err := k.path(ctx, t)
+	if err != nil {
+		return "", err
+	}
 	var o object
-	if err := k.W.Get(ctx, path(t), &o); err != nil {
+	if err := k.W.Get(ctx, p, &o); err != nil {
 		return "", err
 	}
 	return exempt(o.Metadata.Labels, o.Metadata.Annotations, now), nil
@@ -86,25 +96,29 @@ func exempt(labels, ann map[string]string, now time.Time) string {
 // suspends the Job or evicts the pod. It returns what it did and the
 // previous replica count; a refusal (a PodDisruptionBudget) is ErrRefused.
 func (k *Kube) Act(ctx context.Context, t reclaim.Target, now time.Time) (action, previous string, err error) {
+	p, err := k.path(ctx, t)
+	if err != nil {
+		return "", "", err
+	}
 	switch t.Kind {
-	case reclaim.KindDeployment, reclaim.KindStatefulSet, reclaim.KindReplicaSet:
-		return k.scaleToZero(ctx, t, now)
 	case reclaim.KindJob:
-		err := k.W.MergePatch(ctx, path(t), map[string]any{"spec": map[string]any{"suspend": true}}, nil)
+		err := k.W.MergePatch(ctx, p, map[string]any{"spec": map[string]any{"suspend": true}}, nil)
 		return "suspended", "", err
 	case reclaim.KindPod:
-		return "evicted", "", k.evict(ctx, t)
+		return "evicted", "", k.evict(ctx, t, p)
 	}
-	return "", "", fmt.Errorf("%w: %s", ErrRefused, t.Actionable())
+	return k.scaleToZero(ctx, p, now) // a Deployment, StatefulSet, ReplicaSet, or a kind discovery found with /scale
 }
 
-func (k *Kube) scaleToZero(ctx context.Context, t reclaim.Target, now time.Time) (string, string, error) {
+// scaleToZero scales the object at p to 0, its replicas recorded on it
+// first.
+func (k *Kube) scaleToZero(ctx context.Context, p string, now time.Time) (string, string, error) {
 	var scale struct {
 		Spec struct {
 			Replicas int64 `json:"replicas"`
 		} `json:"spec"`
 	}
-	if err := k.W.Get(ctx, path(t)+"/scale", &scale); err != nil {
+	if err := k.W.Get(ctx, p+"/scale", &scale); err != nil {
 		return "", "", err
 	}
 	n := scale.Spec.Replicas
@@ -116,17 +130,17 @@ func (k *Kube) scaleToZero(ctx context.Context, t reclaim.Target, now time.Time)
 	// even if this pass dies between the two.
 	ann := map[string]any{"metadata": map[string]any{"annotations": map[string]any{
 		ReplicasAnnotation: prev, AtAnnotation: now.UTC().Format(time.RFC3339)}}}
-	if err := k.W.MergePatch(ctx, path(t), ann, nil); err != nil {
+	if err := k.W.MergePatch(ctx, p, ann, nil); err != nil {
 		return "", "", err
 	}
-	err := k.W.MergePatch(ctx, path(t)+"/scale", map[string]any{"spec": map[string]any{"replicas": 0}}, nil)
+	err := k.W.MergePatch(ctx, p+"/scale", map[string]any{"spec": map[string]any{"replicas": 0}}, nil)
 	return "scaled to 0 from " + prev, prev, err
 }
 
-func (k *Kube) evict(ctx context.Context, t reclaim.Target) error {
+func (k *Kube) evict(ctx context.Context, t reclaim.Target, p string) error {
 	ev := map[string]any{"apiVersion": "policy/v1", "kind": "Eviction",
 		"metadata": map[string]any{"name": t.Name, "namespace": t.Namespace}}
-	err := k.W.Create(ctx, path(t)+"/eviction", ev, nil)
+	err := k.W.Create(ctx, p+"/eviction", ev, nil)
 	var se *kubeapi.StatusError
 	if errors.As(err, &se) && se.Code == http.StatusTooManyRequests {
 		return fmt.Errorf("%w: the eviction of %s was refused (a PodDisruptionBudget): %s", ErrRefused, t, se.Message)
@@ -138,14 +152,18 @@ func (k *Kube) evict(ctx context.Context, t reclaim.Target) error {
 // resumes a suspended Job. An evicted pod cannot be restored (its owner, if
 // any, recreates it).
 func (k *Kube) Restore(ctx context.Context, t reclaim.Target) (string, error) {
+	p, err := k.path(ctx, t)
+	if err != nil {
+		return "", err
+	}
 	switch t.Kind {
 	case reclaim.KindJob:
-		return "resumed", k.W.MergePatch(ctx, path(t), map[string]any{"spec": map[string]any{"suspend": false}}, nil)
+		return "resumed", k.W.MergePatch(ctx, p, map[string]any{"spec": map[string]any{"suspend": false}}, nil)
 	case reclaim.KindPod:
 		return "", fmt.Errorf("%w: an evicted pod cannot be restored: recreate it", ErrRefused)
 	}
 	var o object
-	if err := k.W.Get(ctx, path(t), &o); err != nil {
+	if err := k.W.Get(ctx, p, &o); err != nil {
 		return "", err
 	}
 	prev, ok := o.Metadata.Annotations[ReplicasAnnotation]
@@ -153,9 +171,9 @@ func (k *Kube) Restore(ctx context.Context, t reclaim.Target) (string, error) {
 	if !ok || err != nil || n < 1 {
 		return "", fmt.Errorf("%w: %s has no %s annotation to restore from", ErrRefused, t, ReplicasAnnotation)
 	}
-	if err := k.W.MergePatch(ctx, path(t)+"/scale", map[string]any{"spec": map[string]any{"replicas": n}}, nil); err != nil {
+	if err := k.W.MergePatch(ctx, p+"/scale", map[string]any{"spec": map[string]any{"replicas": n}}, nil); err != nil {
 		return "", err
 	}
 	drop := map[string]any{"metadata": map[string]any{"annotations": map[string]any{ReplicasAnnotation: nil, AtAnnotation: nil}}}
-	return "scaled back to " + prev, k.W.MergePatch(ctx, path(t), drop, nil)
+	return "scaled back to " + prev, k.W.MergePatch(ctx, p, drop, nil)
 }
