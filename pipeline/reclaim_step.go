@@ -38,6 +38,9 @@ func (p *passRun) notice(ctx context.Context, a reclaim.Assessment, ep *reclaim.
 			return
 		}
 	}
+	if !st.NewEpisode && !p.claimNotice(ctx, a, ep, st) {
+		return
+	}
 	delivered, lastErr := p.deliver(ctx, n)
 	if delivered == 0 {
 		p.transition(ctx, ep, func(e *reclaim.Episode) { e.Attempts++; e.LastError = lastErr }, "notice not delivered", a.Target, lastErr)
@@ -50,6 +53,19 @@ func (p *passRun) notice(ctx context.Context, a reclaim.Assessment, ep *reclaim.
 	}, "notified", a.Target, n.Text) {
 		p.out.Notices++
 	}
+}
+
+// claimNotice records, before a notice is sent again, that this pass
+// sends it (conditional on the episode as read): of two passes that read
+// it, one sends. A resent notice (renotify) is recorded as sent at the
+// claim, so that it is not resent twice; a retried one clears its error,
+// so that another pass waits for this one (reclaim.Decide).
+func (p *passRun) claimNotice(ctx context.Context, a reclaim.Assessment, ep *reclaim.Episode, st reclaim.Step) bool {
+	claim := func(e *reclaim.Episode) { e.LastError = "" }
+	if ep.State == reclaim.Noticed {
+		claim = func(e *reclaim.Episode) { e.NoticedAt = p.now }
+	}
+	return p.transition(ctx, ep, claim, "notifying", a.Target, st.Why)
 }
 
 // deliver sends the notice through every channel; a failure is reported

@@ -111,6 +111,11 @@ func Decide(a Assessment, ep *Episode, keep *Keep, now time.Time, p Policy) Step
 	}
 	switch ep.State {
 	case Noticing:
+		if ep.LastError == "" && now.Sub(ep.Updated) < StaleClaim {
+			// Begun (or claimed) by a pass that is sending it now, or was
+			// killed sending it: sent again once the claim is stale.
+			return Step{Kind: StepWait, Why: "another pass is notifying it since " + clock(ep.Updated)}
+		}
 		return Step{Kind: StepNotice, Why: fmt.Sprintf("the notice is not delivered yet (%d tries)", ep.Attempts)}
 	case Acting:
 		if now.Sub(ep.Updated) < StaleClaim {
