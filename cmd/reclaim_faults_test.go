@@ -8,10 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,10 +23,11 @@ import (
 //     delivering its notices: each job is notified once;
 //   - the database unreachable (its connections cut): the pass exits 1 with
 //     one line, nothing notified or acted;
-//   - a pass SIGKILLed inside its action (scontrol requeuehold held back
-//     until the kill): its claim stays; two replicas then run at once: the
-//     other job is requeued exactly once, the claimed one waits; a pass
-//     after the claim went stale acts on it once;
+//   - a pass SIGKILLed inside its action (its scontrol requeuehold held
+//     back until the kill, then left to run on and requeue the job): its
+//     claim stays; two replicas then run at once: the other job is
+//     requeued exactly once, the claimed one waits; a pass after the claim
+//     went stale finds the claimed job held and records it acted;
 //   - nothing is notified twice and no job is requeued twice (Restarts=1).
 func TestReclaimFaults(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01")
@@ -78,12 +77,11 @@ func TestReclaimFaults(t *testing.T) {
 	held := filepath.Join(wrap, "held")
 	c.WaitFor(t, func() bool { _, err := os.Stat(held); return err == nil }, "the action under way")
 	b, _ := os.ReadFile(held)
-	claimed, pid, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	claimed, _, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
 	_ = killed.Process.Kill()
 	_ = killed.Wait()
-	if p, err := strconv.Atoi(pid); err == nil {
-		_ = syscall.Kill(p, syscall.SIGKILL)
-	}
+	// The scontrol it started runs on and requeues the job after all.
+	c.WaitFor(t, func() bool { return c.Job(t, claimed, "JobState") == "PENDING" }, "job "+claimed+" requeued by the stopped pass's command")
 	other := jobs[0]
 	if other == claimed {
 		other = jobs[1]
@@ -93,7 +91,7 @@ func TestReclaimFaults(t *testing.T) {
 		t.Fatalf("two replicas after the kill (%s claimed):\n%s", claimed, outs)
 	}
 	if r := runAt(t, t0.Add(11*time.Minute+30*time.Second), append(args[:4:4], append([]string{later}, args[5:]...)...)...); r.code != 0 ||
-		!strings.Contains(r.out, claimed+": acted (requeued held") || strings.Contains(r.out, other+": acted (") {
+		!strings.Contains(r.out, claimed+": acted (requeued held (owner root(0)), found so after a stopped pass") || strings.Contains(r.out, other+": acted (") {
 		t.Fatalf("the pass after the claim went stale: exit %d\n%s\n%s", r.code, r.out, r.errOut)
 	}
 	for _, id := range jobs {
@@ -136,8 +134,8 @@ func replicas(t *testing.T, env, args []string, stagger time.Duration) string {
 }
 
 // slowScontrol is a directory whose scontrol runs the real one, but for
-// requeuehold first writes "JOBID PID" to held and sleeps: the action is
-// under way and not yet made.
+// requeuehold first writes "JOBID PID" to held and sleeps 2 s: the action
+// is under way and not yet made.
 func slowScontrol(t *testing.T, dir string) string {
 	real, err := exec.LookPath("scontrol")
 	if err != nil {
@@ -147,7 +145,7 @@ func slowScontrol(t *testing.T, dir string) string {
 	if err := os.MkdirAll(wrap, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = requeuehold ]; then echo \"$2 $$\" > %q; sleep 120; fi\nexec %q \"$@\"\n", filepath.Join(wrap, "held"), real)
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = requeuehold ]; then echo \"$2 $$\" > %q; sleep 2; fi\nexec %q \"$@\"\n", filepath.Join(wrap, "held"), real)
 	if err := os.WriteFile(filepath.Join(wrap, "scontrol"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

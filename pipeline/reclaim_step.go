@@ -117,7 +117,9 @@ func (p *passRun) act(ctx context.Context, a reclaim.Assessment, ep *reclaim.Epi
 		p.fail(fmt.Sprintf("%s: read it before acting: %v", a.Target, err))
 		return
 	} else if why != "" {
-		p.line(a.Target, "kept", why)
+		if ep.State != reclaim.Acting || !p.foundDone(ctx, a, ep, actor) {
+			p.line(a.Target, "kept", why)
+		}
 		return
 	}
 	claim := fmt.Sprintf("%s by %s: %d GPUs idle for %s, $%.2f so far, $%.2f an hour", a.Verb(), p.spec.By(),
@@ -135,12 +137,36 @@ func (p *passRun) act(ctx context.Context, a reclaim.Assessment, ep *reclaim.Epi
 		p.out.Actions["failed"]++
 		p.fail(fmt.Sprintf("%s: %v (the next pass tries again after %s)", a.Target, err, reclaim.StaleClaim))
 	default:
-		p.out.Actions["acted"]++
-		p.transition(ctx, ep, func(e *reclaim.Episode) {
-			e.State, e.ActedAt, e.Action, e.Previous = reclaim.Acted, p.now, action, prev
-			e.IdleGPUHours, e.USDSoFar, e.USDPerHour = a.IdleGPUHours, a.USDSoFar, a.USDPerHour
-		}, "acted", a.Target, action+"; "+claim)
+		p.acted(ctx, a, ep, action, prev, action+"; "+claim)
 	}
+}
+
+// acted records the target's action.
+func (p *passRun) acted(ctx context.Context, a reclaim.Assessment, ep *reclaim.Episode, action, prev, why string) {
+	p.out.Actions["acted"]++
+	p.transition(ctx, ep, func(e *reclaim.Episode) {
+		e.State, e.ActedAt, e.Action, e.Previous = reclaim.Acted, p.now, action, prev
+		e.IdleGPUHours, e.USDSoFar, e.USDPerHour = a.IdleGPUHours, a.USDSoFar, a.USDPerHour
+	}, "acted", a.Target, why)
+}
+
+// foundDone records as acted a target whose stale claim's action was made
+// after all (its pass stopped while its command ran on): the actor finds
+// the job held or cancelled.
+func (p *passRun) foundDone(ctx context.Context, a reclaim.Assessment, ep *reclaim.Episode, actor act.Actor) bool {
+	d, ok := actor.(act.Doner)
+	if !ok {
+		return false
+	}
+	action, prev, done, err := d.Done(ctx, a.Target)
+	if err != nil {
+		p.fail(fmt.Sprintf("%s: read it before acting: %v", a.Target, err))
+		return true
+	}
+	if done {
+		p.acted(ctx, a, ep, action, prev, action)
+	}
+	return done
 }
 
 // answered asks each channel whether the owner answered the notice.

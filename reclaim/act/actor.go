@@ -25,6 +25,13 @@ type Scaler interface {
 	Scales(ctx context.Context, kind string) (bool, string, error)
 }
 
+// Doner is an actor that can tell that the action a pass claimed and was
+// stopped in (killed, its command left running) was made after all, and
+// what it was.
+type Doner interface {
+	Done(ctx context.Context, t reclaim.Target) (action, previous string, done bool, err error)
+}
+
 // Actors picks the actor of a target's scheduler.
 type Actors struct {
 	Kube  Actor

@@ -81,6 +81,23 @@ func (s *Slurm) Act(ctx context.Context, t reclaim.Target, _ time.Time) (string,
 	return "cancelled (owner " + owner + ", not requeueable)", "", nil
 }
 
+// Done says whether the job is held or cancelled already: what an action
+// claimed by a pass that was stopped left behind.
+func (s *Slurm) Done(ctx context.Context, t reclaim.Target) (string, string, bool, error) {
+	f, err := s.job(ctx, t.Name)
+	if err != nil {
+		return "", "", false, err
+	}
+	owner := f["UserId"]
+	switch {
+	case f["JobState"] == "PENDING" && (strings.Contains(strings.ToLower(f["Reason"]), "held") || f["Priority"] == "0"):
+		return "requeued held (owner " + owner + "), found so after a stopped pass", "held", true, nil
+	case f["JobState"] == "CANCELLED":
+		return "cancelled (owner " + owner + "), found so after a stopped pass", "", true, nil
+	}
+	return "", "", false, nil
+}
+
 // Restore releases a job reclaim requeued held; a cancelled job cannot be
 // restored.
 func (s *Slurm) Restore(ctx context.Context, t reclaim.Target) (string, error) {
