@@ -22,17 +22,12 @@ import (
 // alternated over 3 rounds: the ratio's min/median/max, and the update's
 // peak RSS.
 func BenchmarkLedgerUpdate1000Nodes(b *testing.B) {
-	hours := 2
-	if h, err := strconv.Atoi(os.Getenv("SEEDANCE_BENCH_HOURS")); err == nil && h > 0 && h <= 24 {
-		hours = h
-	}
+	hours := benchHours(2)
 	dir := os.Getenv("SEEDANCE_BENCH_TSDB")
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	srv := promtest.StartSlicesIn(b, dir, hours, func(i int, w io.Writer) error {
-		return dcgmtest.WriteOpenMetrics(w, synth.Slice(1000, 8, i*240, 240, 15))
-	})
+	srv := fleetPrometheus(b, dir, hours)
 	end := synth.Start.Add(time.Duration(hours) * time.Hour)
 	src := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--step", "15s", "--pushdown"}
 	// The ledger of the 4 hours before the last 5 minutes (at most the
@@ -114,4 +109,20 @@ func waitIdle(b *testing.B, srv *promtest.Server) {
 		}
 	}
 	b.Fatal("the engine is still busy after 40 minutes")
+}
+
+// benchHours is SEEDANCE_BENCH_HOURS (1 to 24), else def.
+func benchHours(def int) int {
+	if h, err := strconv.Atoi(os.Getenv("SEEDANCE_BENCH_HOURS")); err == nil && h > 0 && h <= 24 {
+		return h
+	}
+	return def
+}
+
+// fleetPrometheus is a real Prometheus holding hours of 1,000 synthetic
+// nodes × 8 GPUs scraped every 15 s from synth.Start, its TSDB in dir.
+func fleetPrometheus(b *testing.B, dir string, hours int) *promtest.Server {
+	return promtest.StartSlicesIn(b, dir, hours, func(i int, w io.Writer) error {
+		return dcgmtest.WriteOpenMetrics(w, synth.Slice(1000, 8, i*240, 240, 15))
+	})
 }

@@ -137,7 +137,7 @@ func replicas(t *testing.T, env, args []string, stagger time.Duration) string {
 // requeuehold first writes "JOBID PID" to held and sleeps 2 s: the action
 // is under way and not yet made.
 func slowScontrol(t *testing.T, dir string) string {
-	real, err := exec.LookPath("scontrol")
+	scontrol, err := exec.LookPath("scontrol")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func slowScontrol(t *testing.T, dir string) string {
 	if err := os.MkdirAll(wrap, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = requeuehold ]; then echo \"$2 $$\" > %q; sleep 2; fi\nexec %q \"$@\"\n", filepath.Join(wrap, "held"), real)
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = requeuehold ]; then echo \"$2 $$\" > %q; sleep 2; fi\nexec %q \"$@\"\n", filepath.Join(wrap, "held"), scontrol)
 	if err := os.WriteFile(filepath.Join(wrap, "scontrol"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

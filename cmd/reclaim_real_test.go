@@ -41,34 +41,26 @@ var reclaimOwners = []reclaimOwner{
 // reclaimCRDs are two custom resources: Argo's Rollout with a /scale
 // subresource, Kubeflow's Notebook without one (their groups and kinds; a
 // schema that keeps any field).
-const reclaimCRDs = `apiVersion: apiextensions.k8s.io/v1
+var reclaimCRDs = crd("argoproj.io", "v1alpha1", "Rollout", "rollouts",
+	"    subresources:\n      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}\n") +
+	"---\n" + crd("kubeflow.org", "v1", "Notebook", "notebooks", "")
+
+// crd is a namespaced CustomResourceDefinition of one version.
+func crd(group, version, kind, plural, extra string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: rollouts.argoproj.io}
+metadata: {name: %[4]s.%[1]s}
 spec:
-  group: argoproj.io
-  names: {kind: Rollout, plural: rollouts, singular: rollout, listKind: RolloutList}
+  group: %[1]s
+  names: {kind: %[3]s, plural: %[4]s, singular: %[5]s, listKind: %[3]sList}
   scope: Namespaced
   versions:
-  - name: v1alpha1
+  - name: %[2]s
     served: true
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-    subresources:
-      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: notebooks.kubeflow.org}
-spec:
-  group: kubeflow.org
-  names: {kind: Notebook, plural: notebooks, singular: notebook, listKind: NotebookList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`
+%[6]s`, group, version, kind, plural, strings.ToLower(kind), extra)
+}
 
 // reclaimProfile writes four hours of minute samples of n1 ending at end.
 func reclaimProfile(t *testing.T, path string, end time.Time, second bool) {

@@ -1,16 +1,12 @@
 package cmd
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/testkit/dcgmtest"
-	"github.com/seedance/seedance/internal/testkit/promtest"
 	"github.com/seedance/seedance/internal/testkit/synth"
 )
 
@@ -23,17 +19,12 @@ import (
 // alternated rounds (min / median / max of three):
 // go test ./cmd -run XXX -bench ReclaimPrometheus -benchtime 1x -timeout 60m
 func BenchmarkReclaimPrometheus(b *testing.B) {
-	hours := 1
-	if h, err := strconv.Atoi(os.Getenv("SEEDANCE_BENCH_HOURS")); err == nil && h > 0 && h <= 24 {
-		hours = h
-	}
+	hours := benchHours(1)
 	saved := synth.Start
 	synth.Start = time.Now().UTC().Add(-time.Duration(hours)*time.Hour - 5*time.Minute).Truncate(time.Minute)
 	defer func() { synth.Start = saved }()
 	start, end := synth.Start, synth.Start.Add(time.Duration(hours)*time.Hour)
-	srv := promtest.StartSlicesIn(b, b.TempDir(), hours, func(i int, w io.Writer) error {
-		return dcgmtest.WriteOpenMetrics(w, synth.Slice(1000, 8, i*240, 240, 15))
-	})
+	srv := fleetPrometheus(b, b.TempDir(), hours)
 	waitIdle(b, srv)
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "seedance.yaml")

@@ -73,7 +73,7 @@ func ReadFileOnly(path string, stdin io.Reader, keep *[NumMetrics]bool) (*Profil
 // ReadFileOnly keeps, its header read. The file is closed at the end of
 // the stream's walk, or by Close.
 func OpenFileOnly(path string, stdin io.Reader, keep *[NumMetrics]bool) (*Stream, error) {
-	var r io.Reader = stdin
+	r := stdin
 	closeFile := func() {}
 	if path != "-" {
 		f, err := os.Open(path)
