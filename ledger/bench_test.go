@@ -205,6 +205,9 @@ func BenchmarkMonthReport(b *testing.B) {
 					monthReports(b, dsn, Query{Since: benchMonth, GroupBy: c.groupBy, ShareIdle: c.share}, c.groups)
 				})
 			}
+			// The month's FOCUS 1.3 export, shared weighted by cluster
+			// (issue #56: ≤ 5 s with the server's CPU).
+			b.Run("focus-1.3-csv", func(b *testing.B) { monthExports(b, dsn, "1.3", "csv") })
 		})
 	}
 }

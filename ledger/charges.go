@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/chargeback"
+	"github.com/seedance/seedance/profile"
 )
 
 // Charges hands the window (whole buckets) to begin, then each UTC day of
@@ -100,22 +101,29 @@ func (l *Ledger) chargeDay(ctx context.Context, tx *sql.Tx, ds span, lr *lineRea
 	var err error
 	switch {
 	case lr.q.Carbon != nil:
-		err = scanRows(ctx, tx, lr.scan, hourCharges(in, "h.bucket"), hourly...)
+		err = scanRows(ctx, tx, lr.scan, withWorkload(hourCharges(in, "h.bucket")), hourly...)
 	case ds.hi-ds.lo == 86400:
-		err = scanRows(ctx, tx, lr.scan, `SELECT day, cluster, node, model, workload, 0, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(held_usd), SUM(used_usd), SUM(cost_usd),
-	SUM(energy_j), MAX(price_usd_per_hour)
-FROM seedance_charge_day WHERE day = $1 AND provisional <= $2 AND `+inList("cluster", 3, in)+` GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+		err = scanRows(ctx, tx, lr.scan, withWorkload(`SELECT day AS d, cluster, node, model, workload, 0 AS b, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(held_usd), SUM(used_usd),
+	SUM(cost_usd), SUM(energy_j), MAX(price_usd_per_hour)
+FROM seedance_charge_day WHERE day = $1 AND provisional <= $2 AND `+inList("cluster", 3, in)+` GROUP BY 1, 2, 3, 4, 5`),
 			append([]any{ds.lo, ds.maxProv}, names(ds.clusters)...)...)
 	default:
-		err = scanRows(ctx, tx, lr.scan, hourCharges(in, "0"), hourly...)
-	}
-	if err == nil {
-		err = l.keysOf(ctx, tx, lr)
+		err = scanRows(ctx, tx, lr.scan, withWorkload(hourCharges(in, "0")), hourly...)
 	}
 	if err != nil {
 		return err
 	}
 	return lr.flush()
+}
+
+// withWorkload is a charge query (its lines by day, cluster, node, model,
+// workload and bucket) with each line's workload's name, kind and labels,
+// in that order: one query a day, its workloads read by their key in the
+// same statement (a line no workload held, or one of a workload the
+// ledger does not know, has none).
+func withWorkload(lines string) string {
+	return `SELECT x.*, w.name, w.kind, w.labels FROM (` + lines + `) x
+LEFT JOIN seedance_workload w ON w.cluster = x.cluster AND w.id = x.workload ORDER BY 1, 2, 3, 4, 5, 6`
 }
 
 // priceSources gives a day's lines the sources of their GPUs' prices
@@ -146,14 +154,14 @@ ORDER BY 1, 2, 3, 4`, append([]any{ds.lo, ds.hi, ds.maxProv}, names(ds.clusters)
 
 // hourCharges sums a span's hold rows at their GPUs' prices by day,
 // cluster, node, model, workload and bucket (the bucket column given:
-// "h.bucket", or "0" for every bucket of a day together), in that order:
-// the rows of a line one after the other.
+// "h.bucket", or "0" for every bucket of a day together); withWorkload
+// orders them so, the rows of a line one after the other.
 func hourCharges(clusters int, bucket string) string {
-	return `SELECT h.bucket - h.bucket % 86400, h.cluster, h.node, h.model, h.workload, ` + bucket + `, SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s),
+	return `SELECT h.bucket - h.bucket % 86400 AS d, h.cluster, h.node, h.model, h.workload, ` + bucket + ` AS b, SUM(h.held_s), SUM(h.used_s), SUM(h.idle_s),
 	SUM(h.held_s * g.price_usd_per_hour) / 3600, SUM(h.used_s * g.price_usd_per_hour) / 3600, SUM(h.cost_usd), SUM(COALESCE(h.energy_j, 0)), MAX(g.price_usd_per_hour)
 FROM seedance_hold h JOIN seedance_gpu g ON g.cluster = h.cluster AND g.bucket = h.bucket AND g.node = h.node AND g.model = h.model AND g.provisional = h.provisional
 WHERE h.bucket >= $1 AND h.bucket < $2 AND h.provisional <= $3 AND ` + inList("h.cluster", 4, clusters) + `
-GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
+GROUP BY 1, 2, 3, 4, 5, 6`
 }
 
 // lineReader makes charge lines of the charge queries' rows, a day at a
@@ -163,14 +171,28 @@ type lineReader struct {
 	bucket time.Duration
 	each   func([]chargeback.Line) error
 	day    []chargeback.Line
+	// keys are each workload's group keys; labels each label set
+	// parsed (workloads share them): a day's, so that memory holds a
+	// day's workloads whatever the window.
+	keys   map[[2]string][]string
+	labels map[string]map[string]string
 }
 
 func (lr *lineReader) scan(rows *sql.Rows) error {
 	var c chargeback.Line
 	var d, bucket int64
 	var held, used, idle, energy float64
-	if err := rows.Scan(&d, &c.Cluster, &c.Node, &c.Model, &c.Workload, &bucket, &held, &used, &idle, &c.HeldUSD, &c.UsedUSD, &c.IdleUSD, &energy, &c.PriceUSDPerHour); err != nil {
+	var name, kind, labels sql.NullString
+	if err := rows.Scan(&d, &c.Cluster, &c.Node, &c.Model, &c.Workload, &bucket, &held, &used, &idle, &c.HeldUSD, &c.UsedUSD, &c.IdleUSD, &energy, &c.PriceUSDPerHour,
+		&name, &kind, &labels); err != nil {
 		return err
+	}
+	if !c.Unallocated() && labels.Valid {
+		keys, err := lr.keysOf(c.Cluster, c.Workload, name.String, kind.String, labels.String)
+		if err != nil {
+			return err
+		}
+		c.Group, c.GroupLevels = keys, lr.q.GroupBy
 	}
 	c.Period = time.Unix(d, 0).UTC()
 	c.HeldH, c.UsedH, c.IdleH, c.EnergyKWh = held/3600, used/3600, idle/3600, energy/3.6e6
@@ -188,6 +210,27 @@ func (lr *lineReader) scan(rows *sql.Rows) error {
 	return nil
 }
 
+// keysOf is a workload's group keys, from its name, kind and labels.
+func (lr *lineReader) keysOf(cluster, id, name, kind, labels string) ([]string, error) {
+	k := [2]string{cluster, id}
+	if keys, ok := lr.keys[k]; ok {
+		return keys, nil
+	}
+	if lr.keys == nil {
+		lr.keys, lr.labels = map[[2]string][]string{}, map[string]map[string]string{}
+	}
+	m, ok := lr.labels[labels]
+	if !ok {
+		if err := json.Unmarshal([]byte(labels), &m); err != nil {
+			return nil, fmt.Errorf("workload %s's labels: %v", id, err)
+		}
+		lr.labels[labels] = m
+	}
+	r := workloadRow{cluster: cluster, w: profile.Workload{ID: id, Name: name, Kind: kind, Labels: m}}
+	lr.keys[k] = r.keys(lr.q.GroupBy)
+	return lr.keys[k], nil
+}
+
 // flush shares the day's lines and hands them on.
 func (lr *lineReader) flush() error {
 	if len(lr.day) == 0 {
@@ -195,56 +238,8 @@ func (lr *lineReader) flush() error {
 	}
 	chargeback.Share(lr.day, lr.q.ShareIdle, lr.q.ShareIdleBy)
 	err := lr.each(lr.day)
-	lr.day = lr.day[:0]
+	lr.day, lr.keys, lr.labels = lr.day[:0], nil, nil
 	return err
-}
-
-// keysOf gives the day's lines their workloads' group keys, reading the
-// workloads they name by key, a few hundred at a time.
-func (l *Ledger) keysOf(ctx context.Context, tx *sql.Tx, lr *lineReader) error {
-	ids := map[string][]any{} // cluster → its workloads' ids
-	seen := map[[2]string]bool{}
-	for _, c := range lr.day {
-		if k := [2]string{c.Cluster, c.Workload}; !c.Unallocated() && !seen[k] {
-			seen[k] = true
-			ids[c.Cluster] = append(ids[c.Cluster], c.Workload)
-		}
-	}
-	keys := make(map[[2]string][]string, len(seen))
-	parsed := map[string]map[string]string{} // workloads share their labels: parse each set once
-	scan := func(rows *sql.Rows) error {
-		var r workloadRow
-		var labels string
-		if err := rows.Scan(&r.cluster, &r.w.ID, &r.w.Name, &r.w.Kind, &labels); err != nil {
-			return err
-		}
-		m, ok := parsed[labels]
-		if !ok {
-			if err := json.Unmarshal([]byte(labels), &m); err != nil {
-				return fmt.Errorf("workload %s's labels: %v", r.w.ID, err)
-			}
-			parsed[labels] = m
-		}
-		r.w.Labels = m
-		keys[[2]string{r.cluster, r.w.ID}] = r.keys(lr.q.GroupBy)
-		return nil
-	}
-	for cluster, all := range ids {
-		for len(all) > 0 {
-			batch := all[:min(len(all), 500)]
-			all = all[len(batch):]
-			q := `SELECT cluster, id, name, kind, labels FROM seedance_workload WHERE cluster = $1 AND ` + inList("id", 2, len(batch))
-			if err := scanRows(ctx, tx, scan, q, append([]any{cluster}, batch...)...); err != nil {
-				return err
-			}
-		}
-	}
-	for i := range lr.day {
-		if c := &lr.day[i]; !c.Unallocated() {
-			c.Group, c.GroupLevels = keys[[2]string{c.Cluster, c.Workload}], lr.q.GroupBy
-		}
-	}
-	return nil
 }
 
 // budgets are the budgets' status for the month of the ledger's data end

@@ -56,7 +56,8 @@ func monthExports(b *testing.B, dsn, version, encoding string) {
 	}()
 	defer close(stop)
 	runtime.GC()
-	cpu0 := cpuTime()
+	server := serverCPU(b, dsn)
+	cpu0, srv0 := cpuTime(), server()
 	rows := 0
 	b.ResetTimer()
 	for range b.N {
@@ -83,6 +84,9 @@ func monthExports(b *testing.B, dsn, version, encoding string) {
 		l.Close()
 	}
 	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	if srv := server(); srv > 0 {
+		b.ReportMetric((srv-srv0).Seconds()/float64(b.N), "server-cpu-s/op")
+	}
 	b.ReportMetric(float64(rows), "rows")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
 }
