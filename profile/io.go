@@ -28,9 +28,8 @@ func Read(r io.Reader) (*Profile, error) {
 
 // collect walks the whole stream into a profile.
 func (s *Stream) collect() (*Profile, error) {
-	h := s.Header
-	p := &Profile{SchemaVersion: h.SchemaVersion, Generator: h.Generator, Source: h.Source, StartedAt: h.StartedAt,
-		EndedAt: h.EndedAt, IntervalS: h.IntervalS, Complete: h.Complete, Notes: h.Notes, PendingUnknown: h.PendingUnknown, Unscheduled: h.Unscheduled, Cluster: h.Cluster, Nodes: []Node{}}
+	h := s.Profile()
+	p := &h
 	var gpus []GPU
 	err := s.Walk(func(it Item) error {
 		if it.GPU != nil {

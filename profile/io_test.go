@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -149,4 +150,23 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("re-read of a valid profile failed: %v", err)
 		}
 	})
+}
+
+// TestReadKeepsEveryHeaderField: a profile read whole has every field of
+// its header, context_s and cluster included, as its stream does.
+func TestReadKeepsEveryHeaderField(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	in := &Profile{SchemaVersion: SchemaVersion, Generator: Generator{Name: "test"}, Source: SourcePrometheus, Cluster: "a", StartedAt: t0,
+		EndedAt: t0.Add(time.Minute), IntervalS: 15, ContextS: 30, Complete: true, Notes: []string{"n"}, PendingUnknown: "p", Nodes: []Node{}}
+	var buf bytes.Buffer
+	if err := Encode(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out, in) {
+		t.Fatalf("read %+v\nwrote %+v", out, in)
+	}
 }
