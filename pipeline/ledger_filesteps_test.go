@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +96,40 @@ func withContext(p *profile.Profile, d time.Duration) *profile.Profile {
 		}
 	}
 	return out
+}
+
+// TestFileStepsAcrossAHole (#56): a file with no sample of any GPU for two
+// hours, counted in steps of an hour (two steps find nothing), gives the
+// ledger one update of it gives, and the same warning of the hole.
+func TestFileStepsAcrossAHole(t *testing.T) {
+	p, err := sim.Record(sim.Options{Nodes: 4, Scenario: sim.ScenarioMixed, Seed: 2}, time.Minute, 6*time.Hour, profile.Generator{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gap := [2]time.Time{p.StartedAt.Add(2 * time.Hour), p.StartedAt.Add(4*time.Hour + 10*time.Minute)}
+	dir := t.TempDir()
+	first, rest := filepath.Join(dir, "first.json"), filepath.Join(dir, "rest.json")
+	cut := p.StartedAt.Add(time.Hour)
+	holed := profile.Join([]*profile.Profile{profile.Join([]*profile.Profile{p}, cut, gap[0], false), profile.Join([]*profile.Profile{p}, gap[1], p.EndedAt, false)}, cut, p.EndedAt, false)
+	if err := profile.WriteFile(first, profile.Join([]*profile.Profile{p}, p.StartedAt.Add(-time.Millisecond), cut, false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := profile.WriteFile(rest, holed); err != nil {
+		t.Fatal(err)
+	}
+	var reports, warnings []string
+	for _, step := range []string{"1h", "24h"} {
+		cfg := configWith(t, "ledger.dsn", filepath.Join(dir, step+".db"), "ledger.step", step)
+		var up ledger.Updated
+		for _, in := range []string{first, rest} {
+			if up, err = LedgerUpdate(context.Background(), LedgerUpdateSpec{Config: cfg, Inputs: []string{in}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reports = append(reports, namespaceReport(t, cfg.Ledger.DSN))
+		warnings = append(warnings, strings.Join(up.Warnings, "\n"))
+	}
+	if reports[0] != reports[1] || warnings[0] != warnings[1] || !strings.Contains(warnings[0], "a hole in its data") {
+		t.Fatalf("counted in steps:\n%s\n%s\nat once:\n%s\n%s", reports[0], warnings[0], reports[1], warnings[1])
+	}
 }
