@@ -106,28 +106,13 @@ func (spec LedgerUpdateSpec) fileSteps(ctx context.Context, l *ledger.Ledger, st
 // window too: a first update's first step is its pieces as they are, cut
 // at the step's end (profile.Trim), context samples kept.
 func (spec LedgerUpdateSpec) countFileSteps(ctx context.Context, l *ledger.Ledger, streams []*profile.Stream, at []time.Time, first bool) (ledger.Updated, error) {
-	var notes []string
-	for _, s := range streams {
-		notes = append(notes, s.Header.Notes...)
-	}
-	slices.Sort(notes)
-	notes = slices.Compact(notes)
-	per := (len(at) - 1 + maxPieces - 1) / maxPieces // steps a piece
-	var bounds []int                                 // indexes into at
-	for k := 0; k < len(at)-1; k += per {
-		bounds = append(bounds, k)
-	}
-	bounds = append(bounds, len(at)-1)
+	bounds, times := pieceBounds(at)
 	cut := make([]*profile.Pieces, 0, len(streams))
 	defer func() {
 		for _, p := range cut {
 			p.Close()
 		}
 	}()
-	times := make([]time.Time, len(bounds))
-	for i, k := range bounds[1:] {
-		times[i+1] = at[k]
-	}
 	for _, s := range streams {
 		p, err := profile.Cut(s, times, "")
 		if err != nil {
@@ -135,35 +120,79 @@ func (spec LedgerUpdateSpec) countFileSteps(ctx context.Context, l *ledger.Ledge
 		}
 		cut = append(cut, p)
 	}
-	final := finalStep(cut, at)
-	var all ledger.Updated
+	fs := fileStepper{spec: spec, l: l, at: at, first: first, notes: notesOf(streams), final: finalStep(cut, at)}
 	for c := range bounds[:len(bounds)-1] {
 		var pieces []*profile.Profile
 		for _, p := range cut {
 			piece, err := p.Piece(c)
 			if err != nil {
-				return all, err
+				return fs.all, err
 			}
 			pieces = append(pieces, piece)
 		}
-		for k := bounds[c]; k < bounds[c+1] && k <= final; k++ {
-			to := at[k+1]
-			if k == final {
-				to = at[len(at)-1]
-			}
-			step := []*profile.Profile{profile.Join(pieces, at[k], to, false)}
-			step[0].Notes = notes
-			if k == 0 && first {
-				step = trimmed(pieces, to)
-			}
-			up, err := spec.countInputs(ctx, l, step)
-			if err != nil {
-				return all, err
-			}
-			all = joinUpdated(all, up, k == 0)
+		if err := fs.count(ctx, pieces, bounds[c], bounds[c+1]); err != nil {
+			return fs.all, err
 		}
 	}
-	return all, nil
+	return fs.all, nil
+}
+
+// pieceBounds groups the steps at into at most maxPieces pieces: the
+// index into at where each piece begins, and the end; and the times the
+// files are cut at (the first piece reaching back to the files' start).
+func pieceBounds(at []time.Time) (bounds []int, times []time.Time) {
+	per := (len(at) - 1 + maxPieces - 1) / maxPieces // steps a piece
+	for k := 0; k < len(at)-1; k += per {
+		bounds = append(bounds, k)
+	}
+	bounds = append(bounds, len(at)-1)
+	times = make([]time.Time, len(bounds))
+	for i, k := range bounds[1:] {
+		times[i+1] = at[k]
+	}
+	return bounds, times
+}
+
+// notesOf are the streams' notes, sorted, each once.
+func notesOf(streams []*profile.Stream) []string {
+	var notes []string
+	for _, s := range streams {
+		notes = append(notes, s.Header.Notes...)
+	}
+	slices.Sort(notes)
+	return slices.Compact(notes)
+}
+
+// fileStepper counts the steps of cut files, joining their figures.
+type fileStepper struct {
+	spec  LedgerUpdateSpec
+	l     *ledger.Ledger
+	at    []time.Time
+	first bool // the first step is the cluster's first update
+	notes []string
+	final int // the step that holds the last sample: counted to the end
+	all   ledger.Updated
+}
+
+// count counts the steps [from, to) of at from their piece.
+func (fs *fileStepper) count(ctx context.Context, pieces []*profile.Profile, from, to int) error {
+	for k := from; k < to && k <= fs.final; k++ {
+		end := fs.at[k+1]
+		if k == fs.final {
+			end = fs.at[len(fs.at)-1]
+		}
+		step := []*profile.Profile{profile.Join(pieces, fs.at[k], end, false)}
+		step[0].Notes = fs.notes
+		if k == 0 && fs.first {
+			step = trimmed(pieces, end)
+		}
+		up, err := fs.spec.countInputs(ctx, fs.l, step)
+		if err != nil {
+			return err
+		}
+		fs.all = joinUpdated(fs.all, up, k == 0)
+	}
+	return nil
 }
 
 // trimmed are the pieces that start before to, ending there.
