@@ -16,6 +16,7 @@ import (
 // exits 3; a failing command's status wins; the Markdown lands in the job
 // summary and the report where the output says (#15, item 3).
 func TestGitHubAction(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	engine.SkipShort(t, "runs the action's script and the binary many times")
 	script, err := filepath.Abs("../deploy/github-action/gate.sh")
 	if err != nil {

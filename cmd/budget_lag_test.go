@@ -26,6 +26,7 @@ import (
 // budget in force from a later day says so and passes. In SQLite and
 // PostgreSQL.
 func TestBudgetsOfALaggingCluster(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			led := filepath.Join(t.TempDir(), "ledger.db")

@@ -31,19 +31,22 @@ type result struct {
 // process environment for the test (viper reads SEEDANCE_* from there), with
 // HOME pointed at an empty directory so the tester's own config stays out.
 func testFactory(t *testing.T, env map[string]string) (*Factory, func() result) {
-	t.Setenv("HOME", t.TempDir())
-	for _, k := range []string{"SEEDANCE_CONFIG", "XDG_CONFIG_HOME"} {
-		t.Setenv(k, "")
-	}
+	// The settings' variables, HOME and XDG_CONFIG_HOME are the run's own
+	// (Factory.Getenv): a test that gives no other may run in parallel.
+	vars := map[string]string{"HOME": t.TempDir()}
 	for k, v := range env {
-		t.Setenv(k, v)
+		if strings.HasPrefix(k, "SEEDANCE_") || k == "HOME" || k == "XDG_CONFIG_HOME" {
+			vars[k] = v
+		} else {
+			t.Setenv(k, v) // read from the process (SOURCE_DATE_EPOCH by cobra's man pages)
+		}
 	}
 	io, _, out, errOut := iostreams.Test()
 	f := &Factory{
 		IO:     io,
 		NVML:   func() (gpu.NVML, error) { return noDriver{}, nil },
 		Now:    func() time.Time { return time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC) },
-		Getenv: os.Getenv,
+		Getenv: func(k string) string { return vars[k] },
 		Build:  BuildInfo{Version: "test", Commit: "abc", Date: "2026-11-30", GoVersion: "go1.x"},
 	}
 	return f, func() result { return result{out: out.String(), errOut: errOut.String()} }

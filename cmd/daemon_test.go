@@ -229,8 +229,7 @@ func TestSqueueBounded(t *testing.T) {
 	fakeSqueue(t, "sleep 600\n")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "p.json")
-	t.Setenv("SEEDANCE_LIMITS_COMMAND_TIME", "1s")
-	r := run(t, nil, "profile", "--source", "sim", "--sim-nodes", "2", "--duration", "60", "--slurm", "-o", out, "--quiet")
+	r := run(t, map[string]string{"SEEDANCE_LIMITS_COMMAND_TIME": "1s"}, "profile", "--source", "sim", "--sim-nodes", "2", "--duration", "60", "--slurm", "-o", out, "--quiet")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -384,6 +383,7 @@ func TestRulesFIFO(t *testing.T) {
 // scrapes of /metrics and /healthz all along, keep the daemon's memory
 // and open files flat.
 func TestLoopSoak(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	engine.SkipShort(t, "several hundred runs of loop mode")
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules.yaml")

@@ -54,6 +54,7 @@ spec:
 // the GPU. With --kubeconfig the Prometheus source reads the claims: both
 // pods hold the GPU (mode dra) and split it evenly, 300 s each of 600.
 func TestDRAClaimsFromAPIServer(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	c := k8stest.Start(t)
 	c.AddGPUNodes(1, "gpu-0")
 	c.Apply(draObjects)

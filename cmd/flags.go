@@ -116,16 +116,8 @@ func bindFlags(v *viper.Viper, fs *pflag.FlagSet) error {
 
 // settingSource says where the effective value of key came from.
 func settingSource(v *viper.Viper, key string, flags *pflag.FlagSet, file string, getenv func(string) string) string {
-	if flags != nil {
-		var src string
-		flags.VisitAll(func(f *pflag.Flag) {
-			if f.Changed && f.Annotations[keyAnnotation] != nil && f.Annotations[keyAnnotation][0] == key {
-				src = "flag --" + f.Name
-			}
-		})
-		if src != "" {
-			return src
-		}
+	if name := settings.GivenFlag(flags, key); name != "" {
+		return "flag --" + name
 	}
 	if getenv(settings.EnvName(key)) != "" {
 		return "env " + settings.EnvName(key)

@@ -268,6 +268,7 @@ func nodeState(t *testing.T, c *k8stest.Cluster, node string) (cordoned bool, po
 // StatefulSet's pod are untouched, no other pod restarts, and the budget
 // at its minimum is not broken.
 func TestKubectlPlanOnRealAPIServer(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	c := k8sScenario(t, 0)
 	before := map[string]string{}
 	for _, p := range livePods(t, c) {
@@ -330,6 +331,7 @@ func TestKubectlPlanOnRealAPIServer(t *testing.T) {
 // its minimum, the eviction is refused, retried for a bounded time, and
 // the script stops with a clear message before draining any node.
 func TestKubectlPlanStopsOnBudget(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	c := k8sScenario(t, 1)
 	prof := liveProfile(t, c)
 	out, code, _ := runPlan(t, c, prof, "SEEDANCE_EVICT_TIMEOUT=4")
@@ -349,6 +351,7 @@ func TestKubectlPlanStopsOnBudget(t *testing.T) {
 // nodes' drains succeed, and no command is offered that would evict a
 // running pod.
 func TestAnalyzeCommandsOnRealAPIServer(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	c := k8sScenario(t, 0)
 	prof := liveProfile(t, c)
 	r := run(t, nil, "analyze", prof, "--report", "all", "-f", "json")
@@ -430,6 +433,7 @@ func checkCordonedFirst(t *testing.T, out string, released []string) {
 // any command (exit 3, nothing cordoned, no pod moved), warns in a dry
 // run, and executes with --stale-ok.
 func TestKubectlPlanRefusesStaleData(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	c := k8sScenario(t, 0)
 	prof := liveProfileEnding(t, c, time.Now().UTC().Add(-2*time.Hour).Truncate(time.Second))
 	plan := filepath.Join(t.TempDir(), "plan.sh")

@@ -56,6 +56,7 @@ func holedPrometheus(t *testing.T, sim *profile.Profile, from, to float64) *prom
 // update printed "nothing after …" and exited 0, and the hole stayed. A
 // --start past the data end is refused: it would leave a hole.
 func TestBackfillFromPrometheus(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "60m", "--sim-nodes", "3"), nil)
 	if err != nil {
 		t.Fatal(err)

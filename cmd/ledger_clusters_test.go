@@ -21,6 +21,7 @@ import (
 // report equals one analyze of its own server; the report by cluster holds
 // both, and its totals are their sums.
 func TestLedgerOfTwoPrometheusServers(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	dsn := pgtest.Start(t)
 	clusters := []string{"prod-eu", "prod-us"}
 	srcs := map[string][]string{}

@@ -43,6 +43,7 @@ func clusterPrometheus(t *testing.T, name string, seed int) *promtest.Server {
 // named, each counts on its own; a GPU that moved between clusters (its
 // times do not overlap) is not refused. In SQLite and PostgreSQL.
 func TestClusterIdentity(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	eu, us := clusterPrometheus(t, "eu", 1), clusterPrometheus(t, "us", 2)
 	src := func(srv *promtest.Server) []string {
 		return []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--step", "15s", "--prometheus-chunk", "10m"}

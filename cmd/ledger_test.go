@@ -24,6 +24,7 @@ import (
 // range, figure for figure: summary and attribution. The data has a
 // counter reset, a two-minute gap and a GPU without an energy counter.
 func TestLedgerFromEnginesEqualsOneAnalysis(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	sim, err := profile.ReadFile(simProfile(t, "--interval", "15s", "--duration", "30m", "--sim-nodes", "3"), nil)
 	if err != nil {
 		t.Fatal(err)

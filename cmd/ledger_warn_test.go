@@ -106,6 +106,7 @@ func TestLedgerExportFocus(t *testing.T) {
 // input that is not there, a Prometheus that does not answer) leaves no
 // empty ledger file behind; one that fails on a ledger with data keeps it.
 func TestFailedFirstUpdateLeavesNoLedger(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	dir := t.TempDir()
 	led := filepath.Join(dir, "new.db")
 	for _, args := range [][]string{{"-i", filepath.Join(dir, "missing.json")}, {"--source", "prometheus", "--prometheus-url", "http://127.0.0.1:1", "--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:10:00Z"}} {

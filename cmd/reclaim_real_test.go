@@ -190,6 +190,7 @@ func jsonOf(t *testing.T, method, url, body string, out any) {
 // with /scale (an Argo Rollout) is scaled to 0 and back, one without it
 // (a Kubeflow Notebook) is notice only, the reason said.
 func TestReclaimKubernetes(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	am := promtest.StartAlertmanager(t)
 	c := reclaimCluster(t)
 	dir := t.TempDir()

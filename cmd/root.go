@@ -91,6 +91,7 @@ Exit statuses: 0 ok; 1 runtime failure; 2 usage error or bad input;
 			if err := bindFlags(f.viper, c.Flags()); err != nil {
 				return err
 			}
+			settings.ApplyEnv(f.viper, f.Getenv, c.Flags())
 			f.overlays = overlays(c.Flags())
 			path, err := settings.Load(f.viper, configFlag, f.Getenv)
 			f.configFile = path

@@ -20,6 +20,7 @@ import (
 // drained after the move; the pending job keeps the node its user asked
 // for with -w, and that node is not drained (issues #18, #26).
 func TestSlurmPlanOnRealController(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
 	c := slurmtest.Start(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
 	running := c.Submit(t, "--requeue", "--gres=gpu:2")         // only node-gpu-01 has a slurmd: it runs there
 	pending := c.Submit(t, "--gres=gpu:1", "-w", "node-gpu-03") // no slurmd there: it waits

@@ -14,6 +14,7 @@ import (
 	"github.com/seedance/seedance/internal/setting"
 
 	"github.com/prometheus/common/config"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	yamlv2 "go.yaml.in/yaml/v2"
 	"gopkg.in/yaml.v3"
@@ -23,8 +24,8 @@ import (
 	"github.com/seedance/seedance/internal/table"
 )
 
-// NewViper returns the root command's own viper instance with defaults and
-// SEEDANCE_* environment variables set up.
+// NewViper returns the root command's own viper instance with the
+// defaults set up; ApplyEnv adds the SEEDANCE_* environment variables.
 func NewViper() *viper.Viper {
 	v := viper.New()
 	for _, k := range Keys() {
@@ -32,10 +33,37 @@ func NewViper() *viper.Viper {
 			v.SetDefault(k.Key, k.Value())
 		}
 	}
-	v.SetEnvPrefix("SEEDANCE")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
 	return v
+}
+
+// ApplyEnv sets each key whose variable (EnvName) getenv finds set and not
+// empty, unless its flag was given (flagGiven): a flag wins over the
+// environment, which wins over the config file and the defaults. The
+// variables are read through getenv, not from the process, so that each
+// run of the commands can have its own (a test's).
+func ApplyEnv(v *viper.Viper, getenv func(string) string, flags *pflag.FlagSet) {
+	for _, k := range Keys() {
+		if val := getenv(EnvName(k.Key)); val != "" && GivenFlag(flags, k.Key) == "" {
+			v.Set(k.Key, val)
+		}
+	}
+}
+
+// GivenFlag is the name of key's flag (Key.Flag) when flags has it and it
+// was given, else "". A map's flag (--gpu-price) overlays the map rather
+// than set it, and is not the key's source.
+func GivenFlag(flags *pflag.FlagSet, key string) string {
+	for _, k := range Keys() {
+		if flags == nil {
+			break
+		}
+		if k.Key == key && k.Flag != "" && !k.Map {
+			if f := flags.Lookup(k.Flag); f != nil && f.Changed {
+				return k.Flag
+			}
+		}
+	}
+	return ""
 }
 
 // flagOf names the flag that sets key, "" when none does.
