@@ -46,8 +46,8 @@ func TestReclaimFaults(t *testing.T) {
 	db := newTCPCut(t, hostPortDB)
 	dir := t.TempDir()
 	cfgFile, notices := filepath.Join(dir, "seedance.yaml"), filepath.Join(dir, "notices.jsonl")
-	// Each notice takes 2 s to deliver: a replica started 1 s after the
-	// other reads the episodes the first is notifying.
+	// Each notice takes 2 s to deliver: a replica started once the first
+	// notice is written reads the episode the first replica is notifying.
 	if err := os.WriteFile(cfgFile, []byte(fmt.Sprintf("reclaim:\n  grace: 0s\n  max_namespace_share: 1\n  command: [sh, -c, 'cat >> %s; sleep 2']\n", notices)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,9 @@ func TestReclaimFaults(t *testing.T) {
 	args := []string{"reclaim", "--config", cfgFile, "-i", now, "--ledger", db.dsn, "--gpu-price", "H100=2.49", "--execute"}
 	noticed := func() int { b, _ := os.ReadFile(notices); return strings.Count(string(b), `"text":`) }
 
-	outs := replicas(t, env, args, time.Second)
+	outs := replicas(t, env, args, func() {
+		c.WaitFor(t, func() bool { return noticed() > 0 }, "the first replica delivering a notice")
+	})
 	if noticed() != 2 || strings.Count(outs, ": notified") != 2 {
 		t.Fatalf("two replicas at once: %d notices\n%s", noticed(), outs)
 	}
@@ -86,7 +88,7 @@ func TestReclaimFaults(t *testing.T) {
 	if other == claimed {
 		other = jobs[1]
 	}
-	outs = replicas(t, env, args, 0)
+	outs = replicas(t, env, args, nil)
 	if strings.Count(outs, other+": acted (requeued held") != 1 || !strings.Contains(outs, claimed+": wait (another pass is acting on it since") {
 		t.Fatalf("two replicas after the kill (%s claimed):\n%s", claimed, outs)
 	}
@@ -105,15 +107,15 @@ func TestReclaimFaults(t *testing.T) {
 	}
 }
 
-// replicas runs two reclaim processes, the second after stagger, and
-// returns their outputs.
-func replicas(t *testing.T, env, args []string, stagger time.Duration) string {
+// replicas runs two reclaim processes, the second once between returns
+// (at once when nil), and returns their outputs.
+func replicas(t *testing.T, env, args []string, between func()) string {
 	t.Helper()
 	var wg sync.WaitGroup
 	out := make([]bytes.Buffer, 2)
 	for i := range out {
-		if i > 0 {
-			time.Sleep(stagger)
+		if i > 0 && between != nil {
+			between()
 		}
 		wg.Add(1)
 		go func() {

@@ -19,10 +19,10 @@ import (
 // system's temporary directory); the steps of a piece are counted from
 // it, so that memory holds one piece of the inputs and one step's
 // analysis, never the whole file. The figures are those of one update, as
-// for the pieces of TestLedgerEqualsOneAnalysis. A first update of a
-// cluster and a file that reaches before the data end (a backfill) are
-// read whole and counted in one update: the first keeps its context
-// samples, and a backfill compares buckets.
+// for the pieces of TestLedgerEqualsOneAnalysis. A cluster's first update
+// is stepped from the files' start, its first step keeping their context
+// samples; a file that reaches before the data end (a backfill) is read
+// whole and counted in one update, which compares buckets.
 
 // maxPieces bounds the pieces a file is cut into: each holds a spill's
 // encoder (about 0.4 MiB) while the file is read. A day in steps of an
@@ -40,18 +40,17 @@ func (spec LedgerUpdateSpec) updateFiles(ctx context.Context, l *ledger.Ledger) 
 			s.Close()
 		}
 	}()
-	var start, end time.Time
-	for i, name := range spec.Inputs {
+	var heads []*profile.Profile
+	for _, name := range spec.Inputs {
 		s, err := profile.OpenFileOnly(name, spec.Stdin, &keep)
 		if err != nil {
 			return ledger.Updated{}, err
 		}
 		streams = append(streams, s)
-		if h := s.Header; i == 0 || h.StartedAt.Before(start) {
-			start = h.StartedAt
-		}
-		end = later(end, s.Header.EndedAt)
+		h := s.Profile()
+		heads = append(heads, &h)
 	}
+	start, end := profile.Span(heads)
 	at, first, err := spec.fileSteps(ctx, l, start, end)
 	if err != nil {
 		return ledger.Updated{}, err
@@ -68,13 +67,6 @@ func (spec LedgerUpdateSpec) updateFiles(ctx context.Context, l *ledger.Ledger) 
 		inputs = append(inputs, p)
 	}
 	return spec.countInputs(ctx, l, inputs)
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // fileSteps are the windows the inputs, spanning [start, end], are

@@ -129,27 +129,18 @@ func (p *Pieces) Close() error {
 // before to (Unix ms; base is the profile's start) and their usage; the
 // errors are left out, as Join leaves them.
 func cutGPU(g *GPU, base, from, to float64) GPU {
-	lo, hi := len(g.Series.T), 0
-	for i, t := range g.Series.T {
-		abs := base + math.Round(t*1000)
-		if abs >= from && abs <= to {
-			lo, hi = min(lo, i), i+1
-		}
-	}
-	if lo > hi {
-		lo = hi
-	}
+	lo, hi := within(g.Series.T, base, from, to)
 	out := *g
 	out.Errors = nil
 	out.Series = Series{T: append(Values{}, g.Series.T[lo:hi]...)}
 	for m := Metric(0); m < NumMetrics; m++ {
 		if c := *g.Series.Col(m); c != nil {
-			*out.Series.Col(m) = append(Values{}, c[lo:hi]...)
+			*out.Series.Col(m) = append(Values{}, part(c, lo, hi)...)
 		}
 	}
 	out.Usage = nil
 	for _, u := range g.Usage {
-		out.Usage = append(out.Usage, Usage{Workload: u.Workload, UtilPct: append(Values{}, u.UtilPct[lo:hi]...)})
+		out.Usage = append(out.Usage, Usage{Workload: u.Workload, UtilPct: append(Values{}, part(u.UtilPct, lo, hi)...)})
 	}
 	return out
 }

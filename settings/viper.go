@@ -43,7 +43,7 @@ func NewViper() *viper.Viper {
 // run of the commands can have its own (a test's).
 func ApplyEnv(v *viper.Viper, getenv func(string) string, flags *pflag.FlagSet) {
 	for _, k := range Keys() {
-		if val := getenv(EnvName(k.Key)); val != "" && GivenFlag(flags, k.Key) == "" {
+		if val := getenv(EnvName(k.Key)); val != "" && given(flags, k) == "" {
 			v.Set(k.Key, val)
 		}
 	}
@@ -54,14 +54,20 @@ func ApplyEnv(v *viper.Viper, getenv func(string) string, flags *pflag.FlagSet) 
 // than set it, and is not the key's source.
 func GivenFlag(flags *pflag.FlagSet, key string) string {
 	for _, k := range Keys() {
-		if flags == nil {
-			break
+		if k.Key == key {
+			return given(flags, k)
 		}
-		if k.Key == key && k.Flag != "" && !k.Map {
-			if f := flags.Lookup(k.Flag); f != nil && f.Changed {
-				return k.Flag
-			}
-		}
+	}
+	return ""
+}
+
+// given is GivenFlag of one key.
+func given(flags *pflag.FlagSet, k setting.Key) string {
+	if flags == nil || k.Flag == "" || k.Map {
+		return ""
+	}
+	if f := flags.Lookup(k.Flag); f != nil && f.Changed {
+		return k.Flag
 	}
 	return ""
 }
