@@ -17,16 +17,17 @@ import (
 // Cost and Usage dataset's columns seedance fills (FinOps-Open-Cost-and-
 // Usage-Spec/FOCUS_Spec, specification/datasets/cost_and_usage/columns:
 // the mandatory ones, the split cost allocation columns, the unit prices
-// and the sub-account's), then its custom columns. 1.3 replaces
-// ProviderName and PublisherName by ServiceProviderName and
-// HostProviderName.
+// and the sub-account's), then its custom columns. 1.3 deprecates
+// ProviderName and PublisherName for ServiceProviderName and
+// HostProviderName, but keeps them mandatory (present, not null:
+// providername.md and publishername.md, "Deprecated (version) 1.3").
 var Focus13Columns = []string{
 	"AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId", "AllocatedResourceName", "AllocatedTags",
 	"BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",
 	"ChargeCategory", "ChargeClass", "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
 	"ConsumedQuantity", "ConsumedUnit", "ContractedCost", "ContractedUnitPrice", "EffectiveCost", "HostProviderName", "InvoiceIssuerName",
-	"ListCost", "ListUnitPrice", "PricingQuantity", "PricingUnit", "ResourceId", "ResourceName", "ResourceType",
-	"ServiceCategory", "ServiceName", "ServiceProviderName", "SubAccountId", "SubAccountName", "SubAccountType", "Tags",
+	"ListCost", "ListUnitPrice", "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ResourceId", "ResourceName", "ResourceType",
+	"ServiceCategory", "ServiceName", "ServiceProviderName", "SkuId", "SkuPriceId", "SubAccountId", "SubAccountName", "SubAccountType", "Tags",
 	"x_Cluster", "x_Node", "x_GPUModel", "x_Workload", "x_AllocatedPart", "x_UsedGPUHours", "x_IdleGPUHours", "x_UtilizationPct",
 	"x_EnergyKWh", "x_EmissionsKgCO2e", "x_PriceSource",
 }
@@ -134,6 +135,13 @@ func (o *Origin) description() string {
 	return "GPU time of " + o.Model + " on node " + o.Node + ", at " + dec(o.PriceUSDPerHour) + " USD per GPU-hour, split among its holders"
 }
 
+// sku is an origin charge's SkuId and SkuPriceId: an hour of a GPU of its
+// model, the unit its price list (price file, OpenCost, the built-in
+// table) prices. It holds no price, date or account, so that it stays the
+// same when a price changes (skupriceid.md: a SkuPriceId MAY equal its
+// SkuId).
+func (o *Origin) sku() string { return "seedance/gpu-hour/" + o.Model }
+
 // csv13 is the row's cells, in Focus13Columns' order; names are
 // guarded against formula injection, costs in cents.
 func (r *record13) csv() []string {
@@ -156,8 +164,8 @@ func (r *record13) csv() []string {
 		cost, account, account, "USD", ts(r.month.AddDate(0, 1, 0)), ts(r.month),
 		"Usage", "", c(r.o.description()), "Usage-Based", ts(r.end), ts(r.start),
 		q, gpuHours, cost, price, cost, account, account,
-		cost, price, q, gpuHours, c(r.o.Cluster + "/" + r.o.Node), c(r.o.Node), "GPU node",
-		"AI and Machine Learning", "GPU compute", account, c(r.o.Cluster), c(r.o.Cluster), "Cluster", r.tags,
+		cost, price, q, gpuHours, account, account, c(r.o.Cluster + "/" + r.o.Node), c(r.o.Node), "GPU node",
+		"AI and Machine Learning", "GPU compute", account, c(r.o.sku()), c(r.o.sku()), c(r.o.Cluster), c(r.o.Cluster), "Cluster", r.tags,
 		c(r.o.Cluster), c(r.o.Node), c(r.o.Model), workload, r.p.Kind, dec(r.p.UsedH), dec(r.p.IdleH), optDec(r.utilization),
 		dec(r.p.EnergyKWh), optDec(r.emissions), r.o.PriceSource,
 	}
@@ -201,12 +209,16 @@ type parquet13 struct {
 	ListUnitPrice          float64   `parquet:"ListUnitPrice"`
 	PricingQuantity        float64   `parquet:"PricingQuantity"`
 	PricingUnit            string    `parquet:"PricingUnit"`
+	ProviderName           string    `parquet:"ProviderName"`
+	PublisherName          string    `parquet:"PublisherName"`
 	ResourceID             string    `parquet:"ResourceId"`
 	ResourceName           string    `parquet:"ResourceName"`
 	ResourceType           string    `parquet:"ResourceType"`
 	ServiceCategory        string    `parquet:"ServiceCategory"`
 	ServiceName            string    `parquet:"ServiceName"`
 	ServiceProviderName    string    `parquet:"ServiceProviderName"`
+	SkuID                  string    `parquet:"SkuId"`
+	SkuPriceID             string    `parquet:"SkuPriceId"`
 	SubAccountID           string    `parquet:"SubAccountId"`
 	SubAccountName         string    `parquet:"SubAccountName"`
 	SubAccountType         string    `parquet:"SubAccountType"`
@@ -247,8 +259,8 @@ func (p *parquetRows13) write(recs []record13) error {
 			ChargeDescription: r.o.description(), ChargeFrequency: "Usage-Based", ChargePeriodEnd: r.end, ChargePeriodStart: r.start,
 			ConsumedQuantity: q, ConsumedUnit: gpuHours, ContractedCost: cents, ContractedUnitPrice: price, EffectiveCost: cents,
 			HostProviderName: r.account, InvoiceIssuerName: r.account, ListCost: cents, ListUnitPrice: price, PricingQuantity: q, PricingUnit: gpuHours,
-			ResourceID: r.o.Cluster + "/" + r.o.Node, ResourceName: r.o.Node, ResourceType: "GPU node", ServiceCategory: "AI and Machine Learning",
-			ServiceName: "GPU compute", ServiceProviderName: r.account, SubAccountID: r.o.Cluster, SubAccountName: r.o.Cluster, SubAccountType: "Cluster",
+			ProviderName: r.account, PublisherName: r.account, ResourceID: r.o.Cluster + "/" + r.o.Node, ResourceName: r.o.Node, ResourceType: "GPU node", ServiceCategory: "AI and Machine Learning",
+			ServiceName: "GPU compute", ServiceProviderName: r.account, SkuID: r.o.sku(), SkuPriceID: r.o.sku(), SubAccountID: r.o.Cluster, SubAccountName: r.o.Cluster, SubAccountType: "Cluster",
 			Tags: r.tags, Cluster: r.o.Cluster, Node: r.o.Node, GPUModel: r.o.Model, Workload: workload, AllocatedPart: r.p.Kind,
 			UsedGPUHours: analyze.Sig(r.p.UsedH), IdleGPUHours: analyze.Sig(r.p.IdleH), UtilizationPct: r.utilization,
 			EnergyKWh: analyze.Sig(r.p.EnergyKWh), EmissionsKg: r.emissions, PriceSource: r.o.PriceSource}

@@ -17,12 +17,13 @@ import (
 
 // focus13Mandatory are FOCUS 1.3's mandatory Cost and Usage columns as its
 // column definitions give them (Feature level: Mandatory), written out
-// here rather than taken from the code under test: 1.2's, less
-// ProviderName and PublisherName, which ServiceProviderName and
-// HostProviderName replace.
+// here rather than taken from the code under test: 1.2's, with
+// ServiceProviderName and HostProviderName. ProviderName and
+// PublisherName, deprecated in 1.3, stay mandatory in it.
 var focus13Mandatory = []string{"BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",
 	"ChargeCategory", "ChargeClass", "ChargeDescription", "ChargePeriodEnd", "ChargePeriodStart", "ContractedCost", "EffectiveCost",
-	"HostProviderName", "InvoiceIssuerName", "ListCost", "PricingQuantity", "PricingUnit", "ServiceCategory", "ServiceName", "ServiceProviderName"}
+	"HostProviderName", "InvoiceIssuerName", "ListCost", "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceCategory", "ServiceName",
+	"ServiceProviderName"}
 
 // focusRows reads a FOCUS CSV into maps by column.
 func focusRows(t *testing.T, doc []byte) []map[string]string {
@@ -143,7 +144,7 @@ func checkSplit(t *testing.T, what string, rows []map[string]string, end time.Ti
 				t.Errorf("%s: AllocatedTags repeats the Tags key %s", where, k)
 			}
 		}
-		for _, name := range []string{"ServiceProviderName", "HostProviderName", "InvoiceIssuerName", "SubAccountId", "SubAccountName", "SubAccountType"} {
+		for _, name := range []string{"ServiceProviderName", "HostProviderName", "ProviderName", "PublisherName", "InvoiceIssuerName", "SubAccountId", "SubAccountName", "SubAccountType"} {
 			if r[name] == "" {
 				t.Errorf("%s: %s is null", where, name)
 			}
