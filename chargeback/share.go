@@ -81,6 +81,10 @@ type Line struct {
 	// CO2e; EmissionsUnknown says an hour with energy had no intensity.
 	EmissionsKg      float64
 	EmissionsUnknown bool
+	// Holders is how many workloads the line sums, where it sums several
+	// (the ledger's lines per owner); 0 is one. Where held time has no
+	// price, the unallocated cost is shared evenly per workload.
+	Holders int
 }
 
 // SameAs says whether o is another part (bucket) of the same line: the
@@ -182,21 +186,25 @@ func weights(lines []Line, holders []int, mode Mode) []float64 {
 }
 
 // byCost fills w with each line's share of the lines' held cost (equal
-// shares when they cost nothing).
+// shares per workload when they cost nothing).
 func byCost(lines []Line, idx []int, w []float64) []float64 {
-	total := 0.0
+	total, n := 0.0, 0
 	for _, i := range idx {
 		total += lines[i].HeldUSD
+		n += lines[i].holders()
 	}
 	for k, i := range idx {
 		if total > 0 {
 			w[k] = lines[i].HeldUSD / total
 		} else {
-			w[k] = 1 / float64(len(idx))
+			w[k] = float64(lines[i].holders()) / float64(n)
 		}
 	}
 	return w
 }
+
+// holders is how many workloads the line sums.
+func (l *Line) holders() int { return max(l.Holders, 1) }
 
 // SortLines orders a period's lines: by cluster, node, model, then the
 // workloads (unallocated first).

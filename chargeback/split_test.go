@@ -178,7 +178,8 @@ func TestSplitFreeOrigin(t *testing.T) {
 }
 
 // TestShareFreeHolders: holders whose GPUs cost nothing share a scope's
-// unallocated cost evenly (weighted by cost, there is no cost to weigh).
+// unallocated cost evenly per workload (weighted by cost, there is no cost
+// to weigh).
 func TestShareFreeHolders(t *testing.T) {
 	lines := []Line{
 		{Period: nov1, Cluster: "c", Node: "n1", Model: "F", Workload: "w1", Group: []string{"a"}, HeldH: 2},
@@ -188,5 +189,12 @@ func TestShareFreeHolders(t *testing.T) {
 	Share(lines, Weighted, ScopeCluster)
 	if lines[0].SharedUSD != 3 || lines[1].SharedUSD != 3 || lines[2].SharedUSD != -6 {
 		t.Errorf("shared %v, %v, %v; want 3, 3, -6", lines[0].SharedUSD, lines[1].SharedUSD, lines[2].SharedUSD)
+	}
+	// A line that sums two workloads (the ledger's line per owner) is
+	// shared as two: evenly per workload, not per line.
+	lines[0].Holders = 2
+	Share(lines, Weighted, ScopeCluster)
+	if lines[0].SharedUSD != 4 || lines[1].SharedUSD != 2 || lines[2].SharedUSD != -6 {
+		t.Errorf("a line of two holders: shared %v, %v, %v; want 4, 2, -6", lines[0].SharedUSD, lines[1].SharedUSD, lines[2].SharedUSD)
 	}
 }

@@ -117,7 +117,9 @@ var benchRollups = []string{
 	FROM seedance_hold h LEFT JOIN seedance_workload w ON w.cluster = h.cluster AND w.id = h.workload GROUP BY h.cluster, h.bucket, COALESCE(w.owner, 0), h.provisional`,
 	`INSERT INTO seedance_owner_hold_day SELECT cluster, bucket - bucket % 86400, owner, provisional, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), SUM(energy_j), 0
 	FROM seedance_owner_hold GROUP BY cluster, bucket - bucket % 86400, owner, provisional`,
-	strings.TrimSpace(strings.SplitN(migration5, ";", 2)[1]), // the per-day charges
+	strings.Replace(strings.TrimSpace(strings.SplitN(migration5, ";", 2)[1]), "seedance_charge_day SELECT", // the per-day charges
+		"seedance_charge_day (cluster, day, node, model, workload, provisional, held_s, used_s, idle_s, held_usd, used_usd, cost_usd, energy_j, price_usd_per_hour) SELECT", 1),
+	strings.TrimSpace(strings.SplitN(migration8, ";", 2)[1]), // their owners
 }
 
 // batch inserts rows, size at a time, by a statement prepared once: many

@@ -31,23 +31,36 @@ FROM seedance_hold h JOIN seedance_gpu g ON g.cluster = h.cluster AND g.bucket =
 GROUP BY cluster, d, node, model, workload, provisional;
 `
 
+// Schema 8 gives each row of seedance_charge_day its workload's owner
+// (owner.go; 0 for what no workload held, -1 for a workload the ledger
+// has no row of), kept equal to the workload's as its owner moves
+// (moveOwner): a report grouped by anything but the
+// workload reads the charges per owner, node and day, summed by the
+// database without a join, instead of a line per workload
+// (docs/performance.md).
+const migration8 = `ALTER TABLE seedance_charge_day ADD COLUMN owner BIGINT NOT NULL DEFAULT 0;
+UPDATE seedance_charge_day SET owner = COALESCE((SELECT w.owner FROM seedance_workload w
+	WHERE w.cluster = seedance_charge_day.cluster AND w.id = seedance_charge_day.workload), CASE WHEN workload = '' THEN 0 ELSE -1 END)`
+
 // chargeDay is one row's addition to seedance_charge_day.
 type chargeDay struct {
 	day                                int64
 	node, model, workload              string
+	owner                              int64
 	provisional                        int
 	held, used, idle, heldUSD, usedUSD float64
 	cost, energy, price                float64
 }
 
-// putChargeDay adds c to its day's row.
+// putChargeDay adds c to its day's row. A row's owner is set when it is
+// made; moveOwner moves it (before an update's rows are put).
 func putChargeDay(ex *execer, c chargeDay) error {
-	return ex.exec(`INSERT INTO seedance_charge_day AS o (cluster, day, node, model, workload, provisional, held_s, used_s, idle_s, held_usd, used_usd, cost_usd, energy_j, price_usd_per_hour)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	return ex.exec(`INSERT INTO seedance_charge_day AS o (cluster, day, node, model, workload, provisional, held_s, used_s, idle_s, held_usd, used_usd, cost_usd, energy_j, price_usd_per_hour, owner)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT (cluster, day, node, model, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, held_usd = o.held_usd + excluded.held_usd, used_usd = o.used_usd + excluded.used_usd, cost_usd = o.cost_usd + excluded.cost_usd,
 energy_j = o.energy_j + excluded.energy_j, price_usd_per_hour = CASE WHEN o.price_usd_per_hour > excluded.price_usd_per_hour THEN o.price_usd_per_hour ELSE excluded.price_usd_per_hour END`,
-		c.day, c.node, c.model, c.workload, c.provisional, c.held, c.used, c.idle, c.heldUSD, c.usedUSD, c.cost, c.energy, c.price)
+		c.day, c.node, c.model, c.workload, c.provisional, c.held, c.used, c.idle, c.heldUSD, c.usedUSD, c.cost, c.energy, c.price, c.owner)
 }
 
 // undoChargeDay takes a settled bucket's hold rows back out of their
@@ -56,11 +69,13 @@ func undoChargeDay(ex *execer, bucket int64) error {
 	var cs []chargeDay
 	err := queryEach(ex, func(rows *sql.Rows) error {
 		c := chargeDay{day: day(bucket)}
-		err := rows.Scan(&c.node, &c.model, &c.workload, &c.held, &c.used, &c.idle, &c.heldUSD, &c.usedUSD, &c.cost, &c.energy, &c.price)
+		err := rows.Scan(&c.node, &c.model, &c.workload, &c.owner, &c.held, &c.used, &c.idle, &c.heldUSD, &c.usedUSD, &c.cost, &c.energy, &c.price)
 		c.held, c.used, c.idle, c.heldUSD, c.usedUSD, c.cost, c.energy = -c.held, -c.used, -c.idle, -c.heldUSD, -c.usedUSD, -c.cost, -c.energy
 		cs = append(cs, c)
 		return err
-	}, `SELECT h.node, h.model, h.workload, `+holdAtPrice+` WHERE h.cluster = $1 AND h.bucket = $2 AND h.provisional = 0`, bucket)
+	}, `SELECT h.node, h.model, h.workload, COALESCE((SELECT w.owner FROM seedance_workload w WHERE w.cluster = h.cluster AND w.id = h.workload),
+	CASE WHEN h.workload = '' THEN 0 ELSE -1 END), `+holdAtPrice+`
+WHERE h.cluster = $1 AND h.bucket = $2 AND h.provisional = 0`, bucket)
 	for i := 0; err == nil && i < len(cs); i++ {
 		err = putChargeDay(ex, cs[i])
 	}

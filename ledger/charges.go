@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +43,7 @@ func (l *Ledger) Charges(ctx context.Context, q Query, begin func(Window) error,
 	if q.Settled {
 		sp.maxProv = 0
 	}
-	return l.chargeLines(ctx, tx, sp, q, func(day []chargeback.Line) error {
+	return l.chargeLines(ctx, tx, sp, q, false, func(day []chargeback.Line) error {
 		// The export names each price's source (x_PriceSource); the
 		// reports' charges do not read them.
 		if err := priceSources(ctx, tx, sp, day); err != nil {
@@ -54,7 +56,7 @@ func (l *Ledger) Charges(ctx context.Context, q Query, begin func(Window) error,
 // chargeback is the window's charges by the query's groups.
 func (l *Ledger) chargeback(ctx context.Context, tx *sql.Tx, sp span, q Query) (*chargeback.Report, error) {
 	sum := chargeback.NewSummer()
-	bill, err := l.chargeLines(ctx, tx, sp, q, func(day []chargeback.Line) error {
+	bill, err := l.chargeLines(ctx, tx, sp, q, !slices.Contains(q.GroupBy, "workload"), func(day []chargeback.Line) error {
 		sum.Add(day)
 		return nil
 	})
@@ -72,10 +74,12 @@ func (l *Ledger) chargeback(ctx context.Context, tx *sql.Tx, sp span, q Query) (
 // chargeLines reads the span's hold rows at their GPUs' prices, a line per
 // day, cluster, node, model and workload, and hands them on a day at a
 // time: each day is read apart, with its workloads' keys, so that memory
-// holds a day whatever the span. It returns the bill: the GPUs' observed
-// time at its prices.
-func (l *Ledger) chargeLines(ctx context.Context, tx *sql.Tx, sp span, q Query, each func([]chargeback.Line) error) (float64, error) {
-	lr := &lineReader{q: q, bucket: sp.bucket, each: each}
+// holds a day whatever the span. byOwner reads a whole day's lines per
+// owner instead of per workload (a grouping without the workload level:
+// the two give every group the same sums). It returns the bill: the GPUs'
+// observed time at its prices.
+func (l *Ledger) chargeLines(ctx context.Context, tx *sql.Tx, sp span, q Query, byOwner bool, each func([]chargeback.Line) error) (float64, error) {
+	lr := &lineReader{q: q, bucket: sp.bucket, each: each, byOwner: byOwner}
 	for d := day(sp.lo); d < sp.hi; d += 86400 {
 		ds := sp
 		ds.lo, ds.hi = max(sp.lo, d), min(sp.hi, d+86400)
@@ -102,6 +106,16 @@ func (l *Ledger) chargeDay(ctx context.Context, tx *sql.Tx, ds span, lr *lineRea
 	switch {
 	case lr.q.Carbon != nil:
 		err = scanRows(ctx, tx, lr.scan, withWorkload(hourCharges(in, "h.bucket")), hourly...)
+	case ds.hi-ds.lo == 86400 && lr.byOwner:
+		if lr.owners == nil { // before the rows: one statement at a time on a connection
+			if lr.owners, err = readOwners(ctx, tx, nil); err != nil {
+				return err
+			}
+		}
+		err = scanRows(ctx, tx, lr.scanOwner, `SELECT day, cluster, node, model, owner, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(held_usd), SUM(used_usd), SUM(cost_usd),
+	SUM(energy_j), MAX(price_usd_per_hour), COUNT(DISTINCT CASE WHEN held_s > 0 THEN workload END)
+FROM seedance_charge_day WHERE day = $1 AND provisional <= $2 AND `+inList("cluster", 3, in)+` GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+			append([]any{ds.lo, ds.maxProv}, names(ds.clusters)...)...)
 	case ds.hi-ds.lo == 86400:
 		err = scanRows(ctx, tx, lr.scan, withWorkload(`SELECT day AS d, cluster, node, model, workload, 0 AS b, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(held_usd), SUM(used_usd),
 	SUM(cost_usd), SUM(energy_j), MAX(price_usd_per_hour)
@@ -167,10 +181,13 @@ GROUP BY 1, 2, 3, 4, 5, 6`
 // lineReader makes charge lines of the charge queries' rows, a day at a
 // time.
 type lineReader struct {
-	q      Query
-	bucket time.Duration
-	each   func([]chargeback.Line) error
-	day    []chargeback.Line
+	q       Query
+	bucket  time.Duration
+	each    func([]chargeback.Line) error
+	day     []chargeback.Line
+	byOwner bool
+	// owners are the ledger's owners (the lines per owner's), read once.
+	owners map[int64]*owner
 	// keys are each workload's group keys; labels each label set
 	// parsed (workloads share them): a day's, so that memory holds a
 	// day's workloads whatever the window.
@@ -206,6 +223,34 @@ func (lr *lineReader) scan(rows *sql.Rows) error {
 		lr.day[k].Merge(&c) // the line's next bucket
 		return nil
 	}
+	lr.day = append(lr.day, c)
+	return nil
+}
+
+// scanOwner reads a line per owner: its owner's group keys, the number of
+// workloads that held (Line.Holders). Owner 0 is what no workload held;
+// -1 the workloads the ledger has no row of (no keys, as a workload line
+// without its workload has).
+func (lr *lineReader) scanOwner(rows *sql.Rows) error {
+	var c chargeback.Line
+	var d, id int64
+	var held, used, idle, energy float64
+	if err := rows.Scan(&d, &c.Cluster, &c.Node, &c.Model, &id, &held, &used, &idle, &c.HeldUSD, &c.UsedUSD, &c.IdleUSD, &energy, &c.PriceUSDPerHour, &c.Holders); err != nil {
+		return err
+	}
+	if id < 0 {
+		c.Workload = "owner -1"
+	}
+	if id > 0 {
+		o := lr.owners[id]
+		if o == nil {
+			return fmt.Errorf("%w: charges of owner %d, which the ledger does not have", ErrLedger, id)
+		}
+		r := workloadRow{cluster: c.Cluster, w: o.w, owner: o}
+		c.Workload, c.Group, c.GroupLevels = "owner "+strconv.FormatInt(id, 10), r.keys(lr.q.GroupBy), lr.q.GroupBy
+	}
+	c.Period = time.Unix(d, 0).UTC()
+	c.HeldH, c.UsedH, c.IdleH, c.EnergyKWh = held/3600, used/3600, idle/3600, energy/3.6e6
 	lr.day = append(lr.day, c)
 	return nil
 }
@@ -262,7 +307,7 @@ func (l *Ledger) budgets(ctx context.Context, tx *sql.Tx, v *view, q Query) ([]c
 		if level == "cluster" {
 			lq.GroupBy = []string{"cluster"}
 		}
-		_, err := l.chargeLines(ctx, tx, span{month.Unix(), month.AddDate(0, 1, 0).Unix(), 1, v.clusters, v.bucket}, lq, func(day []chargeback.Line) error {
+		_, err := l.chargeLines(ctx, tx, span{month.Unix(), month.AddDate(0, 1, 0).Unix(), 1, v.clusters, v.bucket}, lq, level != "workload", func(day []chargeback.Line) error {
 			for i := range day {
 				c := &day[i]
 				switch {

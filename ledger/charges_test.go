@@ -217,6 +217,13 @@ func sameChargeDays(t testing.TB, l *Ledger) {
 			t.Errorf("charges of %s: rollup %v, no hourly rows", k, got)
 		}
 	}
+	// Each row carries its workload's owner, as the workload's row has it
+	// now (moved with it), 0 for what no workload held.
+	var wrong int
+	if err := l.db.QueryRow(`SELECT COUNT(*) FROM seedance_charge_day c LEFT JOIN seedance_workload w ON w.cluster = c.cluster AND w.id = c.workload
+WHERE c.owner <> COALESCE(w.owner, CASE WHEN c.workload = '' THEN 0 ELSE -1 END)`).Scan(&wrong); err != nil || wrong > 0 {
+		t.Errorf("%d rows of the charges' rollup have another owner than their workload's (%v)", wrong, err)
+	}
 }
 
 // TestLedgerRefusesAPlantedLink: a ledger path that is a symbolic link to

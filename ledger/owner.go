@@ -216,11 +216,12 @@ type ownerRow struct {
 // writeOwners keeps schema 3's per-owner rows in step with the hold rows
 // the update writes: it first undoes what the last update's provisional
 // rows did to the workloads' buckets (those rows are gone), then counts
-// each workload's rows into its own row and its owner's rollups.
-func writeOwners(ex *execer, r *rows) error {
+// each workload's rows into its own row and its owner's rollups. It
+// returns each workload's owner.
+func writeOwners(ex *execer, r *rows) (map[string]int64, error) {
 	if !r.fill {
 		if err := undoProvisional(ex, r.from); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	ts := map[string]*tenure{}
@@ -242,10 +243,12 @@ func writeOwners(ex *execer, r *rows) error {
 		}
 	}
 	os := &owners{ex: ex, ids: map[[3]string]int64{}}
+	ownerOf := make(map[string]int64, len(ts))
 	for _, id := range sortedIDs(ts) {
 		if err := putTenure(ex, os, ts[id], r.bucket, r.fill); err != nil {
-			return err
+			return nil, err
 		}
+		ownerOf[id] = ts[id].owner
 	}
 	rollup := map[ownerRow]*sums{}
 	for _, h := range r.cuts.Holds {
@@ -261,7 +264,7 @@ func writeOwners(ex *execer, r *rows) error {
 		}
 		rollup[k].add(holdSums(h))
 	}
-	return putRollups(ex, rollup)
+	return ownerOf, putRollups(ex, rollup)
 }
 
 // undoProvisional takes back what the provisional rows from bucket from on
@@ -336,8 +339,12 @@ cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.ener
 }
 
 // moveOwner moves a workload's settled history from owner from to owner
-// to (its labels changed: a report groups a workload by its latest).
+// to (its labels changed: a report groups a workload by its latest), and
+// its charges' rows, provisional ones too.
 func moveOwner(ex *execer, id string, from, to int64) error {
+	if err := ex.exec(`UPDATE seedance_charge_day SET owner = $3 WHERE cluster = $1 AND workload = $2`, id, to); err != nil {
+		return err
+	}
 	for _, table := range []string{"seedance_hold", "seedance_hold_day"} {
 		col, rollup := "bucket", "seedance_owner_hold"
 		if table == "seedance_hold_day" {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/profile"
 
 	"github.com/seedance/seedance/internal/testkit/jsonnear"
@@ -51,6 +53,7 @@ func TestOwnerRowsEqualWorkloadRows(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			sameChargeDays(t, l)
 			windows := []Query{{}, {Settled: true}}
 			for h := range 3 {
 				since := p.StartedAt.Truncate(time.Hour).Add(time.Duration(h) * time.Hour)
@@ -68,8 +71,47 @@ func TestOwnerRowsEqualWorkloadRows(t *testing.T) {
 			if counted[3] >= counted[0] || counted[3] == 0 {
 				t.Errorf("workloads counted by window: %v", counted)
 			}
+			// Whole UTC days read the charges per owner; the lines per
+			// workload must give every group the same charge.
+			for d := p.StartedAt.Truncate(24 * time.Hour); d.Before(p.EndedAt); d = d.Add(24 * time.Hour) {
+				for _, settled := range []bool{false, true} {
+					for _, rule := range []struct {
+						mode  chargeback.Mode
+						scope chargeback.Scope
+					}{{chargeback.None, ""}, {chargeback.Weighted, chargeback.ScopeNode}, {chargeback.Weighted, chargeback.ScopePool}, {chargeback.Even, chargeback.ScopeCluster}} {
+						for _, by := range [][]string{{"team=team"}, {"cluster", "namespace"}, {"controller"}} {
+							sameChargesPerWorkload(t, l, Query{Since: d, Until: d.Add(24 * time.Hour), Settled: settled, GroupBy: by, ShareIdle: rule.mode, ShareIdleBy: rule.scope})
+						}
+					}
+				}
+			}
 		})
 	}
+}
+
+// sameChargesPerWorkload compares a report's charges (its whole days read
+// per owner) with the same charges summed from the lines per workload
+// that the FOCUS export reads, row by row.
+func sameChargesPerWorkload(t *testing.T, l *Ledger, q Query) {
+	t.Helper()
+	r, err := l.Report(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := chargeback.NewSummer()
+	lines := 0
+	if _, err := l.Charges(context.Background(), q, func(Window) error { return nil }, func(day []chargeback.Line) error {
+		sum.Add(day)
+		lines += len(day)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%v by %v, %s by %s, settled %v", q.Since.Format(time.DateOnly), q.GroupBy, q.ShareIdle, q.ShareIdleBy, q.Settled)
+	if lines == 0 || r.Chargeback == nil || len(r.Chargeback.Rows) == 0 {
+		t.Fatalf("%s: %d lines, charges %+v", name, lines, r.Chargeback)
+	}
+	jsonnear.Equal(t, name, asMap(t, r.Chargeback), asMap(t, sum.Report(q.ShareIdle, q.ShareIdleBy, q.GroupBy, false)))
 }
 
 // sameAsPerWorkload compares the report of q by level with the report by

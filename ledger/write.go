@@ -177,7 +177,8 @@ price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_
 			return err
 		}
 	}
-	if err := writeOwners(ex, r); err != nil {
+	ownerOf, err := writeOwners(ex, r)
+	if err != nil {
 		return err
 	}
 	price := map[priceKey]float64{} // a piece's node's GPUs of a model
@@ -204,7 +205,7 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 			return err
 		}
 		p := price[priceKey{int64(h.Piece), h.Node, h.Model}]
-		err = putChargeDay(ex, chargeDay{day: day(r.bucketOf[h.Piece]), node: h.Node, model: h.Model, workload: id, provisional: r.provisional(h.Piece),
+		err = putChargeDay(ex, chargeDay{day: day(r.bucketOf[h.Piece]), node: h.Node, model: h.Model, workload: id, owner: ownerOf[id], provisional: r.provisional(h.Piece),
 			held: h.HeldS, used: h.UsedS, idle: h.IdleS, heldUSD: h.HeldS * p / 3600, usedUSD: h.UsedS * p / 3600, cost: h.CostUSD, energy: h.EnergyJ, price: p})
 		if err != nil {
 			return err
