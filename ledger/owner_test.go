@@ -72,27 +72,60 @@ func TestOwnerRowsEqualWorkloadRows(t *testing.T) {
 				t.Errorf("workloads counted by window: %v", counted)
 			}
 			// Whole UTC days read the charges per owner; the lines per
-			// workload must give every group the same charge.
-			for d := p.StartedAt.Truncate(24 * time.Hour); d.Before(p.EndedAt); d = d.Add(24 * time.Hour) {
-				for _, settled := range []bool{false, true} {
-					for _, rule := range []struct {
-						mode  chargeback.Mode
-						scope chargeback.Scope
-					}{{chargeback.None, ""}, {chargeback.Weighted, chargeback.ScopeNode}, {chargeback.Weighted, chargeback.ScopePool}, {chargeback.Even, chargeback.ScopeCluster}} {
-						for _, by := range [][]string{{"team=team"}, {"cluster", "namespace"}, {"controller"}} {
-							sameChargesPerWorkload(t, l, Query{Since: d, Until: d.Add(24 * time.Hour), Settled: settled, GroupBy: by, ShareIdle: rule.mode, ShareIdleBy: rule.scope})
-						}
-					}
+			// workload must give every group the same charge. The
+			// ledger's data begins at 09:00: a window from midnight is cut
+			// to it, so the day is also read from a ledger of the same
+			// cluster moved to begin at midnight.
+			sameDays(t, l, p)
+			midnight := cluster(t)
+			shift := midnight.StartedAt.Sub(midnight.StartedAt.Truncate(24 * time.Hour))
+			midnight.StartedAt, midnight.EndedAt = midnight.StartedAt.Add(-shift), midnight.EndedAt.Add(-shift)
+			l2 := ledgers(t, backend)()
+			for i, part := range pieces(midnight, rand.New(rand.NewPCG(11, 3)), 9) {
+				if ws := part.Nodes[1].Workloads; i >= 4 && len(ws) > 0 {
+					w := &ws[0]
+					w.Labels = maps.Clone(w.Labels)
+					w.Labels["team"] = "relabelled"
 				}
+				if _, err := l2.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{part}, Params: params()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sameChargeDays(t, l2)
+			if !sameDays(t, l2, midnight) {
+				t.Error("a day from midnight was not read per owner")
 			}
 		})
 	}
 }
 
+// sameDays compares the charges of each UTC day of p's span, per owner
+// and per workload, settled or not, under every sharing rule and three
+// groupings. It says whether any was read per owner.
+func sameDays(t *testing.T, l *Ledger, p *profile.Profile) (perOwner bool) {
+	t.Helper()
+	for d := p.StartedAt.Truncate(24 * time.Hour); d.Before(p.EndedAt); d = d.Add(24 * time.Hour) {
+		for _, settled := range []bool{false, true} {
+			for _, rule := range []struct {
+				mode  chargeback.Mode
+				scope chargeback.Scope
+			}{{chargeback.None, ""}, {chargeback.Weighted, chargeback.ScopeNode}, {chargeback.Weighted, chargeback.ScopePool}, {chargeback.Even, chargeback.ScopeCluster}} {
+				for _, by := range [][]string{{"team=team"}, {"cluster", "namespace"}, {"controller"}} {
+					q := Query{Since: d, Until: d.Add(24 * time.Hour), Settled: settled, GroupBy: by, ShareIdle: rule.mode, ShareIdleBy: rule.scope}
+					perOwner = sameChargesPerWorkload(t, l, q) || perOwner
+				}
+			}
+		}
+	}
+	return perOwner
+}
+
 // sameChargesPerWorkload compares a report's charges (its whole days read
 // per owner) with the same charges summed from the lines per workload
-// that the FOCUS export reads, row by row.
-func sameChargesPerWorkload(t *testing.T, l *Ledger, q Query) {
+// that the FOCUS export reads, row by row, and the holders the lines per
+// owner count with the lines per workload that held. It says whether the
+// lines were read per owner (a whole day: Holders counted).
+func sameChargesPerWorkload(t *testing.T, l *Ledger, q Query) bool {
 	t.Helper()
 	r, err := l.Report(context.Background(), q)
 	if err != nil {
@@ -112,6 +145,56 @@ func sameChargesPerWorkload(t *testing.T, l *Ledger, q Query) {
 		t.Fatalf("%s: %d lines, charges %+v", name, lines, r.Chargeback)
 	}
 	jsonnear.Equal(t, name, asMap(t, r.Chargeback), asMap(t, sum.Report(q.ShareIdle, q.ShareIdleBy, q.GroupBy, false)))
+	holders, perOwner := ownerHolders(t, l, q)
+	if holders != lines-perOwner.unallocated {
+		t.Errorf("%s: the lines per owner count %d holders in %d lines; the lines per workload are %d, %d of them unallocated",
+			name, holders, perOwner.lines, lines, perOwner.unallocated)
+	}
+	return perOwner.counted
+}
+
+// ownerHolders reads q's lines per owner as a report does and sums their
+// holders (Line.Holders, one for a line per workload), counting the lines,
+// the unallocated ones, and those that counted their holders.
+func ownerHolders(t *testing.T, l *Ledger, q Query) (int, struct {
+	lines, unallocated int
+	counted            bool
+}) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	v, err := l.view(ctx, tx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := v.span(q.Since, q.Until)
+	if q.Settled {
+		sp.maxProv = 0
+	}
+	var holders int
+	var n struct {
+		lines, unallocated int
+		counted            bool
+	}
+	if _, err := l.chargeLines(ctx, tx, sp, q, true, func(day []chargeback.Line) error {
+		for _, c := range day {
+			n.lines++
+			n.counted = n.counted || c.Holders > 0
+			if c.Unallocated() {
+				n.unallocated++
+			} else if c.HeldH > 0 {
+				holders += max(c.Holders, 1)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return holders, n
 }
 
 // sameAsPerWorkload compares the report of q by level with the report by
