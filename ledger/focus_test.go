@@ -198,15 +198,38 @@ func TestFocusParquet(t *testing.T) {
 		t.Errorf("%d Parquet rows, %d CSV rows", pf.NumRows(), csvRows)
 	}
 	type billed struct {
-		BilledCost int64 `parquet:"BilledCost,decimal(2:18)"`
+		BilledCost int64   `parquet:"BilledCost,decimal(2:18)"`
+		Workload   *string `parquet:"x_Workload,optional"`
 	}
 	rows, err := parquet.Read[billed](bytes.NewReader(docs["parquet"].Bytes()), int64(docs["parquet"].Len()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cents int64
+	nulls := 0
 	for _, r := range rows {
 		cents += r.BilledCost
+		switch {
+		case r.Workload == nil:
+			nulls++
+		case *r.Workload == "":
+			t.Error("an empty x_Workload where a null belongs")
+		}
+	}
+	// A null is an absent value in Parquet, an empty cell in the CSV: the
+	// rows no workload held, in both.
+	recs, err := csv.NewReader(bytes.NewReader(docs["csv"].Bytes())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, col := 0, slices.Index(recs[0], "x_Workload")
+	for _, r := range recs[1:] {
+		if r[col] == "" {
+			empty++
+		}
+	}
+	if nulls != empty || nulls == 0 {
+		t.Errorf("x_Workload: %d nulls in Parquet, %d empty cells in the CSV", nulls, empty)
 	}
 	if cents != csvCents || cents != totals["parquet"] || totals["csv"] != csvCents {
 		t.Errorf("BilledCost: Parquet %d cents, CSV %d, the writers' totals %v", cents, csvCents, totals)
