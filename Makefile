@@ -4,7 +4,7 @@
 GOLDEN_PKGS := ./analyze ./cmd ./hwtopo ./render ./settings ./source/sim
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build test test-short lint update-golden bench bench-read k8s ci mutation mutation-diff mutate
+.PHONY: build test test-short lint update-golden bench bench-read k8s ci mutation mutation-diff mutate mutation-chargeback
 
 build: ## the binary, ./seedance
 	go build -o seedance .
@@ -47,6 +47,16 @@ mutation-diff: ## the habit: mutation testing of the code changed since BASE (de
 mutate:
 	@for pc in $(MUTATION_PKGS); do p=$${pc%=*}; c=$${pc#*=}; short=; [ "$$p" = ./ledger ] && short=-short; \
 	  echo "== $$p (timeout coefficient $$c)"; GOFLAGS=$$short $(GREMLINS) unleash --workers 2 --timeout-coefficient $$c $(MUTATE_ARGS) $$p || exit 1; done
+
+# The charge tests of the packages that read chargeback (the ledger's and
+# cmd's), with -short: their SQLite halves.
+CHARGE_TESTS := Cents|Method|Budget|Charge|Focus|Showback|Emission|Settled|Price|Ledger|Shared|Report|Carbon|Intensity|Export|Cluster|Comparison|Daily|Owner|AnyWindow|Backfill|Hole|Lag|Summer|Split|Share
+
+mutation-chargeback: ## chargeback's mutants that its own tests leave alive or do not reach, run against the charge tests of chargeback, the ledger and cmd (issue #54; about 1 h on two cores; docs/testing.md)
+	$(GREMLINS) unleash --workers 2 --timeout-coefficient 10 -o /tmp/seedance-chargeback-mutants.json ./chargeback
+	cd chargeback && python3 ../scripts/mutate-across.py /tmp/seedance-chargeback-mutants.json --timeout 400 -- sh -c \
+	  "go test -short -count=1 -failfast -timeout 150s -run '$(CHARGE_TESTS)' -skip 'Concurrent|Killed|Fault' . ../ledger/... && \
+	   go test -short -count=1 -failfast -timeout 150s -run '$(CHARGE_TESTS)' -skip 'Concurrent|Killed|Fault' ../cmd ../render ../pipeline"
 
 k8s: ## build and cache the Kubernetes control plane the plan tests run against (~15-35 min once)
 	bash .ci/k8s-build.sh

@@ -260,8 +260,9 @@ func TestFocus13Parquet(t *testing.T) {
 		}
 	}
 	type billed struct {
-		BilledCost int64  `parquet:"BilledCost,decimal(2:18)"`
-		Part       string `parquet:"x_AllocatedPart"`
+		BilledCost int64   `parquet:"BilledCost,decimal(2:18)"`
+		Part       string  `parquet:"x_AllocatedPart"`
+		Workload   *string `parquet:"x_Workload,optional"`
 	}
 	got, err := parquet.Read[billed](bytes.NewReader(docs["parquet"].Bytes()), int64(docs["parquet"].Len()))
 	if err != nil || len(got) != len(rows) {
@@ -271,6 +272,11 @@ func TestFocus13Parquet(t *testing.T) {
 		c, _ := strconv.ParseFloat(r["BilledCost"], 64)
 		if got[i].BilledCost != int64(math.Round(c*100)) || got[i].Part != r["x_AllocatedPart"] {
 			t.Errorf("row %d: Parquet %+v, CSV %s %s", i+1, got[i], r["BilledCost"], r["x_AllocatedPart"])
+		}
+		// A held part names its workload; the others' x_Workload is null
+		// (an empty cell in the CSV).
+		if w := got[i].Workload; (w == nil) != (r["x_Workload"] == "") || w != nil && *w != r["x_Workload"] || (w == nil) == (got[i].Part == PartHeld) {
+			t.Errorf("row %d: a %s part's x_Workload %v, CSV %q", i+1, got[i].Part, w, r["x_Workload"])
 		}
 	}
 }

@@ -1,0 +1,94 @@
+package chargeback
+
+import (
+	"bytes"
+	"encoding/csv"
+	"testing"
+	"time"
+)
+
+// TestFocus12RowsByHand: the FOCUS 1.2 rows of splitDay's n1 model A,
+// shared weighted by node and grouped by namespace, cell by cell: the
+// sub-account is the cluster and the namespace, the tags a JSON object of
+// the row's keys, the description says whether the row bears or gave
+// shared cost, and a row that held nothing has no utilization (null).
+func TestFocus12RowsByHand(t *testing.T) {
+	var lines []Line
+	for _, l := range splitDay() {
+		if l.Node == "n1" && l.Model == "A" {
+			if l.Workload != "" {
+				l.GroupLevels = []string{"namespace", "team=team"}
+				l.Group = []string{"ns-" + l.Workload, l.Group[0]}
+			}
+			lines = append(lines, l)
+		}
+	}
+	idle := Line{Period: nov1, Cluster: "c", Node: "n1", Model: "A", Workload: "w9", GroupLevels: []string{"namespace", "team=team"},
+		Group: []string{"ns-w9", "ops"}, PriceUSDPerHour: 2} // listed, held nothing
+	lines = append(lines, idle)
+	SortLines(lines)
+	Share(lines, Weighted, ScopeNode)
+	var b bytes.Buffer
+	f, err := NewFocus(&b, FocusOptions{Version: "1.2", Encoding: "csv", Account: "gpu-platform", From: nov1, To: nov1.Add(24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write(lines); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]map[string]string{}
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, name := range recs[0] {
+			m[name] = r[i]
+		}
+		rows[m["x_Workload"]] = m
+	}
+	price := "at 2 USD per GPU-hour"
+	want := map[string]map[string]string{
+		"w1": {"SubAccountId": "c/ns-w1", "SubAccountName": "ns-w1", "Tags": `{"cluster":"c","namespace":"ns-w1","team":"ml","workload":"w1"}`,
+			"ChargeDescription": "GPU time of A on node n1 held by w1, " + price + ", with its share of the time no workload held", "x_UtilizationPct": "50",
+			"BilledCost": "26.67", "x_SharedIdleCost": "6.66666667"},
+		"w2": {"SubAccountId": "c/ns-w2", "SubAccountName": "ns-w2", "Tags": `{"cluster":"c","namespace":"ns-w2","team":"cv","workload":"w2"}`,
+			"ChargeDescription": "GPU time of A on node n1 held by w2, " + price + ", with its share of the time no workload held", "x_UtilizationPct": "50",
+			"BilledCost": "13.33", "x_SharedIdleCost": "3.33333333"},
+		"w9": {"SubAccountId": "c/ns-w9", "SubAccountName": "ns-w9", "Tags": `{"cluster":"c","namespace":"ns-w9","team":"ops","workload":"w9"}`,
+			"ChargeDescription": "GPU time of A on node n1 held by w9, " + price, "x_UtilizationPct": "", "BilledCost": "0.00", "x_SharedIdleCost": "0"},
+		"": {"SubAccountId": "c", "SubAccountName": "", "Tags": `{"cluster":"c"}`,
+			"ChargeDescription": "GPU time of A on node n1 held by no workload, " + price + ", shared over the teams that held GPUs", "x_UtilizationPct": "50",
+			"BilledCost": "0.00", "x_SharedIdleCost": "-10"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for w, cells := range want {
+		for name, v := range cells {
+			if got := rows[w][name]; got != v {
+				t.Errorf("workload %q: %s %q, want %q", w, name, got, v)
+			}
+		}
+	}
+}
+
+// TestSameAs: a line's next bucket is the same period, cluster, node,
+// model and workload; any one of them different is another line.
+func TestSameAs(t *testing.T) {
+	a := Line{Period: nov1, Cluster: "c", Node: "n1", Model: "A", Workload: "w"}
+	if !a.SameAs(&a) {
+		t.Fatal("a line is not the same as itself")
+	}
+	for _, o := range []Line{{Period: nov1.AddDate(0, 0, 1), Cluster: "c", Node: "n1", Model: "A", Workload: "w"},
+		{Period: nov1, Cluster: "d", Node: "n1", Model: "A", Workload: "w"}, {Period: nov1, Cluster: "c", Node: "n2", Model: "A", Workload: "w"},
+		{Period: nov1, Cluster: "c", Node: "n1", Model: "B", Workload: "w"}, {Period: nov1, Cluster: "c", Node: "n1", Model: "A", Workload: "v"}} {
+		if a.SameAs(&o) {
+			t.Errorf("%+v is the same line as %+v", o, a)
+		}
+	}
+}
