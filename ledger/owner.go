@@ -287,8 +287,9 @@ func putTenure(ex *execer, os *owners, t *tenure, bucket int64, fill bool) error
 	var settledLast sql.NullInt64
 	var wasGappy int
 	var name, kind, oldLabels string
-	err := ex.queryRow(`SELECT owner, settled_last, gappy, name, kind, labels FROM seedance_workload WHERE cluster = $1 AND id = $2`, t.w.ID).
-		Scan(&old, &settledLast, &wasGappy, &name, &kind, &oldLabels)
+	var first int64
+	err := ex.queryRow(`SELECT owner, settled_last, gappy, name, kind, labels, first_bucket FROM seedance_workload WHERE cluster = $1 AND id = $2`, t.w.ID).
+		Scan(&old, &settledLast, &wasGappy, &name, &kind, &oldLabels, &first)
 	known := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
@@ -317,7 +318,7 @@ func putTenure(ex *execer, os *owners, t *tenure, bucket int64, fill bool) error
 	if known {
 		gappy = gappy || wasGappy == 1 || settledLast.Valid && lo > settledLast.Int64+bucket
 		if old != o {
-			if err := moveOwner(ex, t.w.ID, old, o); err != nil {
+			if err := moveOwner(ex, t.w.ID, old, o, first); err != nil {
 				return err
 			}
 		}
@@ -340,9 +341,11 @@ cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.ener
 
 // moveOwner moves a workload's settled history from owner from to owner
 // to (its labels changed: a report groups a workload by its latest), and
-// its charges' rows, provisional ones too.
-func moveOwner(ex *execer, id string, from, to int64) error {
-	if err := ex.exec(`UPDATE seedance_charge_day SET owner = $3 WHERE cluster = $1 AND workload = $2`, id, to); err != nil {
+// its charges' rows, provisional ones too. first is its first bucket: the
+// rows are found from there on, by the tables' keys (cluster, bucket or
+// day first), not among all of the cluster's.
+func moveOwner(ex *execer, id string, from, to, first int64) error {
+	if err := ex.exec(`UPDATE seedance_charge_day SET owner = $3 WHERE cluster = $1 AND day >= $4 AND workload = $2`, id, to, day(first)); err != nil {
 		return err
 	}
 	for _, table := range []string{"seedance_hold", "seedance_hold_day"} {
@@ -352,7 +355,8 @@ func moveOwner(ex *execer, id string, from, to int64) error {
 		}
 		moved := map[ownerRow]*sums{}
 		rows, err := ex.query(`SELECT `+col+`, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), COALESCE(SUM(energy_j), 0),
-SUM(CASE WHEN energy_j IS NULL THEN 1 ELSE 0 END) FROM `+table+` WHERE cluster = $1 AND workload = $2 AND provisional = 0 GROUP BY `+col, id)
+SUM(CASE WHEN energy_j IS NULL THEN 1 ELSE 0 END) FROM `+table+` WHERE cluster = $1 AND `+col+` >= $3 AND workload = $2 AND provisional = 0 GROUP BY `+col,
+			id, map[string]int64{"bucket": first, "day": day(first)}[col])
 		if err != nil {
 			return err
 		}
