@@ -92,3 +92,18 @@ func TestSameAs(t *testing.T) {
 		}
 	}
 }
+
+// TestMerge: a line's next bucket adds every figure to it, keeps the
+// higher price, and an hour without intensity makes its emissions
+// unknown.
+func TestMerge(t *testing.T) {
+	a := Line{HeldH: 1, UsedH: 2, IdleH: 3, HeldUSD: 4, UsedUSD: 5, IdleUSD: 6, EnergyKWh: 7, EmissionsKg: 8, PriceUSDPerHour: 2}
+	b := Line{HeldH: 10, UsedH: 20, IdleH: 30, HeldUSD: 40, UsedUSD: 50, IdleUSD: 60, EnergyKWh: 70, EmissionsKg: 80, PriceUSDPerHour: 1, EmissionsUnknown: true}
+	a.Merge(&b)
+	want := Line{HeldH: 11, UsedH: 22, IdleH: 33, HeldUSD: 44, UsedUSD: 55, IdleUSD: 66, EnergyKWh: 77, EmissionsKg: 88, PriceUSDPerHour: 2, EmissionsUnknown: true}
+	if a.HeldH != want.HeldH || a.UsedH != want.UsedH || a.IdleH != want.IdleH || a.HeldUSD != want.HeldUSD || a.UsedUSD != want.UsedUSD ||
+		a.IdleUSD != want.IdleUSD || a.EnergyKWh != want.EnergyKWh || a.EmissionsKg != want.EmissionsKg || a.PriceUSDPerHour != want.PriceUSDPerHour ||
+		a.EmissionsUnknown != want.EmissionsUnknown {
+		t.Errorf("merged %+v, want %+v", a, want)
+	}
+}
