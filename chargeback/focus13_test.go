@@ -25,8 +25,21 @@ var focus13Mandatory = []string{"BilledCost", "BillingAccountId", "BillingAccoun
 	"HostProviderName", "InvoiceIssuerName", "ListCost", "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ServiceCategory", "ServiceName",
 	"ServiceProviderName"}
 
-// focusRows reads a FOCUS CSV into maps by column.
+// focusRows reads a FOCUS 1.3 CSV into maps by column.
 func focusRows(t *testing.T, doc []byte) []map[string]string {
+	t.Helper()
+	header, out := csvMaps(t, doc)
+	for _, name := range focus13Mandatory {
+		if !slices.Contains(header, name) {
+			t.Fatalf("mandatory column %s is missing", name)
+		}
+	}
+	return out
+}
+
+// csvMaps reads a CSV with rows into its header and a map by column of
+// each row.
+func csvMaps(t *testing.T, doc []byte) ([]string, []map[string]string) {
 	t.Helper()
 	recs, err := csv.NewReader(bytes.NewReader(doc)).ReadAll()
 	if err != nil || len(recs) < 2 {
@@ -40,12 +53,7 @@ func focusRows(t *testing.T, doc []byte) []map[string]string {
 		}
 		out = append(out, m)
 	}
-	for _, name := range focus13Mandatory {
-		if !slices.Contains(recs[0], name) {
-			t.Fatalf("mandatory column %s is missing", name)
-		}
-	}
-	return out
+	return recs[0], out
 }
 
 // TestFocus13SplitAllocation: two days of splitDay's cluster, the second

@@ -2,7 +2,6 @@ package chargeback
 
 import (
 	"bytes"
-	"encoding/csv"
 	"testing"
 	"time"
 )
@@ -39,16 +38,9 @@ func TestFocus12RowsByHand(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, all := csvMaps(t, b.Bytes())
 	rows := map[string]map[string]string{}
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, name := range recs[0] {
-			m[name] = r[i]
-		}
+	for _, m := range all {
 		rows[m["x_Workload"]] = m
 	}
 	price := "at 2 USD per GPU-hour"

@@ -41,19 +41,7 @@ func TestOwnerRowsEqualWorkloadRows(t *testing.T) {
 				w.Intervals = []profile.Tenure{{StartS: 500, EndS: 1500.5}, {StartS: 9500, EndS: span}}
 				w.Name, w.Kind, w.Labels = like.Name, like.Kind, maps.Clone(like.Labels)
 			}
-			l := ledgers(t, backend)()
-			parts := pieces(p, rand.New(rand.NewPCG(11, 3)), 9)
-			for i, part := range parts {
-				if ws := part.Nodes[1].Workloads; i >= len(parts)/2 && len(ws) > 0 { // a new team for one workload
-					w := &ws[0]
-					w.Labels = maps.Clone(w.Labels)
-					w.Labels["team"] = "relabelled"
-				}
-				if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{part}, Params: params()}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sameChargeDays(t, l)
+			l := relabelled(t, ledgers(t, backend)(), p)
 			windows := []Query{{}, {Settled: true}}
 			for h := range 3 {
 				since := p.StartedAt.Truncate(time.Hour).Add(time.Duration(h) * time.Hour)
@@ -80,23 +68,31 @@ func TestOwnerRowsEqualWorkloadRows(t *testing.T) {
 			midnight := cluster(t)
 			shift := midnight.StartedAt.Sub(midnight.StartedAt.Truncate(24 * time.Hour))
 			midnight.StartedAt, midnight.EndedAt = midnight.StartedAt.Add(-shift), midnight.EndedAt.Add(-shift)
-			l2 := ledgers(t, backend)()
-			for i, part := range pieces(midnight, rand.New(rand.NewPCG(11, 3)), 9) {
-				if ws := part.Nodes[1].Workloads; i >= 4 && len(ws) > 0 {
-					w := &ws[0]
-					w.Labels = maps.Clone(w.Labels)
-					w.Labels["team"] = "relabelled"
-				}
-				if _, err := l2.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{part}, Params: params()}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sameChargeDays(t, l2)
-			if !sameDays(t, l2, midnight) {
+			if !sameDays(t, relabelled(t, ledgers(t, backend)(), midnight), midnight) {
 				t.Error("a day from midnight was not read per owner")
 			}
 		})
 	}
+}
+
+// relabelled counts p into l in nine random pieces, one workload's team
+// label changed from the fifth on (its history moves to its new owner),
+// and checks the per-day charges against the hourly rows.
+func relabelled(t *testing.T, l *Ledger, p *profile.Profile) *Ledger {
+	t.Helper()
+	parts := pieces(p, rand.New(rand.NewPCG(11, 3)), 9)
+	for i, part := range parts {
+		if ws := part.Nodes[1].Workloads; i >= len(parts)/2 && len(ws) > 0 {
+			w := &ws[0]
+			w.Labels = maps.Clone(w.Labels)
+			w.Labels["team"] = "relabelled"
+		}
+		if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{part}, Params: params()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameChargeDays(t, l)
+	return l
 }
 
 // sameDays compares the charges of each UTC day of p's span, per owner
