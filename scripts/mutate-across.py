@@ -67,6 +67,8 @@ def run(cmd, timeout):
         return "LIVED", ""
     if "[build failed]" in text or "[setup failed]" in text:
         return "NOT VIABLE", ""
+    if "panic: test timed out" in text:
+        return "TIMED OUT", ""
     failed = sorted(set(re.findall(r"--- FAIL: (\w+)", text)))
     return "KILLED", " ".join(failed[:3])
 
