@@ -127,7 +127,19 @@ func TestSplitCents(t *testing.T) {
 			}
 		}
 	}
-	free := Origin{Hours: 4, Parts: []Allocated{{HeldH: 1, Ratio: 0.25}, {HeldH: 3, Ratio: 0.75}}}
+	// Remainders of 0.2, 0.5 and 0.3 cent (69.2, 10.5 and 20.3 cents):
+	// cents beyond the floors go to the largest remainders first, cents
+	// short of them come from the smallest first.
+	o = Origin{USD: 1, Parts: []Allocated{{USD: 0.692}, {USD: 0.105}, {USD: 0.203}}}
+	for _, c := range []struct {
+		cents int64
+		want  []int64
+	}{{99, []int64{69, 10, 20}}, {100, []int64{69, 11, 20}}, {101, []int64{69, 11, 21}}, {98, []int64{68, 10, 20}}, {97, []int64{68, 10, 19}}} {
+		if o.splitCents(c.cents); !slices.Equal([]int64{o.Parts[0].Cents, o.Parts[1].Cents, o.Parts[2].Cents}, c.want) {
+			t.Errorf("%d cents over remainders .2, .5, .3: %d, %d, %d; want %v", c.cents, o.Parts[0].Cents, o.Parts[1].Cents, o.Parts[2].Cents, c.want)
+		}
+	}
+		free := Origin{Hours: 4, Parts: []Allocated{{HeldH: 1, Ratio: 0.25}, {HeldH: 3, Ratio: 0.75}}}
 	if free.splitCents(0); free.Parts[0].Cents != 0 || free.Parts[1].Cents != 0 {
 		t.Errorf("an origin that costs nothing: %+v", free.Parts)
 	}
