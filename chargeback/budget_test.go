@@ -54,11 +54,16 @@ func TestBudgetsFile(t *testing.T) {
 	if l := Levels(bs); len(l) != 2 || l[0] != "namespace" || l[1] != "cluster" {
 		t.Errorf("levels %v", l)
 	}
+	// The bounds themselves: a cent is an amount, 1e12 is not.
+	if edge, err := ParseBudgets([]byte("budgets:\n  - {by: namespace, key: ml, monthly: 0.01}\n  - {by: namespace, key: cv, monthly: 999999999999.99}\n"), "b.yaml"); err != nil || len(edge) != 2 {
+		t.Errorf("a budget of a cent and one just below 1e12: %v", err)
+	}
 	for doc, want := range map[string]string{
 		"budgets:\n  - {by: namespace, key: ml, monthly: 0}\n":                "budget 1: monthly must be an amount of at least a cent",
 		"budgets:\n  - {by: namespace, key: ml, monthly: 1e-320}\n":           "budget 1: monthly must be an amount of at least a cent",
 		"budgets:\n  - {by: namespace, key: ml, monthly: 0.009}\n":            "budget 1: monthly must be an amount of at least a cent",
 		"budgets:\n  - {by: namespace, key: ml, monthly: .inf}\n":             "budget 1: monthly must be an amount of at least a cent",
+		"budgets:\n  - {by: namespace, key: ml, monthly: 1e12}\n":             "and below 1e12",
 		"budgets:\n  - {by: clusterr, key: ml, monthly: 5}\n":                 `by "clusterr": choose cluster, namespace`,
 		"budgets:\n  - {by: namespace, key: ml, monthly: 5, currency: EUR}\n": "currency EUR",
 		"budgets:\n  - {by: namespace, monthly: 5}\n":                         "by and key",
@@ -108,7 +113,17 @@ func TestBudgetForecastByCluster(t *testing.T) {
 	if s = NewStatusOf(b, nov, []Part{a, {Cluster: "c", Since: day(16), Through: day(16).Add(MinForecastObserved), ActualUSD: 1}}, MinForecastObserved); s.ForecastUSD == nil {
 		t.Errorf("exactly the minimum observed: %+v", s)
 	}
-	later := Status{Budget: Budget{By: "team", Key: "ml", Monthly: 5, From: "2026-12-01"}, NotYet: true}
+	// A cluster that observed no time of the month adds nothing to the
+	// forecast, unless it lags: then its part is unknown, charged or not.
+	none := Part{Cluster: "d", Since: day(16), Through: day(16)}
+	if s = NewStatusOf(b, nov, []Part{a, none}, MinForecastObserved); s.ForecastUSD == nil || *s.ForecastUSD != 600 {
+		t.Errorf("a cluster with no time of the month: %+v", s)
+	}
+	none.Lag = time.Hour
+	if s = NewStatusOf(b, nov, []Part{a, none}, MinForecastObserved); s.ForecastUSD != nil || !strings.Contains(s.Unknown, "cluster d's data ends at") {
+		t.Errorf("a lagging cluster with no time of the month: %+v", s)
+	}
+		later := Status{Budget: Budget{By: "team", Key: "ml", Monthly: 5, From: "2026-12-01"}, NotYet: true}
 	if over, why := later.Crossed(0, false); over || !strings.Contains(why, "in force from 2026-12-01, not yet") {
 		t.Errorf("not yet in force: %v %q", over, why)
 	}
