@@ -202,6 +202,13 @@ func TestShareFreeHolders(t *testing.T) {
 	if lines[0].SharedUSD != 3 || lines[1].SharedUSD != 3 || lines[2].SharedUSD != -6 {
 		t.Errorf("shared %v, %v, %v; want 3, 3, -6", lines[0].SharedUSD, lines[1].SharedUSD, lines[2].SharedUSD)
 	}
+	// A workload listed on a node where it held nothing is no holder: the
+	// node's unallocated cost stays unallocated.
+	lone := []Line{{Period: nov1, Cluster: "c", Node: "n3", Model: "P", HeldH: 2, HeldUSD: 4, PriceUSDPerHour: 2},
+		{Period: nov1, Cluster: "c", Node: "n3", Model: "P", Workload: "w9", Group: []string{"c"}, PriceUSDPerHour: 2}}
+	if Share(lone, Weighted, ScopeNode); lone[0].SharedUSD != 0 || lone[1].SharedUSD != 0 {
+		t.Errorf("a workload that held nothing: shared %v, %v; want 0, 0", lone[0].SharedUSD, lone[1].SharedUSD)
+	}
 	// A line that sums two workloads (the ledger's line per owner) is
 	// shared as two: evenly per workload, not per line.
 	lines[0].Holders = 2
