@@ -99,3 +99,13 @@ func TestMerge(t *testing.T) {
 		t.Errorf("merged %+v, want %+v", a, want)
 	}
 }
+
+// TestPartIsAFraction: an allocated part of a line is the fraction of
+// each of its figures, emissions included.
+func TestPartIsAFraction(t *testing.T) {
+	l := Line{HeldH: 8, UsedH: 4, IdleH: 2, HeldUSD: 16, EnergyKWh: 1.6, EmissionsKg: 0.8, EmissionsUnknown: true}
+	p := part(&l, PartHeld, 0.25, []string{"ml"}, []string{"team=team"})
+	if p.HeldH != 2 || p.UsedH != 1 || p.IdleH != 0.5 || p.USD != 4 || p.EnergyKWh != 0.4 || p.EmissionsKg != 0.2 || !p.EmissionsUnknown || p.Kind != PartHeld {
+		t.Errorf("a quarter of %+v: %+v", l, p)
+	}
+}
