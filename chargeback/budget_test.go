@@ -123,7 +123,7 @@ func TestBudgetForecastByCluster(t *testing.T) {
 	if s = NewStatusOf(b, nov, []Part{a, none}, MinForecastObserved); s.ForecastUSD != nil || !strings.Contains(s.Unknown, "cluster d's data ends at") {
 		t.Errorf("a lagging cluster with no time of the month: %+v", s)
 	}
-		later := Status{Budget: Budget{By: "team", Key: "ml", Monthly: 5, From: "2026-12-01"}, NotYet: true}
+	later := Status{Budget: Budget{By: "team", Key: "ml", Monthly: 5, From: "2026-12-01"}, NotYet: true}
 	if over, why := later.Crossed(0, false); over || !strings.Contains(why, "in force from 2026-12-01, not yet") {
 		t.Errorf("not yet in force: %v %q", over, why)
 	}

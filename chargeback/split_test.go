@@ -139,7 +139,7 @@ func TestSplitCents(t *testing.T) {
 			t.Errorf("%d cents over remainders .2, .5, .3: %d, %d, %d; want %v", c.cents, o.Parts[0].Cents, o.Parts[1].Cents, o.Parts[2].Cents, c.want)
 		}
 	}
-		free := Origin{Hours: 4, Parts: []Allocated{{HeldH: 1, Ratio: 0.25}, {HeldH: 3, Ratio: 0.75}}}
+	free := Origin{Hours: 4, Parts: []Allocated{{HeldH: 1, Ratio: 0.25}, {HeldH: 3, Ratio: 0.75}}}
 	if free.splitCents(0); free.Parts[0].Cents != 0 || free.Parts[1].Cents != 0 {
 		t.Errorf("an origin that costs nothing: %+v", free.Parts)
 	}
