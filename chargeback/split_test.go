@@ -165,6 +165,31 @@ func TestMethodIDs(t *testing.T) {
 	}
 }
 
+// TestSplitGroupWithNoShare: weighted by cluster, a group that held only
+// free GPUs bears none of the cluster's unallocated cost, so the priced
+// origin's unallocated time is one shared part, the other group's, and no
+// part of nothing for the group that got no share.
+func TestSplitGroupWithNoShare(t *testing.T) {
+	l := func(node, model, w, team string, h, price float64) Line {
+		var g []string
+		if w != "" {
+			g = []string{team}
+		}
+		return Line{Period: nov1, Cluster: "c", Node: node, Model: model, Workload: w, Group: g, GroupLevels: []string{"team=team"}, HeldH: h, HeldUSD: h * price, PriceUSDPerHour: price}
+	}
+	lines := []Line{l("n1", "P", "", "", 2, 2), l("n1", "P", "w1", "a", 2, 2), l("n2", "F", "w2", "b", 3, 0)}
+	Share(lines, Weighted, ScopeCluster)
+	origins := Split(lines, Weighted, ScopeCluster)
+	if len(origins) != 2 || len(origins[0].Parts) != 2 || len(origins[1].Parts) != 1 {
+		t.Fatalf("origins %+v", origins)
+	}
+	for _, p := range origins[0].Parts {
+		if p.Kind != PartHeld && (p.Kind != PartSharedIdle || p.Group[0] != "a" || p.USD != 4 || p.HeldH != 2) {
+			t.Errorf("the unallocated time's part: %+v", p)
+		}
+	}
+}
+
 // TestSplitFreeOrigin: an origin that costs nothing (GPUs priced at 0) is
 // split by hours, and its parts get no cents.
 func TestSplitFreeOrigin(t *testing.T) {
