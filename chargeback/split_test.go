@@ -190,6 +190,20 @@ func TestSplitGroupWithNoShare(t *testing.T) {
 	}
 }
 
+// TestRatiosSumToOne: an origin's ratios sum to exactly 1, the last part
+// taking what the others leave, where the quotients alone would not
+// ($0.10, $0.10 and $2.30 of $2.50).
+func TestRatiosSumToOne(t *testing.T) {
+	o := Origin{USD: 0.1 + 0.1 + 2.3, Parts: []Allocated{{USD: 0.1}, {USD: 0.1}, {USD: 2.3}}}
+	if q := 0.1/o.USD + 0.1/o.USD + 2.3/o.USD; q == 1 {
+		t.Fatalf("the case needs quotients that do not sum to 1: %v", q)
+	}
+	o.ratios()
+	if sum := o.Parts[0].Ratio + o.Parts[1].Ratio + o.Parts[2].Ratio; sum != 1 {
+		t.Errorf("ratios %v, %v, %v sum to %v", o.Parts[0].Ratio, o.Parts[1].Ratio, o.Parts[2].Ratio, sum)
+	}
+}
+
 // TestSplitFreeOrigin: an origin that costs nothing (GPUs priced at 0) is
 // split by hours, and its parts get no cents.
 func TestSplitFreeOrigin(t *testing.T) {
