@@ -139,6 +139,13 @@ func TestSplitCents(t *testing.T) {
 			t.Errorf("%d cents over remainders .2, .5, .3: %d, %d, %d; want %v", c.cents, o.Parts[0].Cents, o.Parts[1].Cents, o.Parts[2].Cents, c.want)
 		}
 	}
+	// A cent short comes from the smallest remainder that has a cent to
+	// give: 0.2, 50.5 and 49.3 cents, 98 of them: not from the first part,
+	// which has none, but from the third.
+	o = Origin{USD: 1, Parts: []Allocated{{USD: 0.002}, {USD: 0.505}, {USD: 0.493}}}
+	if o.splitCents(98); o.Parts[0].Cents != 0 || o.Parts[1].Cents != 50 || o.Parts[2].Cents != 48 {
+		t.Errorf("98 cents over 0.2, 50.5, 49.3: %d, %d, %d; want 0, 50, 48", o.Parts[0].Cents, o.Parts[1].Cents, o.Parts[2].Cents)
+	}
 	free := Origin{Hours: 4, Parts: []Allocated{{HeldH: 1, Ratio: 0.25}, {HeldH: 3, Ratio: 0.75}}}
 	if free.splitCents(0); free.Parts[0].Cents != 0 || free.Parts[1].Cents != 0 {
 		t.Errorf("an origin that costs nothing: %+v", free.Parts)
