@@ -1,6 +1,7 @@
 package chargeback
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,26 @@ func TestIntensityMissingAndTwice(t *testing.T) {
 		got[0] != `grid intensity: no value for zone "a" at 2026-01-05T11:00:00Z and 1 more hour(s) to 2026-01-05T12:00:00Z (the zone has no such hour): the emissions over them are null` ||
 		got[1] != `grid intensity: no value for zone "c" at 2026-01-05T09:00:00Z (it has no such zone): the emissions over them are null` {
 		t.Errorf("missing: %q", got)
+	}
+}
+
+// TestIntensityOfAMonthOfZones: a month of hours of 5 zones (3,720 rows)
+// is well within the file's bounds (two years of 100 zones) and reads
+// whole: every zone's last hour has its figure.
+func TestIntensityOfAMonthOfZones(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("datetime,cluster,gco2e_per_kwh\n")
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for h := range 744 {
+		for z := range 5 {
+			fmt.Fprintf(&b, "%s,z%d,%d\n", start.Add(time.Duration(h)*time.Hour).Format(time.RFC3339), z, 100+z)
+		}
+	}
+	in, err := ReadIntensity(strings.NewReader(b.String()), "month.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := in.For("z4", start.Add(743*time.Hour), time.Hour); !ok || g != 104 {
+		t.Errorf("zone z4's last hour: %v %v", g, ok)
 	}
 }
