@@ -50,7 +50,7 @@ mutate:
 
 # The charge tests of the packages that read chargeback (the ledger's and
 # cmd's), with -short: their SQLite halves.
-CHARGE_TESTS := Cents|Method|Budget|Charge|Focus|Showback|Emission|Settled|Price|Ledger|Shared|Report|Carbon|Intensity|Export|Cluster|Comparison|Daily|Owner|AnyWindow|Backfill|Hole|Lag|Summer|Split|Share
+CHARGE_TESTS := Cents|Method|SameAs|Merge|Part|Ratios|Budget|Charge|Focus|Showback|Emission|Settled|Price|Ledger|Shared|Report|Carbon|Intensity|Export|Cluster|Comparison|Daily|Owner|AnyWindow|Backfill|Hole|Lag|Summer|Split|Share
 
 mutation-chargeback: ## chargeback's mutants that its own tests leave alive or do not reach, run against the charge tests of chargeback, the ledger and cmd (issue #54; about 1 h on two cores; docs/testing.md)
 	$(GREMLINS) unleash --workers 2 --timeout-coefficient 10 -o /tmp/seedance-chargeback-mutants.json ./chargeback
