@@ -119,7 +119,7 @@ var benchRollups = []string{
 	FROM seedance_owner_hold GROUP BY cluster, bucket - bucket % 86400, owner, provisional`,
 	strings.Replace(strings.TrimSpace(strings.SplitN(migration5, ";", 2)[1]), "seedance_charge_day SELECT", // the per-day charges
 		"seedance_charge_day (cluster, day, node, model, workload, provisional, held_s, used_s, idle_s, held_usd, used_usd, cost_usd, energy_j, price_usd_per_hour) SELECT", 1),
-	strings.TrimSpace(strings.SplitN(migration8, ";", 2)[1]), // their owners
+	strings.TrimSpace(strings.Split(migration8, ";")[1]), // their owners
 }
 
 // batch inserts rows, size at a time, by a statement prepared once: many

@@ -38,9 +38,16 @@ GROUP BY cluster, d, node, model, workload, provisional;
 // workload reads the charges per owner, node and day, summed by the
 // database without a join, instead of a line per workload
 // (docs/performance.md).
+//
+// It also keys the workloads' last-bucket index by cluster first: an
+// update finds its cluster's provisional workloads by it (undoProvisional)
+// instead of reading all of the cluster's workloads, so that an update's
+// cost does not grow with the ledger's age (docs/performance.md).
 const migration8 = `ALTER TABLE seedance_charge_day ADD COLUMN owner BIGINT NOT NULL DEFAULT 0;
 UPDATE seedance_charge_day SET owner = COALESCE((SELECT w.owner FROM seedance_workload w
-	WHERE w.cluster = seedance_charge_day.cluster AND w.id = seedance_charge_day.workload), CASE WHEN workload = '' THEN 0 ELSE -1 END)`
+	WHERE w.cluster = seedance_charge_day.cluster AND w.id = seedance_charge_day.workload), CASE WHEN workload = '' THEN 0 ELSE -1 END);
+DROP INDEX seedance_workload_last;
+CREATE INDEX seedance_workload_last ON seedance_workload (cluster, last_bucket)`
 
 // chargeDay is one row's addition to seedance_charge_day.
 type chargeDay struct {

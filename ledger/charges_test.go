@@ -217,6 +217,20 @@ func sameChargeDays(t testing.TB, l *Ledger) {
 			t.Errorf("charges of %s: rollup %v, no hourly rows", k, got)
 		}
 	}
+	// Provisional rows lie from the watermark's bucket (day) on only: an
+	// update deletes them from there (dropProvisional).
+	for _, tc := range []struct{ table, col string }{{"seedance_gpu", "bucket"}, {"seedance_hold", "bucket"}, {"seedance_owner_hold", "bucket"},
+		{"seedance_gpu_day", "day"}, {"seedance_hold_day", "day"}, {"seedance_owner_hold_day", "day"}, {"seedance_charge_day", "day"}} {
+		wm := `(s.watermark_ms / 1000 - (s.watermark_ms / 1000) % s.bucket_s)`
+		if tc.col == "day" {
+			wm = `(` + wm + ` - ` + wm + ` % 86400)`
+		}
+		var early int
+		err := l.db.QueryRow(`SELECT COUNT(*) FROM ` + tc.table + ` x JOIN seedance_state s ON s.cluster = x.cluster WHERE x.provisional = 1 AND x.` + tc.col + ` < ` + wm).Scan(&early)
+		if err != nil || early > 0 {
+			t.Errorf("%s: %d provisional rows before the watermark's %s (%v)", tc.table, early, tc.col, err)
+		}
+	}
 	// Each row carries its workload's owner, as the workload's row has it
 	// now (moved with it), 0 for what no workload held.
 	var wrong int

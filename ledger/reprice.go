@@ -51,7 +51,7 @@ func reprice(ex *execer, r *rows) error {
 		err := rows.Scan(&k.bucket, &k.node, &k.model, &w.usd, &w.source)
 		old[k] = w
 		return err
-	}, `SELECT bucket, node, model, price_usd_per_hour, price_source FROM seedance_gpu WHERE cluster = $1 AND provisional = 1`)
+	}, `SELECT bucket, node, model, price_usd_per_hour, price_source FROM seedance_gpu WHERE cluster = $1 AND bucket >= $2 AND provisional = 1`, r.from)
 	if err != nil || len(old) == 0 {
 		return err
 	}

@@ -113,10 +113,8 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 		if err := reprice(ex, r); err != nil {
 			return err
 		}
-		for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_gpu_day", "seedance_hold_day", "seedance_owner_hold", "seedance_owner_hold_day", "seedance_charge_day"} {
-			if err := ex.exec(`DELETE FROM ` + table + ` WHERE cluster = $1 AND provisional = 1`); err != nil {
-				return err
-			}
+		if err := dropProvisional(ex, r.from); err != nil {
+			return err
 		}
 		if err := putRows(ex, r); err != nil {
 			return err
@@ -274,6 +272,25 @@ func (e *execer) close() {
 	for _, st := range e.stmts {
 		st.Close()
 	}
+}
+
+// dropProvisional deletes the cluster's provisional rows: those of the
+// buckets from the previous watermark's (from) on, the only ones an
+// update leaves provisional. Each table is searched by its key (cluster,
+// then bucket or day) from there, not scanned whole: an update's cost
+// does not grow with the ledger's age.
+func dropProvisional(ex *execer, from int64) error {
+	for _, t := range []struct{ table, col string }{{"seedance_gpu", "bucket"}, {"seedance_hold", "bucket"}, {"seedance_owner_hold", "bucket"},
+		{"seedance_gpu_day", "day"}, {"seedance_hold_day", "day"}, {"seedance_owner_hold_day", "day"}, {"seedance_charge_day", "day"}} {
+		lo := from
+		if t.col == "day" {
+			lo = day(from)
+		}
+		if err := ex.exec(`DELETE FROM `+t.table+` WHERE cluster = $1 AND `+t.col+` >= $2 AND provisional = 1`, lo); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // day is the start of a bucket's UTC day, in Unix seconds.
