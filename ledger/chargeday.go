@@ -43,11 +43,18 @@ GROUP BY cluster, d, node, model, workload, provisional;
 // update finds its cluster's provisional workloads by it (undoProvisional)
 // instead of reading all of the cluster's workloads, so that an update's
 // cost does not grow with the ledger's age (docs/performance.md).
-const migration8 = `ALTER TABLE seedance_charge_day ADD COLUMN owner BIGINT NOT NULL DEFAULT 0;
-UPDATE seedance_charge_day SET owner = COALESCE((SELECT w.owner FROM seedance_workload w
-	WHERE w.cluster = seedance_charge_day.cluster AND w.id = seedance_charge_day.workload), CASE WHEN workload = '' THEN 0 ELSE -1 END);
+var migration8 = `ALTER TABLE seedance_charge_day ADD COLUMN owner BIGINT NOT NULL DEFAULT 0;
+UPDATE seedance_charge_day SET owner = ` + workloadOwner("seedance_charge_day") + `;
 DROP INDEX seedance_workload_last;
 CREATE INDEX seedance_workload_last ON seedance_workload (cluster, last_bucket)`
+
+// workloadOwner is the owner of the workload of table t's row (its
+// cluster and workload columns): 0 for what no workload held, -1 for a
+// workload the ledger has no row of.
+func workloadOwner(t string) string {
+	return `COALESCE((SELECT w.owner FROM seedance_workload w WHERE w.cluster = ` + t + `.cluster AND w.id = ` + t + `.workload),
+	CASE WHEN ` + t + `.workload = '' THEN 0 ELSE -1 END)`
+}
 
 // chargeDay is one row's addition to seedance_charge_day.
 type chargeDay struct {
@@ -80,8 +87,7 @@ func undoChargeDay(ex *execer, bucket int64) error {
 		c.held, c.used, c.idle, c.heldUSD, c.usedUSD, c.cost, c.energy = -c.held, -c.used, -c.idle, -c.heldUSD, -c.usedUSD, -c.cost, -c.energy
 		cs = append(cs, c)
 		return err
-	}, `SELECT h.node, h.model, h.workload, COALESCE((SELECT w.owner FROM seedance_workload w WHERE w.cluster = h.cluster AND w.id = h.workload),
-	CASE WHEN h.workload = '' THEN 0 ELSE -1 END), `+holdAtPrice+`
+	}, `SELECT h.node, h.model, h.workload, `+workloadOwner("h")+`, `+holdAtPrice+`
 WHERE h.cluster = $1 AND h.bucket = $2 AND h.provisional = 0`, bucket)
 	for i := 0; err == nil && i < len(cs); i++ {
 		err = putChargeDay(ex, cs[i])

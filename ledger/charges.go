@@ -211,8 +211,7 @@ func (lr *lineReader) scan(rows *sql.Rows) error {
 		}
 		c.Group, c.GroupLevels = keys, lr.q.GroupBy
 	}
-	c.Period = time.Unix(d, 0).UTC()
-	c.HeldH, c.UsedH, c.IdleH, c.EnergyKWh = held/3600, used/3600, idle/3600, energy/3.6e6
+	lineFigures(&c, d, held, used, idle, energy)
 	if lr.q.Carbon != nil {
 		g, ok := lr.q.Carbon.For(c.Cluster, time.Unix(bucket, 0), lr.bucket)
 		if c.EmissionsUnknown = !ok && c.EnergyKWh > 0; ok {
@@ -249,10 +248,16 @@ func (lr *lineReader) scanOwner(rows *sql.Rows) error {
 		r := workloadRow{cluster: c.Cluster, w: o.w, owner: o}
 		c.Workload, c.Group, c.GroupLevels = "owner "+strconv.FormatInt(id, 10), r.keys(lr.q.GroupBy), lr.q.GroupBy
 	}
-	c.Period = time.Unix(d, 0).UTC()
-	c.HeldH, c.UsedH, c.IdleH, c.EnergyKWh = held/3600, used/3600, idle/3600, energy/3.6e6
+	lineFigures(&c, d, held, used, idle, energy)
 	lr.day = append(lr.day, c)
 	return nil
+}
+
+// lineFigures sets a line's day and its figures from a charge query's: seconds
+// to hours, joules to kWh.
+func lineFigures(c *chargeback.Line, d int64, held, used, idle, energy float64) {
+	c.Period = time.Unix(d, 0).UTC()
+	c.HeldH, c.UsedH, c.IdleH, c.EnergyKWh = held/3600, used/3600, idle/3600, energy/3.6e6
 }
 
 // keysOf is a workload's group keys, from its name, kind and labels.

@@ -348,15 +348,15 @@ func moveOwner(ex *execer, id string, from, to, first int64) error {
 	if err := ex.exec(`UPDATE seedance_charge_day SET owner = $3 WHERE cluster = $1 AND day >= $4 AND workload = $2`, id, to, day(first)); err != nil {
 		return err
 	}
-	for _, table := range []string{"seedance_hold", "seedance_hold_day"} {
-		col, rollup := "bucket", "seedance_owner_hold"
-		if table == "seedance_hold_day" {
-			col, rollup = "day", "seedance_owner_hold_day"
+	for _, t := range []keyedTable{{"seedance_hold", "bucket"}, {"seedance_hold_day", "day"}} {
+		table, col, rollup := t.table, t.col, "seedance_owner_hold"
+		if col == "day" {
+			rollup = "seedance_owner_hold_day"
 		}
 		moved := map[ownerRow]*sums{}
 		rows, err := ex.query(`SELECT `+col+`, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(cost_usd), COALESCE(SUM(energy_j), 0),
 SUM(CASE WHEN energy_j IS NULL THEN 1 ELSE 0 END) FROM `+table+` WHERE cluster = $1 AND `+col+` >= $3 AND workload = $2 AND provisional = 0 GROUP BY `+col,
-			id, map[string]int64{"bucket": first, "day": day(first)}[col])
+			id, t.from(first))
 		if err != nil {
 			return err
 		}

@@ -274,19 +274,30 @@ func (e *execer) close() {
 	}
 }
 
+// keyedTable is a table of rows by bucket, or by UTC day, after the
+// cluster: its key's second column.
+type keyedTable struct{ table, col string }
+
+// from is the first key of the table's rows from a bucket on.
+func (t keyedTable) from(bucket int64) int64 {
+	if t.col == "day" {
+		return day(bucket)
+	}
+	return bucket
+}
+
+// provisionalTables are the tables an update leaves provisional rows in.
+var provisionalTables = []keyedTable{{"seedance_gpu", "bucket"}, {"seedance_hold", "bucket"}, {"seedance_owner_hold", "bucket"},
+	{"seedance_gpu_day", "day"}, {"seedance_hold_day", "day"}, {"seedance_owner_hold_day", "day"}, {"seedance_charge_day", "day"}}
+
 // dropProvisional deletes the cluster's provisional rows: those of the
 // buckets from the previous watermark's (from) on, the only ones an
 // update leaves provisional. Each table is searched by its key (cluster,
 // then bucket or day) from there, not scanned whole: an update's cost
 // does not grow with the ledger's age.
 func dropProvisional(ex *execer, from int64) error {
-	for _, t := range []struct{ table, col string }{{"seedance_gpu", "bucket"}, {"seedance_hold", "bucket"}, {"seedance_owner_hold", "bucket"},
-		{"seedance_gpu_day", "day"}, {"seedance_hold_day", "day"}, {"seedance_owner_hold_day", "day"}, {"seedance_charge_day", "day"}} {
-		lo := from
-		if t.col == "day" {
-			lo = day(from)
-		}
-		if err := ex.exec(`DELETE FROM `+t.table+` WHERE cluster = $1 AND `+t.col+` >= $2 AND provisional = 1`, lo); err != nil {
+	for _, t := range provisionalTables {
+		if err := ex.exec(`DELETE FROM `+t.table+` WHERE cluster = $1 AND `+t.col+` >= $2 AND provisional = 1`, t.from(from)); err != nil {
 			return err
 		}
 	}
