@@ -178,6 +178,13 @@ func Reads(p Params) [profile.NumMetrics]bool {
 	return a.reads()
 }
 
+// CutReads is the metrics whose values Cut reads with p: fewer than an
+// analysis does (no bandwidth).
+func CutReads(p Params) [profile.NumMetrics]bool {
+	p.cut = true
+	return Reads(p)
+}
+
 // addInput records an input of the report, with its warnings: an
 // incomplete run, its notes, the pending work it does not know.
 func (r *Report) addInput(name string, h profile.Header) {

@@ -170,9 +170,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// energyPiece is one closed sample's power over [t, end) and the energy
-// counter's increase at its reading.
-type energyPiece struct{ t, end, power, inc float64 }
+// energyPiece is one closed sample's coverage [t, end) and v: its power
+// while the GPU's energy counter has fewer than two readings, its
+// counter's increase from then on (gpuAcc.energy). 24 bytes: a cut keeps
+// one for every sample of every GPU.
+type energyPiece struct{ t, end, v float64 }
 
 // energyWithin is the GPU's energy inside [lo, hi) by the rule of energyJ:
 // the counter's increases read in it when the counter has two readings,
@@ -189,9 +191,9 @@ func (g *gpuAcc) energyWithin(lo, hi float64) float64 {
 		e := ps[i]
 		switch {
 		case counter && e.t >= lo:
-			sum += e.inc
-		case !counter && !profile.IsNull(e.power):
-			sum += e.power * math.Max(0, math.Min(hi, e.end)-math.Max(lo, e.t))
+			sum += e.v
+		case !counter && !profile.IsNull(e.v):
+			sum += e.v * math.Max(0, math.Min(hi, e.end)-math.Max(lo, e.t))
 		}
 	}
 	return sum

@@ -3,6 +3,7 @@ package analyze
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,30 @@ func TestCutHandComputed(t *testing.T) {
 	c, err = Cut(context.Background(), sourcesOf(t, doc), p, at)
 	if err != nil || len(c.Holds) != 7 || c.Holds[0].Workload == nil || c.Holds[0].HeldS != 30 {
 		t.Fatalf("without attribution settings: %v, %+v", err, c.Holds)
+	}
+}
+
+// TestCutCounterAfterPower: a GPU drawing 100 W whose energy counter has
+// its first reading at 40 s (0 J), then rises 500 J every 10 s. With two
+// readings the counter is the rule, for the whole window: the power read
+// before it counts for nothing. Pieces [0, 30), [30, 90), [90, 120):
+// 0 J, the increases read at 50–80 s (2000 J), those at 90–110 s (1500 J).
+func TestCutCounterAfterPower(t *testing.T) {
+	n := math.NaN()
+	energy := []float64{n, n, n, n, 0, 500, 1000, 1500, 2000, 2500, 3000, 3500}
+	doc := mkProfile(t, t0, 120, 10, nodeSpec{name: "n", gpus: []gpuSpec{
+		{uuid: "GPU-0", model: "TestGPU", t: every10(12), util: fill(50, 12), power: fill(100, 12), energy: energy}}})
+	at := []time.Time{t0, t0.Add(30 * time.Second), t0.Add(90 * time.Second), t0.Add(120 * time.Second)}
+	c, err := Cut(context.Background(), sourcesOf(t, doc), DefaultParams(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range c.GPUs {
+		got = append(got, fmt.Sprintf("%d %.6g J", g.Piece, g.EnergyJ))
+	}
+	if want := "0 0 J, 1 2000 J, 2 1500 J"; strings.Join(got, ", ") != want {
+		t.Fatalf("pieces %s, want %s", strings.Join(got, ", "), want)
 	}
 }
 
@@ -162,5 +187,20 @@ func sameLines(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("%s:\n%s\nwant\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCutReadsLess: a cut reads no bandwidth (its rows have none), an
+// analysis does; both read utilization, power and energy.
+func TestCutReadsLess(t *testing.T) {
+	p := DefaultParams()
+	all, cut := Reads(p), CutReads(p)
+	if !all[profile.MemBWUtilPct] || cut[profile.MemBWUtilPct] {
+		t.Fatalf("bandwidth read by an analysis %v, by a cut %v", all[profile.MemBWUtilPct], cut[profile.MemBWUtilPct])
+	}
+	for _, m := range []profile.Metric{profile.GPUUtilPct, profile.PowerW, profile.EnergyJ} {
+		if !cut[m] {
+			t.Errorf("a cut does not read %v", m)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/seedance/seedance/profile"
 )
@@ -73,6 +74,9 @@ type gpuContext struct {
 func (g *gpuAcc) add(s *profile.Series, usage []profile.Usage, offset, interval float64) error {
 	util, bw, pw, en := s.GPUUtilPct, s.MemBWUtilPct, s.PowerW, s.EnergyJ
 	g.sampled = g.sampled || len(s.T) > 0
+	if x := g.ext; x != nil && x.rare != nil && x.rare.cutting {
+		x.rare.energy = slices.Grow(x.rare.energy, len(s.T))
+	}
 	for i, t := range s.T {
 		cur := sample{t: offset + t, interval: interval, util: at(util, i), memBW: at(bw, i), power: at(pw, i), energy: at(en, i), load: profile.Null, valid: true}
 		if g.ctx.scaling != nil {
@@ -98,6 +102,7 @@ func (a *analysis) reads() (keep [profile.NumMetrics]bool) {
 		keep[m] = true
 	}
 	keep[profile.MemUsedBytes] = a.p.Fragmentation // stranded memory
+	keep[profile.MemBWUtilPct] = !a.p.cut          // the summary's bandwidth: a cut has none
 	if w := a.weights; w != nil {
 		for m := range keep {
 			keep[m] = keep[m] || w.w[m] != 0
@@ -214,7 +219,7 @@ func (g *gpuAcc) energy(s sample, lo, cov float64) {
 		g.energyN = min(n+1, 2) | g.energyN&powerSeen
 	}
 	if x := g.ext; x != nil && x.rare != nil && x.rare.cutting {
-		x.rare.energy = append(x.rare.energy, energyPiece{max(s.t, lo), lo + cov, s.power, inc})
+		x.rare.keepEnergy(energyPiece{max(s.t, lo), lo + cov, s.power}, inc, int(g.energyN&^powerSeen))
 	}
 }
 

@@ -28,7 +28,26 @@ type gpuRare struct {
 	own     *sparkline
 	cutting bool
 	energy  []energyPiece
-	use     *measuredUse // its workloads' measured use (docs/sharing.md)
+	// counting: energy holds the counter's increases (keepEnergy)
+	counting bool
+	use      *measuredUse // its workloads' measured use (docs/sharing.md)
+}
+
+// keepEnergy keeps a closed sample's piece, whose v is its power, given
+// its counter's increase inc and the counter's readings n so far (at most
+// 2). From the second reading on energyWithin reads the counter, and the
+// pieces keep the increases: the earlier ones, read before it, had none.
+func (r *gpuRare) keepEnergy(e energyPiece, inc float64, n int) {
+	if n >= 2 {
+		if !r.counting {
+			for i := range r.energy {
+				r.energy[i].v = 0
+			}
+			r.counting = true
+		}
+		e.v = inc
+	}
+	r.energy = append(r.energy, e)
 }
 
 // own is the GPU's own timeline, nil when it has none.

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"os"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -33,7 +35,7 @@ const maxPieces = 24
 // updateFiles is one update of the -i files: cut and counted in steps
 // past the data end, else read whole and counted at once.
 func (spec LedgerUpdateSpec) updateFiles(ctx context.Context, l *ledger.Ledger) (ledger.Updated, error) {
-	keep := analyze.Reads(Params(spec.Config, spec.Config.Pricing.Pricer())) // the rest is checked, not kept
+	keep := analyze.CutReads(Params(spec.Config, spec.Config.Pricing.Pricer())) // the rest is checked, not kept
 	var streams []*profile.Stream
 	defer func() {
 		for _, s := range streams {
@@ -98,6 +100,7 @@ func (spec LedgerUpdateSpec) fileSteps(ctx context.Context, l *ledger.Ledger, st
 // window too: a first update's first step is its pieces as they are, cut
 // at the step's end (profile.Trim), context samples kept.
 func (spec LedgerUpdateSpec) countFileSteps(ctx context.Context, l *ledger.Ledger, streams []*profile.Stream, at []time.Time, first bool) (ledger.Updated, error) {
+	defer stepGC()()
 	bounds, times := pieceBounds(at)
 	cut := make([]*profile.Pieces, 0, len(streams))
 	defer func() {
@@ -127,6 +130,21 @@ func (spec LedgerUpdateSpec) countFileSteps(ctx context.Context, l *ledger.Ledge
 		}
 	}
 	return fs.all, nil
+}
+
+// stepsGOGC is the garbage collector's target while files are counted in
+// steps, unless GOGC is set: a step's heap is mostly what lives through it
+// (its piece, its analysis), so Go's default of 100 % peaks at twice that;
+// 50 % peaks at 1.5 times it for about 7 % more CPU (docs/performance.md).
+const stepsGOGC = 50
+
+// stepGC sets the collector's target for the steps; the func restores it.
+func stepGC() (restore func()) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return func() {}
+	}
+	old := debug.SetGCPercent(stepsGOGC)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // pieceBounds groups the steps at into at most maxPieces pieces: the

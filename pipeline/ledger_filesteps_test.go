@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -132,4 +133,25 @@ func TestFileStepsAcrossAHole(t *testing.T) {
 	if reports[0] != reports[1] || warnings[0] != warnings[1] || !strings.Contains(warnings[0], "a hole in its data") {
 		t.Fatalf("counted in steps:\n%s\n%s\nat once:\n%s\n%s", reports[0], warnings[0], reports[1], warnings[1])
 	}
+}
+
+// TestStepGC: the steps' collector target is stepsGOGC and restored
+// after; a GOGC the user set is left alone.
+func TestStepGC(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	restore := stepGC()
+	if got := debug.SetGCPercent(stepsGOGC); got != stepsGOGC {
+		t.Errorf("during the steps GOGC is %d, want %d", got, stepsGOGC)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after the steps GOGC is %d, want 100 restored", got)
+	}
+	t.Setenv("GOGC", "100")
+	restore = stepGC()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set the steps changed it to %d", got)
+	}
+	restore()
 }
