@@ -336,8 +336,8 @@ func (a *analysis) keepPerGPU(g *gpuAcc) {
 		return
 	}
 	g.ext = &gpuExtra{tracking: a.p.Attribution != nil, keepsMem: a.p.Fragmentation, mem: strandedAcc{prevMem: profile.Null}}
-	if a.perGPU || a.p.cut {
-		g.ext.rare = &gpuRare{cutting: a.p.cut}
+	if a.perGPU || a.p.cut || g.ext.tracking {
+		g.ext.rare = &gpuRare{keepsEnergy: a.p.cut || g.ext.tracking}
 	}
 	if a.perGPU {
 		g.ext.rare.own = newSparkline(a.windowS, a.p.SparklineBuckets)
@@ -378,6 +378,7 @@ func (a *analysis) item(it profile.Item, in input) error {
 			n.topology = a.topologies.Intern(it.End.Topology)
 		}
 		a.badClaims.check(n, it.End.Workloads)
+		a.addWork(n, it.End.Workloads, in)
 		n.addWorkloads(it.End.Workloads, &a.labels, a.keep, in)
 		return nil
 	}

@@ -19,6 +19,10 @@ type AttributionParams struct {
 	// Rules name the workloads that hold GPUs they do not use; each firing
 	// is a suggestion.
 	Rules HolderRules
+	// UnitsOnly splits the GPUs' time among their holders for the unit
+	// figures alone (docs/units.md): no attribution section, no holder
+	// suggestions.
+	UnitsOnly bool
 }
 
 // ErrGroupBy marks a --group-by that names no grouping.
@@ -88,7 +92,9 @@ type AttributionFigures struct {
 }
 
 // figures accumulates unrounded AttributionFigures.
-type figures struct{ held, used, idle, cost float64 }
+// heldCost (held × price) and energy (its share of the GPUs' joules) are
+// for unit economics (docs/units.md).
+type figures struct{ held, used, idle, cost, heldCost, energy float64 }
 
 // add counts the weight w of a stretch t of a GPU whose share of a
 // physical GPU is share and which costs price per hour.
@@ -97,6 +103,8 @@ func (f *figures) add(t gpuTime, share, w, price float64) {
 	f.used += t.utilSum / 100 * share * w / 3600
 	f.idle += t.idleS * share * w / 3600
 	f.cost += t.idleS / 3600 * price * w
+	f.heldCost += t.observedS / 3600 * price * w
+	f.energy += t.energyJ * w
 }
 
 func (f figures) report() AttributionFigures {

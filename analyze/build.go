@@ -228,8 +228,11 @@ func (a *analysis) sections(r *Report, pricer *pricing.Pricer) {
 	}
 	if a.p.Attribution != nil {
 		hs, unalloc, total := a.holdings(pricer)
-		r.Attribution = attribution(hs, unalloc, total, a.p.Attribution.GroupBy)
-		r.Suggestions = append(r.Suggestions, holderSuggestions(hs, a.p.Attribution.Rules)...)
+		a.units(r, hs, a.p.Attribution.GroupBy)
+		if !a.p.Attribution.UnitsOnly {
+			r.Attribution = attribution(hs, unalloc, total, a.p.Attribution.GroupBy)
+			r.Suggestions = append(r.Suggestions, holderSuggestions(hs, a.p.Attribution.Rules)...)
+		}
 	}
 	r.Suggestions = append(r.Suggestions, a.sharingSuggestions(pricer)...)
 	if a.p.Fragmentation {

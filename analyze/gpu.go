@@ -74,7 +74,7 @@ type gpuContext struct {
 func (g *gpuAcc) add(s *profile.Series, usage []profile.Usage, offset, interval float64) error {
 	util, bw, pw, en := s.GPUUtilPct, s.MemBWUtilPct, s.PowerW, s.EnergyJ
 	g.sampled = g.sampled || len(s.T) > 0
-	if x := g.ext; x != nil && x.rare != nil && x.rare.cutting {
+	if x := g.ext; x != nil && x.rare != nil && x.rare.keepsEnergy {
 		x.rare.energy = slices.Grow(x.rare.energy, len(s.T))
 	}
 	for i, t := range s.T {
@@ -218,7 +218,7 @@ func (g *gpuAcc) energy(s sample, lo, cov float64) {
 		g.lastEnergy, g.lastEnergyT = s.energy, s.t
 		g.energyN = min(n+1, 2) | g.energyN&powerSeen
 	}
-	if x := g.ext; x != nil && x.rare != nil && x.rare.cutting {
+	if x := g.ext; x != nil && x.rare != nil && x.rare.keepsEnergy {
 		x.rare.keepEnergy(energyPiece{max(s.t, lo), lo + cov, s.power}, inc, int(g.energyN&^powerSeen))
 	}
 }

@@ -59,6 +59,8 @@ type nodeAcc struct {
 	// tenure is when each workload held its GPUs, for attribution: seconds
 	// from the window's start, sorted and disjoint.
 	tenure map[string][]Interval
+	// work is each workload's work counters (docs/units.md).
+	work map[string][]*workAcc
 }
 
 // gpu finds one of the node's GPUs by UUID: by a scan while the node has
@@ -207,6 +209,7 @@ var workloadLabels = []string{"namespace", "app", "gpu_milli", "seedance.io/pinn
 // slimWorkload keeps what analysis reads of a workload: not its GPU UUIDs,
 // and of its labels only workloadLabels.
 func slimWorkload(w profile.Workload, labels *labelSets, keep workloadKeep) profile.Workload {
+	w.Work = nil // folded as read (addWork)
 	if !keep.uuids {
 		w.GPUUUIDs = nil
 	}

@@ -21,6 +21,13 @@ type Report struct {
 	Timeline      Timeline     `json:"timeline"`
 	Scaling       *Scaling     `json:"scaling,omitempty"`
 	Attribution   *Attribution `json:"attribution,omitempty"`
+	// Units is what each unit of work cost, fleet-wide, by unit; UnitGroups
+	// by attribution group, UnitModels by the model served, UnitWorkloads
+	// by workload (docs/units.md). Absent when no workload counts work.
+	Units         map[string]UnitFigures `json:"units,omitempty"`
+	UnitGroups    []UnitGroup            `json:"unit_groups,omitempty"`
+	UnitModels    []UnitGroup            `json:"unit_models,omitempty"`
+	UnitWorkloads []UnitWorkload         `json:"unit_workloads,omitempty"`
 	// StrandedMemory is each GPU's memory held during its idle runs, with
 	// Params.Fragmentation.
 	StrandedMemory []StrandedGPU `json:"stranded_memory,omitempty"`

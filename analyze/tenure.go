@@ -22,12 +22,13 @@ type gpuExtra struct {
 }
 
 // gpuRare is what a GPU keeps in a small cluster (a timeline of its own,
-// analysis.perGPU) or in an analysis that is cut into pieces (Cut), which
-// needs each sample's energy as well as its utilization.
+// analysis.perGPU), or, in an analysis that is cut into pieces (Cut) or
+// keeps a utilization track, each sample's energy: a workload's share of
+// it, for its unit figures, is read over its tenure (docs/units.md).
 type gpuRare struct {
-	own     *sparkline
-	cutting bool
-	energy  []energyPiece
+	own         *sparkline
+	keepsEnergy bool
+	energy      []energyPiece
 	// counting: energy holds the counter's increases (keepEnergy)
 	counting bool
 	use      *measuredUse // its workloads' measured use (docs/sharing.md)
@@ -162,6 +163,9 @@ func (a *analysis) endTenure(n *nodeAcc, ws []profile.Workload, in input) {
 	for _, g := range n.gpus {
 		if g.ext != nil && g.ext.use() == nil { // a measured split reads the track
 			g.ext.tracking, g.ext.track = false, nil
+			if r := g.ext.rare; r != nil { // and the energy with it
+				r.keepsEnergy, r.energy = false, nil
+			}
 		}
 	}
 }

@@ -154,7 +154,7 @@ func TestAnalyzeGatesAndBaseline(t *testing.T) {
 		}
 	}
 	// A baseline that is not a report.
-	if r := run(t, nil, "analyze", idle, "--baseline", idle); r.code != exit.Usage || !strings.Contains(r.errOut, `schema_version "seedance.profile/v1.1", want "seedance.report/v1"`) {
+	if r := run(t, nil, "analyze", idle, "--baseline", idle); r.code != exit.Usage || !strings.Contains(r.errOut, `schema_version "seedance.profile/v1.2", want "seedance.report/v1"`) {
 		t.Errorf("bad baseline: exit %d %s", r.code, r.errOut)
 	}
 }

@@ -69,7 +69,7 @@ func Analyze(ctx context.Context, spec AnalyzeSpec) (*report.Result, Outcome, er
 	if err := fsutil.CheckOutput(ac.Output, append([]string{spec.Baseline}, spec.Inputs...)...); err != nil {
 		return nil, Outcome{}, exit.Usagef("--output: %v", err)
 	}
-	var base *analyze.Summary
+	var base *report.Baseline
 	var err error
 	if spec.Baseline != "" {
 		if base, err = readBaseline(spec.Baseline); err != nil {
@@ -143,9 +143,11 @@ func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
 			Alpha: sc.Alpha, TargetPct: sc.TargetPct, LowerPct: sc.LowerPct, UpPeriods: sc.UpPeriods, DownPeriods: sc.DownPeriods,
 			MinGPUs: sc.MinGPUs, MaxGPUs: sc.MaxGPUs, HPATolerance: hpa.HPATolerance, HPAStabilization: hpa.HPAStabilization}
 	}
-	if ac.Has("attribution") {
+	if ac.Has("attribution") || ac.Has("units") {
+		// The unit figures split the GPUs' time among their holders as
+		// attribution does (docs/units.md).
 		rc := cfg.Attribution
-		p.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy, Rules: analyze.HolderRules{
+		p.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy, UnitsOnly: !ac.Has("attribution"), Rules: analyze.HolderRules{
 			IdleUtilPct: rc.IdleHolderUtilPct, IdleHours: rc.IdleHolderHours, SmallMemoryPct: rc.SmallMemoryPct, ImbalanceIdlePct: rc.ImbalanceIdlePct}}
 	}
 	return p
@@ -234,7 +236,7 @@ func (spec *AnalyzeSpec) open(ctx context.Context) (sources []analyze.Source, re
 	return []analyze.Source{{Name: name, Stream: s}}, recd, out, closeAll, nil
 }
 
-func readBaseline(path string) (*analyze.Summary, error) {
+func readBaseline(path string) (*report.Baseline, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read baseline: %w: %v", report.ErrInvalidBaseline, err)

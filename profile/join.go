@@ -222,10 +222,17 @@ func joinWorkloads(n *Node, ws []Workload, base, spanS float64, cut [2]float64, 
 				kept = append(kept, Tenure{(lo - rel) / 1000, (hi - rel) / 1000})
 			}
 		}
+		var work []Work
 		i := workloadIndex(n.Workloads, w.ID)
 		if i >= 0 {
 			kept = JoinTenure(append(n.Workloads[i].Intervals, kept...), 0)
+			work = n.Workloads[i].Work
 			n.Workloads = append(n.Workloads[:i], n.Workloads[i+1:]...)
+		}
+		if w.Work != nil {
+			w.Work = joinWork(work, w.Work, base, cut, rel)
+		} else {
+			w.Work = work
 		}
 		if len(kept) == 0 && w.State != StatePending {
 			continue

@@ -128,6 +128,9 @@ func validateNode(n *Node, spanS float64) error {
 		if err := checkSharing(w.Sharing); err != nil {
 			return fmt.Errorf("workload %q: %v", short(w.ID), err)
 		}
+		if err := checkWork(w.Work); err != nil {
+			return fmt.Errorf("workload %q: %v", short(w.ID), err)
+		}
 	}
 	if n.Topology != nil {
 		if err := n.Topology.Validate(); err != nil {

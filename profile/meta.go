@@ -328,6 +328,8 @@ func (r metaReader) workload(w *Workload) error {
 			return r.sc.String(&w.CPUsAllowed)
 		case "sharing":
 			return optional(r, &w.Sharing, r.sharing)
+		case "work":
+			return r.work(&w.Work)
 		case "labels":
 			return r.sc.StringMap(&w.Labels)
 		case "intervals":

@@ -30,8 +30,8 @@ func TestSharingRoundTrips(t *testing.T) {
 	if err := Encode(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), `"schema_version":"seedance.profile/v1.1"`) {
-		t.Errorf("not v1.1: %.80s", b.String())
+	if !strings.Contains(b.String(), `"schema_version":"seedance.profile/v1.2"`) {
+		t.Errorf("not v1.2: %.80s", b.String())
 	}
 	got, err := Read(bytes.NewReader(b.Bytes()))
 	if err != nil {

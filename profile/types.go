@@ -11,7 +11,7 @@ import (
 )
 
 // SchemaVersion is the value of "schema_version" that this package writes.
-const SchemaVersion = "seedance.profile/v1.1"
+const SchemaVersion = "seedance.profile/v1.2"
 
 // Source names used in the "source" field.
 const (
@@ -152,6 +152,9 @@ type Workload struct {
 	// Sharing says how it shares its GPUs and what it asked of each
 	// (v1.1; docs/sharing.md); nil when the source knows nothing of it.
 	Sharing *Sharing `json:"sharing,omitempty"`
+	// Work is its counters of work done (v1.2; docs/units.md): requests,
+	// tokens, a unit the user named. Nil when the source read none.
+	Work []Work `json:"work,omitempty"`
 }
 
 // Tenure is one interval [StartS, EndS) in which a workload held its GPUs.

@@ -32,7 +32,7 @@ func TestPromtoolFindsNothing(t *testing.T) {
 		t.Skip("needs promtool on PATH (Debian: apt-get install prometheus; or run bash .ci/run)")
 	}
 	r := simReport(t, recommend.DialectKubectl)
-	r.SetBaseline(&simReport(t, recommend.DialectKubectl).Summary)
+	r.SetBaseline(&report.Baseline{Summary: simReport(t, recommend.DialectKubectl).Summary})
 	// A failed gate is what this report should carry.
 	if r.Gates, err = report.Gates(r, []string{"summary.idle_ratio <= 0.2"}); !errors.Is(err, report.ErrGateFailed) {
 		t.Fatalf("gate: %v", err)
@@ -113,7 +113,7 @@ func TestWindowAndMoneyText(t *testing.T) {
 	r := simReport(t, recommend.DialectKubectl)
 	base := simReport(t, recommend.DialectKubectl)
 	*base.Summary.IdleCostUSD -= 97577.54
-	r.SetBaseline(&base.Summary)
+	r.SetBaseline(&report.Baseline{Summary: base.Summary})
 	r.Window.End = r.Window.Start.Add(25 * time.Hour)
 	r.Window.DurationS, r.Window.CoveredS = 25*3600, 2*3600
 	for _, f := range []string{"table", "markdown", "html"} {

@@ -24,7 +24,7 @@ type Options struct {
 
 // Reports and formats.
 var (
-	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "attribution", "fragmentation", "all"}
+	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "attribution", "fragmentation", "units", "all"}
 	Formats = []string{"table", "json", "yaml", "markdown", "csv", "prom", "html"}
 )
 
@@ -67,7 +67,7 @@ func (o Options) has(section string) bool {
 	case "all":
 		return true
 	case "":
-		return section != "scaling" && section != "migration" && section != "attribution" && section != "fragmentation"
+		return section != "scaling" && section != "migration" && section != "attribution" && section != "fragmentation" && section != "units"
 	case "cost-savings":
 		return section == "nodes" || section == "suggestions"
 	case "idle":
@@ -79,7 +79,9 @@ func (o Options) has(section string) bool {
 	case "migration":
 		return section == "migration" || section == "suggestions"
 	case "attribution":
-		return section == "attribution"
+		return section == "attribution" || section == "units"
+	case "units":
+		return section == "units"
 	case "fragmentation":
 		return section == "fragmentation" || section == "suggestions"
 	}

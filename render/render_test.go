@@ -112,7 +112,7 @@ func TestGoldenFormats(t *testing.T) {
 
 func TestJSONConformsToSchema(t *testing.T) {
 	r := simReport(t, recommend.DialectSlurm)
-	r.SetBaseline(&r.Summary)
+	r.SetBaseline(&report.Baseline{Summary: r.Summary})
 	var err error
 	if r.Gates, err = report.Gates(r, []string{"summary.idle_ratio <= 0.2", "delta.idle_cost_usd == 0"}); err == nil {
 		t.Fatal("the idle-ratio gate should fail on the mixed cluster")
@@ -158,7 +158,7 @@ func TestCSVRows(t *testing.T) {
 	if err != nil || len(rows) != 10 || rows[0][0] != "node" || rows[9][0] != "(total)" {
 		t.Fatalf("rows %d err %v", len(rows), err)
 	}
-	r.SetBaseline(&r.Summary)
+	r.SetBaseline(&report.Baseline{Summary: r.Summary})
 	rows, _ = csv.NewReader(bytes.NewReader(render(t, "csv", r, Options{}))).ReadAll()
 	if len(rows) != 11 || rows[10][0] != "(delta vs baseline)" || rows[10][7] != "0" {
 		t.Fatalf("delta row %v", rows[len(rows)-1])
@@ -172,7 +172,7 @@ func TestSpreadInEveryFormat(t *testing.T) {
 	base := *r.Report
 	v := 0.02
 	base.Summary.NodeUtilVariance = &v
-	r.SetBaseline(&base.Summary)
+	r.SetBaseline(&report.Baseline{Summary: base.Summary})
 	want := num(*r.Summary.NodeUtilVariance)
 	wantDelta := num(r.Delta["node_util_variance"])
 	if r.Delta["node_util_variance"] == 0 {

@@ -80,14 +80,14 @@ func Table(w io.Writer, r *report.Result, o Options) error {
 	if o.has("migration") {
 		migrationText(ew, r)
 	}
-	if o.has("attribution") {
-		if err := attributionTable(w, ew, r); err != nil {
-			return err
-		}
-	}
-	if o.has("fragmentation") {
-		if err := fragmentationTable(w, ew, r); err != nil {
-			return err
+	for _, sec := range []struct {
+		name  string
+		table func(io.Writer, *errWriter, *report.Result) error
+	}{{"attribution", attributionTable}, {"fragmentation", fragmentationTable}, {"units", unitsTable}} {
+		if o.has(sec.name) {
+			if err := sec.table(w, ew, r); err != nil {
+				return err
+			}
 		}
 	}
 	gatesText(ew, r)

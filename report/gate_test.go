@@ -58,7 +58,7 @@ func TestBaselineSkipsNulls(t *testing.T) {
 	v := 12.0
 	base.Summary.AvgMemBWUtilPct = &v
 	*base.Summary.IdleCostUSD = *r.Summary.IdleCostUSD - 1.5
-	r.SetBaseline(&base.Summary)
+	r.SetBaseline(&Baseline{Summary: base.Summary})
 	if _, ok := r.Delta["avg_mem_bw_util_pct"]; ok {
 		t.Errorf("delta of a null: %v", r.Delta)
 	}
@@ -189,7 +189,7 @@ func TestDeltaOfANullFails(t *testing.T) {
 	r, base := gateReport(t), gateReport(t)
 	v := 12.0
 	base.Summary.AvgMemBWUtilPct = &v
-	r.SetBaseline(&base.Summary)
+	r.SetBaseline(&Baseline{Summary: base.Summary})
 	err := eval(r, "delta.avg_mem_bw_util_pct <= 5", "delta.idle_cost_usd <= 0")
 	if !errors.Is(err, ErrGateFailed) || r.Gates[0].Passed || !strings.Contains(GateLine(r.Gates[0]), "null") || !r.Gates[1].Passed {
 		t.Errorf("err %v, gates %+v", err, r.Gates)

@@ -38,6 +38,9 @@ type Result struct {
 	// Delta is current − baseline for every summary field (SetBaseline);
 	// nil without a baseline.
 	Delta map[string]float64
+	// UnitsDelta is current − baseline for every unit figure, by unit and
+	// field; it is written as the delta's "units".
+	UnitsDelta map[string]map[string]*float64
 	// Gates are the CI gates' outcomes (Gates).
 	Gates []Gate
 	// History is the ledger's month to date, when the run counted its data
@@ -69,25 +72,29 @@ type Gate struct {
 // gates after the warnings, and the plan's sections last.
 // TestDocumentHasEveryField keeps it in step with analyze.Report.
 type document struct {
-	SchemaVersion  string                   `json:"schema_version"`
-	Window         analyze.Window           `json:"window"`
-	Params         analyze.ReportParams     `json:"params"`
-	Inputs         []analyze.Input          `json:"inputs"`
-	Summary        analyze.Summary          `json:"summary"`
-	Timeline       analyze.Timeline         `json:"timeline"`
-	Scaling        *analyze.Scaling         `json:"scaling,omitempty"`
-	Attribution    *analyze.Attribution     `json:"attribution,omitempty"`
-	StrandedMemory []analyze.StrandedGPU    `json:"stranded_memory,omitempty"`
-	GPUFigures     []analyze.GPUReport      `json:"gpu_figures,omitempty"`
-	RuleMatches    map[string]int           `json:"rule_matches,omitempty"`
-	Delta          map[string]float64       `json:"delta,omitempty"`
-	Nodes          []analyze.NodeReport     `json:"nodes"`
-	Suggestions    []analyze.Suggestion     `json:"suggestions"`
-	Warnings       []string                 `json:"warnings,omitempty"`
-	PendingUnknown string                   `json:"pending_unknown,omitempty"`
-	Gates          []Gate                   `json:"gates,omitempty"`
-	Migration      *recommend.Plan          `json:"migration,omitempty"`
-	Fragmentation  *recommend.Fragmentation `json:"fragmentation,omitempty"`
+	SchemaVersion  string                         `json:"schema_version"`
+	Window         analyze.Window                 `json:"window"`
+	Params         analyze.ReportParams           `json:"params"`
+	Inputs         []analyze.Input                `json:"inputs"`
+	Summary        analyze.Summary                `json:"summary"`
+	Timeline       analyze.Timeline               `json:"timeline"`
+	Scaling        *analyze.Scaling               `json:"scaling,omitempty"`
+	Attribution    *analyze.Attribution           `json:"attribution,omitempty"`
+	Units          map[string]analyze.UnitFigures `json:"units,omitempty"`
+	UnitGroups     []analyze.UnitGroup            `json:"unit_groups,omitempty"`
+	UnitModels     []analyze.UnitGroup            `json:"unit_models,omitempty"`
+	UnitWorkloads  []analyze.UnitWorkload         `json:"unit_workloads,omitempty"`
+	StrandedMemory []analyze.StrandedGPU          `json:"stranded_memory,omitempty"`
+	GPUFigures     []analyze.GPUReport            `json:"gpu_figures,omitempty"`
+	RuleMatches    map[string]int                 `json:"rule_matches,omitempty"`
+	Delta          any                            `json:"delta,omitempty"`
+	Nodes          []analyze.NodeReport           `json:"nodes"`
+	Suggestions    []analyze.Suggestion           `json:"suggestions"`
+	Warnings       []string                       `json:"warnings,omitempty"`
+	PendingUnknown string                         `json:"pending_unknown,omitempty"`
+	Gates          []Gate                         `json:"gates,omitempty"`
+	Migration      *recommend.Plan                `json:"migration,omitempty"`
+	Fragmentation  *recommend.Fragmentation       `json:"fragmentation,omitempty"`
 }
 
 // MarshalJSON writes the JSON report (WriteJSON, into one buffer).
@@ -103,7 +110,8 @@ func (r *Result) document() document {
 	return document{
 		SchemaVersion: a.SchemaVersion, Window: a.Window, Params: a.Params, Inputs: a.Inputs, Summary: a.Summary,
 		Timeline: a.Timeline, Scaling: a.Scaling, Attribution: a.Attribution, StrandedMemory: a.StrandedMemory,
-		GPUFigures: a.GPUFigures, RuleMatches: r.RuleMatches, Delta: r.Delta, Nodes: a.Nodes, Suggestions: r.Suggestions,
+		Units: a.Units, UnitGroups: a.UnitGroups, UnitModels: a.UnitModels, UnitWorkloads: a.UnitWorkloads,
+		GPUFigures: a.GPUFigures, RuleMatches: r.RuleMatches, Delta: r.delta(), Nodes: a.Nodes, Suggestions: r.Suggestions,
 		Warnings: r.Warnings, PendingUnknown: a.PendingUnknown, Gates: r.Gates, Migration: r.Migration, Fragmentation: r.Fragmentation,
 	}
 }
@@ -116,4 +124,21 @@ func (r *Result) Add(missing string, sugs []analyze.Suggestion, err error) {
 		return
 	}
 	r.Suggestions = append(r.Suggestions, sugs...)
+}
+
+// delta is the JSON report's delta: the summary's, with the unit
+// figures' as "units"; nil without a baseline.
+func (r *Result) delta() any {
+	if r.Delta == nil {
+		return nil
+	}
+	if r.UnitsDelta == nil {
+		return r.Delta
+	}
+	out := make(map[string]any, len(r.Delta)+1)
+	for k, v := range r.Delta {
+		out[k] = v
+	}
+	out["units"] = r.UnitsDelta
+	return out
 }

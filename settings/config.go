@@ -126,8 +126,8 @@ func (a Analyze) Validate() error {
 	if a.Keep > 0 && a.Output == "-" {
 		return exit.Usagef("--keep keeps dated copies of the report file: give --output FILE")
 	}
-	if a.Has("attribution") {
-		if err := analyze.CheckGroupBy(a.GroupBy); err != nil {
+	if a.Has("attribution") || a.Has("units") {
+		if err := analyze.CheckGroupBy(a.GroupBy); err != nil { // the unit figures group as attribution does
 			return &exit.UsageError{Err: err}
 		}
 	}
@@ -135,7 +135,7 @@ func (a Analyze) Validate() error {
 }
 
 // Has says whether the report includes a section: scaling, migration,
-// fragmentation or attribution.
+// fragmentation, attribution or units.
 func (a Analyze) Has(section string) bool { return a.Report == section || a.Report == "all" }
 
 // Attribution holds the holder rules' thresholds (docs/attribution.md).

@@ -277,9 +277,12 @@ func (s *workloadSet) add(ws []profile.Workload, t, interval float64) {
 			c.GPUs = append([]int(nil), w.GPUs...)
 			c.PIDs = append([]int(nil), w.PIDs...)
 			c.GPUUUIDs = append([]string(nil), w.GPUUUIDs...)
+			c.Work = nil
+			addWork(&c, w.Work, t)
 			s.byID[w.ID] = &c
 			continue
 		}
+		addWork(cur, w.Work, t)
 		cur.State = w.State
 		if cur.CPUsAllowed == "" {
 			cur.CPUsAllowed = w.CPUsAllowed
@@ -299,6 +302,23 @@ func (s *workloadSet) add(ws []profile.Workload, t, interval float64) {
 		if w.GPUCount > cur.GPUCount {
 			cur.GPUCount = w.GPUCount
 		}
+	}
+}
+
+// addWork appends a sample's work readings, taken at t (a source gives
+// each counter's reading as its one value), to dst's counters.
+func addWork(dst *profile.Workload, ws []profile.Work, t float64) {
+	for _, w := range ws {
+		if len(w.V) == 0 {
+			continue
+		}
+		i := slices.IndexFunc(dst.Work, func(h profile.Work) bool { return h.Unit == w.Unit && h.Model == w.Model && h.Series == w.Series })
+		if i < 0 {
+			dst.Work = append(dst.Work, profile.Work{Unit: w.Unit, Model: w.Model, Series: w.Series})
+			i = len(dst.Work) - 1
+		}
+		c := &dst.Work[i]
+		c.T, c.V = append(c.T, t), append(c.V, w.V[0])
 	}
 }
 

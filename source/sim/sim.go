@@ -142,7 +142,9 @@ var simHardware = map[string]struct {
 // functions installed on its devices, sampled by the same gpu.Node code that
 // samples real GPUs.
 type Sim struct {
-	nodes []*gpu.Node
+	nodes  []*gpu.Node
+	clock  source.Clock
+	served map[string]*simServed // the serving pods' work counters
 }
 
 // Open builds the simulated cluster.
@@ -155,7 +157,7 @@ func Open(o Options) (*Sim, error) {
 		return nil, err
 	}
 	seed := uint64(o.Seed)
-	s := &Sim{}
+	s := &Sim{clock: o.Clock, served: map[string]*simServed{}}
 	for ni, kind := range plan {
 		node, err := openSimNode(o, seed, ni, kind)
 		if err != nil {
@@ -305,6 +307,9 @@ func (s *Sim) Sample(ctx context.Context) ([][]source.Row, [][]profile.Workload)
 	var wls [][]profile.Workload
 	for _, n := range s.nodes {
 		r, w := n.Sample(ctx)
+		for i := range w {
+			s.addWork(r[i], w[i])
+		}
 		rows = append(rows, r...)
 		wls = append(wls, w...)
 	}

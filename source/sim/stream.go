@@ -100,5 +100,5 @@ func (s *streamed) recordNode(ctx context.Context, ro source.RecordOptions, ni i
 	}
 	defer node.Close()
 	ro.Clock = clk
-	return source.Record(ctx, &Sim{nodes: []*gpu.Node{node}}, ro)
+	return source.Record(ctx, &Sim{nodes: []*gpu.Node{node}, clock: clk, served: map[string]*simServed{}}, ro)
 }

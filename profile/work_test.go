@@ -1,0 +1,95 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// workProfile is a profile of 60 s whose pod ns/a has two counters, one
+// with a baseline before the start and a null reading.
+func workProfile() *Profile {
+	p := sharedProfile()
+	p.EndedAt = p.StartedAt.Add(60 * time.Second)
+	p.Nodes[0].Workloads[0].Work = []Work{
+		{Unit: UnitRequests, Model: "llama", Series: `vllm:request_success_total{pod="a"}`, T: Values{-10, 0, 10, 20, 30, 40, 50}, V: Values{5, 7, Null, 9, 2, 4, 6}},
+		{Unit: "videos", T: Values{0, 30}, V: Values{0, 1}},
+	}
+	return p
+}
+
+// TestWorkRoundTrips: a v1.2 profile's work counters come back from the
+// encoder through both readers (encoding/json and the stream), nulls and
+// baseline included.
+func TestWorkRoundTrips(t *testing.T) {
+	p := workProfile()
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var viaJSON Profile
+	if err := json.Unmarshal(b.Bytes(), &viaJSON); err != nil {
+		t.Fatal(err)
+	}
+	want := p.Nodes[0].Workloads[0].Work
+	for name, q := range map[string]*Profile{"stream": got, "encoding/json": &viaJSON} {
+		w := q.Nodes[0].Workloads[0].Work
+		if len(w) != 2 || w[0].Series != want[0].Series || w[0].Model != "llama" || !IsNull(w[0].V[2]) || !reflect.DeepEqual(w[1], want[1]) ||
+			!reflect.DeepEqual(w[0].T, want[0].T) || w[0].V[6] != 6 {
+			t.Errorf("%s: work %+v", name, w)
+		}
+		if q.Nodes[0].Workloads[1].Work != nil {
+			t.Errorf("%s: a workload without counters has %+v", name, q.Nodes[0].Workloads[1].Work)
+		}
+	}
+}
+
+// TestWorkJoined: a join keeps the readings in its window and the one
+// before it (a baseline), with times from the join's start; joining the
+// two halves of a profile gives each reading once.
+func TestWorkJoined(t *testing.T) {
+	p := workProfile()
+	j := Join([]*Profile{p}, p.StartedAt.Add(20*time.Second), p.EndedAt, false)
+	w := j.Nodes[0].Workloads[0].Work
+	if len(w) != 2 || !reflect.DeepEqual(w[0].T, Values{-10, 0, 10, 20, 30}) || !IsNull(w[0].V[0]) || !reflect.DeepEqual(w[0].V[1:], Values{9, 2, 4, 6}) {
+		t.Errorf("join from 20 s: %+v", w)
+	}
+	if !reflect.DeepEqual(w[1].T, Values{-20, 10}) {
+		t.Errorf("join from 20 s: videos %+v", w[1])
+	}
+	first := Join([]*Profile{p}, p.StartedAt, p.StartedAt.Add(30*time.Second), false)
+	second := Join([]*Profile{p}, p.StartedAt.Add(30*time.Second), p.EndedAt, false)
+	all := Join([]*Profile{first, second}, p.StartedAt, p.EndedAt, false)
+	got := all.Nodes[0].Workloads[0].Work[0]
+	if !reflect.DeepEqual(got.T, Values{-10, 0, 10, 20, 30, 40, 50}) || got.V[4] != 2 || got.V[6] != 6 {
+		t.Errorf("the halves joined: %+v", got)
+	}
+}
+
+// TestWorkRefused: a counter a reader cannot use is an error naming it.
+func TestWorkRefused(t *testing.T) {
+	cases := map[string]func(w *Work){
+		`unit "Tokens"`:                 func(w *Work) { w.Unit = "Tokens" },
+		"7 times but 6 readings":        func(w *Work) { w.V = w.V[:6] },
+		"t[2] = 0: times are finite":    func(w *Work) { w.T[2] = 0 },
+		`unit "": a unit is lower-case`: func(w *Work) { w.Unit = "" },
+	}
+	for want, spoil := range cases {
+		p := workProfile()
+		spoil(&p.Nodes[0].Workloads[0].Work[0])
+		var b bytes.Buffer
+		if err := Encode(&b, p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(bytes.NewReader(b.Bytes())); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", want, err)
+		}
+	}
+}

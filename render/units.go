@@ -1,0 +1,57 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/table"
+	"github.com/seedance/seedance/report"
+)
+
+// unitsTable writes the unit figures (docs/units.md): the fleet's and
+// each group's, one row per unit.
+func unitsTable(w io.Writer, ew *errWriter, r *report.Result) error {
+	if len(r.Units) == 0 {
+		return nil
+	}
+	ew.printf("\nUnit costs: what the work the counters read cost, on the GPU time its workloads held (docs/units.md)\n")
+	t := table.New(w, "GROUP", "UNIT", "WORK", "HELD GPU-H", "COST", "PER", "USD", "IDLE SHARE", "WITHOUT IDLE", "KWH")
+	rows := func(group string, units map[string]analyze.UnitFigures) {
+		for _, unit := range slices.Sorted(maps.Keys(units)) {
+			f := units[unit]
+			t.Row(group, unit, numOpt(f.Work, 0), fmt.Sprintf("%.2f", f.HeldGPUHours), money(f.CostUSD), perText(f.Per),
+				unitMoney(f.USDPer), ratioPct(f.IdleShare), unitMoney(f.BusyUSDPer), numOpt(f.KWhPer, 4))
+		}
+	}
+	rows("fleet", r.Units)
+	for _, g := range r.UnitGroups {
+		rows(strings.Join(g.Key, "/"), g.Units)
+	}
+	for _, g := range r.UnitModels {
+		rows("model "+g.Key[0], g.Units)
+	}
+	return t.Flush()
+}
+
+// perText is a unit's scale: 1k, 1M or 1.
+func perText(per float64) string {
+	switch per {
+	case 1e3:
+		return "1k"
+	case 1e6:
+		return "1M"
+	}
+	return "1"
+}
+
+// unitMoney is a unit cost, to four decimals of a dollar, or n/a.
+func unitMoney(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("$%.4f", *v)
+}
