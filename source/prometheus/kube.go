@@ -36,6 +36,11 @@ type kube struct {
 	useNotes []string
 	// claims is DRA's, when the API server is read (nil: not).
 	claims *dra.Claims
+	// work is the serving counters by pod id (readWork); workUsed the
+	// pods that got theirs.
+	work     map[string][]profile.Work
+	workUsed map[string]bool
+	workErr  error
 }
 
 type pendingPod struct {
@@ -47,8 +52,9 @@ type pendingPod struct {
 // with its context), and OpenCost's prices over the window win alone (the
 // window's own prices). It is an enrichment: what fails is said in the
 // notes, not fatal.
-func readKube(ctx context.Context, c *promClient, matchers string, start, end time.Time, win timeRange, tick func()) *kube {
+func readKube(ctx context.Context, c *promClient, matchers string, start, end time.Time, win timeRange, chunks []timeRange, tick func()) *kube {
 	k := &kube{}
+	k.workErr = k.readWork(ctx, c, matchers, chunks, win.Start, tick)
 	k.pendingErr = k.readPending(ctx, c, matchers, start, end, tick)
 	k.labErr = k.readLabels(ctx, c, matchers, start, end, tick)
 	k.costErr = k.readNodeCost(ctx, c, matchers, win.Start, win.End, tick)
@@ -209,6 +215,7 @@ func (k *kube) apply(nodes []profile.Node, running map[string]bool) {
 			if w.Kind != profile.KindPod {
 				continue
 			}
+			k.applyWork(w)
 			for _, from := range []map[string]string{k.podLabels[w.ID], k.nsLabels[w.Labels["namespace"]]} {
 				for key, v := range from {
 					if _, set := w.Labels[key]; !set {
@@ -254,7 +261,8 @@ func (k *kube) unscheduled(d *discovery) []profile.Workload {
 }
 
 func (k *kube) notes(d *discovery) []string {
-	var out, unscheduled []string
+	out := k.workNotes()
+	var unscheduled []string
 	for _, pp := range k.pending {
 		if d.nodes[pp.node] == nil && !d.running[pp.id] {
 			unscheduled = append(unscheduled, pp.id)

@@ -137,7 +137,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	defer r.closeIdle()
 	o = r.o
 	matchers := r.matchers
-	r.total = len(r.names) + kubeQueries
+	r.total = len(r.names) + kubeQueries + len(servedCounters)*len(r.chunks)
 	var count *timeRange
 	if o.Pushdown && len(r.chunks) == 1 {
 		count = &r.chunks[0]
@@ -157,7 +157,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	}
 	batches := d.batches(samplesPerGPU(o, r.held(), len(r.names)), o.BatchSamples)
 	r.total += len(batches) * len(r.names) * len(r.chunks)
-	k := readKube(ctx, r.c, matchers, o.Start, o.End, r.win, func() { r.tick(nil) })
+	k := readKube(ctx, r.c, matchers, o.Start, o.End, r.win, r.chunks, func() { r.tick(nil) })
 	if o.Kube != nil {
 		if k.claims, err = dra.Read(ctx, o.Kube); err != nil {
 			return nil, fmt.Errorf("DRA claims from the API server (--kubeconfig): %w", err)

@@ -1,0 +1,156 @@
+package prometheus
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source/dcgm"
+)
+
+// servedCounter is a serving engine's counter of work done (docs/units.md,
+// Sources): its metric, the unit it counts, the label naming the model
+// (none: the server serves one), and the labels its series are summed
+// over (a request counter split by why each request finished).
+type servedCounter struct {
+	metric, unit, model string
+	sumOver             []string
+}
+
+// servedCounters are the counters read beside dcgm-exporter's, each
+// joined to its pod by its namespace and pod labels, as Prometheus'
+// Kubernetes service discovery writes them.
+var servedCounters = []servedCounter{
+	// vLLM (v1 engine: docs/design/metrics.md).
+	{"vllm:request_success_total", profile.UnitRequests, "model_name", []string{"finished_reason"}},
+	{"vllm:prompt_tokens_total", profile.UnitInputTokens, "model_name", nil},
+	{"vllm:generation_tokens_total", profile.UnitOutputTokens, "model_name", nil},
+	// SGLang (docs.sglang.io, references/production_metrics).
+	{"sglang:num_requests_total", profile.UnitRequests, "model_name", nil},
+	{"sglang:prompt_tokens_total", profile.UnitInputTokens, "model_name", nil},
+	{"sglang:generation_tokens_total", profile.UnitOutputTokens, "model_name", nil},
+	// Hugging Face TGI (reference/metrics): one model a server; its token
+	// counts are histograms, whose _sum counts the tokens.
+	{"tgi_request_success", profile.UnitRequests, "", nil},
+	{"tgi_request_input_length_sum", profile.UnitInputTokens, "", nil},
+	{"tgi_request_generated_tokens_sum", profile.UnitOutputTokens, "", nil},
+	// NVIDIA Triton (user_guide/metrics.md): requests, and inferences
+	// (a batched request counts each).
+	{"nv_inference_request_success", profile.UnitRequests, "model", []string{"version"}},
+	{"nv_inference_count", "inferences", "model", []string{"version"}},
+}
+
+// readWork reads every served counter raw over the chunks, so that a
+// restart between two readings is seen as Prometheus' increase() sees it,
+// in pushdown as in a raw read. Series without a namespace and a pod
+// label cannot be joined to a workload and are left out. start is the
+// profile's start, from which the readings' times count.
+func (k *kube) readWork(ctx context.Context, c *promClient, matchers string, chunks []timeRange, start time.Time, tick func()) error {
+	k.work = map[string][]profile.Work{}
+	for _, sc := range servedCounters {
+		sums := map[string]*summed{}
+		for _, ch := range chunks {
+			q, at := chunkQuery{metric: sc.metric}.promQL(matchers, ch)
+			ans, err := c.query(ctx, q, at)
+			tick()
+			if err != nil {
+				return err
+			}
+			for _, s := range ans.Series {
+				sc.add(sums, s, ch)
+			}
+		}
+		for _, key := range slices.Sorted(maps.Keys(sums)) {
+			sm := sums[key]
+			k.work[sm.id] = append(k.work[sm.id], sm.work(sc, start))
+		}
+	}
+	return nil
+}
+
+// summed is one counter of one pod: its series summed over the labels
+// the counter is summed over, reading by reading.
+type summed struct {
+	id, model, series string
+	at                map[int64]float64
+}
+
+// add adds one series' readings inside the chunk to its pod's sum.
+func (sc servedCounter) add(sums map[string]*summed, s promSeries, ch timeRange) {
+	ns, pod := s.Labels["namespace"], s.Labels["pod"]
+	if ns == "" || pod == "" {
+		return
+	}
+	labels := maps.Clone(s.Labels)
+	delete(labels, "__name__")
+	for _, l := range sc.sumOver {
+		delete(labels, l)
+	}
+	key := seriesText(sc.metric, labels)
+	sm := sums[key]
+	if sm == nil {
+		sm = &summed{id: ns + "/" + pod, model: labels[sc.model], series: key, at: map[int64]float64{}}
+		sums[key] = sm
+	}
+	lo, hi := ch.Start.UnixMilli(), ch.End.UnixMilli()
+	for _, p := range s.Pairs {
+		if p.TMillis >= lo && p.TMillis < hi && !dcgm.IsBlank(p.V) {
+			sm.at[p.TMillis] += p.V
+		}
+	}
+}
+
+// work is the pod's counter as the profile holds it.
+func (sm *summed) work(sc servedCounter, start time.Time) profile.Work {
+	w := profile.Work{Unit: sc.unit, Model: sm.model, Series: sm.series}
+	for _, t := range slices.Sorted(maps.Keys(sm.at)) {
+		w.T = append(w.T, float64(t-start.UnixMilli())/1000)
+		w.V = append(w.V, sm.at[t])
+	}
+	return w
+}
+
+// seriesText is a series as PromQL writes it: metric{a="x",b="y"}.
+func seriesText(metric string, labels map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, labels[k]))
+	}
+	return metric + "{" + strings.Join(parts, ",") + "}"
+}
+
+// applyWork gives each pod its counters, and notes the pods whose
+// counters found no workload of the read (a server that holds no GPU, or
+// one on a node not read).
+func (k *kube) applyWork(w *profile.Workload) {
+	if ws, ok := k.work[w.ID]; ok && w.Kind == profile.KindPod {
+		w.Work = ws
+		if k.workUsed == nil {
+			k.workUsed = map[string]bool{}
+		}
+		k.workUsed[w.ID] = true
+	}
+}
+
+// workNotes says what of the counters could not be used.
+func (k *kube) workNotes() []string {
+	var out []string
+	if k.workErr != nil {
+		out = append(out, fmt.Sprintf("serving counters (vLLM, SGLang, TGI, Triton) could not be read, so no unit figures: %v", k.workErr))
+	}
+	var left []string
+	for id := range k.work {
+		if !k.workUsed[id] {
+			left = append(left, id)
+		}
+	}
+	if len(left) > 0 {
+		slices.Sort(left)
+		out = append(out, fmt.Sprintf("serving counters of %d pod(s) that hold no GPU in the read were left out: %s", len(left), strings.Join(left, ", ")))
+	}
+	return out
+}
