@@ -95,6 +95,7 @@ func WriteOpenMetricsLayout(w io.Writer, p *profile.Profile, layout string) erro
 	writeKubeState(bw, p, start)
 	writePodLabels(bw, p, start)
 	writeNodeCost(bw, p, start)
+	writeWork(bw, p, start)
 	fmt.Fprintln(bw, "# EOF")
 	return bw.Flush()
 }
@@ -272,6 +273,39 @@ func writeKubeState(bw *bufio.Writer, p *profile.Profile, start float64) {
 		for _, q := range pods {
 			for _, t := range times {
 				fmt.Fprintf(bw, "%s{namespace=%q,pod=%q%s} %s %.3f\n", f.name, q.ns, q.name, f.extra(q), f.value(q), t)
+			}
+		}
+	}
+}
+
+// vllmNames are the vLLM counters (v1 engine, docs/design/metrics.md) that
+// writeWork writes a unit's readings as, and the labels it adds.
+var vllmNames = map[string]struct{ metric, extra string }{
+	profile.UnitRequests:     {"vllm:request_success_total", `finished_reason="stop",`},
+	profile.UnitInputTokens:  {"vllm:prompt_tokens_total", ""},
+	profile.UnitOutputTokens: {"vllm:generation_tokens_total", ""},
+}
+
+// writeWork writes the pods' work counters as a vLLM server's series,
+// with the namespace and pod labels Prometheus' Kubernetes discovery adds
+// (docs/units.md); units vLLM has no counter of are left out.
+func writeWork(bw *bufio.Writer, p *profile.Profile, start float64) {
+	for _, unit := range []string{profile.UnitInputTokens, profile.UnitOutputTokens, profile.UnitRequests} {
+		v := vllmNames[unit]
+		fmt.Fprintf(bw, "# TYPE %s counter\n", strings.TrimSuffix(v.metric, "_total"))
+		for _, n := range p.Nodes {
+			for _, w := range n.Workloads {
+				for _, c := range w.Work {
+					if c.Unit != unit || w.Kind != profile.KindPod {
+						continue
+					}
+					for i, t := range c.T {
+						if !profile.IsNull(c.V[i]) {
+							fmt.Fprintf(bw, "%s{%smodel_name=%q,namespace=%q,pod=%q} %s %.3f\n", v.metric, v.extra, c.Model, w.Labels["namespace"], w.Name,
+								strconv.FormatFloat(c.V[i], 'f', -1, 64), start+t)
+						}
+					}
+				}
 			}
 		}
 	}

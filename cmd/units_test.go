@@ -1,0 +1,73 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/seedance/seedance/internal/testkit/dcgmtest"
+	"github.com/seedance/seedance/internal/testkit/promtest"
+	"github.com/seedance/seedance/profile"
+)
+
+// unitSections are a JSON report's unit figures.
+type unitSections struct {
+	Units         map[string]map[string]any `json:"units"`
+	UnitGroups    []map[string]any          `json:"unit_groups"`
+	UnitWorkloads []map[string]any          `json:"unit_workloads"`
+}
+
+// TestUnitsFromEnginesEqualTheFile: the simulator's serving pods' vLLM
+// counters, written beside dcgm-exporter's series into a real Prometheus
+// and VictoriaMetrics, read raw and with pushdown, give the unit figures
+// that the analysis of the simulator's own profile gives.
+func TestUnitsFromEnginesEqualTheFile(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
+	path := simProfile(t, "--interval", "15s", "--duration", "30m", "--sim-nodes", "3")
+	sim, err := profile.ReadFile(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := unitReport(t, "-i", path)
+	if len(want.Units) == 0 || len(want.UnitWorkloads) == 0 {
+		t.Fatalf("the simulator's profile has no unit figures: %+v", want)
+	}
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
+		t.Fatal(err)
+	}
+	for engine, srv := range map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())} {
+		for _, push := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pushdown=%v", engine, push), func(t *testing.T) {
+				args := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--step", "15s", "--prometheus-chunk", "10m",
+					"--start", "2026-01-05T09:00:00Z", "--end", "2026-01-05T09:30:00Z"}
+				if push {
+					args = append(args, "--pushdown")
+				}
+				got := unitReport(t, args...)
+				if !reflect.DeepEqual(got.Units, want.Units) {
+					t.Errorf("fleet units\n got %v\nwant %v", got.Units, want.Units)
+				}
+				if !reflect.DeepEqual(got.UnitWorkloads, want.UnitWorkloads) {
+					t.Errorf("workloads' units\n got %v\nwant %v", got.UnitWorkloads, want.UnitWorkloads)
+				}
+			})
+		}
+	}
+}
+
+// unitReport is analyze --report units' JSON figures.
+func unitReport(t *testing.T, args ...string) unitSections {
+	t.Helper()
+	r := run(t, nil, append([]string{"analyze", "--report", "units", "-f", "json"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("analyze %v: %s", args, r.errOut)
+	}
+	var s unitSections
+	if err := json.Unmarshal([]byte(r.out), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
