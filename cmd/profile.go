@@ -146,6 +146,7 @@ func spillDir(output string) string {
 // that cannot write its profile at the end does not start.
 func profileRun(c *cobra.Command, f *Factory, spec *pipeline.RecordSpec) error {
 	pc := spec.Config.Profile
+	spec.Work = true // the file holds everything the source reads
 	if err := fsutil.CheckOutput(pc.Output); err != nil {
 		return exit.Usagef("--output: %v", err)
 	}

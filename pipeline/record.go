@@ -54,6 +54,9 @@ type RecordSpec struct {
 	Log func(string)
 	// Progress, when set, is shown the run's progress.
 	Progress Progress
+	// Work asks the source for the workloads' work counters even when the
+	// analysis' report has no unit figures (a profile written to a file).
+	Work bool
 	// InMemory keeps a source read in batches in memory instead of a spill
 	// file, for a caller that holds the whole profile anyway (a ledger
 	// update): no encoding to disk and back.
@@ -175,6 +178,7 @@ func (spec *RecordSpec) env(name string) source.Env {
 		Duration: spec.Config.Profile.Duration, Interval: spec.Config.Profile.Interval,
 		Start: spec.Start, End: spec.End, Reach: spec.Reach, Align: spec.Align,
 		Wrapped: len(spec.Command) > 0,
+		Work:    spec.Work || spec.Config.Analyze.Has("units") || spec.Config.Analyze.Has("attribution"),
 		Log:     spec.logf,
 	}
 	if spec.Progress != nil && name == profile.SourcePrometheus {

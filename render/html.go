@@ -141,6 +141,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"mo
 <table class="sortable" id="attribution"><thead><tr>{{range .Attribution.GroupBy}}<th>{{.}}</th>{{end}}<th>Workloads</th><th>Held GPU-h</th><th>Used GPU-h</th><th>Efficiency</th><th>Idle-held GPU-h</th><th>Waste</th></tr></thead><tbody>
 {{range .AttributionRows}}<tr>{{range .Key}}<td>{{.}}</td>{{end}}<td class="n">{{.Workloads}}</td><td class="n">{{printf "%.2f" .F.HeldGPUHours}}</td><td class="n">{{printf "%.2f" .F.UsedGPUHours}}</td><td class="n">{{.Efficiency}}</td><td class="n" data-sort="{{.F.IdleHeldGPUHours}}">{{printf "%.2f" .F.IdleHeldGPUHours}}</td><td class="n" data-sort="{{.F.WasteCostUSD}}">{{.Waste}}</td></tr>
 {{end}}</tbody></table>
+{{end}}{{if .Units}}<h2>What a unit of work cost</h2>
+<p class="note">The work the serving counters read (requests, tokens), priced on the GPU time its workloads held: per 1,000 requests, per 1M tokens; the idle share is what idle time adds to the price. See docs/units.md.</p>
+<table class="sortable" id="units"><thead><tr><th>Group</th><th>Unit</th><th>Work</th><th>Held GPU-h</th><th>Cost</th><th>Per</th><th>USD</th><th>Idle share</th><th>Without idle</th><th>kWh</th></tr></thead><tbody>
+{{range .Units}}<tr>{{range $i, $c := .}}{{if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table>
 {{end}}{{if .History}}<h2>Month to date, from the ledger</h2>
 <p class="note">{{.History}}</p>
 {{.HistoryChart}}{{.HistoryLegend}}
@@ -259,6 +264,9 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 		d["Scaling"] = pools
 	}
 	attributionView(d, r)
+	if len(r.Units) > 0 {
+		d["Units"] = unitRows(r)
+	}
 	historyView(d, r)
 	fragmentationView(d, r)
 	if r.Migration != nil {

@@ -12,19 +12,17 @@ import (
 	"github.com/seedance/seedance/report"
 )
 
-// unitsTable writes the unit figures (docs/units.md): the fleet's and
-// each group's, one row per unit.
-func unitsTable(w io.Writer, ew *errWriter, r *report.Result) error {
-	if len(r.Units) == 0 {
-		return nil
-	}
-	ew.printf("\nUnit costs: what the work the counters read cost, on the GPU time its workloads held (docs/units.md)\n")
-	t := table.New(w, "GROUP", "UNIT", "WORK", "HELD GPU-H", "COST", "PER", "USD", "IDLE SHARE", "WITHOUT IDLE", "KWH")
+// unitHeader and unitRows are the unit figures (docs/units.md) as rows:
+// the fleet's, each group's and each model's, one row per unit.
+var unitHeader = []string{"GROUP", "UNIT", "WORK", "HELD GPU-H", "COST", "PER", "USD", "IDLE SHARE", "WITHOUT IDLE", "KWH"}
+
+func unitRows(r *report.Result) [][]string {
+	var out [][]string
 	rows := func(group string, units map[string]analyze.UnitFigures) {
 		for _, unit := range slices.Sorted(maps.Keys(units)) {
 			f := units[unit]
-			t.Row(group, unit, numOpt(f.Work, 0), fmt.Sprintf("%.2f", f.HeldGPUHours), money(f.CostUSD), perText(f.Per),
-				unitMoney(f.USDPer), ratioPct(f.IdleShare), unitMoney(f.BusyUSDPer), numOpt(f.KWhPer, 4))
+			out = append(out, []string{group, unit, numOpt(f.Work, 0), fmt.Sprintf("%.2f", f.HeldGPUHours), money(f.CostUSD), perText(f.Per),
+				unitMoney(f.USDPer), ratioPct(f.IdleShare), unitMoney(f.BusyUSDPer), numOpt(f.KWhPer, 4)})
 		}
 	}
 	rows("fleet", r.Units)
@@ -34,7 +32,31 @@ func unitsTable(w io.Writer, ew *errWriter, r *report.Result) error {
 	for _, g := range r.UnitModels {
 		rows("model "+g.Key[0], g.Units)
 	}
+	return out
+}
+
+// unitsTable writes the unit figures as a table.
+func unitsTable(w io.Writer, ew *errWriter, r *report.Result) error {
+	if len(r.Units) == 0 {
+		return nil
+	}
+	ew.printf("\nUnit costs: what the work the counters read cost, on the GPU time its workloads held (docs/units.md)\n")
+	t := table.New(w, unitHeader...)
+	for _, row := range unitRows(r) {
+		t.Row(row...)
+	}
 	return t.Flush()
+}
+
+// unitsMarkdown writes the unit figures as a Markdown table.
+func unitsMarkdown(ew *errWriter, r *report.Result) {
+	if len(r.Units) == 0 {
+		return
+	}
+	ew.printf("\n**Unit costs** (docs/units.md)\n\n| Group | Unit | Work | Held GPU-h | Cost | Per | USD | Idle share | Without idle | kWh |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, row := range unitRows(r) {
+		ew.printf("| %s |\n", strings.Join(mdCells(row), " | "))
+	}
 }
 
 // perText is a unit's scale: 1k, 1M or 1.

@@ -39,6 +39,10 @@ type Env struct {
 	Align time.Duration
 	// Wrapped is set when the run wraps a command, which takes real time.
 	Wrapped bool
+	// Work asks for the workloads' counters of work done (docs/units.md):
+	// a source that reads them with queries of their own reads them only
+	// then (a profile written to a file, an analysis with unit figures).
+	Work bool
 	// Log takes warnings, one line each; Progress a reader's progress
 	// (nil when none is shown).
 	Log      func(line string)

@@ -52,9 +52,8 @@ type pendingPod struct {
 // with its context), and OpenCost's prices over the window win alone (the
 // window's own prices). It is an enrichment: what fails is said in the
 // notes, not fatal.
-func readKube(ctx context.Context, c *promClient, matchers string, start, end time.Time, win timeRange, chunks []timeRange, tick func()) *kube {
+func readKube(ctx context.Context, c *promClient, matchers string, start, end time.Time, win timeRange, tick func()) *kube {
 	k := &kube{}
-	k.workErr = k.readWork(ctx, c, matchers, chunks, win.Start, tick)
 	k.pendingErr = k.readPending(ctx, c, matchers, start, end, tick)
 	k.labErr = k.readLabels(ctx, c, matchers, start, end, tick)
 	k.costErr = k.readNodeCost(ctx, c, matchers, win.Start, win.End, tick)

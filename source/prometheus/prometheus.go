@@ -72,6 +72,9 @@ type Options struct {
 	// directory): its memory is then one chunk of a batch, whatever the
 	// range.
 	TempDir string
+	// Work reads the serving engines' counters of work done (docs/units.md)
+	// beside dcgm-exporter's series.
+	Work bool
 	// inMemory keeps every row in memory (Read, which holds the whole
 	// profile anyway).
 	inMemory bool
@@ -137,7 +140,10 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	defer r.closeIdle()
 	o = r.o
 	matchers := r.matchers
-	r.total = len(r.names) + kubeQueries + len(servedCounters)*len(r.chunks)
+	r.total = len(r.names) + kubeQueries
+	if o.Work {
+		r.total += len(servedCounters) * len(r.chunks)
+	}
 	var count *timeRange
 	if o.Pushdown && len(r.chunks) == 1 {
 		count = &r.chunks[0]
@@ -157,7 +163,10 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	}
 	batches := d.batches(samplesPerGPU(o, r.held(), len(r.names)), o.BatchSamples)
 	r.total += len(batches) * len(r.names) * len(r.chunks)
-	k := readKube(ctx, r.c, matchers, o.Start, o.End, r.win, r.chunks, func() { r.tick(nil) })
+	k := readKube(ctx, r.c, matchers, o.Start, o.End, r.win, func() { r.tick(nil) })
+	if o.Work {
+		k.workErr = k.readWork(ctx, r.c, matchers, r.chunks, r.win.Start, func() { r.tick(nil) })
+	}
 	if o.Kube != nil {
 		if k.claims, err = dra.Read(ctx, o.Kube); err != nil {
 			return nil, fmt.Errorf("DRA claims from the API server (--kubeconfig): %w", err)

@@ -80,7 +80,7 @@ func TestWorkThroughPrometheus(t *testing.T) {
 	var got []string
 	for _, pushdown := range []bool{false, true} {
 		p, err := Read(context.Background(), Options{URL: srv.URL, Start: start, End: start.Add(120 * time.Second), Step: 10 * time.Second,
-			Chunk: time.Minute, Concurrency: 2, Timeout: 30 * time.Second, Retries: 1, Backoff: 50 * time.Millisecond, Pushdown: pushdown})
+			Chunk: time.Minute, Concurrency: 2, Timeout: 30 * time.Second, Retries: 1, Backoff: 50 * time.Millisecond, Pushdown: pushdown, Work: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,6 +108,17 @@ func TestWorkThroughPrometheus(t *testing.T) {
 	}
 	if got[0] != got[1] {
 		t.Errorf("raw %s, pushdown %s", got[0], got[1])
+	}
+	// A read that is not asked for the counters reads none.
+	p, err := Read(context.Background(), Options{URL: srv.URL, Start: start, End: start.Add(120 * time.Second), Step: 10 * time.Second,
+		Chunk: time.Minute, Timeout: 30 * time.Second, Pushdown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range p.Nodes[0].Workloads {
+		if w.Work != nil {
+			t.Errorf("read without Work: %s has %+v", w.ID, w.Work)
+		}
 	}
 }
 
