@@ -19,6 +19,7 @@ type Cuts struct {
 	At    []time.Time
 	GPUs  []GPUCut
 	Holds []HoldCut
+	Work  []WorkCut
 }
 
 // GPUCut is what a node's GPUs of one model did in one piece; seconds are
@@ -46,6 +47,7 @@ type HoldCut struct {
 	HeldS, UsedS, IdleS float64
 	CostUSD             float64
 	EnergyJ             float64 // its share of the GPUs' energy
+	HeldUSD             float64 // what the GPU time held cost (unit figures)
 }
 
 // Cut reads the sources as Analyze does and cuts what it counted at the
@@ -140,6 +142,7 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 			h.IdleS += t.idleS * g.share * w
 			h.CostUSD += t.idleS / 3600 * price * w
 			h.EnergyJ += t.energyJ * w
+			h.HeldUSD += t.observedS / 3600 * price * w
 		})
 	}
 	for _, m := range sortedKeys(gpus) {
@@ -154,11 +157,13 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 	sort.Slice(keys, func(i, j int) bool {
 		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
 	})
+	first := len(c.Holds)
 	for _, k := range keys {
 		if h := holds[k]; h.Workload != nil || h.HeldS > 0 {
 			c.Holds = append(c.Holds, *h)
 		}
 	}
+	cutWork(c, piece, n, c.Holds[first:], gpus, lo, hi)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -80,6 +80,80 @@ type UnitWorkload struct {
 	Units    map[string]UnitFigures `json:"units"`
 }
 
+// UnitRow is one workload's counter of one unit on one node, with what
+// the workload held there: what the unit figures are made of (Units). The
+// analysis makes them of its holdings; the ledger of its rows.
+type UnitRow struct {
+	Workload    profile.Workload
+	Node        string
+	Unit, Model string
+	Work        float64
+	// Trusted: the counter read an increase in the window and no fault.
+	Trusted bool
+	// HeldH and IdleH are GPU-hours; CostUSD what those held cost,
+	// IdleCostUSD the idle part; EnergyJ the workload's share of its GPUs'
+	// energy, EnergyMeasured whether every one of them measures it.
+	HeldH, IdleH, CostUSD, IdleCostUSD, EnergyJ float64
+	EnergyMeasured                              bool
+}
+
+// UnitSections are a report's unit figures: the fleet's by unit, by
+// group of the levels, by model, by workload.
+type UnitSections struct {
+	Fleet     map[string]UnitFigures
+	Groups    []UnitGroup
+	Models    []UnitGroup
+	Workloads []UnitWorkload
+}
+
+// Units sums the rows into the unit sections (docs/units.md): a workload
+// counts in a unit's figures with all it held, for each counter of that
+// unit.
+func Units(rows []UnitRow, levels []string) UnitSections {
+	fleet, groups, models := unitSet{}, map[string]unitSet{}, map[string]unitSet{}
+	keys := map[string][]string{}
+	type place struct{ workload, node string }
+	own, order := map[place]unitSet{}, []place{}
+	ownModel := map[place]string{}
+	for i := range rows {
+		row := &rows[i]
+		key := make([]string, len(levels))
+		for l, level := range levels {
+			key[l] = groupKey(row.Workload, level)
+		}
+		gk := strings.Join(key, "\x00")
+		keys[gk] = key
+		at := place{row.Workload.ID, row.Node}
+		if own[at] == nil {
+			own[at] = unitSet{}
+			order = append(order, at)
+		}
+		ownModel[at] = joinModel(ownModel[at], row.Model)
+		for _, s := range []unitSet{own[at], fleet, setOf(groups, gk), setOf(models, orNone(row.Model))} {
+			s.add(row)
+		}
+	}
+	out := UnitSections{}
+	if len(fleet) == 0 {
+		return out
+	}
+	out.Fleet = fleet.figures()
+	for _, gk := range sortedKeys(groups) {
+		out.Groups = append(out.Groups, UnitGroup{Key: keys[gk], Units: groups[gk].figures()})
+	}
+	for _, m := range sortedKeys(models) {
+		out.Models = append(out.Models, UnitGroup{Key: []string{m}, Units: models[m].figures()})
+	}
+	for _, at := range order {
+		out.Workloads = append(out.Workloads, UnitWorkload{Workload: at.workload, Node: at.node, Model: ownModel[at], Units: own[at].figures()})
+	}
+	sort.SliceStable(out.Workloads, func(i, j int) bool {
+		a, b := out.Workloads[i], out.Workloads[j]
+		return a.Workload < b.Workload || a.Workload == b.Workload && a.Node < b.Node
+	})
+	return out
+}
+
 // unitAcc sums what one unit's figures are made of.
 type unitAcc struct {
 	work, held, idle, cost, idleCost, energyJ float64
@@ -87,19 +161,17 @@ type unitAcc struct {
 	untrusted, noEnergy                       bool
 }
 
-// add counts one workload's counter c and what it held, h.
-func (u *unitAcc) add(c *workAcc, h *holding) {
+// add counts one row.
+func (u *unitAcc) add(r *UnitRow) {
 	u.workloads++
-	u.work += c.work
-	u.untrusted = u.untrusted || c.fault != "" || !c.counted
-	u.held += h.f.held
-	u.idle += h.f.idle
-	u.cost += h.f.heldCost
-	u.idleCost += h.f.cost
-	u.energyJ += h.f.energy
-	for _, g := range h.gpus {
-		u.noEnergy = u.noEnergy || !g.energyMeasured()
-	}
+	u.work += r.Work
+	u.untrusted = u.untrusted || !r.Trusted
+	u.held += r.HeldH
+	u.idle += r.IdleH
+	u.cost += r.CostUSD
+	u.idleCost += r.IdleCostUSD
+	u.energyJ += r.EnergyJ
+	u.noEnergy = u.noEnergy || !r.EnergyMeasured
 }
 
 // figures are the unit's figures from the sums.
@@ -135,13 +207,13 @@ func sigPtr(x float64) *float64 {
 // unitSet sums unit figures by unit.
 type unitSet map[string]*unitAcc
 
-func (s unitSet) add(c *workAcc, h *holding) {
-	u := s[c.unit]
+func (s unitSet) add(r *UnitRow) {
+	u := s[r.Unit]
 	if u == nil {
 		u = &unitAcc{}
-		s[c.unit] = u
+		s[r.Unit] = u
 	}
-	u.add(c, h)
+	u.add(r)
 }
 
 func (s unitSet) figures() map[string]UnitFigures {
@@ -152,10 +224,9 @@ func (s unitSet) figures() map[string]UnitFigures {
 	return out
 }
 
-// units fills r's unit economics from the holdings: by workload, by
-// attribution group, by model, and the fleet's. Counters of a workload
-// that holds no GPU are left out with a warning (they would price work at
-// nothing); counter faults are warnings naming their series.
+// units fills r's unit figures from the holdings (Units). Counters of a
+// workload that holds no GPU are left out with a warning (they would
+// price work at nothing); counter faults are warnings naming their series.
 func (a *analysis) units(r *Report, hs []*holding, levels []string) {
 	byNode := map[string]map[string]*holding{}
 	for _, h := range hs {
@@ -164,8 +235,7 @@ func (a *analysis) units(r *Report, hs []*holding, levels []string) {
 		}
 		byNode[h.node][h.w.ID] = h
 	}
-	fleet, groups, models := unitSet{}, map[string]unitSet{}, map[string]unitSet{}
-	keys := map[string][]string{}
+	var rows []UnitRow
 	var faults, orphans []string
 	for _, n := range a.order {
 		for _, id := range sortedKeys(n.work) {
@@ -174,25 +244,17 @@ func (a *analysis) units(r *Report, hs []*holding, levels []string) {
 				orphans = append(orphans, id+" on "+n.name)
 				continue
 			}
-			row := UnitWorkload{Workload: id, Node: n.name}
-			own := unitSet{}
-			key := make([]string, len(levels))
-			for l, level := range levels {
-				key[l] = groupKey(*h.w, level)
+			measured := true
+			for _, g := range h.gpus {
+				measured = measured && g.energyMeasured()
 			}
-			gk := strings.Join(key, "\x00")
-			keys[gk] = key
 			for _, c := range n.work[id] {
 				if c.fault != "" {
 					faults = append(faults, c.fault)
 				}
-				row.Model = joinModel(row.Model, c.model)
-				for _, s := range []unitSet{own, fleet, setOf(groups, gk), setOf(models, orNone(c.model))} {
-					s.add(c, h)
-				}
+				rows = append(rows, UnitRow{Workload: *h.w, Node: n.name, Unit: c.unit, Model: c.model, Work: c.work, Trusted: c.fault == "" && c.counted,
+					HeldH: h.f.held, IdleH: h.f.idle, CostUSD: h.f.heldCost, IdleCostUSD: h.f.cost, EnergyJ: h.f.energy, EnergyMeasured: measured})
 			}
-			row.Units = own.figures()
-			r.UnitWorkloads = append(r.UnitWorkloads, row)
 		}
 	}
 	if len(faults) > 0 {
@@ -201,17 +263,8 @@ func (a *analysis) units(r *Report, hs []*holding, levels []string) {
 	if len(orphans) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("work counter(s) of workloads that hold no GPU in the profile, left out: %s", strings.Join(orphans, ", ")))
 	}
-	if len(fleet) == 0 {
-		return
-	}
-	r.Units = fleet.figures()
-	for _, gk := range sortedKeys(groups) {
-		r.UnitGroups = append(r.UnitGroups, UnitGroup{Key: keys[gk], Units: groups[gk].figures()})
-	}
-	for _, m := range sortedKeys(models) {
-		r.UnitModels = append(r.UnitModels, UnitGroup{Key: []string{m}, Units: models[m].figures()})
-	}
-	sort.SliceStable(r.UnitWorkloads, func(i, j int) bool { return r.UnitWorkloads[i].Workload < r.UnitWorkloads[j].Workload })
+	u := Units(rows, levels)
+	r.Units, r.UnitGroups, r.UnitModels, r.UnitWorkloads = u.Fleet, u.Groups, u.Models, u.Workloads
 }
 
 func setOf(m map[string]unitSet, k string) unitSet {

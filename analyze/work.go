@@ -28,6 +28,9 @@ type workAcc struct {
 	counted             bool    // an increase was read in the window
 	work                float64 // the increases read in the window
 	fault               string  // why the counter cannot be trusted
+	// incs, in a cut analysis, are the increases one by one (cutWork).
+	incs []workInc
+	keep bool
 }
 
 // read folds one reading v at t (seconds from the window's start): a
@@ -37,8 +40,8 @@ type workAcc struct {
 // counter's does. bound is the most the counter can rise a second.
 func (c *workAcc) read(t, v, bound, spanS float64) {
 	switch {
-	case profile.IsNull(v) || c.fault != "":
-		return
+	case profile.IsNull(v) || c.fault != "" || c.readings > 0 && t <= c.lastT:
+		return // no reading, an untrusted counter, or read already (an input's context)
 	case v < 0 || math.IsInf(v, 0):
 		c.fault = fmt.Sprintf("%s reads %g at %.3f s", c.name(), v, t)
 		return
@@ -57,6 +60,9 @@ func (c *workAcc) read(t, v, bound, spanS float64) {
 	if t >= 0 && t < spanS {
 		c.work += inc
 		c.counted = true
+		if c.keep {
+			c.incs = append(c.incs, workInc{t, inc})
+		}
 	}
 	c.last, c.lastT = v, t
 	c.readings++
@@ -84,6 +90,7 @@ func (a *analysis) addWork(n *nodeAcc, ws []profile.Workload, in input) {
 		gpus := float64(max(1, len(w.GPUs), len(w.GPUUUIDs), w.GPUCount))
 		for _, c := range w.Work {
 			acc := n.workOf(w.ID, c)
+			acc.keep = a.p.cut
 			bound := maxRatePerGPU[c.Unit] * gpus
 			for i, t := range c.T {
 				acc.read(in.offset+t, c.V[i], bound, a.windowS)

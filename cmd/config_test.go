@@ -5,12 +5,14 @@ import (
 	"github.com/spf13/cobra"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/pipeline"
 	"github.com/seedance/seedance/settings"
+	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"
 )
 
@@ -100,6 +102,11 @@ func TestConfigErrors(t *testing.T) {
 		{"bad yaml", "profile:\n  interval: [2s\n", "did not find expected"},
 		{"not a mapping", "- a\n- b\n", "top level must be a mapping"},
 		{"bad duration", "profile:\n  interval: soon\n", "is not a duration"},
+		{"units: an unknown key", "units:\n  - unit: videos\n    metric: videos_total\n    pod_lable: p\n", `:2: units[0]: unknown key "pod_lable"`},
+		{"units: PromQL that does not parse", "units:\n  - unit: frames\n    expr: sum(rate(frames_total[5m])\n", `units[0]: expr does not parse as PromQL`},
+		{"units: metric and expr", "units:\n  - unit: frames\n    expr: frames_total\n    metric: frames_total\n", `units[0]: give one of metric and expr`},
+		{"units: a bad unit", "units:\n  - unit: Frames\n    metric: frames_total\n", `units[0]: unit "Frames"`},
+		{"units: not a list", "units:\n  unit: frames\n", `units must be a list`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,5 +264,23 @@ func TestSettingFlagsComeFromKeys(t *testing.T) {
 	}
 	if checked < 50 {
 		t.Fatalf("only %d setting flags seen", checked)
+	}
+}
+
+// TestConfigUnits: the configuration's units: reach the run as the
+// counters the sources read (docs/units.md).
+func TestConfigUnits(t *testing.T) {
+	path := writeConfig(t, "units:\n  - unit: videos\n    metric: render_videos_total\n    pod_label: exported_pod\n    namespace_label: exported_namespace\n"+
+		"  - unit: steps\n    expr: sum by (slurm_job) (train_steps_total)\n    job_label: slurm_job\n")
+	o, r := captureProfileOptions(t, nil, "--config", path, "profile")
+	if o == nil {
+		t.Fatalf("no run: %+v", r)
+	}
+	want := []source.WorkQuery{
+		{Unit: "videos", Metric: "render_videos_total", PodLabel: "exported_pod", NamespaceLabel: "exported_namespace"},
+		{Unit: "steps", Expr: "sum by (slurm_job) (train_steps_total)", JobLabel: "slurm_job"},
+	}
+	if !reflect.DeepEqual(o.Config.Units, want) {
+		t.Errorf("units %+v, want %+v", o.Config.Units, want)
 	}
 }

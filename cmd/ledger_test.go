@@ -41,11 +41,7 @@ func TestLedgerFromEnginesEqualsOneAnalysis(t *testing.T) {
 		}
 	}
 	gpus[2].Series.EnergyJ = nil
-	var om bytes.Buffer
-	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
-		t.Fatal(err)
-	}
-	for engine, srv := range map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())} {
+	for engine, srv := range engines(t, sim) {
 		for _, push := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/pushdown=%v", engine, push), func(t *testing.T) {
 				src := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--step", "15s", "--prometheus-chunk", "10m", "--idle-window", "30s"}
@@ -96,10 +92,10 @@ func TestLedgerFromEnginesEqualsOneAnalysis(t *testing.T) {
 }
 
 // sameAsOneAnalysis compares the ledger's report with one analysis's JSON
-// report: summary and attribution.
+// report: summary, attribution, and the unit figures (docs/units.md).
 func sameAsOneAnalysis(t *testing.T, led, analysis string, args ...string) {
 	t.Helper()
-	rep := run(t, nil, append([]string{"ledger", "report", "--ledger", led, "-f", "json", "--group-by", "namespace"}, args...)...)
+	rep := run(t, nil, append([]string{"ledger", "report", "--ledger", led, "-f", "json", "--group-by", "namespace", "--units"}, args...)...)
 	if rep.code != 0 {
 		t.Fatalf("report: %s", rep.errOut)
 	}
@@ -116,6 +112,9 @@ func sameAsOneAnalysis(t *testing.T, led, analysis string, args ...string) {
 		}
 	}
 	jsonnear.Equal(t, "attribution", got["attribution"], want["attribution"])
+	for _, k := range []string{"units", "unit_groups", "unit_models", "unit_workloads"} {
+		jsonnear.Equal(t, k, got[k], want[k])
+	}
 }
 
 // TestAnalyzeKeepsTheLedger: analyze --ledger counts what it reads, once,

@@ -34,11 +34,7 @@ func TestUnitsFromEnginesEqualTheFile(t *testing.T) {
 	if len(want.Units) == 0 || len(want.UnitWorkloads) == 0 {
 		t.Fatalf("the simulator's profile has no unit figures: %+v", want)
 	}
-	var om bytes.Buffer
-	if err := dcgmtest.WriteOpenMetrics(&om, sim); err != nil {
-		t.Fatal(err)
-	}
-	for engine, srv := range map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())} {
+	for engine, srv := range engines(t, sim) {
 		for _, push := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/pushdown=%v", engine, push), func(t *testing.T) {
 				args := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--step", "15s", "--prometheus-chunk", "10m",
@@ -70,4 +66,15 @@ func unitReport(t *testing.T, args ...string) unitSections {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// engines are a real Prometheus and a real VictoriaMetrics, each holding
+// p as dcgm-exporter, kube-state-metrics and vLLM would have written it.
+func engines(t *testing.T, p *profile.Profile) map[string]*promtest.Server {
+	t.Helper()
+	var om bytes.Buffer
+	if err := dcgmtest.WriteOpenMetrics(&om, p); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())}
 }

@@ -81,6 +81,8 @@ type Query struct {
 	// MinObserved is the least time of the month a budget's forecast
 	// rests on in each cluster (chargeback.NewStatusOf).
 	MinObserved time.Duration
+	// Units adds the unit figures (Report.Units, docs/units.md).
+	Units bool
 }
 
 // span is the rows a report reads: the clusters' buckets in [lo, hi),
@@ -323,6 +325,14 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 		}
 	}
 	r.Jobs = jobs(finished, inWindow, q.GroupBy)
+	if q.Units {
+		rows, err := l.unitRows(ctx, tx, sp)
+		if err != nil {
+			return nil, err
+		}
+		u := analyze.Units(rows, q.GroupBy)
+		r.Units, r.UnitGroups, r.UnitModels, r.UnitWorkloads = u.Fleet, u.Groups, u.Models, u.Workloads
+	}
 	if r.Warnings, err = l.notes(ctx, tx, sp); err != nil {
 		return nil, err
 	}

@@ -211,7 +211,9 @@ func (spec *AnalyzeSpec) open(ctx context.Context) (sources []analyze.Source, re
 	}
 	src := *spec.Source
 	if spec.Config.Ledger.DSN != "" {
-		// Read in the ledger's buckets, so that the ledger can count it.
+		// Read in the ledger's buckets, so that the ledger can count it,
+		// and the counters of work it keeps.
+		src.Work = true
 		if src.Align, err = ledgerBucket(ctx, spec.Config); err != nil {
 			return nil, nil, Outcome{}, func() {}, err
 		}

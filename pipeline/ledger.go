@@ -115,6 +115,7 @@ func (spec LedgerUpdateSpec) read(ctx context.Context, l *ledger.Ledger) ([]*pro
 		return spec.readRecorded(ctx, l)
 	}
 	src := *spec.Source
+	src.Work = true // the ledger keeps the work its counters count (docs/units.md)
 	_, end, ok, err := l.DataEndOf(ctx)
 	switch {
 	case err != nil:

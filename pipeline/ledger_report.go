@@ -59,7 +59,8 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 	}
 	q := ledger.Query{Since: spec.Since, Until: spec.Until, GroupBy: cfg.Analyze.GroupBy, EnergyUSDPerKWh: cfg.Pricing.EnergyUSDPerKWh, Clusters: spec.Clusters,
 		Settled:       spec.Format == "prom", // counters only grow
-		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil, MaxLag: cfg.Ledger.MaxLag, Now: spec.Now, MinObserved: cfg.Ledger.ForecastMinObserved}
+		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil, MaxLag: cfg.Ledger.MaxLag, Now: spec.Now, MinObserved: cfg.Ledger.ForecastMinObserved,
+		Units: cfg.Ledger.Units}
 	if err := shareIdle(cfg.Ledger, &q); err != nil {
 		return err
 	}

@@ -102,7 +102,7 @@ func (spec LedgerUpdateSpec) stepped(ctx context.Context, l *ledger.Ledger, step
 			return all, err
 		}
 		src := *spec.Source
-		src.Start, src.End = from, s.end
+		src.Start, src.End, src.Work = from, s.end, true
 		switch {
 		case s.back:
 			src.Start, src.End = around(s, reach, first, last)

@@ -179,6 +179,7 @@ func (spec *RecordSpec) env(name string) source.Env {
 		Start: spec.Start, End: spec.End, Reach: spec.Reach, Align: spec.Align,
 		Wrapped: len(spec.Command) > 0,
 		Work:    spec.Work || spec.Config.Analyze.Has("units") || spec.Config.Analyze.Has("attribution"),
+		Units:   spec.Config.Units,
 		Log:     spec.logf,
 	}
 	if spec.Progress != nil && name == profile.SourcePrometheus {

@@ -251,10 +251,18 @@ func workloadIndex(ws []Workload, id string) int {
 	return -1
 }
 
-// shiftTenure moves n's workloads' tenure by d seconds (from from to the
+// shiftTenure moves n's workloads' tenure and work readings by d seconds (from from to the
 // profile's start, which a kept last sample may put earlier).
 func shiftTenure(n *Node, d float64) {
 	for i := range n.Workloads {
+		for j := range n.Workloads[i].Work { // and their counters' readings
+			w := &n.Workloads[i].Work[j]
+			t := make(Values, len(w.T))
+			for k, x := range w.T {
+				t[k] = x + d
+			}
+			w.T = t
+		}
 		for j := range n.Workloads[i].Intervals {
 			n.Workloads[i].Intervals[j].StartS += d
 			n.Workloads[i].Intervals[j].EndS += d

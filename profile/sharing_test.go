@@ -33,15 +33,7 @@ func TestSharingRoundTrips(t *testing.T) {
 	if !strings.Contains(b.String(), `"schema_version":"seedance.profile/v1.2"`) {
 		t.Errorf("not v1.2: %.80s", b.String())
 	}
-	got, err := Read(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var viaJSON Profile
-	if err := json.Unmarshal(b.Bytes(), &viaJSON); err != nil {
-		t.Fatal(err)
-	}
-	for name, q := range map[string]*Profile{"stream": got, "encoding/json": &viaJSON} {
+	for name, q := range readBoth(t, b.Bytes()) {
 		if !reflect.DeepEqual(q.Nodes[0].Workloads, p.Nodes[0].Workloads) {
 			t.Errorf("%s: workloads %+v", name, q.Nodes[0].Workloads)
 		}
@@ -77,4 +69,19 @@ func TestSharingRefused(t *testing.T) {
 			t.Errorf("%s: %v", want, err)
 		}
 	}
+}
+
+// readBoth reads an encoded profile with the stream and with
+// encoding/json, by reader.
+func readBoth(t *testing.T, doc []byte) map[string]*Profile {
+	t.Helper()
+	got, err := Read(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var viaJSON Profile
+	if err := json.Unmarshal(doc, &viaJSON); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*Profile{"stream": got, "encoding/json": &viaJSON}
 }

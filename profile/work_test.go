@@ -2,7 +2,6 @@ package profile
 
 import (
 	"bytes"
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,16 +29,8 @@ func TestWorkRoundTrips(t *testing.T) {
 	if err := Encode(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Read(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var viaJSON Profile
-	if err := json.Unmarshal(b.Bytes(), &viaJSON); err != nil {
-		t.Fatal(err)
-	}
 	want := p.Nodes[0].Workloads[0].Work
-	for name, q := range map[string]*Profile{"stream": got, "encoding/json": &viaJSON} {
+	for name, q := range readBoth(t, b.Bytes()) {
 		w := q.Nodes[0].Workloads[0].Work
 		if len(w) != 2 || w[0].Series != want[0].Series || w[0].Model != "llama" || !IsNull(w[0].V[2]) || !reflect.DeepEqual(w[1], want[1]) ||
 			!reflect.DeepEqual(w[0].T, want[0].T) || w[0].V[6] != 6 {
@@ -90,6 +81,27 @@ func TestWorkRefused(t *testing.T) {
 		}
 		if _, err := Read(bytes.NewReader(b.Bytes())); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v", want, err)
+		}
+	}
+}
+
+// TestWorkJoinedFromAKeptSample: a join that keeps each GPU's last sample
+// before its window starts at that sample; the counters' readings move
+// with the workloads' tenure, so that each reading keeps its instant
+// (a ledger's tail).
+func TestWorkJoinedFromAKeptSample(t *testing.T) {
+	p := workProfile()
+	p.Nodes[0].GPUs[0].Series = Series{T: Values{0, 10, 20, 30, 40, 50}, GPUUtilPct: Values{1, 2, 3, 4, 5, 6}}
+	p.Nodes[0].GPUs[0].Usage = nil
+	from := p.StartedAt.Add(25 * time.Second)
+	j := Join([]*Profile{p}, from, p.EndedAt, true)
+	if !j.StartedAt.Equal(p.StartedAt.Add(20 * time.Second)) {
+		t.Fatalf("joined from %s, want the kept sample's 20 s", j.StartedAt.Sub(p.StartedAt))
+	}
+	w := j.Nodes[0].Workloads[0].Work[0]
+	for i, x := range w.T {
+		if at := j.StartedAt.Add(time.Duration(x * float64(time.Second))).Sub(p.StartedAt).Seconds(); at != []float64{20, 30, 40, 50}[i] {
+			t.Errorf("reading %d at %v s of the profile, want %v", i, at, []float64{20, 30, 40, 50}[i])
 		}
 	}
 }

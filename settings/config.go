@@ -21,6 +21,7 @@ import (
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/setting"
 	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/source"
 )
 
 // Config is the typed configuration, filled from flags, env, file and
@@ -37,6 +38,9 @@ type Config struct {
 	Limits      Limits      `mapstructure:"limits"`
 	Ledger      Ledger      `mapstructure:"ledger"`
 	Reclaim     Reclaim     `mapstructure:"reclaim"`
+	// Units are the counters of work the user defines (docs/units.md),
+	// checked with the file's keys (checkUnits).
+	Units []source.WorkQuery `mapstructure:"units"`
 	// sources are the sources' sections, each of its Settings type
 	// (SourceSettings), by source name.
 	sources map[string]reflect.Value
@@ -205,6 +209,7 @@ type Ledger struct {
 	// or even (docs/chargeback.md); ShareIdleBy is the scope, node or
 	// cluster.
 	ShareIdle   string `mapstructure:"share_idle"`
+	Units       bool   `mapstructure:"units"`
 	ShareIdleBy string `mapstructure:"share_idle_by"`
 	// BudgetsFile is the budgets (docs/chargeback.md); ledger check fails
 	// when a budget's BudgetOn (forecast or actual) reaches

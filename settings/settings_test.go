@@ -49,6 +49,7 @@ func TestConfigurationDocUpToDate(t *testing.T) {
 func TestConfigKeysMatchStruct(t *testing.T) {
 	fields := map[string]reflect.Value{}
 	collect(reflect.ValueOf(&Config{}).Elem(), "", fields)
+	delete(fields, "units") // a list the file gives, checked by checkUnits (docs/units.md): no flag or variable sets it
 	for _, r := range source.Registered() {
 		collect(reflect.ValueOf(r.Settings), r.Name, fields)
 		for _, k := range r.Keys {

@@ -167,6 +167,12 @@ func checkConfigKeys(path string, b []byte) error {
 			if key == "rules" {
 				continue // the policy rules: checked by policy.Load
 			}
+			if key == "units" {
+				if err := checkUnits(path, vn); err != nil {
+					return err
+				}
+				continue
+			}
 			if k, ok := known[key]; ok {
 				if k.Map && vn.Kind != yaml.MappingNode {
 					return exit.Usagef("config %s:%d: key %q must be a mapping", path, kn.Line, key)

@@ -43,6 +43,9 @@ type Env struct {
 	// a source that reads them with queries of their own reads them only
 	// then (a profile written to a file, an analysis with unit figures).
 	Work bool
+	// Units are the counters of work the user defines (the configuration's
+	// units:, docs/units.md), read beside the sources' own when Work is set.
+	Units []WorkQuery
 	// Log takes warnings, one line each; Progress a reader's progress
 	// (nil when none is shown).
 	Log      func(line string)
@@ -186,4 +189,18 @@ func Registered() []Registration {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// WorkQuery is one counter of work done that the user defines (the
+// configuration's units:, docs/units.md): a metric or a PromQL expression,
+// the unit it counts, and the labels of its series that name the pod
+// (namespace and pod) or the Slurm job, and the model.
+type WorkQuery struct {
+	Unit           string `mapstructure:"unit"`
+	Metric         string `mapstructure:"metric"`
+	Expr           string `mapstructure:"expr"`
+	PodLabel       string `mapstructure:"pod_label"`
+	NamespaceLabel string `mapstructure:"namespace_label"`
+	JobLabel       string `mapstructure:"job_label"`
+	ModelLabel     string `mapstructure:"model_label"`
 }

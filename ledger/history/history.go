@@ -51,6 +51,13 @@ type Report struct {
 	// Budgets are the budgets' month-to-date charges and forecasts, when
 	// asked for (Query.Budgets).
 	Budgets []chargeback.Status `json:"budgets,omitempty"`
+	// Units, UnitGroups, UnitModels and UnitWorkloads are what each unit
+	// of work cost in the window, as analyze's report has them
+	// (docs/units.md), when asked for (Query.Units).
+	Units         map[string]analyze.UnitFigures `json:"units,omitempty"`
+	UnitGroups    []analyze.UnitGroup            `json:"unit_groups,omitempty"`
+	UnitModels    []analyze.UnitGroup            `json:"unit_models,omitempty"`
+	UnitWorkloads []analyze.UnitWorkload         `json:"unit_workloads,omitempty"`
 	// Reclaimed is what reclaim's actions freed within the window
 	// (docs/reclaim.md): absent when none acted.
 	Reclaimed *Reclaimed `json:"reclaimed,omitempty"`

@@ -212,8 +212,9 @@ func (a *promAnswer) errText() string {
 // reflection or a copy of the body, which matters at millions of samples.
 func parsePromAnswer(r io.Reader) (*promAnswer, error) { return parsePromAnswerLimit(r, 0, nil) }
 
-// rangeSelector finds the range of a query's range selector: [7200000ms].
-var rangeSelector = regexp.MustCompile(`\[(\d+)ms\]$`)
+// rangeSelector finds the range of a query's range selector, [7200000ms],
+// or of its subquery, [7200000ms:15000ms].
+var rangeSelector = regexp.MustCompile(`\[(\d+)ms(?::\d+ms)?\]$`)
 
 // maxSamplesFor bounds the samples of one series in the answer to a query
 // by its range: one per 100 ms (no exporter is scraped faster), so that a

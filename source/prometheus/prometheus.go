@@ -1,6 +1,7 @@
 package prometheus
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"github.com/seedance/seedance/internal/kubeapi"
@@ -75,6 +76,8 @@ type Options struct {
 	// Work reads the serving engines' counters of work done (docs/units.md)
 	// beside dcgm-exporter's series.
 	Work bool
+	// Units are the user's counters (units:), read with Work.
+	Units []source.WorkQuery
 	// inMemory keeps every row in memory (Read, which holds the whole
 	// profile anyway).
 	inMemory bool
@@ -142,7 +145,7 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	matchers := r.matchers
 	r.total = len(r.names) + kubeQueries
 	if o.Work {
-		r.total += len(servedCounters) * len(r.chunks)
+		r.total += len(counters(o.Units)) * len(r.chunks)
 	}
 	var count *timeRange
 	if o.Pushdown && len(r.chunks) == 1 {
@@ -163,14 +166,9 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	}
 	batches := d.batches(samplesPerGPU(o, r.held(), len(r.names)), o.BatchSamples)
 	r.total += len(batches) * len(r.names) * len(r.chunks)
-	k := readKube(ctx, r.c, matchers, o.Start, o.End, r.win, func() { r.tick(nil) })
-	if o.Work {
-		k.workErr = k.readWork(ctx, r.c, matchers, r.chunks, r.win.Start, func() { r.tick(nil) })
-	}
-	if o.Kube != nil {
-		if k.claims, err = dra.Read(ctx, o.Kube); err != nil {
-			return nil, fmt.Errorf("DRA claims from the API server (--kubeconfig): %w", err)
-		}
+	k, err := r.enrichment(ctx, matchers)
+	if err != nil {
+		return nil, err
 	}
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: o.Generator, Source: profile.SourcePrometheus,
 		StartedAt: r.win.Start.UTC(), EndedAt: r.win.End.UTC(), Complete: true, ContextS: max(o.Before, o.After).Seconds()}
@@ -213,6 +211,25 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	}
 	r.finish(p, k, d)
 	return p, nil
+}
+
+// enrichment is what the read adds to dcgm-exporter's series:
+// kube-state-metrics', the counters of work done when asked for, and the
+// DRA claims of the API server when one is given.
+func (r *reading) enrichment(ctx context.Context, matchers string) (*kube, error) {
+	o := r.o
+	k := readKube(ctx, r.c, matchers, o.Start, o.End, r.win, func() { r.tick(nil) })
+	if o.Work {
+		step := cmp.Or(o.Step, AssumedStep)
+		k.workErr = k.readWork(ctx, r.c, matchers, r.chunks, r.win.Start, step, o.Units, func() { r.tick(nil) })
+	}
+	if o.Kube != nil {
+		var err error
+		if k.claims, err = dra.Read(ctx, o.Kube); err != nil {
+			return nil, fmt.Errorf("DRA claims from the API server (--kubeconfig): %w", err)
+		}
+	}
+	return k, nil
 }
 
 // emitBatch builds a batch's nodes one at a time and hands them to emit,

@@ -138,5 +138,5 @@ func open(env source.Env) (source.Profiler, error) {
 	}
 	return reader{Options{URL: s.URL, HTTP: hc, Start: start, End: end, Before: env.Reach, After: after, Align: env.Align, Step: step, Selector: s.Selector,
 		Chunk: s.Chunk, Concurrency: s.Concurrency, Timeout: s.Timeout, Retries: s.Retries, Backoff: time.Second,
-		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, Pushdown: s.Pushdown, OnProgress: env.Progress, Kube: kube, Work: env.Work}}, nil
+		MaxSamples: s.MaxSamples, BatchSamples: s.BatchSamples, Pushdown: s.Pushdown, OnProgress: env.Progress, Kube: kube, Work: env.Work, Units: env.Units}}, nil
 }

@@ -1,6 +1,7 @@
 package prometheus
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/dcgm"
 )
 
@@ -19,6 +21,45 @@ import (
 type servedCounter struct {
 	metric, unit, model string
 	sumOver             []string
+	// expr, when set, is the user's PromQL read in place of metric; job,
+	// when set, names the label holding a Slurm job id that joins the
+	// series (else namespace and pod do, by the labels pod and ns).
+	expr, job, pod, ns string
+}
+
+// counters are the built-in counters and the user's (units:, docs/units.md).
+func counters(user []source.WorkQuery) []servedCounter {
+	out := slices.Clone(servedCounters)
+	for _, q := range user {
+		sc := servedCounter{metric: q.Metric, unit: q.Unit, model: q.ModelLabel, expr: q.Expr, job: q.JobLabel, pod: q.PodLabel, ns: q.NamespaceLabel}
+		if sc.expr != "" {
+			sc.metric = q.Unit // the series' name in warnings
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// query is the counter's query over one chunk, and the time to run it:
+// a raw read of its metric, or its expression sampled every step.
+func (sc servedCounter) query(matchers string, ch timeRange, step time.Duration) (string, time.Time) {
+	if sc.expr == "" {
+		return chunkQuery{metric: sc.metric}.promQL(matchers, ch)
+	}
+	return fmt.Sprintf("(%s)[%dms:%dms]", sc.expr, ch.End.Sub(ch.Start).Milliseconds()+1, step.Milliseconds()), ch.End
+}
+
+// id is the workload a series of the counter counts for: namespace/pod,
+// or a Slurm job id; "" when its labels do not say.
+func (sc servedCounter) id(labels map[string]string) string {
+	if sc.job != "" {
+		return labels[sc.job]
+	}
+	pod, ns := cmp.Or(sc.pod, "pod"), cmp.Or(sc.ns, "namespace")
+	if labels[ns] == "" || labels[pod] == "" {
+		return ""
+	}
+	return labels[ns] + "/" + labels[pod]
 }
 
 // servedCounters are the counters read beside dcgm-exporter's, each
@@ -26,22 +67,22 @@ type servedCounter struct {
 // Kubernetes service discovery writes them.
 var servedCounters = []servedCounter{
 	// vLLM (v1 engine: docs/design/metrics.md).
-	{"vllm:request_success_total", profile.UnitRequests, "model_name", []string{"finished_reason"}},
-	{"vllm:prompt_tokens_total", profile.UnitInputTokens, "model_name", nil},
-	{"vllm:generation_tokens_total", profile.UnitOutputTokens, "model_name", nil},
+	{metric: "vllm:request_success_total", unit: profile.UnitRequests, model: "model_name", sumOver: []string{"finished_reason"}},
+	{metric: "vllm:prompt_tokens_total", unit: profile.UnitInputTokens, model: "model_name"},
+	{metric: "vllm:generation_tokens_total", unit: profile.UnitOutputTokens, model: "model_name"},
 	// SGLang (docs.sglang.io, references/production_metrics).
-	{"sglang:num_requests_total", profile.UnitRequests, "model_name", nil},
-	{"sglang:prompt_tokens_total", profile.UnitInputTokens, "model_name", nil},
-	{"sglang:generation_tokens_total", profile.UnitOutputTokens, "model_name", nil},
+	{metric: "sglang:num_requests_total", unit: profile.UnitRequests, model: "model_name"},
+	{metric: "sglang:prompt_tokens_total", unit: profile.UnitInputTokens, model: "model_name"},
+	{metric: "sglang:generation_tokens_total", unit: profile.UnitOutputTokens, model: "model_name"},
 	// Hugging Face TGI (reference/metrics): one model a server; its token
 	// counts are histograms, whose _sum counts the tokens.
-	{"tgi_request_success", profile.UnitRequests, "", nil},
-	{"tgi_request_input_length_sum", profile.UnitInputTokens, "", nil},
-	{"tgi_request_generated_tokens_sum", profile.UnitOutputTokens, "", nil},
+	{metric: "tgi_request_success", unit: profile.UnitRequests, model: ""},
+	{metric: "tgi_request_input_length_sum", unit: profile.UnitInputTokens, model: ""},
+	{metric: "tgi_request_generated_tokens_sum", unit: profile.UnitOutputTokens, model: ""},
 	// NVIDIA Triton (user_guide/metrics.md): requests, and inferences
 	// (a batched request counts each).
-	{"nv_inference_request_success", profile.UnitRequests, "model", []string{"version"}},
-	{"nv_inference_count", "inferences", "model", []string{"version"}},
+	{metric: "nv_inference_request_success", unit: profile.UnitRequests, model: "model", sumOver: []string{"version"}},
+	{metric: "nv_inference_count", unit: "inferences", model: "model", sumOver: []string{"version"}},
 }
 
 // readWork reads every served counter raw over the chunks, so that a
@@ -49,12 +90,12 @@ var servedCounters = []servedCounter{
 // in pushdown as in a raw read. Series without a namespace and a pod
 // label cannot be joined to a workload and are left out. start is the
 // profile's start, from which the readings' times count.
-func (k *kube) readWork(ctx context.Context, c *promClient, matchers string, chunks []timeRange, start time.Time, tick func()) error {
+func (k *kube) readWork(ctx context.Context, c *promClient, matchers string, chunks []timeRange, start time.Time, step time.Duration, user []source.WorkQuery, tick func()) error {
 	k.work = map[string][]profile.Work{}
-	for _, sc := range servedCounters {
+	for _, sc := range counters(user) {
 		sums := map[string]*summed{}
 		for _, ch := range chunks {
-			q, at := chunkQuery{metric: sc.metric}.promQL(matchers, ch)
+			q, at := sc.query(matchers, ch, step)
 			ans, err := c.query(ctx, q, at)
 			tick()
 			if err != nil {
@@ -81,8 +122,8 @@ type summed struct {
 
 // add adds one series' readings inside the chunk to its pod's sum.
 func (sc servedCounter) add(sums map[string]*summed, s promSeries, ch timeRange) {
-	ns, pod := s.Labels["namespace"], s.Labels["pod"]
-	if ns == "" || pod == "" {
+	id := sc.id(s.Labels)
+	if id == "" {
 		return
 	}
 	labels := maps.Clone(s.Labels)
@@ -93,7 +134,7 @@ func (sc servedCounter) add(sums map[string]*summed, s promSeries, ch timeRange)
 	key := seriesText(sc.metric, labels)
 	sm := sums[key]
 	if sm == nil {
-		sm = &summed{id: ns + "/" + pod, model: labels[sc.model], series: key, at: map[int64]float64{}}
+		sm = &summed{id: id, model: labels[sc.model], series: key, at: map[int64]float64{}}
 		sums[key] = sm
 	}
 	lo, hi := ch.Start.UnixMilli(), ch.End.UnixMilli()
@@ -127,7 +168,7 @@ func seriesText(metric string, labels map[string]string) string {
 // counters found no workload of the read (a server that holds no GPU, or
 // one on a node not read).
 func (k *kube) applyWork(w *profile.Workload) {
-	if ws, ok := k.work[w.ID]; ok && w.Kind == profile.KindPod {
+	if ws, ok := k.work[w.ID]; ok && w.State != profile.StatePending {
 		w.Work = ws
 		if k.workUsed == nil {
 			k.workUsed = map[string]bool{}
@@ -140,7 +181,7 @@ func (k *kube) applyWork(w *profile.Workload) {
 func (k *kube) workNotes() []string {
 	var out []string
 	if k.workErr != nil {
-		out = append(out, fmt.Sprintf("serving counters (vLLM, SGLang, TGI, Triton) could not be read, so no unit figures: %v", k.workErr))
+		out = append(out, fmt.Sprintf("counters of work done (vLLM, SGLang, TGI, Triton, units:) could not be read, so no unit figures: %v", k.workErr))
 	}
 	var left []string
 	for id := range k.work {

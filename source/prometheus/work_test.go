@@ -14,6 +14,7 @@ import (
 	"github.com/seedance/seedance/internal/testkit/promtest"
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source"
 )
 
 // workCluster is docs/units.md's example on one node, as dcgm-exporter,
@@ -65,6 +66,19 @@ func workCluster(t *testing.T, start time.Time) []byte {
 		fmt.Fprintf(&b, "vllm:request_success_total{finished_reason=\"stop\",model_name=\"m\",namespace=\"ml\",pod=\"r\"} %d %s\n", stop[i], at(s))
 		fmt.Fprintf(&b, "vllm:request_success_total{finished_reason=\"stop\",model_name=\"m\",namespace=\"ml\",pod=\"router\"} %d %s\n", 7*i, at(s))
 	}
+	// Counters the user defines (units:): videos rendered by ml/r, under
+	// other label names, and frames of ml/tp in two shards, summed by an
+	// expression.
+	b.WriteString("# TYPE render_videos counter\n")
+	for i, s := range []float64{0, 30, 60, 90} {
+		fmt.Fprintf(&b, "render_videos_total{exported_namespace=\"ml\",exported_pod=\"r\"} %d %s\n", []int{0, 1, 3, 6}[i], at(s))
+	}
+	b.WriteString("# TYPE app_frames counter\n")
+	for s := 0; s < 12; s++ {
+		for _, shard := range []string{"a", "b"} {
+			fmt.Fprintf(&b, "app_frames_total{namespace=\"ml\",pod=\"tp\",shard=%q} %d %s\n", shard, 25*s, at(float64(10*s)))
+		}
+	}
 	b.WriteString("# EOF\n")
 	return []byte(b.String())
 }
@@ -80,14 +94,16 @@ func TestWorkThroughPrometheus(t *testing.T) {
 	var got []string
 	for _, pushdown := range []bool{false, true} {
 		p, err := Read(context.Background(), Options{URL: srv.URL, Start: start, End: start.Add(120 * time.Second), Step: 10 * time.Second,
-			Chunk: time.Minute, Concurrency: 2, Timeout: 30 * time.Second, Retries: 1, Backoff: 50 * time.Millisecond, Pushdown: pushdown, Work: true})
+			Chunk: time.Minute, Concurrency: 2, Timeout: 30 * time.Second, Retries: 1, Backoff: 50 * time.Millisecond, Pushdown: pushdown, Work: true, Units: []source.WorkQuery{
+				{Unit: "videos", Metric: "render_videos_total", PodLabel: "exported_pod", NamespaceLabel: "exported_namespace"},
+				{Unit: "frames", Expr: "sum by (namespace, pod) (app_frames_total)"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := profile.Validate(p); err != nil {
 			t.Fatal(err)
 		}
-		if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "1 pod(s) that hold no GPU in the read were left out: ml/router") {
+		if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "1 pod(s) that hold no GPU in the read were left out: ml/router") || strings.Contains(notes, "could not be read") {
 			t.Errorf("pushdown %v: notes %q", pushdown, notes)
 		}
 		r := analyzeUnits(t, p)
@@ -101,8 +117,12 @@ func TestWorkThroughPrometheus(t *testing.T) {
 		if !same(tp.Work, 1100) || tp.CostUSD != 0.48 || !same(tp.USDPer, 0.48/1100*1e6) || !same(tp.KWhPer, 48000/3.6e6/1100*1e6) {
 			t.Errorf("pushdown %v: ml/tp %+v", pushdown, tp)
 		}
-		if !same(rr.Work, 70) || rr.CostUSD != 0.12 || !same(rr.USDPer, 0.12/70*1000) || !same(rr.IdleShare, 1) || len(rows) != 2 {
+		if !same(rr.Work, 70) || rr.CostUSD != 0.12 || !same(rr.USDPer, 0.12/70*1000) || !same(rr.IdleShare, 1) || len(rows) != 4 {
 			t.Errorf("pushdown %v: ml/r %+v (rows %d)", pushdown, rr, len(rows))
+		}
+		// The user's: 6 videos for $0.12, 11 rises of 2 × 25 frames for $0.48.
+		if v, f := rows["ml/r videos"], rows["ml/tp frames"]; !same(v.Work, 6) || !same(v.USDPer, 0.02) || v.Per != 1 || !same(f.Work, 550) || !same(f.USDPer, 0.48/550) {
+			t.Errorf("pushdown %v: the user's counters: videos %+v, frames %+v", pushdown, v, f)
 		}
 		got = append(got, fmt.Sprintf("%v %v", show(tp.USDPer), show(rr.USDPer)))
 	}
