@@ -59,6 +59,9 @@ func TestFileCountedInSteps(t *testing.T) {
 				t.Fatalf("%s counted in steps:\n%s\nat once:\n%s", updates, reports[i], reports[2])
 			}
 		}
+		if !strings.Contains(reports[2], `"unit_workloads":[{`) || strings.Contains(reports[2], `"work":null`) {
+			t.Fatalf("%s: no unit figures, or null work: %.300s", updates, reports[2])
+		}
 	}
 }
 
@@ -69,7 +72,7 @@ func namespaceReport(t *testing.T, dsn string) string {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	r, err := l.Report(context.Background(), ledger.Query{GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12})
+	r, err := l.Report(context.Background(), ledger.Query{GroupBy: []string{"namespace"}, EnergyUSDPerKWh: 0.12, Units: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -75,12 +76,27 @@ func (p *Pieces) fill(s *Stream) error {
 		for i, sp := range p.spills {
 			n := *it.End
 			n.GPUs, parts[i] = parts[i], nil
+			n.Workloads = pieceWork(it.End.Workloads, base, p.bounds[i], p.bounds[i+1])
 			if err := sp.Node(&n); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// pieceWork is the workloads with their counters' readings inside
+// [from, to] (Unix ms; base is the profile's start) and the one before
+// (a baseline), as a Join of the piece would keep them: a long profile's
+// counters are not copied into every piece.
+func pieceWork(ws []Workload, base, from, to float64) []Workload {
+	out := slices.Clone(ws)
+	for i := range out {
+		if out[i].Work != nil {
+			out[i].Work = joinWork(nil, out[i].Work, base, [2]float64{from, to}, base)
+		}
+	}
+	return out
 }
 
 // Len is the number of pieces.
