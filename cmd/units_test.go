@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/seedance/seedance/internal/testkit/dcgmtest"
@@ -77,4 +79,24 @@ func engines(t *testing.T, p *profile.Profile) map[string]*promtest.Server {
 		t.Fatal(err)
 	}
 	return map[string]*promtest.Server{"prometheus": promtest.Start(t, om.Bytes()), "victoria-metrics": promtest.StartVictoriaMetrics(t, om.Bytes())}
+}
+
+// TestLedgerReportUnits: ledger report --units shows the unit costs in
+// its table and Markdown, and not without --units.
+func TestLedgerReportUnits(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
+	path := simProfile(t, "--interval", "30s", "--duration", "20m", "--sim-nodes", "2")
+	led := filepath.Join(t.TempDir(), "l.db")
+	if r := run(t, nil, "ledger", "update", "--ledger", led, "-i", path); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	for _, f := range []string{"table", "markdown"} {
+		r := run(t, nil, "ledger", "report", "--ledger", led, "--units", "-f", f)
+		if r.code != 0 || !strings.Contains(r.out, "Unit costs") || !strings.Contains(strings.ReplaceAll(r.out, `\_`, "_"), "output_tokens") {
+			t.Errorf("%s: exit %d %s%s", f, r.code, r.out, r.errOut)
+		}
+	}
+	if r := run(t, nil, "ledger", "report", "--ledger", led); r.code != 0 || strings.Contains(r.out, "Unit costs") {
+		t.Errorf("without --units: exit %d %s", r.code, r.out)
+	}
 }

@@ -53,6 +53,23 @@ ON CONFLICT (cluster, `+t.col+`, node, workload, unit, model, provisional) DO UP
 	return nil
 }
 
+// undoWork takes a settled bucket's rows of work back: they are deleted,
+// and their day's settled rollup is made again from the day's other
+// buckets (its counted and faulty flags cannot be subtracted).
+func undoWork(ex *execer, b int64) error {
+	d := day(b)
+	if err := ex.exec(`DELETE FROM seedance_work WHERE cluster = $1 AND bucket = $2 AND provisional = 0`, b); err != nil {
+		return err
+	}
+	if err := ex.exec(`DELETE FROM seedance_work_day WHERE cluster = $1 AND day = $2 AND provisional = 0`, d); err != nil {
+		return err
+	}
+	return ex.exec(`INSERT INTO seedance_work_day SELECT cluster, bucket - bucket % 86400, node, workload, unit, model, provisional, SUM(work),
+	MAX(counted), MAX(faulty), SUM(held_s), SUM(idle_s), SUM(held_usd), SUM(idle_usd), SUM(energy_j), MIN(energy_measured)
+FROM seedance_work WHERE cluster = $1 AND bucket >= $2 AND bucket < $2 + 86400 AND provisional = 0
+GROUP BY cluster, bucket - bucket % 86400, node, workload, unit, model, provisional`, d)
+}
+
 // unitRows are the span's rows of work summed by cluster, node, workload,
 // unit and model, with their workloads' names and labels.
 func (l *Ledger) unitRows(ctx context.Context, tx *sql.Tx, sp span) ([]analyze.UnitRow, error) {

@@ -110,8 +110,19 @@ func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
 		rows = append(rows, append(key, "", fmt.Sprintf("%.2f", extra.f.HeldGPUHours), fmt.Sprintf("%.2f", extra.f.UsedGPUHours),
 			fmt.Sprintf("%.2f", extra.f.IdleHeldGPUHours), money(extra.f.WasteCostUSD), share(extra.f.Efficiency)))
 	}
-	if err := writeTable(w, header, rows, markdown); err != nil || r.Chargeback == nil {
+	if err := writeTable(w, header, rows, markdown); err != nil {
 		return err
+	}
+	if len(r.Units) > 0 {
+		if _, err := fmt.Fprintf(w, "\nUnit costs: the work the counters read, on the GPU time its workloads held (docs/units.md)\n\n"); err != nil {
+			return err
+		}
+		if err := writeTable(w, unitHeader, unitRowsOf(r.Units, r.UnitGroups, r.UnitModels), markdown); err != nil {
+			return err
+		}
+	}
+	if r.Chargeback == nil {
+		return nil
 	}
 	fmt.Fprintln(w)
 	cb := r.Chargeback

@@ -17,6 +17,12 @@ import (
 var unitHeader = []string{"GROUP", "UNIT", "WORK", "HELD GPU-H", "COST", "PER", "USD", "IDLE SHARE", "WITHOUT IDLE", "KWH"}
 
 func unitRows(r *report.Result) [][]string {
+	return unitRowsOf(r.Units, r.UnitGroups, r.UnitModels)
+}
+
+// unitRowsOf are the rows of the fleet's, the groups' and the models' unit
+// figures (an analysis' or a ledger's).
+func unitRowsOf(fleet map[string]analyze.UnitFigures, groups, models []analyze.UnitGroup) [][]string {
 	var out [][]string
 	rows := func(group string, units map[string]analyze.UnitFigures) {
 		for _, unit := range slices.Sorted(maps.Keys(units)) {
@@ -25,11 +31,11 @@ func unitRows(r *report.Result) [][]string {
 				unitMoney(f.USDPer), ratioPct(f.IdleShare), unitMoney(f.BusyUSDPer), numOpt(f.KWhPer, 4)})
 		}
 	}
-	rows("fleet", r.Units)
-	for _, g := range r.UnitGroups {
+	rows("fleet", fleet)
+	for _, g := range groups {
 		rows(strings.Join(g.Key, "/"), g.Units)
 	}
-	for _, g := range r.UnitModels {
+	for _, g := range models {
 		rows("model "+g.Key[0], g.Units)
 	}
 	return out
