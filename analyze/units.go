@@ -31,8 +31,8 @@ type UnitFigures struct {
 	USDPer, IdleUSDPer, BusyUSDPer, IdleShare, KWhPer *float64
 }
 
-// scaleWord names a unit's scale in its figures' field names.
-func scaleWord(per float64) string {
+// ScaleWord names a unit's scale in its figures' field names.
+func ScaleWord(per float64) string {
 	switch per {
 	case 1e3:
 		return "thousand"
@@ -57,7 +57,7 @@ func unitScale(unit string) float64 {
 // usd_per_million for tokens, kwh_per_thousand for requests, usd_per_unit
 // for a unit the user named.
 func (u UnitFigures) MarshalJSON() ([]byte, error) {
-	w := scaleWord(u.Per)
+	w := ScaleWord(u.Per)
 	return json.Marshal(map[string]any{
 		"per": u.Per, "workloads": u.Workloads, "work": u.Work,
 		"held_gpu_hours": u.HeldGPUHours, "idle_gpu_hours": u.IdleGPUHours, "cost_usd": u.CostUSD, "energy_kwh": u.EnergyKWh,

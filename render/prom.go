@@ -126,6 +126,7 @@ func Prom(w io.Writer, r *report.Result, _ Options) error {
 	if a := r.Attribution; a != nil {
 		attributionGauges(p, a)
 	}
+	unitGauges(p, r)
 	fragmentationGauges(p, r)
 	var rm []*dto.Metric
 	for _, name := range sortedKeys(r.RuleMatches) {

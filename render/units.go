@@ -1,11 +1,15 @@
 package render
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/table"
@@ -82,4 +86,64 @@ func unitMoney(v *float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("$%.4f", *v)
+}
+
+// unitsCSV writes one row per unit of the fleet, each group, each model
+// and each workload on a node (the first column says which), the figures
+// in the units' own scale (per), nulls as n/a.
+func unitsCSV(cw *csv.Writer, r *report.Result) error {
+	cw.Write([]string{"of", "unit", "per", "workloads", "work", "held_gpu_hours", "idle_gpu_hours", "cost_usd", "energy_kwh",
+		"usd_per", "idle_usd_per", "busy_usd_per", "idle_share", "kwh_per"})
+	rows := func(of string, units map[string]analyze.UnitFigures) {
+		for _, unit := range slices.Sorted(maps.Keys(units)) {
+			f := units[unit]
+			cw.Write([]string{cell(of), cell(unit), num(f.Per), strconv.Itoa(f.Workloads), optNum(f.Work), num(f.HeldGPUHours), num(f.IdleGPUHours),
+				num(f.CostUSD), optNum(f.EnergyKWh), optNum(f.USDPer), optNum(f.IdleUSDPer), optNum(f.BusyUSDPer), optNum(f.IdleShare), optNum(f.KWhPer)})
+		}
+	}
+	rows("(fleet)", r.Units)
+	for _, g := range r.UnitGroups {
+		rows(strings.Join(g.Key, "/"), g.Units)
+	}
+	for _, g := range r.UnitModels {
+		rows("(model) "+g.Key[0], g.Units)
+	}
+	for _, w := range r.UnitWorkloads {
+		rows("(workload) "+w.Workload+" on "+w.Node, w.Units)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// unitGauges writes the fleet's and the models' unit figures, one series
+// per unit (and model), each per the unit's scale (a "scale" label:
+// thousand, million or unit); a null figure has no series.
+func unitGauges(p *promWriter, r *report.Result) {
+	if len(r.Units) == 0 {
+		return
+	}
+	type set struct {
+		model string
+		units map[string]analyze.UnitFigures
+	}
+	sets := []set{{"", r.Units}}
+	for _, g := range r.UnitModels {
+		sets = append(sets, set{g.Key[0], g.Units})
+	}
+	gauge := func(name, help string, get func(analyze.UnitFigures) *float64) {
+		var ms []*dto.Metric
+		for _, s := range sets {
+			for _, unit := range slices.Sorted(maps.Keys(s.units)) {
+				f := s.units[unit]
+				if v := get(f); v != nil {
+					ms = append(ms, val(*v, "unit", unit, "scale", analyze.ScaleWord(f.Per), "model", s.model))
+				}
+			}
+		}
+		p.gauge(name, help, ms...)
+	}
+	gauge("unit_work", "Work the counters read in the window, in the unit (model empty: the fleet's).", func(f analyze.UnitFigures) *float64 { return f.Work })
+	gauge("unit_cost_usd", "Cost of a scale of the unit, on the GPU time its workloads held (docs/units.md).", func(f analyze.UnitFigures) *float64 { return f.USDPer })
+	gauge("unit_idle_cost_usd", "The part of unit_cost_usd that idle time held makes.", func(f analyze.UnitFigures) *float64 { return f.IdleUSDPer })
+	gauge("unit_energy_kwh", "Energy of a scale of the unit, its workloads' share of their GPUs'.", func(f analyze.UnitFigures) *float64 { return f.KWhPer })
 }

@@ -36,6 +36,16 @@ func TestUnitsInEveryFormat(t *testing.T) {
 			t.Errorf("%s: a group's name written raw", name)
 		}
 	}
+	for name, c := range map[string]struct {
+		render Func
+		want   string
+	}{"csv": {CSV, "(fleet),output_tokens,1000000,0,2500000,4,0,1,n/a,0.4,n/a,0.3,0.25,0.12"},
+		"prom": {Prom, `seedance_unit_cost_usd{unit="output_tokens",scale="million",model=""} 0.4`}} {
+		var b bytes.Buffer
+		if err := c.render(&b, r, Options{Report: "units"}); err != nil || !strings.Contains(b.String(), c.want) {
+			t.Errorf("%s: %v, no %q in\n%s", name, err, c.want, b.String())
+		}
+	}
 	var b bytes.Buffer
 	if err := Table(&b, r, Options{Report: "cost-savings"}); err != nil || strings.Contains(b.String(), "Unit costs") {
 		t.Errorf("the unit costs in the cost-savings report: %v", err)
