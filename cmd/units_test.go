@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -98,5 +99,40 @@ func TestLedgerReportUnits(t *testing.T) {
 	}
 	if r := run(t, nil, "ledger", "report", "--ledger", led); r.code != 0 || strings.Contains(r.out, "Unit costs") {
 		t.Errorf("without --units: exit %d %s", r.code, r.out)
+	}
+}
+
+// TestLedgerDailyUnits: ledger report --units gives each day its fleet's
+// unit figures, whose work adds up to the window's.
+func TestLedgerDailyUnits(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
+	path := simProfile(t, "--interval", "60s", "--duration", "2h", "--sim-nodes", "2", "--sim-start", "2026-01-05T23:00:00Z")
+	led := filepath.Join(t.TempDir(), "l.db")
+	if r := run(t, nil, "ledger", "update", "--ledger", led, "-i", path); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	r := run(t, nil, "ledger", "report", "--ledger", led, "--units", "-f", "json", "--since", "2026-01-05T00:00:00Z", "--until", "2026-01-07T00:00:00Z")
+	var rep struct {
+		Units map[string]struct{ Work float64 } `json:"units"`
+		Daily []struct {
+			Date  string
+			Units map[string]struct {
+				Work          float64
+				USDPerMillion *float64 `json:"usd_per_million"`
+			}
+		} `json:"daily"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &rep); r.code != 0 || err != nil {
+		t.Fatalf("exit %d %v: %s", r.code, err, r.errOut)
+	}
+	sum := 0.0
+	for _, d := range rep.Daily {
+		if d.Units["output_tokens"].USDPerMillion == nil {
+			t.Errorf("%s: no cost per million output tokens: %+v", d.Date, d.Units)
+		}
+		sum += d.Units["output_tokens"].Work
+	}
+	if total := rep.Units["output_tokens"].Work; len(rep.Daily) != 2 || total == 0 || math.Abs(sum-total) > 1e-6*total {
+		t.Errorf("%d days, their output tokens %v, the window's %v", len(rep.Daily), sum, total)
 	}
 }

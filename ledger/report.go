@@ -332,6 +332,9 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 		}
 		u := analyze.Units(rows, q.GroupBy)
 		r.Units, r.UnitGroups, r.UnitModels, r.UnitWorkloads = u.Fleet, u.Groups, u.Models, u.Workloads
+		if err := l.dailyUnits(ctx, tx, sp, r); err != nil {
+			return nil, err
+		}
 	}
 	if r.Warnings, err = l.notes(ctx, tx, sp); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/profile"
@@ -73,34 +74,46 @@ GROUP BY cluster, bucket - bucket % 86400, node, workload, unit, model, provisio
 // unitRows are the span's rows of work summed by cluster, node, workload,
 // unit and model, with their workloads' names and labels.
 func (l *Ledger) unitRows(ctx context.Context, tx *sql.Tx, sp span) ([]analyze.UnitRow, error) {
-	cols := `cluster, node, workload, unit, model, work, counted, faulty, held_s, idle_s, held_usd, idle_usd, energy_j, energy_measured`
-	q := `SELECT cluster, node, workload, unit, model, SUM(work), MAX(counted), MAX(faulty), SUM(held_s), SUM(idle_s), SUM(held_usd), SUM(idle_usd),
-	SUM(energy_j), MIN(energy_measured) FROM (` + sp.rows("seedance_work", cols, cols) + `) x GROUP BY cluster, node, workload, unit, model
-	ORDER BY cluster, node, workload, unit, model`
+	rows, _, err := l.unitRowsBy(ctx, tx, sp, false)
+	return rows, err
+}
+
+// unitRowsBy is unitRows, by UTC day when daily (each row's day beside it).
+func (l *Ledger) unitRowsBy(ctx context.Context, tx *sql.Tx, sp span, daily bool) ([]analyze.UnitRow, []int64, error) {
+	const rest = `node, workload, unit, model, work, counted, faulty, held_s, idle_s, held_usd, idle_usd, energy_j, energy_measured`
+	cols, dayCols := `cluster, 0 AS d, `+rest, `cluster, 0 AS d, `+rest
+	if daily {
+		cols, dayCols = `cluster, bucket - bucket % 86400 AS d, `+rest, `cluster, day AS d, `+rest
+	}
+	q := `SELECT cluster, d, node, workload, unit, model, SUM(work), MAX(counted), MAX(faulty), SUM(held_s), SUM(idle_s), SUM(held_usd), SUM(idle_usd),
+	SUM(energy_j), MIN(energy_measured) FROM (` + sp.rows("seedance_work", cols, dayCols) + `) x GROUP BY cluster, d, node, workload, unit, model
+	ORDER BY d, cluster, node, workload, unit, model`
 	rs, err := tx.QueryContext(ctx, q, sp.args()...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	defer rs.Close()
 	var out []analyze.UnitRow
+	var days []int64
 	var held []workloadRow // each workload once, for its name and labels (describe)
 	at := map[[2]string]int{}
 	var of []int // out[i]'s workload in held
 	for rs.Next() {
 		var r analyze.UnitRow
 		var cluster string
+		var d int64
 		var counted, faulty, measured int
 		var heldS, idleS float64
-		if err := rs.Scan(&cluster, &r.Node, &r.Workload.ID, &r.Unit, &r.Model, &r.Work, &counted, &faulty, &heldS, &idleS,
+		if err := rs.Scan(&cluster, &d, &r.Node, &r.Workload.ID, &r.Unit, &r.Model, &r.Work, &counted, &faulty, &heldS, &idleS,
 			&r.CostUSD, &r.IdleCostUSD, &r.EnergyJ, &measured); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+			return nil, nil, fmt.Errorf("%w: %v", ErrLedger, err)
 		}
 		r.Trusted, r.EnergyMeasured = counted == 1 && faulty == 0, measured == 1
 		r.HeldH, r.IdleH = heldS/3600, idleS/3600
 		if heldS <= 0 {
 			continue // it held no GPU there in the span: its counters would price work at nothing
 		}
-		out = append(out, r)
+		out, days = append(out, r), append(days, d)
 		k := [2]string{cluster, r.Workload.ID}
 		i, ok := at[k]
 		if !ok {
@@ -111,11 +124,11 @@ func (l *Ledger) unitRows(ctx context.Context, tx *sql.Tx, sp span) ([]analyze.U
 		of = append(of, i)
 	}
 	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	if err := l.describe(ctx, tx, held, `last_bucket >= $1 AND first_bucket < $2 AND `+inList("cluster", 3, len(sp.clusters)),
 		append([]any{sp.lo, sp.hi}, names(sp.clusters)...)...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range out {
 		h := held[of[i]]
@@ -124,5 +137,24 @@ func (l *Ledger) unitRows(ctx context.Context, tx *sql.Tx, sp span) ([]analyze.U
 			out[i].Node = h.cluster + "/" + out[i].Node
 		}
 	}
-	return out, nil
+	return out, days, nil
+}
+
+// dailyUnits gives each day of r.Daily its fleet's unit figures.
+func (l *Ledger) dailyUnits(ctx context.Context, tx *sql.Tx, sp span, r *Report) error {
+	rows, days, err := l.unitRowsBy(ctx, tx, sp, true)
+	if err != nil {
+		return err
+	}
+	byDay := map[string][]analyze.UnitRow{}
+	for i, row := range rows {
+		d := time.Unix(days[i], 0).UTC().Format(time.DateOnly)
+		byDay[d] = append(byDay[d], row)
+	}
+	for i := range r.Daily {
+		if rs := byDay[r.Daily[i].Date]; len(rs) > 0 {
+			r.Daily[i].Units = analyze.Units(rs, nil).Fleet
+		}
+	}
+	return nil
 }

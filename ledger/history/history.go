@@ -130,6 +130,9 @@ type Day struct {
 	IdleGPUHours float64  `json:"idle_gpu_hours"`
 	IdleCostUSD  float64  `json:"idle_cost_usd"`
 	EnergyKWh    *float64 `json:"energy_kwh"`
+	// Units are the day's unit figures, the fleet's (with --units,
+	// docs/units.md): the trend of what a unit costs.
+	Units map[string]analyze.UnitFigures `json:"units,omitempty"`
 }
 
 // DayWaste is one group's waste on one UTC day: the cost of the idle GPU
