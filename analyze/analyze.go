@@ -46,6 +46,9 @@ type Params struct {
 	// cut: Cut reads this analysis, and every GPU keeps its utilization
 	// and energy track and every workload its labels.
 	cut bool
+	// cutAt are Cut's times: the work counters sum their increases by
+	// piece as they are read (workAcc.byPiece).
+	cutAt []time.Time
 }
 
 // DefaultParams are the documented defaults.
@@ -164,6 +167,9 @@ func newAnalysis(p Params, start, end time.Time) (*analysis, error) {
 	}
 	a.keep.uuids = a.keep.uuids || p.KeepFleet // the planner reads which MIG devices a workload holds
 	a.keep.all = p.cut
+	for _, t := range p.cutAt {
+		a.cutS = append(a.cutS, t.Sub(start).Seconds())
+	}
 	return a, nil
 }
 
@@ -267,6 +273,7 @@ type analysis struct {
 	perGPU     bool
 	periods    int             // scaling periods in the window
 	topologies hwtopo.Interner // one copy of each kind of node
+	cutS       []float64       // Cut's times, seconds from the window's start
 	labels     labelSets       // one copy of each set of workload labels
 	models     map[string]string
 	keep       workloadKeep // what attribution needs of workloads

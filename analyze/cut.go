@@ -59,7 +59,7 @@ func Cut(ctx context.Context, sources []Source, p Params, at []time.Time) (*Cuts
 	if !sort.SliceIsSorted(at, func(i, j int) bool { return at[i].Before(at[j]) }) {
 		return nil, fmt.Errorf("cut times do not ascend")
 	}
-	p.cut = true
+	p.cut, p.cutAt = true, at
 	if p.Attribution == nil {
 		p.Attribution = &AttributionParams{GroupBy: []string{"workload"}}
 	}
@@ -163,7 +163,7 @@ func (a *analysis) cutNode(c *Cuts, piece int, n *nodeAcc, pricer *pricing.Price
 			c.Holds = append(c.Holds, *h)
 		}
 	}
-	cutWork(c, piece, n, c.Holds[first:], gpus, lo, hi)
+	cutWork(c, piece, n, c.Holds[first:], gpus)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

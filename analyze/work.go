@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/seedance/seedance/profile"
 )
@@ -28,9 +29,12 @@ type workAcc struct {
 	counted             bool    // an increase was read in the window
 	work                float64 // the increases read in the window
 	fault               string  // why the counter cannot be trusted
-	// incs, in a cut analysis, are the increases one by one (cutWork).
-	incs []workInc
-	keep bool
+	// byPiece and countedIn, in a cut analysis, are the increases summed
+	// by piece of cuts (the pieces' bounds, seconds from the window's
+	// start), and whether one was read there (cutWork).
+	cuts      []float64
+	byPiece   []float64
+	countedIn []bool
 }
 
 // read folds one reading v at t (seconds from the window's start): a
@@ -60,8 +64,9 @@ func (c *workAcc) read(t, v, bound, spanS float64) {
 	if t >= 0 && t < spanS {
 		c.work += inc
 		c.counted = true
-		if c.keep {
-			c.incs = append(c.incs, workInc{t, inc})
+		if i := sort.SearchFloat64s(c.cuts, t+1e-9) - 1; i >= 0 && i < len(c.byPiece) {
+			c.byPiece[i] += inc
+			c.countedIn[i] = true
 		}
 	}
 	c.last, c.lastT = v, t
@@ -90,7 +95,9 @@ func (a *analysis) addWork(n *nodeAcc, ws []profile.Workload, in input) {
 		gpus := float64(max(1, len(w.GPUs), len(w.GPUUUIDs), w.GPUCount))
 		for _, c := range w.Work {
 			acc := n.workOf(w.ID, c)
-			acc.keep = a.p.cut
+			if a.cutS != nil && acc.byPiece == nil {
+				acc.cuts, acc.byPiece, acc.countedIn = a.cutS, make([]float64, len(a.cutS)-1), make([]bool, len(a.cutS)-1)
+			}
 			bound := maxRatePerGPU[c.Unit] * gpus
 			for i, t := range c.T {
 				acc.read(in.offset+t, c.V[i], bound, a.windowS)

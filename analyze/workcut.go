@@ -18,24 +18,17 @@ type WorkCut struct {
 	EnergyMeasured                          bool
 }
 
-// workInc is one increase a counter read, at t seconds from the window's
-// start.
-type workInc struct{ t, inc float64 }
-
-// within is the sum of the increases read in [lo, hi), and whether any was.
-func (c *workAcc) within(lo, hi float64) (work float64, counted bool) {
-	for _, x := range c.incs {
-		if x.t >= lo && x.t < hi {
-			work += x.inc
-			counted = true
-		}
+// within is the increases read in piece i, and whether any was.
+func (c *workAcc) within(i int) (work float64, counted bool) {
+	if i < 0 || i >= len(c.byPiece) {
+		return 0, false
 	}
-	return work, counted
+	return c.byPiece[i], c.countedIn[i]
 }
 
-// cutWork adds the rows of work of node n's workloads in piece [lo, hi):
+// cutWork adds the rows of work of node n's workloads in a piece:
 // holds are the piece's holds on the node, gpus its GPUs by model.
-func cutWork(c *Cuts, piece int, n *nodeAcc, holds []HoldCut, gpus map[string]*GPUCut, lo, hi float64) {
+func cutWork(c *Cuts, piece int, n *nodeAcc, holds []HoldCut, gpus map[string]*GPUCut) {
 	if len(n.work) == 0 {
 		return
 	}
@@ -64,7 +57,7 @@ func cutWork(c *Cuts, piece int, n *nodeAcc, holds []HoldCut, gpus map[string]*G
 		for _, acc := range n.work[id] {
 			row := *h
 			row.Piece, row.Node, row.Workload, row.Unit, row.Model = piece, n.name, id, acc.unit, acc.model
-			row.Work, row.Counted = acc.within(lo, hi)
+			row.Work, row.Counted = acc.within(piece)
 			row.Faulty = acc.fault != ""
 			if row.HeldS > 0 || row.Counted {
 				c.Work = append(c.Work, row)
