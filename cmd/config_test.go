@@ -12,7 +12,6 @@ import (
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/pipeline"
 	"github.com/seedance/seedance/settings"
-	"github.com/seedance/seedance/source"
 	"github.com/seedance/seedance/source/sim"
 )
 
@@ -276,7 +275,7 @@ func TestConfigUnits(t *testing.T) {
 	if o == nil {
 		t.Fatalf("no run: %+v", r)
 	}
-	want := []source.WorkQuery{
+	want := []settings.WorkQuery{
 		{Unit: "videos", Metric: "render_videos_total", PodLabel: "exported_pod", NamespaceLabel: "exported_namespace"},
 		{Unit: "steps", Expr: "sum by (slurm_job) (train_steps_total)", JobLabel: "slurm_job"},
 	}

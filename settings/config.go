@@ -21,7 +21,6 @@ import (
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/setting"
 	"github.com/seedance/seedance/pricing"
-	"github.com/seedance/seedance/source"
 )
 
 // Config is the typed configuration, filled from flags, env, file and
@@ -40,7 +39,7 @@ type Config struct {
 	Reclaim     Reclaim     `mapstructure:"reclaim"`
 	// Units are the counters of work the user defines (docs/units.md),
 	// checked with the file's keys (checkUnits).
-	Units []source.WorkQuery `mapstructure:"units"`
+	Units []WorkQuery `mapstructure:"units"`
 	// sources are the sources' sections, each of its Settings type
 	// (SourceSettings), by source name.
 	sources map[string]reflect.Value
