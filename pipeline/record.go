@@ -179,7 +179,7 @@ func (spec *RecordSpec) env(name string) source.Env {
 		Start: spec.Start, End: spec.End, Reach: spec.Reach, Align: spec.Align,
 		Wrapped: len(spec.Command) > 0,
 		Work:    spec.Work || spec.Config.Analyze.Has("units") || spec.Config.Analyze.Has("attribution"),
-		Units:   workQueries(spec.Config.Units),
+		Units:   spec.Config.Units,
 		Log:     spec.logf,
 	}
 	if spec.Progress != nil && name == profile.SourcePrometheus {
@@ -289,13 +289,4 @@ func (r *Recording) attachTopologies() {
 		}
 	}
 	r.topologies = nil
-}
-
-// workQueries are the configuration's units: as the sources take them.
-func workQueries(us []settings.WorkQuery) []source.WorkQuery {
-	out := make([]source.WorkQuery, len(us))
-	for i, u := range us {
-		out[i] = source.WorkQuery(u)
-	}
-	return out
 }

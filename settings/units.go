@@ -8,23 +8,13 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/internal/setting"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/profile"
 )
 
-// WorkQuery is one entry of the configuration's units: (docs/units.md):
-// a metric or a PromQL expression, the unit it counts, and the labels of
-// its series that name the pod (namespace and pod) or the Slurm job, and
-// the model. The pipeline hands them to the sources (source.WorkQuery).
-type WorkQuery struct {
-	Unit           string `mapstructure:"unit"`
-	Metric         string `mapstructure:"metric"`
-	Expr           string `mapstructure:"expr"`
-	PodLabel       string `mapstructure:"pod_label"`
-	NamespaceLabel string `mapstructure:"namespace_label"`
-	JobLabel       string `mapstructure:"job_label"`
-	ModelLabel     string `mapstructure:"model_label"`
-}
+// WorkQuery is one entry of the configuration's units: (docs/units.md).
+type WorkQuery = setting.WorkQuery
 
 // unitKeys are the keys of one entry of the configuration's units:
 // (docs/units.md, Counters you define).

@@ -192,15 +192,5 @@ func Registered() []Registration {
 }
 
 // WorkQuery is one counter of work done that the user defines (the
-// configuration's units:, docs/units.md): a metric or a PromQL expression,
-// the unit it counts, and the labels of its series that name the pod
-// (namespace and pod) or the Slurm job, and the model.
-type WorkQuery struct {
-	Unit           string `mapstructure:"unit"`
-	Metric         string `mapstructure:"metric"`
-	Expr           string `mapstructure:"expr"`
-	PodLabel       string `mapstructure:"pod_label"`
-	NamespaceLabel string `mapstructure:"namespace_label"`
-	JobLabel       string `mapstructure:"job_label"`
-	ModelLabel     string `mapstructure:"model_label"`
-}
+// configuration's units:, docs/units.md).
+type WorkQuery = setting.WorkQuery
