@@ -29,7 +29,7 @@ var Focus13Columns = []string{
 	"ListCost", "ListUnitPrice", "PricingQuantity", "PricingUnit", "ProviderName", "PublisherName", "ResourceId", "ResourceName", "ResourceType",
 	"ServiceCategory", "ServiceName", "ServiceProviderName", "SkuId", "SkuPriceId", "SubAccountId", "SubAccountName", "SubAccountType", "Tags",
 	"x_Cluster", "x_Node", "x_GPUModel", "x_Workload", "x_AllocatedPart", "x_UsedGPUHours", "x_IdleGPUHours", "x_UtilizationPct",
-	"x_EnergyKWh", "x_EmissionsKgCO2e", "x_PriceSource",
+	"x_EnergyKWh", "x_EmissionsKgCO2e", "x_PriceSource", "x_Work",
 }
 
 // gpuHours is the pricing and usage unit (UnitFormat: a count of hours of
@@ -167,8 +167,18 @@ func (r *record13) csv() []string {
 		cost, price, q, gpuHours, account, account, c(r.o.Cluster + "/" + r.o.Node), c(r.o.Node), "GPU node",
 		"AI and Machine Learning", "GPU compute", account, c(r.o.sku()), c(r.o.sku()), c(r.o.Cluster), c(r.o.Cluster), "Cluster", r.tags,
 		c(r.o.Cluster), c(r.o.Node), c(r.o.Model), workload, r.p.Kind, dec(r.p.UsedH), dec(r.p.IdleH), optDec(r.utilization),
-		dec(r.p.EnergyKWh), optDec(r.emissions), r.o.PriceSource,
+		dec(r.p.EnergyKWh), optDec(r.emissions), r.o.PriceSource, opt(workJSON(r.p)),
 	}
+}
+
+// workJSON is a held part's work by unit as a JSON object (x_Work, docs/
+// chargeback.md): {"output_tokens":1200}; nil where it counted none.
+func workJSON(p *Allocated) *string {
+	if len(p.Work) == 0 {
+		return nil
+	}
+	s := jsonObject(p.Work)
+	return &s
 }
 
 // rowWriter13 writes FOCUS 1.3 records in one encoding.
@@ -234,6 +244,7 @@ type parquet13 struct {
 	EnergyKWh              float64   `parquet:"x_EnergyKWh"`
 	EmissionsKg            *float64  `parquet:"x_EmissionsKgCO2e,optional"`
 	PriceSource            string    `parquet:"x_PriceSource"`
+	Work                   *string   `parquet:"x_Work,optional,json"`
 }
 
 type parquetRows13 struct {
@@ -263,7 +274,7 @@ func (p *parquetRows13) write(recs []record13) error {
 			ServiceName: "GPU compute", ServiceProviderName: r.account, SkuID: r.o.sku(), SkuPriceID: r.o.sku(), SubAccountID: r.o.Cluster, SubAccountName: r.o.Cluster, SubAccountType: "Cluster",
 			Tags: r.tags, Cluster: r.o.Cluster, Node: r.o.Node, GPUModel: r.o.Model, Workload: workload, AllocatedPart: r.p.Kind,
 			UsedGPUHours: analyze.Sig(r.p.UsedH), IdleGPUHours: analyze.Sig(r.p.IdleH), UtilizationPct: r.utilization,
-			EnergyKWh: analyze.Sig(r.p.EnergyKWh), EmissionsKg: r.emissions, PriceSource: r.o.PriceSource}
+			EnergyKWh: analyze.Sig(r.p.EnergyKWh), EmissionsKg: r.emissions, PriceSource: r.o.PriceSource, Work: workJSON(r.p)}
 	}
 	_, err := p.w.Write(out)
 	return err

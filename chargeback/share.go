@@ -85,6 +85,10 @@ type Line struct {
 	// (the ledger's lines per owner); 0 is one. Where held time has no
 	// price, the unallocated cost is shared evenly per workload.
 	Holders int
+	// Work is what the workload's counters counted on the node in the
+	// period, by unit (docs/units.md): on one line of the workload per
+	// node and period, nil when none.
+	Work map[string]float64
 }
 
 // SameAs says whether o is another part (bucket) of the same line: the

@@ -47,6 +47,8 @@ type Allocated struct {
 	USD, EnergyKWh            float64
 	EmissionsKg               float64
 	EmissionsUnknown, Unknown bool
+	// Work is the held line's work by unit (x_Work); nil on other parts.
+	Work map[string]float64
 	// Cents is the part's charge in cents: the origin's cents (rounded
 	// cumulatively over the export) split by largest remainder.
 	Cents int64
@@ -138,7 +140,7 @@ func origin(lines []Line, shares []share) Origin {
 		o.Hours, o.USD, o.PriceUSDPerHour = o.Hours+l.HeldH, o.USD+l.HeldUSD, max(o.PriceUSDPerHour, l.PriceUSDPerHour)
 		if !l.Unallocated() {
 			o.Parts = append(o.Parts, part(l, PartHeld, 1, l.Group, l.GroupLevels))
-			o.Parts[len(o.Parts)-1].Workload = l.Workload
+			o.Parts[len(o.Parts)-1].Workload, o.Parts[len(o.Parts)-1].Work = l.Workload, l.Work
 			continue
 		}
 		rest := 1.0

@@ -49,6 +49,9 @@ func (l *Ledger) Charges(ctx context.Context, q Query, begin func(Window) error,
 		if err := priceSources(ctx, tx, sp, day); err != nil {
 			return err
 		}
+		if err := attachWork(ctx, tx, sp, day); err != nil {
+			return err
+		}
 		return each(day)
 	})
 }

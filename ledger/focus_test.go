@@ -274,7 +274,17 @@ func TestFocus13FollowsTheRule(t *testing.T) {
 		var cents int64
 		parts := map[string]int{}
 		ratios := map[string]float64{}
+		work := map[string]float64{} // x_Work, by unit
 		for _, r := range recs[1:] {
+			if x := r[col["x_Work"]]; x != "" {
+				var w map[string]float64
+				if err := json.Unmarshal([]byte(x), &w); err != nil || r[col["x_AllocatedPart"]] != chargeback.PartHeld {
+					t.Fatalf("x_Work %q on a %s part: %v", x, r[col["x_AllocatedPart"]], err)
+				}
+				for unit, v := range w {
+					work[unit] += v
+				}
+			}
 			if r[col["AllocatedMethodId"]] != chargeback.MethodID(rule.mode, rule.scope) {
 				t.Fatalf("%s by %s: method %s", rule.mode, rule.scope, r[col["AllocatedMethodId"]])
 			}
@@ -300,9 +310,19 @@ func TestFocus13FollowsTheRule(t *testing.T) {
 		if (parts[chargeback.PartSharedIdle] > 0) == (rule.mode == chargeback.None) || parts[chargeback.PartHeld] == 0 {
 			t.Errorf("%s by %s: parts %v", rule.mode, rule.scope, parts)
 		}
+		q.Units = true
 		r, err := l.Report(ctx, q)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The rows carry the work of the report's unit figures, each once.
+		if len(r.Units) == 0 || len(work) != len(r.Units) {
+			t.Fatalf("%s by %s: x_Work units %v, the report's %v", rule.mode, rule.scope, work, r.Units)
+		}
+		for unit, uf := range r.Units {
+			if uf.Work == nil || math.Abs(work[unit]-*uf.Work) > 1e-6*math.Max(1, *uf.Work) {
+				t.Errorf("%s by %s: x_Work %s sums to %v, the report's work is %v", rule.mode, rule.scope, unit, work[unit], uf.Work)
+			}
 		}
 		if want := int64(math.Round(r.Chargeback.Total.CostUSD * 100)); cents != want || cents != f.TotalCents() {
 			t.Errorf("%s by %s: BilledCost sums to %d cents, the report's total is %d", rule.mode, rule.scope, cents, want)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/profile"
 )
 
@@ -157,4 +158,41 @@ func (l *Ledger) dailyUnits(ctx context.Context, tx *sql.Tx, sp span, r *Report)
 		}
 	}
 	return nil
+}
+
+// attachWork gives a period's charge lines their workloads' work (x_Work
+// of the FOCUS export, docs/chargeback.md): each workload's work on a
+// node in the period goes on its first line there (one per GPU model), so
+// that no row counts it twice; a unit whose counter was faulty in the
+// period is left out.
+func attachWork(ctx context.Context, tx *sql.Tx, sp span, lines []chargeback.Line) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	p := lines[0].Period.Unix()
+	ds := sp
+	ds.lo, ds.hi = max(sp.lo, p), min(sp.hi, p+86400)
+	first := map[string]int{}
+	for i := len(lines) - 1; i >= 0; i-- {
+		first[lines[i].Cluster+"\x00"+lines[i].Node+"\x00"+lines[i].Workload] = i
+	}
+	const cols = `cluster, node, workload, unit, work, faulty`
+	return scanRows(ctx, tx, func(rows *sql.Rows) error {
+		var cluster, node, workload, unit string
+		var work float64
+		var faulty int
+		if err := rows.Scan(&cluster, &node, &workload, &unit, &work, &faulty); err != nil {
+			return err
+		}
+		i, ok := first[cluster+"\x00"+node+"\x00"+workload]
+		if !ok || faulty == 1 {
+			return nil
+		}
+		if lines[i].Work == nil {
+			lines[i].Work = map[string]float64{}
+		}
+		lines[i].Work[unit] = analyze.Sig(work)
+		return nil
+	}, `SELECT cluster, node, workload, unit, SUM(work), MAX(faulty) FROM (`+ds.rows("seedance_work", cols, cols)+`) x
+	GROUP BY cluster, node, workload, unit ORDER BY 1, 2, 3, 4`, ds.args()...)
 }
