@@ -68,6 +68,24 @@ func indexBy(env map[string]any, section, list, name string, key func(map[string
 	sec[name] = index
 }
 
+// indexUnits gives gates env[name], the unit figures of the entries of
+// env[list] (unit_groups, unit_models) by their keys joined by "|":
+// unit_group['inference'].output_tokens.usd_per_million <= 0.40
+// (docs/units.md).
+func indexUnits(env map[string]any, list, name string) {
+	entries, ok := env[list].([]any)
+	if !ok {
+		return
+	}
+	index := make(map[string]any, len(entries))
+	for _, e := range entries {
+		if em, ok := e.(map[string]any); ok {
+			index[groupIndexKey(em)] = em["units"]
+		}
+	}
+	env[name] = index
+}
+
 // groupIndexKey is an attribution group's levels joined by "|".
 func groupIndexKey(g map[string]any) string {
 	keys, _ := g["key"].([]any)
@@ -98,6 +116,8 @@ func Gates(doc *Result, gates []string) ([]Gate, error) {
 	}
 	indexBy(env, "attribution", "groups", "group", groupIndexKey)
 	indexBy(env, "fragmentation", "pools", "pool", poolIndexKey)
+	indexUnits(env, "unit_groups", "unit_group")
+	indexUnits(env, "unit_models", "unit_model")
 	var results []Gate
 	failed := false
 	for _, g := range gates {

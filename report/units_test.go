@@ -26,6 +26,17 @@ func TestUnitGates(t *testing.T) {
 	if err := eval(r, "units.requests.usd_per_thousand <= 100"); !errors.Is(err, ErrGateFailed) || r.Gates[0].Error == "" {
 		t.Fatalf("a gate over no traffic: %v %+v", err, r.Gates)
 	}
+	// A group's and a model's figures, by name.
+	r.UnitGroups = []analyze.UnitGroup{{Key: []string{"inference"}, Units: r.Units}}
+	r.UnitModels = []analyze.UnitGroup{{Key: []string{"llama"}, Units: r.Units}}
+	for _, g := range []string{"unit_group['inference'].output_tokens.usd_per_million == 0.5", "unit_model['llama'].output_tokens.kwh_per_million == 0.2"} {
+		if err := eval(r, g); err != nil || !r.Gates[0].Passed {
+			t.Errorf("%s: %v %+v", g, err, r.Gates)
+		}
+	}
+	if err := eval(r, "unit_group['serving'].output_tokens.usd_per_million <= 1"); !errors.Is(err, ErrInvalidGate) {
+		t.Errorf("a group that is not there is a mistake in the gate: %v", err)
+	}
 	base := &Baseline{Summary: gateReport(t).Summary, Units: map[string]map[string]*float64{
 		"output_tokens": {"usd_per_million": ptr(0.8), "kwh_per_million": nil},
 	}}
