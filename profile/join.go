@@ -255,13 +255,10 @@ func workloadIndex(ws []Workload, id string) int {
 // profile's start, which a kept last sample may put earlier).
 func shiftTenure(n *Node, d float64) {
 	for i := range n.Workloads {
-		for j := range n.Workloads[i].Work { // and their counters' readings
-			w := &n.Workloads[i].Work[j]
-			t := make(Values, len(w.T))
-			for k, x := range w.T {
-				t[k] = x + d
+		for _, w := range n.Workloads[i].Work { // and their counters' readings, the join's own (joinWork)
+			for k := range w.T {
+				w.T[k] += d
 			}
-			w.T = t
 		}
 		for j := range n.Workloads[i].Intervals {
 			n.Workloads[i].Intervals[j].StartS += d

@@ -28,21 +28,29 @@ func unitRows(r *report.Result) [][]string {
 // figures (an analysis' or a ledger's).
 func unitRowsOf(fleet map[string]analyze.UnitFigures, groups, models []analyze.UnitGroup) [][]string {
 	var out [][]string
-	rows := func(group string, units map[string]analyze.UnitFigures) {
+	eachUnit(fleet, groups, models, func(of string, unit string, f analyze.UnitFigures) {
+		out = append(out, []string{of, unit, numOpt(f.Work, 0), fmt.Sprintf("%.2f", f.HeldGPUHours), money(f.CostUSD), perText(f.Per),
+			unitMoney(f.USDPer), ratioPct(f.IdleShare), unitMoney(f.BusyUSDPer), numOpt(f.KWhPer, 4)})
+	}, "fleet", "model ")
+	return out
+}
+
+// eachUnit calls fn with each unit's figures of the fleet (named fleet),
+// of each group (its keys joined by "/") and of each model (model, then
+// its name), units in order.
+func eachUnit(fleet map[string]analyze.UnitFigures, groups, models []analyze.UnitGroup, fn func(of, unit string, f analyze.UnitFigures), fleetName, model string) {
+	rows := func(of string, units map[string]analyze.UnitFigures) {
 		for _, unit := range slices.Sorted(maps.Keys(units)) {
-			f := units[unit]
-			out = append(out, []string{group, unit, numOpt(f.Work, 0), fmt.Sprintf("%.2f", f.HeldGPUHours), money(f.CostUSD), perText(f.Per),
-				unitMoney(f.USDPer), ratioPct(f.IdleShare), unitMoney(f.BusyUSDPer), numOpt(f.KWhPer, 4)})
+			fn(of, unit, units[unit])
 		}
 	}
-	rows("fleet", fleet)
+	rows(fleetName, fleet)
 	for _, g := range groups {
 		rows(strings.Join(g.Key, "/"), g.Units)
 	}
 	for _, g := range models {
-		rows("model "+g.Key[0], g.Units)
+		rows(model+g.Key[0], g.Units)
 	}
-	return out
 }
 
 // unitsTable writes the unit figures as a table.
@@ -94,22 +102,13 @@ func unitMoney(v *float64) string {
 func unitsCSV(cw *csv.Writer, r *report.Result) error {
 	cw.Write([]string{"of", "unit", "per", "workloads", "work", "held_gpu_hours", "idle_gpu_hours", "cost_usd", "energy_kwh",
 		"usd_per", "idle_usd_per", "busy_usd_per", "idle_share", "kwh_per"})
-	rows := func(of string, units map[string]analyze.UnitFigures) {
-		for _, unit := range slices.Sorted(maps.Keys(units)) {
-			f := units[unit]
-			cw.Write([]string{cell(of), cell(unit), num(f.Per), strconv.Itoa(f.Workloads), optNum(f.Work), num(f.HeldGPUHours), num(f.IdleGPUHours),
-				num(f.CostUSD), optNum(f.EnergyKWh), optNum(f.USDPer), optNum(f.IdleUSDPer), optNum(f.BusyUSDPer), optNum(f.IdleShare), optNum(f.KWhPer)})
-		}
+	row := func(of, unit string, f analyze.UnitFigures) {
+		cw.Write([]string{cell(of), cell(unit), num(f.Per), strconv.Itoa(f.Workloads), optNum(f.Work), num(f.HeldGPUHours), num(f.IdleGPUHours),
+			num(f.CostUSD), optNum(f.EnergyKWh), optNum(f.USDPer), optNum(f.IdleUSDPer), optNum(f.BusyUSDPer), optNum(f.IdleShare), optNum(f.KWhPer)})
 	}
-	rows("(fleet)", r.Units)
-	for _, g := range r.UnitGroups {
-		rows(strings.Join(g.Key, "/"), g.Units)
-	}
-	for _, g := range r.UnitModels {
-		rows("(model) "+g.Key[0], g.Units)
-	}
+	eachUnit(r.Units, r.UnitGroups, r.UnitModels, row, "(fleet)", "(model) ")
 	for _, w := range r.UnitWorkloads {
-		rows("(workload) "+w.Workload+" on "+w.Node, w.Units)
+		eachUnit(w.Units, nil, nil, row, "(workload) "+w.Workload+" on "+w.Node, "")
 	}
 	cw.Flush()
 	return cw.Error()

@@ -113,11 +113,12 @@ func (k *kube) readWork(ctx context.Context, c *promClient, matchers string, chu
 	return nil
 }
 
-// summed is one counter of one pod: its series summed over the labels
-// the counter is summed over, reading by reading.
+// summed is one counter of one pod: the readings of its series, which
+// work sums over the labels the counter is summed over, reading by
+// reading.
 type summed struct {
 	id, model, series string
-	at                map[int64]float64
+	pairs             []dcgm.Pair
 }
 
 // add adds one series' readings inside the chunk to its pod's sum.
@@ -134,23 +135,29 @@ func (sc servedCounter) add(sums map[string]*summed, s promSeries, ch timeRange)
 	key := seriesText(sc.metric, labels)
 	sm := sums[key]
 	if sm == nil {
-		sm = &summed{id: id, model: labels[sc.model], series: key, at: map[int64]float64{}}
+		sm = &summed{id: id, model: labels[sc.model], series: key}
 		sums[key] = sm
 	}
 	lo, hi := ch.Start.UnixMilli(), ch.End.UnixMilli()
 	for _, p := range s.Pairs {
 		if p.TMillis >= lo && p.TMillis < hi && !dcgm.IsBlank(p.V) {
-			sm.at[p.TMillis] += p.V
+			sm.pairs = append(sm.pairs, p)
 		}
 	}
 }
 
-// work is the pod's counter as the profile holds it.
+// work is the pod's counter as the profile holds it: its readings in
+// time order, those of one instant (its series' scrape) summed.
 func (sm *summed) work(sc servedCounter, start time.Time) profile.Work {
 	w := profile.Work{Unit: sc.unit, Model: sm.model, Series: sm.series}
-	for _, t := range slices.Sorted(maps.Keys(sm.at)) {
-		w.T = append(w.T, float64(t-start.UnixMilli())/1000)
-		w.V = append(w.V, sm.at[t])
+	slices.SortStableFunc(sm.pairs, func(a, b dcgm.Pair) int { return cmp.Compare(a.TMillis, b.TMillis) })
+	for i, p := range sm.pairs {
+		if i > 0 && p.TMillis == sm.pairs[i-1].TMillis {
+			w.V[len(w.V)-1] += p.V
+			continue
+		}
+		w.T = append(w.T, float64(p.TMillis-start.UnixMilli())/1000)
+		w.V = append(w.V, p.V)
 	}
 	return w
 }

@@ -147,6 +147,11 @@ type Sim struct {
 	served map[string]*simServed // the serving pods' work counters
 }
 
+// newSim is a simulated cluster of the nodes, on the clock.
+func newSim(clock source.Clock, nodes ...*gpu.Node) *Sim {
+	return &Sim{nodes: nodes, clock: clock, served: map[string]*simServed{}}
+}
+
 // Open builds the simulated cluster.
 func Open(o Options) (*Sim, error) {
 	if o.Nodes < 1 {
@@ -157,7 +162,7 @@ func Open(o Options) (*Sim, error) {
 		return nil, err
 	}
 	seed := uint64(o.Seed)
-	s := &Sim{clock: o.Clock, served: map[string]*simServed{}}
+	s := newSim(o.Clock)
 	for ni, kind := range plan {
 		node, err := openSimNode(o, seed, ni, kind)
 		if err != nil {

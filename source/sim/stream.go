@@ -7,7 +7,6 @@ import (
 
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
-	"github.com/seedance/seedance/source/gpu"
 )
 
 // streamed is the simulated cluster when its clock jumps: its nodes are
@@ -100,5 +99,5 @@ func (s *streamed) recordNode(ctx context.Context, ro source.RecordOptions, ni i
 	}
 	defer node.Close()
 	ro.Clock = clk
-	return source.Record(ctx, &Sim{nodes: []*gpu.Node{node}, clock: clk, served: map[string]*simServed{}}, ro)
+	return source.Record(ctx, newSim(clk, node), ro)
 }
