@@ -38,6 +38,9 @@ type Params struct {
 	KeepFleet bool
 	// Attribution, when set, adds who held the GPUs and their waste.
 	Attribution *AttributionParams
+	// Queues, when set, adds each queue's quota against its measured use
+	// and the hoarding verdict (docs/queues.md).
+	Queues *QueueParams
 	// Fragmentation adds the memory each GPU held during its idle runs
 	// (Report.StrandedMemory).
 	Fragmentation bool
@@ -104,6 +107,9 @@ func read(ctx context.Context, sources []Source, p Params) (*analysis, *Report, 
 		r.addInput(s.Name, h)
 		a.unscheduled = h.Unscheduled // the latest input's
 		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
+		if len(h.Queues) > 0 {
+			a.queueList = profile.ShiftQueues(h.Queues, in.offset, windowS) // the latest input's
+		}
 		s.Stream.DropTopologyDetail() // the analysis keeps the compact form only
 		s.Stream.ConvertOnly(a.reads())
 		if err := s.Stream.Walk(func(it profile.Item) error {
@@ -165,6 +171,7 @@ func newAnalysis(p Params, start, end time.Time) (*analysis, error) {
 	if p.Attribution != nil {
 		a.keep = workloadKeep{labels: p.Attribution.labels(), uuids: true}
 	}
+	a.keep.uuids = a.keep.uuids || p.Queues != nil
 	a.keep.uuids = a.keep.uuids || p.KeepFleet // the planner reads which MIG devices a workload holds
 	a.keep.all = p.cut
 	for _, t := range p.cutAt {
@@ -280,6 +287,9 @@ type analysis struct {
 	// unscheduled is the work that waits for GPUs on no node (the latest
 	// input's profile.Unscheduled).
 	unscheduled []profile.Workload
+	// queueList is the latest input's queues, their spans in the window's
+	// seconds.
+	queueList []profile.Queue
 	// badClaims are the workloads that name GPUs their node does not
 	// report, counterFaults the energy steps no GPU could draw (claims.go).
 	badClaims, counterFaults faults
@@ -339,10 +349,10 @@ func (a *analysis) keepPerGPU(g *gpuAcc) {
 			}
 		}
 	}
-	if !a.perGPU && a.p.Attribution == nil && !a.p.Fragmentation {
+	if !a.perGPU && !a.p.tracks() && !a.p.Fragmentation {
 		return
 	}
-	g.ext = &gpuExtra{tracking: a.p.Attribution != nil, keepsMem: a.p.Fragmentation, mem: strandedAcc{prevMem: profile.Null}}
+	g.ext = &gpuExtra{tracking: a.p.tracks(), keepsMem: a.p.Fragmentation, mem: strandedAcc{prevMem: profile.Null}}
 	if a.perGPU || a.p.cut || g.ext.tracking {
 		g.ext.rare = &gpuRare{keepsEnergy: a.p.cut || g.ext.tracking}
 	}
@@ -372,10 +382,14 @@ type input struct {
 	only                    bool
 }
 
+// tracks says whether the analysis splits each GPU's time among its
+// holders (attribution, unit figures, queues).
+func (p Params) tracks() bool { return p.Attribution != nil || p.Queues != nil }
+
 func (a *analysis) item(it profile.Item, in input) error {
 	n := a.node(it.Node)
 	if it.End != nil {
-		if a.p.Attribution != nil {
+		if a.p.tracks() {
 			a.endTenure(n, it.End.Workloads, in)
 		}
 		if l := a.nodeLabels(it.End.Labels); l != nil {

@@ -226,12 +226,17 @@ func (a *analysis) sections(r *Report, pricer *pricing.Pricer) {
 	if a.p.KeepFleet {
 		r.Fleet = a.fleet()
 	}
-	if a.p.Attribution != nil {
+	if a.p.Attribution != nil || a.p.Queues != nil {
 		hs, unalloc, total := a.holdings(pricer)
-		a.units(r, hs, a.p.Attribution.GroupBy)
-		if !a.p.Attribution.UnitsOnly {
-			r.Attribution = attribution(hs, unalloc, total, a.p.Attribution.GroupBy)
-			r.Suggestions = append(r.Suggestions, holderSuggestions(hs, a.p.Attribution.Rules)...)
+		if at := a.p.Attribution; at != nil {
+			a.units(r, hs, at.GroupBy)
+			if !at.UnitsOnly {
+				r.Attribution = attribution(hs, unalloc, total, at.GroupBy)
+				r.Suggestions = append(r.Suggestions, holderSuggestions(hs, at.Rules)...)
+			}
+		}
+		if a.p.Queues != nil {
+			a.queues(r, hs, total, *a.p.Queues)
 		}
 	}
 	r.Suggestions = append(r.Suggestions, a.sharingSuggestions(pricer)...)

@@ -28,6 +28,13 @@ type Report struct {
 	UnitGroups    []UnitGroup            `json:"unit_groups,omitempty"`
 	UnitModels    []UnitGroup            `json:"unit_models,omitempty"`
 	UnitWorkloads []UnitWorkload         `json:"unit_workloads,omitempty"`
+	// Queues are each queue's quota against its measured use, by name;
+	// Cohorts their sums by cohort; Hoarding the queues that held quota
+	// idle while others waited, dearest first (docs/queues.md). Absent
+	// when no input names a queue.
+	Queues   map[string]QueueFigures `json:"queues,omitempty"`
+	Cohorts  map[string]QueueFigures `json:"cohorts,omitempty"`
+	Hoarding []Hoarding              `json:"hoarding,omitempty"`
 	// StrandedMemory is each GPU's memory held during its idle runs, with
 	// Params.Fragmentation.
 	StrandedMemory []StrandedGPU `json:"stranded_memory,omitempty"`

@@ -27,6 +27,7 @@ func joinOne(p *Profile, from, to time.Time) *Profile {
 		}
 	}
 	out.StartedAt = time.UnixMilli(int64(start)).UTC()
+	out.Queues = joinQueues(p, start, to)
 	out.Nodes = make([]Node, 0, len(p.Nodes))
 	for ni := range p.Nodes {
 		pn := &p.Nodes[ni]

@@ -88,7 +88,7 @@ func validateHeader(p *Profile) error {
 			return fmt.Errorf("%w: unscheduled[%d]: an id of 1–%d bytes and a gpu_count of 0–%d are required", ErrInvalid, i, MaxWorkloadIDBytes, MaxGPUsPerNode)
 		}
 	}
-	return nil
+	return checkQueues(p.Queues)
 }
 
 // validateNode checks a node's own fields (not its GPUs' series); spanS
@@ -102,8 +102,8 @@ func validateNode(n *Node, spanS float64) error {
 	}
 	ids := make(map[string]bool, len(n.Workloads))
 	for i, w := range n.Workloads {
-		if len(w.ID) > MaxWorkloadIDBytes || len(w.Name) > MaxWorkloadIDBytes {
-			return fmt.Errorf("workloads[%d]: id or name longer than %d bytes", i, MaxWorkloadIDBytes)
+		if len(w.ID) > MaxWorkloadIDBytes || len(w.Name) > MaxWorkloadIDBytes || len(w.Queue) > MaxNameBytes {
+			return fmt.Errorf("workloads[%d]: an id or name longer than %d bytes or a queue longer than %d", i, MaxWorkloadIDBytes, MaxNameBytes)
 		}
 		if ids[w.ID] {
 			return fmt.Errorf("workloads[%d]: id %q appears twice on the node", i, short(w.ID))

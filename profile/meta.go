@@ -330,6 +330,8 @@ func (r metaReader) workload(w *Workload) error {
 			return optional(r, &w.Sharing, r.sharing)
 		case "work":
 			return r.work(&w.Work)
+		case "queue":
+			return r.sc.String(&w.Queue)
 		case "labels":
 			return r.sc.StringMap(&w.Labels)
 		case "intervals":

@@ -166,7 +166,7 @@ func (s *Stream) Profile() Profile {
 	h := s.Header
 	return Profile{SchemaVersion: h.SchemaVersion, Generator: h.Generator, Source: h.Source, Cluster: h.Cluster, StartedAt: h.StartedAt,
 		EndedAt: h.EndedAt, IntervalS: h.IntervalS, ContextS: h.ContextS, Complete: h.Complete, Notes: h.Notes,
-		PendingUnknown: h.PendingUnknown, Unscheduled: h.Unscheduled, Nodes: []Node{}}
+		PendingUnknown: h.PendingUnknown, Unscheduled: h.Unscheduled, Queues: h.Queues, Nodes: []Node{}}
 }
 
 // Trim is p ending at to, if sooner: the samples after it dropped, the

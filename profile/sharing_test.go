@@ -30,8 +30,8 @@ func TestSharingRoundTrips(t *testing.T) {
 	if err := Encode(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), `"schema_version":"seedance.profile/v1.2"`) {
-		t.Errorf("not v1.2: %.80s", b.String())
+	if !strings.Contains(b.String(), `"schema_version":"`+SchemaVersion+`"`) {
+		t.Errorf("not %s: %.80s", SchemaVersion, b.String())
 	}
 	for name, q := range readBoth(t, b.Bytes()) {
 		if !reflect.DeepEqual(q.Nodes[0].Workloads, p.Nodes[0].Workloads) {

@@ -30,6 +30,8 @@ type Header struct {
 	Cluster string
 	// ContextS is Profile.ContextS.
 	ContextS float64
+	// Queues is Profile.Queues.
+	Queues []Queue
 }
 
 // Item is one step of a streamed profile: a GPU of a node, or the end of a

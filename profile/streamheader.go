@@ -63,7 +63,7 @@ var errStop = errors.New("stop")
 
 // setHeader keeps p's top-level fields as the stream's Header.
 func (s *Stream) setHeader(p *Profile) {
-	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown, p.Unscheduled, p.Cluster, p.ContextS}
+	s.Header = Header{p.SchemaVersion, p.Generator, p.Source, p.StartedAt, p.EndedAt, p.IntervalS, p.Complete, p.Notes, p.PendingUnknown, p.Unscheduled, p.Cluster, p.ContextS, p.Queues}
 }
 
 // headerField reads the value of one top-level key into p; an unknown
@@ -95,6 +95,8 @@ func (s *Stream) headerField(p *Profile, key string) error {
 		dst = &p.PendingUnknown
 	case "unscheduled":
 		dst = &p.Unscheduled
+	case "queues":
+		dst = &p.Queues
 	default:
 		return s.sc.Skip() // unknown fields are ignored
 	}

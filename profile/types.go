@@ -11,7 +11,7 @@ import (
 )
 
 // SchemaVersion is the value of "schema_version" that this package writes.
-const SchemaVersion = "seedance.profile/v1.2"
+const SchemaVersion = "seedance.profile/v1.3"
 
 // Source names used in the "source" field.
 const (
@@ -50,6 +50,9 @@ type Profile struct {
 	// any node of a partition. It counts against the idle capacity that
 	// could run it (docs/analysis.md, Demand not on a node).
 	Unscheduled []Workload `json:"unscheduled,omitempty"`
+	// Queues are the queues and accounts that hold GPU quota, with their
+	// workloads' reservations and waits (v1.3; docs/queues.md).
+	Queues []Queue `json:"queues,omitempty"`
 	// Notes say what a source could not see (a partial answer, pods not
 	// scheduled on any node); readers show them as warnings, but those
 	// that inform (IsInfo) as notes.
@@ -155,6 +158,9 @@ type Workload struct {
 	// Work is its counters of work done (v1.2; docs/units.md): requests,
 	// tokens, a unit the user named. Nil when the source read none.
 	Work []Work `json:"work,omitempty"`
+	// Queue names the Profile.Queues entry it was admitted through (a
+	// Kueue ClusterQueue, a Slurm account; v1.3); "" when none.
+	Queue string `json:"queue,omitempty"`
 }
 
 // Tenure is one interval [StartS, EndS) in which a workload held its GPUs.

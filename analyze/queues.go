@@ -1,0 +1,210 @@
+package analyze
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// QueueParams are the hoarding verdict's thresholds (docs/queues.md): a
+// queue hoards when it held at least HeldPct % of its quota's GPU-hours,
+// used less than UsedPct % of what it held, while another queue of its
+// cohort (of the cluster, without one) waited for GPUs.
+type QueueParams struct {
+	HeldPct, UsedPct float64
+}
+
+// DefaultQueueParams are the documented defaults.
+func DefaultQueueParams() QueueParams { return QueueParams{HeldPct: 50, UsedPct: 20} }
+
+// QueueFigures are a queue's (or a cohort's) figures over the window, in
+// GPU-hours and dollars (docs/queues.md). A figure the source gave
+// nothing to compute from is null: the quota of a queue the profile does
+// not list, the reservations of a source that read none.
+type QueueFigures struct {
+	Kind      string `json:"kind,omitempty"`
+	Cohort    string `json:"cohort,omitempty"`
+	Workloads int    `json:"workloads"`
+	// NominalGPUs is the quota; NominalGPUHours it over the window.
+	NominalGPUs      *float64 `json:"nominal_gpus"`
+	NominalGPUHours  *float64 `json:"nominal_gpu_hours"`
+	ReservedGPUHours *float64 `json:"reserved_gpu_hours"`
+	// BorrowedGPUHours is the reservations above the quota; LentGPUHours
+	// the quota others of the cohort borrowed, shared among the lenders
+	// by their unreserved quota.
+	BorrowedGPUHours *float64 `json:"borrowed_gpu_hours"`
+	LentGPUHours     *float64 `json:"lent_gpu_hours"`
+	// AllocatedGPUHours is what its workloads held on nodes, UsedGPUHours
+	// what they used (measured, as attribution splits shared GPUs), and
+	// IdleHeldGPUHours the difference.
+	AllocatedGPUHours float64 `json:"allocated_gpu_hours"`
+	UsedGPUHours      float64 `json:"used_gpu_hours"`
+	IdleHeldGPUHours  float64 `json:"idle_held_gpu_hours"`
+	// PendingGPUHours is the GPUs its workloads waited for, times the
+	// wait; LongestWaitS the longest one wait in the window.
+	PendingGPUHours  float64 `json:"pending_gpu_hours"`
+	PendingWorkloads int     `json:"pending_workloads"`
+	LongestWaitS     float64 `json:"longest_wait_s"`
+	// HeldOfQuota is allocated ÷ nominal GPU-hours; Efficiency used ÷
+	// allocated.
+	HeldOfQuota *float64 `json:"held_of_quota"`
+	Efficiency  *float64 `json:"efficiency"`
+	// USDPerGPUHour prices its GPU-hours: what its workloads' GPUs cost
+	// (the fleet's mean where it held none).
+	USDPerGPUHour     float64  `json:"usd_per_gpu_hour"`
+	NominalUSD        *float64 `json:"nominal_usd"`
+	AllocatedUSD      float64  `json:"allocated_usd"`
+	UsedUSD           float64  `json:"used_usd"`
+	IdleHeldUSD       float64  `json:"idle_held_usd"`
+	PendingUSD        float64  `json:"pending_usd"`
+	ContestedGPUHours *float64 `json:"contested_gpu_hours"`
+	ContestedUSD      *float64 `json:"contested_usd"`
+	Hoarding          bool     `json:"hoarding"`
+}
+
+// Hoarding is one queue the verdict names, ranked by the dollars of its
+// idle-held quota others waited for.
+type Hoarding struct {
+	Queue  string `json:"queue"`
+	Cohort string `json:"cohort,omitempty"`
+	// Waiting are the queues of its cohort (or cluster) that waited.
+	Waiting           []string `json:"waiting"`
+	HeldOfQuota       float64  `json:"held_of_quota"`
+	Efficiency        float64  `json:"efficiency"`
+	ContestedGPUHours *float64 `json:"contested_gpu_hours"`
+	ContestedUSD      *float64 `json:"contested_usd"`
+}
+
+// queueAcc accumulates a queue's figures from the holdings.
+type queueAcc struct {
+	q                              profile.Queue
+	listed                         bool
+	workloads, pendingWorkloads    map[string]bool
+	held, used, heldCost, usedCost float64
+	reserved, pending              step
+	reservedH, borrowedH, lentH    float64
+	pendingH, longestS             float64
+	nominalH                       *float64
+}
+
+// queues fills r's queue figures from the holdings and the profile's
+// queues.
+func (a *analysis) queues(r *Report, hs []*holding, fleet figures, qp QueueParams) {
+	if len(a.queueList) == 0 && !anyQueued(hs) {
+		return
+	}
+	accs, order := map[string]*queueAcc{}, []string{}
+	get := func(name string) *queueAcc {
+		if accs[name] == nil {
+			accs[name] = &queueAcc{q: profile.Queue{Name: name}, workloads: map[string]bool{}, pendingWorkloads: map[string]bool{}}
+			order = append(order, name)
+		}
+		return accs[name]
+	}
+	for _, q := range a.queueList {
+		acc := get(q.Name)
+		acc.q, acc.listed = q, true
+	}
+	var unknown []string
+	for _, h := range hs {
+		if h.w.Queue == "" || h.n > 0 {
+			continue
+		}
+		acc := get(h.w.Queue)
+		if !acc.listed && !acc.workloads[h.w.ID] {
+			unknown = append(unknown, fmt.Sprintf("%s (queue %s)", h.w.ID, h.w.Queue))
+		}
+		acc.workloads[h.w.ID] = true
+		acc.held += h.f.held
+		acc.used += h.f.used
+		acc.heldCost += h.f.heldCost
+		if h.f.held > 0 {
+			acc.usedCost += h.f.heldCost * h.f.used / h.f.held
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		r.Warnings = append(r.Warnings, fmt.Sprintf("workload(s) admitted through a queue the profile does not list, their quota unknown: %s", strings.Join(unknown, ", ")))
+	}
+	fleetPrice := 0.0
+	if fleet.held > 0 {
+		fleetPrice = fleet.heldCost / fleet.held
+	}
+	for _, name := range order {
+		accs[name].spans(a.windowS)
+	}
+	cohorts := cohortsOf(accs, order)
+	for _, members := range cohorts {
+		borrowLend(members)
+	}
+	r.Queues = map[string]QueueFigures{}
+	for _, name := range order {
+		r.Queues[name] = accs[name].figures(fleetPrice)
+	}
+	r.Hoarding = hoarding(r.Queues, accs, cohorts, qp)
+	r.Cohorts = cohortFigures(r.Queues, cohorts)
+}
+
+func anyQueued(hs []*holding) bool {
+	for _, h := range hs {
+		if h.w.Queue != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// spans turns the queue's reservations and waits into step functions and
+// their integrals.
+func (c *queueAcc) spans(windowS float64) {
+	c.reserved, c.pending = stepOf(c.q.Admitted), stepOf(c.q.Pending)
+	c.reservedH, c.pendingH = c.reserved.integral()/3600, c.pending.integral()/3600
+	for _, s := range c.q.Pending {
+		c.pendingWorkloads[s.Workload] = true
+		c.longestS = max(c.longestS, s.EndS-s.StartS)
+	}
+	if c.q.NominalGPUs != nil {
+		h := *c.q.NominalGPUs * windowS / 3600
+		c.nominalH = &h
+	}
+}
+
+// figures are the queue's QueueFigures, its GPU-hours priced at its own
+// workloads' mean price (fleetPrice where they held none).
+func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
+	f := QueueFigures{Kind: c.q.Kind, Cohort: c.q.Cohort, Workloads: len(c.workloads), NominalGPUs: c.q.NominalGPUs, NominalGPUHours: sigP(c.nominalH),
+		AllocatedGPUHours: sig(c.held), UsedGPUHours: sig(c.used), IdleHeldGPUHours: sig(max(0, c.held-c.used)),
+		PendingGPUHours: sig(c.pendingH), PendingWorkloads: len(c.pendingWorkloads), LongestWaitS: sig(c.longestS),
+		AllocatedUSD: sig(c.heldCost), UsedUSD: sig(c.usedCost), IdleHeldUSD: sig(c.heldCost - c.usedCost)}
+	price := fleetPrice
+	if c.held > 0 {
+		price = c.heldCost / c.held
+	}
+	f.USDPerGPUHour = sig(price)
+	f.PendingUSD = sig(c.pendingH * price)
+	if c.listed && len(c.q.Admitted) > 0 || c.reservedH > 0 {
+		f.ReservedGPUHours, f.BorrowedGPUHours = sigPtr(c.reservedH), sigPtr(c.borrowedH)
+		if c.q.NominalGPUs == nil {
+			f.BorrowedGPUHours = nil
+		}
+		f.LentGPUHours = sigPtr(c.lentH)
+	}
+	if c.nominalH != nil {
+		f.NominalUSD = sigPtr(sig(*c.nominalH * price))
+		if *c.nominalH > 0 {
+			f.HeldOfQuota = sigPtr(c.held / *c.nominalH)
+		}
+	}
+	if c.held > 0 {
+		f.Efficiency = sigPtr(c.used / c.held)
+	}
+	return f
+}
+func sigP(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return sigPtr(*p)
+}

@@ -1,0 +1,147 @@
+package analyze
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/pricing"
+	"github.com/seedance/seedance/profile"
+)
+
+// queuedPod is a running pod of namespace ml admitted through queue.
+func queuedPod(name, queue string, gpus []int, tenure ...profile.Tenure) profile.Workload {
+	return profile.Workload{ID: "ml/" + name, Name: name, Kind: profile.KindPod, State: profile.StateRunning, GPUs: gpus,
+		Labels: map[string]string{"namespace": "ml"}, Queue: queue, Intervals: tenure}
+}
+
+// withQueues is doc with queues added.
+func withQueues(t *testing.T, doc []byte, qs []profile.Queue) []byte {
+	t.Helper()
+	p, err := profile.Read(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Queues = qs
+	var b bytes.Buffer
+	if err := profile.Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// queuesReport analyzes the worked example of docs/queues.md: one hour,
+// a sample a minute, every GPU at $3.60/h, one node of 8 GPUs.
+//
+//   - research (cohort ml, quota 4): ml/train holds GPUs 0–3 all hour
+//     and ml/extra GPUs 4–5 from 30 min, all at 10 %; their reservations
+//     are 4 GPUs all hour and 2 from 30 min (6 GPUs: 2 borrowed).
+//   - prod (cohort ml, quota 4): ml/serve holds GPU 6 at 90 %, reserved
+//     all hour; ml/wait waited for 6 GPUs from 30 min.
+//   - ml/lost holds GPU 7 at 0 % through queue ghost, which no source
+//     listed.
+func queuesReport(t *testing.T, qp QueueParams) *Report {
+	ts := every60(60)
+	var gpus []gpuSpec
+	for i, u := range []float64{10, 10, 10, 10, 10, 10, 90, 0} {
+		gpus = append(gpus, gpuSpec{uuid: "GPU-" + string(rune('0'+i)), model: "TestGPU", t: ts, util: fill(u, 60)})
+	}
+	ws := []profile.Workload{
+		queuedPod("train", "research", []int{0, 1, 2, 3}),
+		queuedPod("extra", "research", []int{4, 5}, profile.Tenure{StartS: 1800, EndS: 3600}),
+		queuedPod("serve", "prod", []int{6}),
+		queuedPod("lost", "ghost", []int{7}),
+	}
+	four := 4.0
+	qs := []profile.Queue{
+		{Name: "research", Kind: profile.QueueKueue, Cohort: "ml", NominalGPUs: &four,
+			Admitted: []profile.QueueSpan{{Workload: "ml/train", GPUs: 4, StartS: 0, EndS: 3600}, {Workload: "ml/extra", GPUs: 2, StartS: 1800, EndS: 3600}}},
+		{Name: "prod", Kind: profile.QueueKueue, Cohort: "ml", NominalGPUs: &four,
+			Admitted: []profile.QueueSpan{{Workload: "ml/serve", GPUs: 1, StartS: 0, EndS: 3600}},
+			Pending:  []profile.QueueSpan{{Workload: "ml/wait", GPUs: 6, StartS: 1800, EndS: 3600}}},
+	}
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 3.6)
+	p.Queues = &qp
+	return mustAnalyze(t, p, withQueues(t, mkProfile(t, t0, 3600, 60, nodeSpec{name: "n", gpus: gpus, workloads: ws}), qs))
+}
+
+// TestQueuesHandComputed checks every figure of docs/queues.md's worked
+// example, per queue and cohort, and the hoarding verdict.
+func TestQueuesHandComputed(t *testing.T) {
+	r := queuesReport(t, DefaultQueueParams())
+	res := r.Queues["research"]
+	// Held: 4 GPUs × 1 h + 2 × 0.5 h = 5 GPU-h ($18), used 10 % of it.
+	if res.Workloads != 2 || !nearly(res.NominalGPUHours, 4) || !nearly(res.ReservedGPUHours, 5) || !nearly(res.BorrowedGPUHours, 1) || !nearly(res.LentGPUHours, 0) ||
+		res.AllocatedGPUHours != 5 || res.UsedGPUHours != 0.5 || res.IdleHeldGPUHours != 4.5 || res.AllocatedUSD != 18 || res.UsedUSD != 1.8 || res.IdleHeldUSD != 16.2 ||
+		!nearly(res.HeldOfQuota, 1.25) || !nearly(res.Efficiency, 0.1) || res.USDPerGPUHour != 3.6 || !nearly(res.NominalUSD, 14.4) || res.PendingGPUHours != 0 {
+		t.Errorf("research: %s", showQ(res))
+	}
+	// The 5.4 idle reserved GPUs (6 × 0.9) from 30 min, fewer than the 6
+	// waited for: 2.7 GPU-h.
+	if !res.Hoarding || !nearly(res.ContestedGPUHours, 2.7) || !nearly(res.ContestedUSD, 9.72) {
+		t.Errorf("research's verdict: %s", showQ(res))
+	}
+	prod := r.Queues["prod"]
+	// It lent research its 2 borrowed GPUs for 0.5 h; ml/wait waited for 6
+	// GPUs for 0.5 h.
+	if prod.Workloads != 1 || !nearly(prod.ReservedGPUHours, 1) || !nearly(prod.BorrowedGPUHours, 0) || !nearly(prod.LentGPUHours, 1) || prod.AllocatedGPUHours != 1 ||
+		prod.UsedGPUHours != 0.9 || !nearly(&prod.IdleHeldGPUHours, 0.1) || prod.PendingGPUHours != 3 || prod.PendingWorkloads != 1 || prod.LongestWaitS != 1800 ||
+		prod.PendingUSD != 10.8 || !nearly(prod.HeldOfQuota, 0.25) || prod.Hoarding || prod.ContestedGPUHours != nil {
+		t.Errorf("prod: %s", showQ(prod))
+	}
+	ghost := r.Queues["ghost"]
+	if ghost.Workloads != 1 || ghost.NominalGPUs != nil || ghost.NominalGPUHours != nil || ghost.HeldOfQuota != nil || ghost.ReservedGPUHours != nil ||
+		ghost.AllocatedGPUHours != 1 || ghost.IdleHeldUSD != 3.6 || ghost.Hoarding {
+		t.Errorf("ghost (not listed): %s", showQ(ghost))
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "a queue the profile does not list, their quota unknown: ml/lost (queue ghost)") {
+		t.Errorf("no warning for ml/lost: %q", r.Warnings)
+	}
+	ml := r.Cohorts["ml"]
+	if len(r.Cohorts) != 1 || ml.Workloads != 3 || !nearly(ml.NominalGPUHours, 8) || !nearly(ml.ReservedGPUHours, 6) || ml.AllocatedGPUHours != 6 ||
+		!nearly(&ml.UsedGPUHours, 1.4) || ml.PendingGPUHours != 3 || !nearly(ml.HeldOfQuota, 0.75) || !nearly(ml.BorrowedGPUHours, 1) || !nearly(ml.LentGPUHours, 1) {
+		t.Errorf("cohort ml: %s", showQ(ml))
+	}
+	if len(r.Hoarding) != 1 || r.Hoarding[0].Queue != "research" || strings.Join(r.Hoarding[0].Waiting, ",") != "prod" || !nearly(r.Hoarding[0].ContestedUSD, 9.72) {
+		t.Errorf("hoarding: %+v", r.Hoarding)
+	}
+}
+
+// TestHoardingThresholds: the verdict's thresholds hold exactly at their
+// value (held ≥ HeldPct, used < UsedPct), and a queue nobody waited
+// beside is not hoarding.
+func TestHoardingThresholds(t *testing.T) {
+	for name, c := range map[string]struct {
+		qp   QueueParams
+		want bool
+	}{
+		"defaults":               {DefaultQueueParams(), true},
+		"held exactly at 125 %":  {QueueParams{HeldPct: 125, UsedPct: 20}, true},
+		"held above 125 %":       {QueueParams{HeldPct: 125.01, UsedPct: 20}, false},
+		"used exactly at 10 %":   {QueueParams{HeldPct: 50, UsedPct: 10}, false},
+		"used just above 10 %":   {QueueParams{HeldPct: 50, UsedPct: 10.01}, true},
+		"nothing held is enough": {QueueParams{HeldPct: 0, UsedPct: 100}, true},
+	} {
+		if got := queuesReport(t, c.qp).Queues["research"].Hoarding; got != c.want {
+			t.Errorf("%s: hoarding %v, want %v", name, got, c.want)
+		}
+	}
+}
+
+func showQ(f QueueFigures) string {
+	var b strings.Builder
+	for _, p := range []struct {
+		n string
+		v *float64
+	}{{"nominal_h", f.NominalGPUHours}, {"reserved", f.ReservedGPUHours}, {"borrowed", f.BorrowedGPUHours}, {"lent", f.LentGPUHours},
+		{"held_of_quota", f.HeldOfQuota}, {"eff", f.Efficiency}, {"contested", f.ContestedGPUHours}, {"contested_usd", f.ContestedUSD}} {
+		if p.v == nil {
+			fmt.Fprintf(&b, "%s=null ", p.n)
+		} else {
+			fmt.Fprintf(&b, "%s=%v ", p.n, *p.v)
+		}
+	}
+	return fmt.Sprintf("%s%+v", b.String(), f)
+}

@@ -1,0 +1,135 @@
+package profile
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Queue is a queue or account of a scheduler that holds GPU quota (v1.3;
+// docs/queues.md): a Kueue ClusterQueue, a Slurm account. Workloads name
+// it by Workload.Queue. What the source read is the structure as it was
+// when read (quota) and what its workloads reserved and waited for in the
+// window (Admitted, Pending).
+type Queue struct {
+	// Name is how workloads name it: a ClusterQueue's name, a Slurm
+	// account's.
+	Name string `json:"name"`
+	// Kind is QueueKueue or QueueSlurmAccount (or another scheduler's).
+	Kind string `json:"kind"`
+	// Cohort is the group it borrows from and lends to: a Kueue cohort,
+	// a Slurm account's parent. "" when none.
+	Cohort string `json:"cohort,omitempty"`
+	// NominalGPUs is its GPU quota, summed over its flavors (Kueue's
+	// nominalQuota of nvidia.com/gpu and kin); null when it has none the
+	// source could read.
+	NominalGPUs *float64 `json:"nominal_gpus,omitempty"`
+	// BorrowingLimitGPUs and LendingLimitGPUs are Kueue's limits, summed
+	// over flavors; null: no limit set.
+	BorrowingLimitGPUs *float64 `json:"borrowing_limit_gpus,omitempty"`
+	LendingLimitGPUs   *float64 `json:"lending_limit_gpus,omitempty"`
+	// Flavors are the flavors its GPU quota is in.
+	Flavors []string `json:"flavors,omitempty"`
+	// Admitted are its workloads' quota reservations in the window, and
+	// Pending the times they waited for one.
+	Admitted []QueueSpan `json:"admitted,omitempty"`
+	Pending  []QueueSpan `json:"pending,omitempty"`
+}
+
+// QueueSpan is one workload's reservation of (or wait for) GPUs of a
+// queue, from StartS to EndS in seconds from started_at.
+type QueueSpan struct {
+	Workload string  `json:"workload"`
+	GPUs     float64 `json:"gpus"`
+	StartS   float64 `json:"start_s"`
+	EndS     float64 `json:"end_s"`
+}
+
+// Queue kinds.
+const (
+	QueueKueue        = "kueue"
+	QueueSlurmAccount = "slurm-account"
+)
+
+// MaxQueues bounds a profile's queues, and MaxQueueSpans each queue's
+// reservations and waits.
+const (
+	MaxQueues     = 4096
+	MaxQueueSpans = 100_000
+)
+
+// checkQueues checks the queues' fields: a name given once, finite
+// non-negative quotas, spans that are finite, ordered and within the
+// bounds.
+func checkQueues(qs []Queue) error {
+	if len(qs) > MaxQueues {
+		return fmt.Errorf("%w: %d queues, more than %d", ErrInvalid, len(qs), MaxQueues)
+	}
+	seen := make(map[string]bool, len(qs))
+	for i, q := range qs {
+		if q.Name == "" || len(q.Name) > MaxNameBytes || q.Kind == "" {
+			return fmt.Errorf("%w: queues[%d]: a name of 1–%d bytes and a kind are required", ErrInvalid, i, MaxNameBytes)
+		}
+		if seen[q.Name] {
+			return fmt.Errorf("%w: queues[%d]: queue %q appears twice", ErrInvalid, i, short(q.Name))
+		}
+		seen[q.Name] = true
+		for _, v := range []*float64{q.NominalGPUs, q.BorrowingLimitGPUs, q.LendingLimitGPUs} {
+			if v != nil && !(*v >= 0 && *v <= 1e9) {
+				return fmt.Errorf("%w: queue %q: a quota of %v GPUs is outside 0–1e9", ErrInvalid, short(q.Name), *v)
+			}
+		}
+		if len(q.Admitted)+len(q.Pending) > MaxQueueSpans {
+			return fmt.Errorf("%w: queue %q: more than %d reservations and waits", ErrInvalid, short(q.Name), MaxQueueSpans)
+		}
+		for _, s := range append(append([]QueueSpan(nil), q.Admitted...), q.Pending...) {
+			if err := s.check(); err != nil {
+				return fmt.Errorf("%w: queue %q: workload %q: %v", ErrInvalid, short(q.Name), short(s.Workload), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s QueueSpan) check() error {
+	finite := !math.IsNaN(s.StartS) && !math.IsInf(s.StartS, 0) && !math.IsNaN(s.EndS) && !math.IsInf(s.EndS, 0)
+	switch {
+	case !finite || s.EndS < s.StartS:
+		return fmt.Errorf("a span %v–%v s is not finite and ordered", s.StartS, s.EndS)
+	case !(s.GPUs > 0 && s.GPUs <= MaxGPUsPerNode*1e4):
+		return fmt.Errorf("%v GPUs is not a positive count", s.GPUs)
+	}
+	return nil
+}
+
+// ShiftQueues gives qs with their spans moved by d seconds (a profile
+// read into a window that starts d seconds before it), clipped to
+// [0, spanS]; a span left empty goes.
+func ShiftQueues(qs []Queue, d, spanS float64) []Queue {
+	out := make([]Queue, len(qs))
+	for i, q := range qs {
+		out[i] = q
+		out[i].Admitted, out[i].Pending = shiftSpans(q.Admitted, d, spanS), shiftSpans(q.Pending, d, spanS)
+	}
+	return out
+}
+
+// joinQueues is p's queues in a join that starts at start (Unix ms) and
+// ends at to.
+func joinQueues(p *Profile, start float64, to time.Time) []Queue {
+	if p == nil || len(p.Queues) == 0 {
+		return nil
+	}
+	return ShiftQueues(p.Queues, (float64(p.StartedAt.UnixMilli())-start)/1000, (float64(to.UnixMilli())-start)/1000)
+}
+
+func shiftSpans(ss []QueueSpan, d, spanS float64) []QueueSpan {
+	var out []QueueSpan
+	for _, s := range ss {
+		s.StartS, s.EndS = max(0, s.StartS+d), min(spanS, s.EndS+d)
+		if s.EndS > s.StartS {
+			out = append(out, s)
+		}
+	}
+	return out
+}

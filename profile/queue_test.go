@@ -1,0 +1,79 @@
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func queuedProfile() *Profile {
+	p := sharedProfile()
+	eight := 8.0
+	p.Queues = []Queue{{Name: "team-a", Kind: QueueKueue, Cohort: "ml", NominalGPUs: &eight, Flavors: []string{"h100"},
+		Admitted: []QueueSpan{{Workload: "ns/a", GPUs: 4, StartS: 0, EndS: 30}},
+		Pending:  []QueueSpan{{Workload: "ns/c", GPUs: 2, StartS: 10, EndS: 30}}}}
+	p.Nodes[0].Workloads[0].Queue = "team-a"
+	return p
+}
+
+// TestQueuesRoundTrip (#58): a v1.3 profile's queues and a workload's
+// queue come back through both readers, and through a join that moves
+// its start.
+func TestQueuesRoundTrip(t *testing.T) {
+	p := queuedProfile()
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range readBoth(t, b.Bytes()) {
+		if !reflect.DeepEqual(q.Queues, p.Queues) || q.Nodes[0].Workloads[0].Queue != "team-a" {
+			t.Errorf("%s: queues %+v, workload %+v", name, q.Queues, q.Nodes[0].Workloads[0])
+		}
+	}
+	s, err := OpenStream(bytes.NewReader(b.Bytes()), "q.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Header.Queues, p.Queues) {
+		t.Errorf("stream header: %+v", s.Header.Queues)
+	}
+	// A join from 10 s: the spans move 10 s earlier and are cut at 0.
+	j := Join([]*Profile{p}, p.StartedAt.Add(10*time.Second), p.EndedAt, false)
+	want := []QueueSpan{{Workload: "ns/a", GPUs: 4, StartS: 0, EndS: 20}}
+	if got := j.Queues[0].Admitted; !reflect.DeepEqual(got, want) || j.Queues[0].Pending[0].StartS != 0 || j.Queues[0].Pending[0].EndS != 20 {
+		t.Errorf("joined: %+v %+v", got, j.Queues[0].Pending)
+	}
+	if p.Queues[0].Admitted[0].EndS != 30 {
+		t.Error("the join changed its input's spans")
+	}
+}
+
+// TestQueuesRefused: a queue without a name, twice, a negative or NaN
+// quota, a span that ends before it starts or holds no GPU is an error
+// naming the queue.
+func TestQueuesRefused(t *testing.T) {
+	neg, nan := -1.0, math.NaN()
+	for name, c := range map[string]struct {
+		edit func(*Profile)
+		want string
+	}{
+		"no name":       {func(p *Profile) { p.Queues[0].Name = "" }, "a name of 1–253 bytes"},
+		"twice":         {func(p *Profile) { p.Queues = append(p.Queues, p.Queues[0]) }, `queue "team-a" appears twice`},
+		"negative":      {func(p *Profile) { p.Queues[0].NominalGPUs = &neg }, "a quota of -1 GPUs"},
+		"NaN":           {func(p *Profile) { p.Queues[0].LendingLimitGPUs = &nan }, "a quota of NaN GPUs"},
+		"backwards":     {func(p *Profile) { p.Queues[0].Admitted[0].EndS = -5 }, `workload "ns/a": a span 0–-5 s`},
+		"no GPUs":       {func(p *Profile) { p.Queues[0].Pending[0].GPUs = 0 }, `workload "ns/c": 0 GPUs`},
+		"long queue ID": {func(p *Profile) { p.Nodes[0].Workloads[0].Queue = strings.Repeat("q", 300) }, "a queue longer than 253"},
+	} {
+		p := queuedProfile()
+		c.edit(p)
+		err := Validate(p)
+		if err == nil || !errors.Is(err, ErrInvalid) && !strings.HasPrefix(name, "long") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
