@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/seedance/seedance/internal/exit"
+	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/report"
 
 	"github.com/seedance/seedance/analyze"
@@ -154,7 +155,7 @@ func TestAnalyzeGatesAndBaseline(t *testing.T) {
 		}
 	}
 	// A baseline that is not a report.
-	if r := run(t, nil, "analyze", idle, "--baseline", idle); r.code != exit.Usage || !strings.Contains(r.errOut, `schema_version "seedance.profile/v1.2", want "seedance.report/v1"`) {
+	if r := run(t, nil, "analyze", idle, "--baseline", idle); r.code != exit.Usage || !strings.Contains(r.errOut, `schema_version "`+profile.SchemaVersion+`", want "seedance.report/v1"`) {
 		t.Errorf("bad baseline: exit %d %s", r.code, r.errOut)
 	}
 }

@@ -150,6 +150,9 @@ func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
 		p.Attribution = &analyze.AttributionParams{GroupBy: ac.GroupBy, UnitsOnly: !ac.Has("attribution"), Rules: analyze.HolderRules{
 			IdleUtilPct: rc.IdleHolderUtilPct, IdleHours: rc.IdleHolderHours, SmallMemoryPct: rc.SmallMemoryPct, ImbalanceIdlePct: rc.ImbalanceIdlePct}}
 	}
+	if ac.Has("queues") {
+		p.Queues = &analyze.QueueParams{HeldPct: cfg.Queues.HoardHeldPct, UsedPct: cfg.Queues.HoardUsedPct}
+	}
 	return p
 }
 

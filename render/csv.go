@@ -54,6 +54,9 @@ func CSV(w io.Writer, r *report.Result, o Options) error {
 	if o.Report == "units" {
 		return unitsCSV(cw, r)
 	}
+	if o.Report == "queues" {
+		return queuesCSV(cw, r)
+	}
 	cw.Write([]string{"node", "gpus", "models", "verdict", "avg_gpu_util_pct", "idle_share", "gpu_hours", "idle_gpu_hours",
 		"idle_cost_usd", "energy_kwh", "price_usd_per_hour", "pending_workloads", "idle_intervals",
 		"node_util_stddev_pct", "node_util_variance"})

@@ -146,6 +146,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"mo
 <table class="sortable" id="units"><thead><tr><th>Group</th><th>Unit</th><th>Work</th><th>Held GPU-h</th><th>Cost</th><th>Per</th><th>USD</th><th>Idle share</th><th>Without idle</th><th>kWh</th></tr></thead><tbody>
 {{range .Units}}<tr>{{range $i, $c := .}}{{if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table>
+{{end}}{{if .Queues}}<h2>Queues: quota against measured use</h2>
+<p class="note">Each queue's quota, what its workloads reserved, held on nodes and used (measured), and what others waited for, in GPU-hours over the window; a queue that held quota idle while another of its cohort waited is hoarding. See docs/queues.md.</p>
+<table class="sortable" id="queues"><thead><tr>{{range .QueueHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Queues}}<tr>{{range $i, $c := .}}{{if or (lt $i 2) (eq $i 15)}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table>
 {{end}}{{if .History}}<h2>Month to date, from the ledger</h2>
 <p class="note">{{.History}}</p>
 {{.HistoryChart}}{{.HistoryLegend}}
@@ -266,6 +271,9 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 	attributionView(d, r)
 	if len(r.Units) > 0 {
 		d["Units"] = unitRows(r)
+	}
+	if len(r.Queues) > 0 {
+		d["Queues"], d["QueueHeader"] = queueRows(r), queueHeader
 	}
 	historyView(d, r)
 	fragmentationView(d, r)

@@ -64,6 +64,9 @@ func Markdown(w io.Writer, r *report.Result, o Options) error {
 	if o.has("units") {
 		unitsMarkdown(ew, r)
 	}
+	if o.has("queues") {
+		queuesMarkdown(ew, r)
+	}
 	if r.Scaling != nil && o.has("scaling") {
 		ew.printf("\n| Pool | GPUs | Static GPU-h | WMA GPU-h | WMA saves | HPA GPU-h |\n|---|---:|---:|---:|---:|---:|\n")
 		for _, p := range r.Scaling.Pools {

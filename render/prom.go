@@ -127,6 +127,7 @@ func Prom(w io.Writer, r *report.Result, _ Options) error {
 		attributionGauges(p, a)
 	}
 	unitGauges(p, r)
+	queueGauges(p, r)
 	fragmentationGauges(p, r)
 	var rm []*dto.Metric
 	for _, name := range sortedKeys(r.RuleMatches) {

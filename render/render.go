@@ -24,7 +24,7 @@ type Options struct {
 
 // Reports and formats.
 var (
-	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "attribution", "fragmentation", "units", "all"}
+	Reports = []string{"cost-savings", "idle", "utilization", "scaling", "migration", "attribution", "fragmentation", "units", "queues", "all"}
 	Formats = []string{"table", "json", "yaml", "markdown", "csv", "prom", "html"}
 )
 
@@ -67,7 +67,7 @@ func (o Options) has(section string) bool {
 	case "all":
 		return true
 	case "":
-		return section != "scaling" && section != "migration" && section != "attribution" && section != "fragmentation" && section != "units"
+		return section != "scaling" && section != "migration" && section != "attribution" && section != "fragmentation" && section != "units" && section != "queues"
 	case "cost-savings":
 		return section == "nodes" || section == "suggestions"
 	case "idle":
@@ -82,6 +82,8 @@ func (o Options) has(section string) bool {
 		return section == "attribution" || section == "units"
 	case "units":
 		return section == "units"
+	case "queues":
+		return section == "queues"
 	case "fragmentation":
 		return section == "fragmentation" || section == "suggestions"
 	}

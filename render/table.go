@@ -83,7 +83,7 @@ func Table(w io.Writer, r *report.Result, o Options) error {
 	for _, sec := range []struct {
 		name  string
 		table func(io.Writer, *errWriter, *report.Result) error
-	}{{"attribution", attributionTable}, {"fragmentation", fragmentationTable}, {"units", unitsTable}} {
+	}{{"attribution", attributionTable}, {"fragmentation", fragmentationTable}, {"units", unitsTable}, {"queues", queuesTable}} {
 		if o.has(sec.name) {
 			if err := sec.table(w, ew, r); err != nil {
 				return err

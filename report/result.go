@@ -72,29 +72,32 @@ type Gate struct {
 // gates after the warnings, and the plan's sections last.
 // TestDocumentHasEveryField keeps it in step with analyze.Report.
 type document struct {
-	SchemaVersion  string                         `json:"schema_version"`
-	Window         analyze.Window                 `json:"window"`
-	Params         analyze.ReportParams           `json:"params"`
-	Inputs         []analyze.Input                `json:"inputs"`
-	Summary        analyze.Summary                `json:"summary"`
-	Timeline       analyze.Timeline               `json:"timeline"`
-	Scaling        *analyze.Scaling               `json:"scaling,omitempty"`
-	Attribution    *analyze.Attribution           `json:"attribution,omitempty"`
-	Units          map[string]analyze.UnitFigures `json:"units,omitempty"`
-	UnitGroups     []analyze.UnitGroup            `json:"unit_groups,omitempty"`
-	UnitModels     []analyze.UnitGroup            `json:"unit_models,omitempty"`
-	UnitWorkloads  []analyze.UnitWorkload         `json:"unit_workloads,omitempty"`
-	StrandedMemory []analyze.StrandedGPU          `json:"stranded_memory,omitempty"`
-	GPUFigures     []analyze.GPUReport            `json:"gpu_figures,omitempty"`
-	RuleMatches    map[string]int                 `json:"rule_matches,omitempty"`
-	Delta          any                            `json:"delta,omitempty"`
-	Nodes          []analyze.NodeReport           `json:"nodes"`
-	Suggestions    []analyze.Suggestion           `json:"suggestions"`
-	Warnings       []string                       `json:"warnings,omitempty"`
-	PendingUnknown string                         `json:"pending_unknown,omitempty"`
-	Gates          []Gate                         `json:"gates,omitempty"`
-	Migration      *recommend.Plan                `json:"migration,omitempty"`
-	Fragmentation  *recommend.Fragmentation       `json:"fragmentation,omitempty"`
+	SchemaVersion  string                          `json:"schema_version"`
+	Window         analyze.Window                  `json:"window"`
+	Params         analyze.ReportParams            `json:"params"`
+	Inputs         []analyze.Input                 `json:"inputs"`
+	Summary        analyze.Summary                 `json:"summary"`
+	Timeline       analyze.Timeline                `json:"timeline"`
+	Scaling        *analyze.Scaling                `json:"scaling,omitempty"`
+	Attribution    *analyze.Attribution            `json:"attribution,omitempty"`
+	Units          map[string]analyze.UnitFigures  `json:"units,omitempty"`
+	UnitGroups     []analyze.UnitGroup             `json:"unit_groups,omitempty"`
+	UnitModels     []analyze.UnitGroup             `json:"unit_models,omitempty"`
+	UnitWorkloads  []analyze.UnitWorkload          `json:"unit_workloads,omitempty"`
+	Queues         map[string]analyze.QueueFigures `json:"queues,omitempty"`
+	Cohorts        map[string]analyze.QueueFigures `json:"cohorts,omitempty"`
+	Hoarding       []analyze.Hoarding              `json:"hoarding,omitempty"`
+	StrandedMemory []analyze.StrandedGPU           `json:"stranded_memory,omitempty"`
+	GPUFigures     []analyze.GPUReport             `json:"gpu_figures,omitempty"`
+	RuleMatches    map[string]int                  `json:"rule_matches,omitempty"`
+	Delta          any                             `json:"delta,omitempty"`
+	Nodes          []analyze.NodeReport            `json:"nodes"`
+	Suggestions    []analyze.Suggestion            `json:"suggestions"`
+	Warnings       []string                        `json:"warnings,omitempty"`
+	PendingUnknown string                          `json:"pending_unknown,omitempty"`
+	Gates          []Gate                          `json:"gates,omitempty"`
+	Migration      *recommend.Plan                 `json:"migration,omitempty"`
+	Fragmentation  *recommend.Fragmentation        `json:"fragmentation,omitempty"`
 }
 
 // MarshalJSON writes the JSON report (WriteJSON, into one buffer).
@@ -111,6 +114,7 @@ func (r *Result) document() document {
 		SchemaVersion: a.SchemaVersion, Window: a.Window, Params: a.Params, Inputs: a.Inputs, Summary: a.Summary,
 		Timeline: a.Timeline, Scaling: a.Scaling, Attribution: a.Attribution, StrandedMemory: a.StrandedMemory,
 		Units: a.Units, UnitGroups: a.UnitGroups, UnitModels: a.UnitModels, UnitWorkloads: a.UnitWorkloads,
+		Queues: a.Queues, Cohorts: a.Cohorts, Hoarding: a.Hoarding,
 		GPUFigures: a.GPUFigures, RuleMatches: r.RuleMatches, Delta: r.delta(), Nodes: a.Nodes, Suggestions: r.Suggestions,
 		Warnings: r.Warnings, PendingUnknown: a.PendingUnknown, Gates: r.Gates, Migration: r.Migration, Fragmentation: r.Fragmentation,
 	}

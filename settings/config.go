@@ -30,6 +30,7 @@ type Config struct {
 	Profile     Profile     `mapstructure:"profile"`
 	Analyze     Analyze     `mapstructure:"analyze"`
 	Attribution Attribution `mapstructure:"attribution"`
+	Queues      Queues      `mapstructure:"queues"`
 	Scaling     Scaling     `mapstructure:"scaling"`
 	Migration   Migration   `mapstructure:"migration"`
 	Slurm       Slurm       `mapstructure:"slurm"`
@@ -147,6 +148,12 @@ type Attribution struct {
 	IdleHolderHours   float64 `mapstructure:"idle_holder_hours"`
 	SmallMemoryPct    float64 `mapstructure:"small_memory_pct"`
 	ImbalanceIdlePct  float64 `mapstructure:"imbalance_idle_pct"`
+}
+
+// Queues holds the hoarding verdict's thresholds (docs/queues.md).
+type Queues struct {
+	HoardHeldPct float64 `mapstructure:"hoard_held_pct"`
+	HoardUsedPct float64 `mapstructure:"hoard_used_pct"`
 }
 
 // Scaling is the elastic-scaling model's (docs/scaling.md).

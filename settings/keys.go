@@ -21,6 +21,7 @@ var (
 	analysisDefaults = analyze.DefaultParams()
 	scalingDefaults  = analyze.DefaultScaling()
 	holderDefaults   = analyze.DefaultHolderRules()
+	queueDefaults    = analyze.DefaultQueueParams()
 )
 
 // Keys is every setting seedance knows: its own, then each source's
@@ -86,6 +87,8 @@ func ownKeys() []setting.Key {
 		{Key: "attribution.idle_holder_hours", Default: holderDefaults.IdleHours, Help: "…for at least this many hours", Range: setting.Rng(0, 24*400)},
 		{Key: "attribution.small_memory_pct", Default: holderDefaults.SmallMemoryPct, Help: "holder rule: a workload using less than this share of its GPUs' memory (0: off)", Range: setting.Rng(0, 100)},
 		{Key: "attribution.imbalance_idle_pct", Default: holderDefaults.ImbalanceIdlePct, Help: "holder rule: a multi-GPU workload with one GPU busy and the others below this (0: off)", Range: setting.Rng(0, 50)},
+		{Key: "queues.hoard_held_pct", Default: queueDefaults.HeldPct, Help: "hoarding verdict: a queue that held at least this percentage of its quota's GPU-hours… (docs/queues.md)", Range: setting.Rng(0, 1e4)},
+		{Key: "queues.hoard_used_pct", Default: queueDefaults.UsedPct, Help: "…and used less than this percentage of what it held, while another queue of its cohort waited", Range: setting.Rng(0, 100)},
 		{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Cmd: "analyze recommend ledger-update", Flag: "gpu-price", Help: "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable; docs/pricing.md); flag entries override file entries; not settable by environment",
 			DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: setting.Rng(0, 1e6)},
 		{Key: "pricing.price_file", Default: "", Cmd: "analyze recommend ledger-update", Flag: "price-file", Help: "YAML file of prices per GPU-hour by node (name or glob), node labels (instance type) and GPU model, first match first (docs/pricing.md); it wins over a node's OpenCost cost unless pricing.prefer_discovered"},

@@ -127,13 +127,13 @@ func Record(ctx context.Context, src Source, o RecordOptions) (*profile.Profile,
 		}
 		if o.Checkpoint > 0 && o.OnCheckpoint != nil && now.Sub(lastCheckpoint) >= o.Checkpoint {
 			lastCheckpoint = now
-			finish(p, merged, o, lastT, false)
+			finish(p, src, merged, o, lastT, false)
 			if cpErr = o.OnCheckpoint(p); cpErr != nil {
 				break
 			}
 		}
 	}
-	finish(p, merged, o, lastT, !interrupted && cpErr == nil)
+	finish(p, src, merged, o, lastT, !interrupted && cpErr == nil)
 	return p, cpErr
 }
 
@@ -151,7 +151,7 @@ func stopped(c <-chan struct{}) bool {
 
 // finish fills in the fields that depend on the samples so far. ended_at is
 // the end of the last sample's coverage: started_at + t_last + interval.
-func finish(p *profile.Profile, merged []*workloadSet, o RecordOptions, lastT float64, complete bool) {
+func finish(p *profile.Profile, src Source, merged []*workloadSet, o RecordOptions, lastT float64, complete bool) {
 	p.Complete = complete
 	end := o.Clock.Now().UTC()
 	if !math.IsNaN(lastT) {
@@ -164,6 +164,9 @@ func finish(p *profile.Profile, merged []*workloadSet, o RecordOptions, lastT fl
 	if o.Job != nil && len(p.Nodes) > 0 {
 		w := o.Job.Workload()
 		p.Nodes[0].Workloads = append(p.Nodes[0].Workloads, w)
+	}
+	if q, ok := src.(Queuer); ok {
+		p.Queues = q.Queues(p)
 	}
 }
 

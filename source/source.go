@@ -24,6 +24,13 @@ type Source interface {
 	Close() error
 }
 
+// Queuer is a Source that knows the queues its workloads were admitted
+// through (the simulator's ClusterQueues): Record gives the profile
+// Queues(p) once its workloads are merged (docs/queues.md).
+type Queuer interface {
+	Queues(p *profile.Profile) []profile.Queue
+}
+
 // Clock tells the time and waits; the simulator's clock jumps instead of
 // sleeping, so a simulated hour takes no wall time.
 type Clock interface {

@@ -313,6 +313,7 @@ func (s *Sim) Sample(ctx context.Context) ([][]source.Row, [][]profile.Workload)
 	for _, n := range s.nodes {
 		r, w := n.Sample(ctx)
 		for i := range w {
+			setQueues(w[i])
 			s.addWork(r[i], w[i])
 		}
 		rows = append(rows, r...)

@@ -65,11 +65,13 @@ func (s *streamed) ProfileNodes(ctx context.Context, ro source.RecordOptions, em
 	onNode := ro.OnSample
 	ro.Checkpoint, ro.OnCheckpoint, ro.OnSample = 0, nil, nil
 	var head *profile.Profile
+	book := newQueueBook()
 	for ni, kind := range s.plan {
 		p, err := s.recordNode(ctx, ro, ni, kind)
 		if err != nil {
 			return nil, err
 		}
+		book.add(p.Nodes, p.EndedAt.Sub(p.StartedAt).Seconds())
 		if err := emit(p.Nodes); err != nil {
 			return nil, err
 		}
@@ -85,6 +87,7 @@ func (s *streamed) ProfileNodes(ctx context.Context, ro source.RecordOptions, em
 			break
 		}
 	}
+	head.Queues = book.queues() // the cluster's, not the last node's
 	return head, nil
 }
 

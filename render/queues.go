@@ -1,0 +1,132 @@
+package render
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/table"
+	"github.com/seedance/seedance/report"
+)
+
+// queueHeader and queueRows are the queue figures (docs/queues.md) as
+// rows: each queue, the dearest idle-held first, then each cohort.
+var queueHeader = []string{"QUEUE", "COHORT", "QUOTA GPUS", "QUOTA GPU-H", "RESERVED", "BORROWED", "LENT", "HELD", "USED", "IDLE-HELD",
+	"IDLE-HELD $", "PENDING GPU-H", "LONGEST WAIT", "HELD/QUOTA", "EFFICIENCY", "VERDICT"}
+
+// namedQueue is one row's name and figures.
+type namedQueue struct {
+	name string
+	f    analyze.QueueFigures
+}
+
+// queueList is the queues, the dearest idle-held first, then the
+// cohorts (named "cohort NAME").
+func queueList(r *report.Result) []namedQueue {
+	var out []namedQueue
+	for _, name := range slices.Sorted(maps.Keys(r.Queues)) {
+		out = append(out, namedQueue{name, r.Queues[name]})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].f.IdleHeldUSD > out[j].f.IdleHeldUSD })
+	for _, name := range slices.Sorted(maps.Keys(r.Cohorts)) {
+		out = append(out, namedQueue{"cohort " + name, r.Cohorts[name]})
+	}
+	return out
+}
+
+func queueRows(r *report.Result) [][]string {
+	var out [][]string
+	for _, q := range queueList(r) {
+		f := q.f
+		verdict := ""
+		if f.Hoarding {
+			verdict = "hoarding"
+			if f.ContestedUSD != nil {
+				verdict += ": " + money(*f.ContestedUSD) + " others waited for"
+			}
+		}
+		out = append(out, []string{q.name, f.Cohort, numOpt(f.NominalGPUs, 2), numOpt(f.NominalGPUHours, 2), numOpt(f.ReservedGPUHours, 2),
+			numOpt(f.BorrowedGPUHours, 2), numOpt(f.LentGPUHours, 2), fmt.Sprintf("%.2f", f.AllocatedGPUHours), fmt.Sprintf("%.2f", f.UsedGPUHours),
+			fmt.Sprintf("%.2f", f.IdleHeldGPUHours), money(f.IdleHeldUSD), fmt.Sprintf("%.2f", f.PendingGPUHours),
+			analyze.FormatDuration(secondsDur(f.LongestWaitS)), ratioPct(f.HeldOfQuota), ratioPct(f.Efficiency), verdict})
+	}
+	return out
+}
+
+// queuesTable writes the queue figures as a table.
+func queuesTable(w io.Writer, ew *errWriter, r *report.Result) error {
+	if len(r.Queues) == 0 {
+		return nil
+	}
+	ew.printf("\nQueues: quota against measured use, in GPU-hours over the window (docs/queues.md)\n")
+	t := table.New(w, queueHeader...)
+	for _, row := range queueRows(r) {
+		t.Row(row...)
+	}
+	return t.Flush()
+}
+
+// queuesMarkdown writes the queue figures as a Markdown table.
+func queuesMarkdown(ew *errWriter, r *report.Result) {
+	if len(r.Queues) == 0 {
+		return
+	}
+	ew.printf("\n**Queues: quota against measured use** (GPU-hours; docs/queues.md)\n\n| %s |\n|---|---|%s\n", strings.Join(mdCells(queueHeader), " | "), strings.Repeat("---:|", len(queueHeader)-3)+"---|")
+	for _, row := range queueRows(r) {
+		ew.printf("| %s |\n", strings.Join(mdCells(row), " | "))
+	}
+}
+
+// queuesCSV writes one row per queue and cohort, every figure, nulls as
+// n/a.
+func queuesCSV(cw *csv.Writer, r *report.Result) error {
+	cw.Write([]string{"queue", "kind", "cohort", "workloads", "nominal_gpus", "nominal_gpu_hours", "reserved_gpu_hours", "borrowed_gpu_hours", "lent_gpu_hours",
+		"allocated_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "pending_gpu_hours", "pending_workloads", "longest_wait_s", "held_of_quota", "efficiency",
+		"usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "hoarding", "contested_gpu_hours", "contested_usd"})
+	for _, q := range queueList(r) {
+		f := q.f
+		cw.Write([]string{cell(q.name), cell(f.Kind), cell(f.Cohort), fmt.Sprint(f.Workloads), optNum(f.NominalGPUs), optNum(f.NominalGPUHours), optNum(f.ReservedGPUHours),
+			optNum(f.BorrowedGPUHours), optNum(f.LentGPUHours), num(f.AllocatedGPUHours), num(f.UsedGPUHours), num(f.IdleHeldGPUHours), num(f.PendingGPUHours),
+			fmt.Sprint(f.PendingWorkloads), num(f.LongestWaitS), optNum(f.HeldOfQuota), optNum(f.Efficiency), num(f.USDPerGPUHour), optNum(f.NominalUSD),
+			num(f.AllocatedUSD), num(f.UsedUSD), num(f.IdleHeldUSD), num(f.PendingUSD), fmt.Sprint(f.Hoarding), optNum(f.ContestedGPUHours), optNum(f.ContestedUSD)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// queueGauges writes each queue's figures, one series per queue; a null
+// figure has no series.
+func queueGauges(p *promWriter, r *report.Result) {
+	if len(r.Queues) == 0 {
+		return
+	}
+	names := slices.Sorted(maps.Keys(r.Queues))
+	gauge := func(name, help string, get func(analyze.QueueFigures) *float64) {
+		var ms []*dto.Metric
+		for _, q := range names {
+			if v := get(r.Queues[q]); v != nil {
+				ms = append(ms, val(*v, "queue", q, "cohort", r.Queues[q].Cohort))
+			}
+		}
+		p.gauge(name, help, ms...)
+	}
+	of := func(v float64) *float64 { return &v }
+	gauge("queue_nominal_gpus", "The queue's GPU quota (docs/queues.md).", func(f analyze.QueueFigures) *float64 { return f.NominalGPUs })
+	gauge("queue_allocated_gpu_hours", "GPU-hours the queue's workloads held on nodes in the window.", func(f analyze.QueueFigures) *float64 { return of(f.AllocatedGPUHours) })
+	gauge("queue_used_gpu_hours", "GPU-hours the queue's workloads used, measured.", func(f analyze.QueueFigures) *float64 { return of(f.UsedGPUHours) })
+	gauge("queue_idle_held_usd", "Dollars of GPU time the queue's workloads held and did not use.", func(f analyze.QueueFigures) *float64 { return of(f.IdleHeldUSD) })
+	gauge("queue_pending_gpu_hours", "GPUs the queue's workloads waited for, times the wait.", func(f analyze.QueueFigures) *float64 { return of(f.PendingGPUHours) })
+	gauge("queue_hoarding", "1 when the queue held quota idle while another of its cohort waited.", func(f analyze.QueueFigures) *float64 {
+		if f.Hoarding {
+			return of(1)
+		}
+		return of(0)
+	})
+}
