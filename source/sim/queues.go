@@ -89,7 +89,9 @@ func (b *queueBook) queues() []profile.Queue {
 			q.Admitted, q.Pending = s.Admitted, s.Pending
 		}
 		for _, ss := range [][]profile.QueueSpan{q.Admitted, q.Pending} {
-			sort.Slice(ss, func(i, j int) bool { return ss[i].Workload < ss[j].Workload || ss[i].Workload == ss[j].Workload && ss[i].StartS < ss[j].StartS })
+			sort.Slice(ss, func(i, j int) bool {
+				return ss[i].Workload < ss[j].Workload || ss[i].Workload == ss[j].Workload && ss[i].StartS < ss[j].StartS
+			})
 		}
 		out = append(out, q)
 	}
