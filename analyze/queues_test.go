@@ -88,12 +88,12 @@ func TestQueuesHandComputed(t *testing.T) {
 	// GPUs for 0.5 h.
 	if prod.Workloads != 1 || !nearly(prod.ReservedGPUHours, 1) || !nearly(prod.BorrowedGPUHours, 0) || !nearly(prod.LentGPUHours, 1) || prod.AllocatedGPUHours != 1 ||
 		prod.UsedGPUHours != 0.9 || !nearly(&prod.IdleHeldGPUHours, 0.1) || prod.PendingGPUHours != 3 || prod.PendingWorkloads != 1 || prod.LongestWaitS != 1800 ||
-		prod.PendingUSD != 10.8 || !nearly(prod.HeldOfQuota, 0.25) || prod.Hoarding || prod.ContestedGPUHours != nil {
+		prod.PendingUSD != 10.8 || prod.UsedUSD != 3.24 || prod.IdleHeldUSD != 0.36 || !nearly(prod.HeldOfQuota, 0.25) || prod.Hoarding || prod.ContestedGPUHours != nil {
 		t.Errorf("prod: %s", showQ(prod))
 	}
 	ghost := r.Queues["ghost"]
 	if ghost.Workloads != 1 || ghost.NominalGPUs != nil || ghost.NominalGPUHours != nil || ghost.HeldOfQuota != nil || ghost.ReservedGPUHours != nil ||
-		ghost.AllocatedGPUHours != 1 || ghost.IdleHeldUSD != 3.6 || ghost.Hoarding {
+		ghost.AllocatedGPUHours != 1 || ghost.IdleHeldUSD != 3.6 || !nearly(ghost.Efficiency, 0) || ghost.Hoarding {
 		t.Errorf("ghost (not listed): %s", showQ(ghost))
 	}
 	if !strings.Contains(strings.Join(r.Warnings, "\n"), "a queue the profile does not list, their quota unknown: ml/lost (queue ghost)") {

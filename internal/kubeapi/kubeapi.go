@@ -31,6 +31,10 @@ import (
 // InCluster is the kubeconfig value that reads the pod's service account.
 const InCluster = "in-cluster"
 
+// ErrNotFound marks a collection the server does not serve (HTTP 404):
+// an API group that is not installed.
+var ErrNotFound = errors.New("not served")
+
 // ErrConfig marks a kubeconfig seedance cannot use.
 var ErrConfig = errors.New("kubeconfig")
 
@@ -350,6 +354,9 @@ func (c *Client) get(ctx context.Context, u, path string, v any) (int64, error) 
 		}
 		b, _ := io.ReadAll(io.LimitReader(body, 64<<10))
 		_ = json.Unmarshal(b, &st)
+		if resp.StatusCode == http.StatusNotFound {
+			return 0, fmt.Errorf("GET %s: HTTP 404: %s: %w", path, oneLine(st.Message), ErrNotFound)
+		}
 		return 0, fmt.Errorf("GET %s: HTTP %d: %s", path, resp.StatusCode, oneLine(st.Message))
 	}
 	b, err := io.ReadAll(body)

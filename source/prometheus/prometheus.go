@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/seedance/seedance/internal/kubeapi"
 	"github.com/seedance/seedance/source/dra"
+	"github.com/seedance/seedance/source/kueue"
 	"maps"
 	"math"
 	"net/url"
@@ -228,6 +229,9 @@ func (r *reading) enrichment(ctx context.Context, matchers string) (*kube, error
 		if k.claims, err = dra.Read(ctx, o.Kube); err != nil {
 			return nil, fmt.Errorf("DRA claims from the API server (--kubeconfig): %w", err)
 		}
+		if k.queues, err = kueue.Read(ctx, o.Kube); err != nil {
+			return nil, fmt.Errorf("queues from the API server (--kubeconfig): %w", err)
+		}
 	}
 	return k, nil
 }
@@ -249,6 +253,7 @@ func (r *reading) emitBatch(ctx context.Context, b *dcgm.Builder, readUntil time
 		}
 		r.spacing.count(nodes)
 		k.claims.Apply(nodes)
+		k.queues.Apply(nodes)
 		k.apply(nodes, d.running)
 		if note := r.measureUse(ctx, &nodes[0], r.o.Start.UnixMilli(), &k.shared.bad); note != "" {
 			k.useNotes = append(k.useNotes, note)
@@ -372,6 +377,10 @@ func (r *reading) finish(p *profile.Profile, k *kube, d *discovery) {
 	o := r.o
 	p.Notes = append(p.Notes, k.notes(d)...)
 	p.Unscheduled = k.unscheduled(d)
+	if k.queues != nil {
+		p.Queues = k.queues.Queues(p.StartedAt, p.EndedAt)
+		p.Notes = append(p.Notes, k.queues.Warnings...)
+	}
 	p.Cluster = d.cluster()
 	if len(d.clusters) > 1 {
 		p.Notes = append(p.Notes, fmt.Sprintf("the series name %d clusters (label cluster: %s): one profile holds them all; select one (cluster=\"…\") to read a cluster alone",

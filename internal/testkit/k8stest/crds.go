@@ -1,0 +1,89 @@
+package k8stest
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// KueueCRDs are Kueue v0.19.2's own CRDs (config/components/crd/bases at
+// commit 8eab6877), gzipped as released, relative to the module root.
+var KueueCRDs = []string{"clusterqueues", "localqueues", "workloads"}
+
+// InstallKueue creates Kueue's CRDs from root/source/kueue/testdata
+// (root: the module's root, relative to the test's package) and waits
+// until the API server serves their v1beta2.
+func (c *Cluster) InstallKueue(root string) {
+	c.t.Helper()
+	dir, err := os.MkdirTemp("", "crds")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	for _, f := range KueueCRDs {
+		if err := gunzip(filepath.Join(root, "source", "kueue", "testdata", "kueue.x-k8s.io_"+f+".yaml.gz"), filepath.Join(dir, f+".yaml")); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	// kubectl create: the Workload CRD is too large for apply's annotation.
+	if out, err := c.Kubectl("create", "-f", dir); err != nil {
+		c.t.Fatalf("%v\n%s", err, out)
+	}
+	var kinds []string
+	for _, f := range KueueCRDs {
+		kinds = append(kinds, f+".v1beta2.kueue.x-k8s.io")
+	}
+	c.WaitFor("Kueue's CRDs served", 60*time.Second, func() bool {
+		_, err := c.Kubectl("get", strings.Join(kinds, ","), "-A")
+		return err == nil
+	})
+}
+
+func gunzip(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		return err
+	}
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, io.LimitReader(zr, 64<<20)); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Kubeconfig is the cluster's KUBECONFIG.
+func (c *Cluster) Kubeconfig() string {
+	for _, e := range c.Env {
+		if v, ok := strings.CutPrefix(e, "KUBECONFIG="); ok {
+			return v
+		}
+	}
+	c.t.Fatal("no KUBECONFIG in the cluster's environment")
+	return ""
+}
+
+// Created is the creationTimestamp of the object kind/name in namespace.
+func (c *Cluster) Created(kind, namespace, name string) time.Time {
+	c.t.Helper()
+	out, err := c.Kubectl("get", kind, name, "-n", namespace, "-o", "jsonpath={.metadata.creationTimestamp}")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ts, err := time.Parse(time.RFC3339, strings.TrimSpace(out))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return ts
+}

@@ -1,0 +1,154 @@
+package kueue
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/kubeapi"
+	"github.com/seedance/seedance/internal/testkit/k8stest"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestKueueFromTheAPIServer (#58): a real API server with Kueue's own
+// CRDs. Kueue's controller does not run here: the test writes each
+// Workload's status (admission, conditions) as the controller would,
+// through the status subresource, which the CRD's validation checks. The
+// read gives each ClusterQueue's cohort and GPU quota (CPU left out, a
+// quantity in an unknown unit a warning and a null quota), the admitted
+// Workload's reservation and wait, the pending one's wait in the
+// ClusterQueue its LocalQueue feeds, and the pod of the admitted Job its
+// queue.
+func TestKueueFromTheAPIServer(t *testing.T) {
+	c := k8stest.Start(t)
+	c.InstallKueue("../..")
+	c.Apply(`apiVersion: v1
+kind: Namespace
+metadata: {name: ml}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  cohortName: ml
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: cpu, nominalQuota: "64"}
+      - {name: nvidia.com/gpu, nominalQuota: "4", borrowingLimit: "2"}
+    - name: a100
+      resources:
+      - {name: cpu, nominalQuota: "32"}
+      - {name: nvidia.com/gpu, nominalQuota: "2", borrowingLimit: "1"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: prod}
+spec:
+  cohortName: ml
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: odd}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 1Ki}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: research-lq, namespace: ml}
+spec: {clusterQueue: research}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: prod-lq, namespace: ml}
+spec: {clusterQueue: prod}
+`)
+	workload := func(name, queue, owner string, count int) string {
+		return `apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: ` + name + `
+  namespace: ml
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: ` + owner + `, uid: 00000000-0000-0000-0000-00000000000` + string(rune('0'+count)) + `}]
+spec:
+  queueName: ` + queue + `
+  podSets:
+  - name: main
+    count: ` + string(rune('0'+count)) + `
+    template:
+      spec:
+        containers:
+        - name: c
+          image: fake
+          resources: {requests: {cpu: "1", nvidia.com/gpu: "2"}, limits: {nvidia.com/gpu: "2"}}
+---
+`
+	}
+	c.Apply(workload("job-train", "research-lq", "train", 2) + workload("job-wait", "prod-lq", "wait", 3))
+	created := c.Created("workloads.v1beta2.kueue.x-k8s.io", "ml", "job-train")
+	reservedAt := created.Add(30 * time.Second)
+	status := `{"status":{"admission":{"clusterQueue":"research","podSetAssignments":[{"name":"main","count":2,"flavors":{"nvidia.com/gpu":"h100"},"resourceUsage":{"nvidia.com/gpu":"4"}}]},` +
+		`"conditions":[{"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"Quota reserved in ClusterQueue research","lastTransitionTime":"` + reservedAt.Format(time.RFC3339) + `"}]}}`
+	if out, err := c.Kubectl("patch", "workloads.v1beta2.kueue.x-k8s.io", "job-train", "-n", "ml", "--subresource=status", "--type=merge", "-p", status); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	waiting := `{"status":{"conditions":[{"type":"QuotaReserved","status":"False","reason":"Pending","message":"couldn't assign flavors","lastTransitionTime":"` + created.Format(time.RFC3339) + `"}]}}`
+	if out, err := c.Kubectl("patch", "workloads.v1beta2.kueue.x-k8s.io", "job-wait", "-n", "ml", "--subresource=status", "--type=merge", "-p", waiting); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	waitCreated := c.Created("workloads.v1beta2.kueue.x-k8s.io", "ml", "job-wait")
+
+	kc, err := kubeapi.Load(c.Kubeconfig(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), kc)
+	if err != nil || b == nil {
+		t.Fatalf("read: %v %v", b, err)
+	}
+	start, end := created.Add(-10*time.Minute), created.Add(50*time.Minute)
+	qs := map[string]profile.Queue{}
+	for _, q := range b.Queues(start, end) {
+		qs[q.Name] = q
+	}
+	r := qs["research"]
+	if b.Version != "v1beta2" || r.Cohort != "ml" || r.NominalGPUs == nil || *r.NominalGPUs != 6 || r.BorrowingLimitGPUs == nil || *r.BorrowingLimitGPUs != 3 ||
+		r.LendingLimitGPUs != nil || strings.Join(r.Flavors, ",") != "h100,a100" {
+		t.Errorf("research: %+v", r)
+	}
+	at := func(ts time.Time) float64 { return ts.Sub(start).Seconds() }
+	if len(r.Admitted) != 1 || r.Admitted[0] != (profile.QueueSpan{Workload: "ml/job-train", GPUs: 4, StartS: at(reservedAt), EndS: at(end)}) ||
+		len(r.Pending) != 1 || r.Pending[0] != (profile.QueueSpan{Workload: "ml/job-train", GPUs: 4, StartS: at(created), EndS: at(reservedAt)}) {
+		t.Errorf("research's spans: %+v %+v", r.Admitted, r.Pending)
+	}
+	p := qs["prod"]
+	if p.NominalGPUs == nil || *p.NominalGPUs != 4 || len(p.Admitted) != 0 || len(p.Pending) != 1 ||
+		p.Pending[0] != (profile.QueueSpan{Workload: "ml/job-wait", GPUs: 6, StartS: at(waitCreated), EndS: at(end)}) {
+		t.Errorf("prod: %+v", p)
+	}
+	if o := qs["odd"]; o.NominalGPUs != nil || len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], `ClusterQueue odd flavor h100 nvidia.com/gpu: quantity "1Ki" is not a count of GPUs`) {
+		t.Errorf("odd: %+v, warnings %q", o, b.Warnings)
+	}
+	nodes := []profile.Node{{Name: "n", Workloads: []profile.Workload{
+		{ID: "ml/train-abc", Kind: profile.KindPod, Labels: map[string]string{profile.ControllerLabel: "Job/train"}},
+		{ID: "ml/wait-xyz", Kind: profile.KindPod, Labels: map[string]string{profile.ControllerLabel: "Job/wait"}},
+	}}}
+	b.Apply(nodes)
+	if nodes[0].Workloads[0].Queue != "research" || nodes[0].Workloads[1].Queue != "" {
+		t.Errorf("pods' queues: %+v", nodes[0].Workloads)
+	}
+}

@@ -1,0 +1,211 @@
+package kueue
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+)
+
+// workload is what seedance reads of a Kueue Workload.
+type workload struct {
+	Metadata meta `json:"metadata"`
+	Spec     struct {
+		QueueName string `json:"queueName"`
+		PodSets   []struct {
+			Count    int `json:"count"`
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Resources struct {
+							Requests map[string]json.RawMessage `json:"requests"`
+							Limits   map[string]json.RawMessage `json:"limits"`
+						} `json:"resources"`
+					} `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"podSets"`
+	} `json:"spec"`
+	Status struct {
+		Admission *struct {
+			ClusterQueue string `json:"clusterQueue"`
+		} `json:"admission"`
+		Conditions []struct {
+			Type               string    `json:"type"`
+			Status             string    `json:"status"`
+			LastTransitionTime time.Time `json:"lastTransitionTime"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+// condition is when the condition of the type turned True (zero: it is
+// not True).
+func (w *workload) condition(typ string) time.Time {
+	for _, c := range w.Status.Conditions {
+		if c.Type == typ && c.Status == "True" {
+			return c.LastTransitionTime
+		}
+	}
+	return time.Time{}
+}
+
+// gpus is what the workload asks for: each pod set's count × its pods'
+// GPUs (a container's request, else its limit, which Kubernetes takes as
+// the request for extended resources).
+func (w *workload) gpus() (float64, error) {
+	sum := 0.0
+	for _, ps := range w.Spec.PodSets {
+		per := 0.0
+		for _, c := range ps.Template.Spec.Containers {
+			for name, q := range c.Resources.Requests {
+				if IsGPU(name) {
+					v, err := quantity(q)
+					if err != nil {
+						return 0, fmt.Errorf("%s: %v", name, err)
+					}
+					per += v
+				}
+			}
+			for name, q := range c.Resources.Limits {
+				if _, asked := c.Resources.Requests[name]; IsGPU(name) && !asked {
+					v, err := quantity(q)
+					if err != nil {
+						return 0, fmt.Errorf("%s: %v", name, err)
+					}
+					per += v
+				}
+			}
+		}
+		sum += per * float64(max(0, ps.Count))
+	}
+	return sum, nil
+}
+
+// workload books one Workload: its wait, from its creation until its
+// quota was reserved (or until it finished, or still), in the ClusterQueue
+// its LocalQueue feeds; its reservation, from then until it finished (or
+// still), in the ClusterQueue that admitted it; and its owners' queue.
+func (b *Book) workload(w *workload, local map[string]string) {
+	id := w.Metadata.Namespace + "/" + w.Metadata.Name
+	gpus, err := w.gpus()
+	if err != nil {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("Workload %s: %v: left out", id, err))
+		return
+	}
+	if gpus <= 0 {
+		return // asks for no GPU
+	}
+	reserved, finished := w.condition("QuotaReserved"), w.condition("Finished")
+	cq := ""
+	if w.Status.Admission != nil {
+		cq = w.Status.Admission.ClusterQueue
+	}
+	if cq == "" {
+		cq = local[w.Metadata.Namespace+"/"+w.Spec.QueueName]
+	}
+	q := b.queues[cq]
+	if q == nil {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("Workload %s: queue %q names no ClusterQueue: left out", id, cmp(cq, w.Spec.QueueName)))
+		return
+	}
+	waitEnd := reserved
+	if waitEnd.IsZero() {
+		waitEnd = finished
+	}
+	q.wait = append(q.wait, span{id, gpus, w.Metadata.CreationTimestamp, waitEnd})
+	if !reserved.IsZero() {
+		q.admitted = append(q.admitted, span{id, gpus, reserved, finished})
+		for _, o := range w.Metadata.OwnerReferences {
+			b.owners[w.Metadata.Namespace+"/"+o.Kind+"/"+o.Name] = cq
+		}
+	}
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// quotaSums sums a ClusterQueue's GPU quota over its flavors; a limit is
+// known only when every flavor sets one.
+type quotaSums struct {
+	nominal, borrow, lend       float64
+	flavors, borrowSet, lendSet int
+	bad                         bool
+}
+
+func (s *quotaSums) add(nominal, borrow, lend json.RawMessage) error {
+	n, err := quantity(nominal)
+	if err != nil {
+		return err
+	}
+	s.nominal += n
+	s.flavors++
+	for _, l := range []struct {
+		raw json.RawMessage
+		sum *float64
+		set *int
+	}{{borrow, &s.borrow, &s.borrowSet}, {lend, &s.lend, &s.lendSet}} {
+		if len(l.raw) == 0 || string(l.raw) == "null" {
+			continue
+		}
+		v, err := quantity(l.raw)
+		if err != nil {
+			return err
+		}
+		*l.sum += v
+		*l.set++
+	}
+	return nil
+}
+
+func (s *quotaSums) set(q *profile.Queue) {
+	if s.bad || s.flavors == 0 {
+		return
+	}
+	n := s.nominal
+	q.NominalGPUs = &n
+	if s.borrowSet == s.flavors {
+		b := s.borrow
+		q.BorrowingLimitGPUs = &b
+	}
+	if s.lendSet == s.flavors {
+		l := s.lend
+		q.LendingLimitGPUs = &l
+	}
+}
+
+// quantity reads a Kubernetes quantity of GPUs: a number or a string of
+// a decimal with an optional SI suffix (m, k, M, G); a binary suffix
+// (Ki) or anything else is not a count of GPUs.
+func quantity(raw json.RawMessage) (float64, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		var f float64
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return 0, fmt.Errorf("quantity %.40s is not a number", raw)
+		}
+		s = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	orig, mult := s, 1.0
+	for suf, m := range map[string]float64{"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9} {
+		if t, ok := strings.CutSuffix(s, suf); ok {
+			s, mult = t, m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v*mult > 1e9 {
+		return 0, fmt.Errorf("quantity %q is not a count of GPUs seedance knows", orig)
+	}
+	return v * mult, nil
+}
