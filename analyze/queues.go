@@ -12,12 +12,20 @@ import (
 // queue hoards when it held at least HeldPct % of its quota's GPU-hours,
 // used less than UsedPct % of what it held, while another queue of its
 // cohort (of the cluster, without one) waited for GPUs.
+//
+// The timelines are cut into buckets of SamplingS seconds (Kueue's
+// usageSamplingInterval); the right-sized quota is the Percentile of a
+// queue's used GPUs plus HeadroomPct %, never below its peak; the
+// fair-share input decays use with a half-life of HalfLifeS seconds.
 type QueueParams struct {
-	HeldPct, UsedPct float64
+	HeldPct, UsedPct                              float64
+	Percentile, HeadroomPct, HalfLifeS, SamplingS float64
 }
 
 // DefaultQueueParams are the documented defaults.
-func DefaultQueueParams() QueueParams { return QueueParams{HeldPct: 50, UsedPct: 20} }
+func DefaultQueueParams() QueueParams {
+	return QueueParams{HeldPct: 50, UsedPct: 20, Percentile: 95, HeadroomPct: 25, HalfLifeS: 86400, SamplingS: 300}
+}
 
 // QueueFigures are a queue's (or a cohort's) figures over the window, in
 // GPU-hours and dollars (docs/queues.md). A figure the source gave
@@ -62,6 +70,14 @@ type QueueFigures struct {
 	ContestedGPUHours *float64 `json:"contested_gpu_hours"`
 	ContestedUSD      *float64 `json:"contested_usd"`
 	Hoarding          bool     `json:"hoarding"`
+	// UsedGPUsPercentile and PeakUsedGPUs are of its used GPUs bucket by
+	// bucket; DecayedUsedGPUs and DecayedReservedGPUs its use and its
+	// reservations folded as Kueue's admission fair sharing folds usage
+	// (null for a cohort, and without reservations).
+	UsedGPUsPercentile  *float64 `json:"used_gpus_percentile"`
+	PeakUsedGPUs        *float64 `json:"peak_used_gpus"`
+	DecayedUsedGPUs     *float64 `json:"decayed_used_gpus"`
+	DecayedReservedGPUs *float64 `json:"decayed_reserved_gpus"`
 }
 
 // Hoarding is one queue the verdict names, ranked by the dollars of its
@@ -87,6 +103,7 @@ type queueAcc struct {
 	reservedH, borrowedH, lentH    float64
 	pendingH, longestS             float64
 	nominalH                       *float64
+	peakUsed                       float64
 }
 
 // queues fills r's queue figures from the holdings and the profile's
@@ -139,12 +156,35 @@ func (a *analysis) queues(r *Report, hs []*holding, fleet figures, qp QueueParam
 	for _, members := range cohorts {
 		borrowLend(members)
 	}
+	qt := a.queueTimelines(qp.SamplingS)
 	r.Queues = map[string]QueueFigures{}
 	for _, name := range order {
-		r.Queues[name] = accs[name].figures(fleetPrice)
+		f := accs[name].figures(fleetPrice)
+		accs[name].timeline(&f, qt, a.windowS, qp)
+		r.Queues[name] = f
 	}
 	r.Hoarding = hoarding(r.Queues, accs, cohorts, qp)
 	r.Cohorts = cohortFigures(r.Queues, cohorts)
+	r.QuotaWhatIf = whatIf(r.Queues, accs, cohorts, qp)
+}
+
+// timeline adds the figures of the queue's timeline to f.
+func (c *queueAcc) timeline(f *QueueFigures, qt *queueTimes, windowS float64, qp QueueParams) {
+	width := func(b int) float64 { return qt.width(b, windowS) }
+	used := qt.gpus(qt.used[c.q.Name], windowS)
+	if qt.used[c.q.Name] == nil {
+		used = make([]float64, qt.n) // it held nothing
+	}
+	peak := 0.0
+	for _, u := range used {
+		peak = max(peak, u)
+	}
+	c.peakUsed = peak
+	f.UsedGPUsPercentile, f.PeakUsedGPUs = sigPtr(nearestRank(used, qp.Percentile)), sigPtr(peak)
+	f.DecayedUsedGPUs = sigPtr(decayed(used, width, qp.HalfLifeS))
+	if f.ReservedGPUHours != nil {
+		f.DecayedReservedGPUs = sigPtr(decayed(qt.sampled(c.reserved, windowS), width, qp.HalfLifeS))
+	}
 }
 
 func anyQueued(hs []*holding) bool {

@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -144,4 +145,71 @@ func showQ(f QueueFigures) string {
 		}
 	}
 	return fmt.Sprintf("%s%+v", b.String(), f)
+}
+
+// TestQuotaWhatIf: one hour, buckets of 5 minutes, a half-life of an
+// hour. big (quota 8) reserves and holds 4 GPUs at 25 %: 1 GPU used in
+// every bucket, so p95 1 × 1.25 → 2, its peak 1, but its one workload
+// needs 4 GPUs: 4 (4 freed). small (quota 1) reserves its 1 GPU, and ml/c waits for 3
+// more from 30 min: none of them fit in its unreserved quota (0), 3 do
+// with 4. Decayed from 0 over one half-life, a constant use of 1 GPU is
+// 1 − 0.5 = 0.5 GPUs.
+func TestQuotaWhatIf(t *testing.T) {
+	ts := every60(60)
+	var gpus []gpuSpec
+	for i, u := range []float64{25, 25, 25, 25, 100} {
+		gpus = append(gpus, gpuSpec{uuid: "GPU-" + string(rune('0'+i)), model: "TestGPU", t: ts, util: fill(u, 60)})
+	}
+	ws := []profile.Workload{queuedPod("a", "big", []int{0, 1, 2, 3}), queuedPod("b", "small", []int{4})}
+	eight, one := 8.0, 1.0
+	qs := []profile.Queue{
+		{Name: "big", Kind: profile.QueueKueue, Cohort: "c", NominalGPUs: &eight, QuotaRef: "/spec/x",
+			Admitted: []profile.QueueSpan{{Workload: "ml/a", GPUs: 4, StartS: 0, EndS: 3600}}},
+		{Name: "small", Kind: profile.QueueKueue, Cohort: "c", NominalGPUs: &one,
+			Admitted: []profile.QueueSpan{{Workload: "ml/b", GPUs: 1, StartS: 0, EndS: 3600}},
+			Pending:  []profile.QueueSpan{{Workload: "ml/c", GPUs: 3, StartS: 1800, EndS: 3600}}},
+	}
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 3.6)
+	qp := DefaultQueueParams()
+	qp.HalfLifeS = 3600
+	p.Queues = &qp
+	r := mustAnalyze(t, p, withQueues(t, mkProfile(t, t0, 3600, 60, nodeSpec{name: "n", gpus: gpus, workloads: ws}), qs))
+	big, small := r.Queues["big"], r.Queues["small"]
+	if !nearly(big.UsedGPUsPercentile, 1) || !nearly(big.PeakUsedGPUs, 1) || !nearly(big.DecayedUsedGPUs, 0.5) || !nearly(big.DecayedReservedGPUs, 2) ||
+		!nearly(small.DecayedUsedGPUs, 0.5) || !nearly(small.PeakUsedGPUs, 1) {
+		t.Errorf("timelines: big %s\nsmall %s", showQ(big), showQ(small))
+	}
+	want := []QuotaChange{
+		{Queue: "big", Cohort: "c", Kind: "kueue", NominalGPUs: 8, ProposedGPUs: 4, QuotaRef: "/spec/x",
+			Why: "p95 of its used GPUs 1.00 + 25 % headroom; peak used 1.00; largest workload 4 GPUs"},
+		{Queue: "small", Cohort: "c", Kind: "kueue", NominalGPUs: 1, ProposedGPUs: 4, ProposedPendingWithinQuotaGPUHours: 1.5,
+			Why: "1.50 pending GPU-hours beyond its unreserved quota: 3 of the GPUs the cohort's right-sizing frees"},
+	}
+	if fmt.Sprint(r.QuotaWhatIf) != fmt.Sprint(want) {
+		t.Errorf("what-if:\n%+v\nwant\n%+v", r.QuotaWhatIf, want)
+	}
+	// The defaults: a day's half-life, 1 − 0.5^(1/24) of the use after an hour.
+	qp = DefaultQueueParams()
+	p.Queues = &qp
+	r = mustAnalyze(t, p, withQueues(t, mkProfile(t, t0, 3600, 60, nodeSpec{name: "n", gpus: gpus, workloads: ws}), qs))
+	if got := r.Queues["big"].DecayedUsedGPUs; !nearly(got, 1-math.Pow(0.5, 1.0/24)) {
+		t.Errorf("decayed with a day's half-life: %v", *got)
+	}
+}
+
+// TestDecayedAsKueue: the fold is Kueue's CalculateDecayedConsumed at
+// each tick, whatever the ticks' lengths: two ticks of half a half-life
+// are one of a whole; a zero half-life keeps only the last sample.
+func TestDecayedAsKueue(t *testing.T) {
+	w := func(s float64) func(int) float64 { return func(int) float64 { return s } }
+	if a, b := decayed([]float64{4, 4}, w(1800), 3600), decayed([]float64{4}, w(3600), 3600); math.Abs(a-b) > 1e-12 || math.Abs(a-2) > 1e-12 {
+		t.Errorf("two half ticks %v, one whole %v, want 2", a, b)
+	}
+	if got := decayed([]float64{9, 1}, w(300), 0); got != 1 {
+		t.Errorf("no memory: %v", got)
+	}
+	if got := nearestRank([]float64{5, 1, 3, 2, 4}, 60); got != 3 {
+		t.Errorf("p60 of 1..5: %v", got)
+	}
 }

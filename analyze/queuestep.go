@@ -45,6 +45,21 @@ func (s step) integral() float64 {
 	return sum
 }
 
+// between is the function's integral over [lo, hi).
+func (s step) between(lo, hi float64) float64 {
+	i := sort.Search(len(s.t), func(i int) bool { return s.t[i] > lo }) // the first step after lo
+	sum, from := 0.0, lo
+	v := 0.0
+	if i > 0 {
+		v = s.v[i-1]
+	}
+	for ; i < len(s.t) && s.t[i] < hi; i++ {
+		sum += v * (s.t[i] - from)
+		from, v = s.t[i], s.v[i]
+	}
+	return sum + v*(hi-from)
+}
+
 // at is the value at t for a walk in ascending t, *i its position.
 func (s step) at(i *int, t float64) float64 {
 	for *i < len(s.t) && s.t[*i] <= t {

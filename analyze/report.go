@@ -35,6 +35,9 @@ type Report struct {
 	Queues   map[string]QueueFigures `json:"queues,omitempty"`
 	Cohorts  map[string]QueueFigures `json:"cohorts,omitempty"`
 	Hoarding []Hoarding              `json:"hoarding,omitempty"`
+	// QuotaWhatIf is each quota right-sized from measured use, with what
+	// the change would have done to the window's pending demand.
+	QuotaWhatIf []QuotaChange `json:"quota_what_if,omitempty"`
 	// StrandedMemory is each GPU's memory held during its idle runs, with
 	// Params.Fragmentation.
 	StrandedMemory []StrandedGPU `json:"stranded_memory,omitempty"`

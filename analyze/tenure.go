@@ -152,7 +152,7 @@ func (a *analysis) endTenure(n *nodeAcc, ws []profile.Workload, in input) {
 	if len(n.tenure) == 0 {
 		n.tenure = nil
 	}
-	if a.p.cut {
+	if a.p.cut || a.p.Queues != nil { // the queues' timelines read the track (queueTimelines)
 		return
 	}
 	for _, w := range ws {

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,10 +16,11 @@ import (
 	"github.com/seedance/seedance/internal/testkit/promtest"
 )
 
-// kueueObjects are two ClusterQueues of one cohort, each with 2 GPUs of
-// quota, their LocalQueues, and three Workloads: ml/train-0's (2 GPUs, a
-// pod of Kueue's pod integration) and ml/serve-0's (1 GPU) admitted, and
-// one that waits for 4 GPUs in prod.
+// kueueObjects are three ClusterQueues of one cohort, research and prod
+// with 2 GPUs of quota each and spare with 8 (and CPUs), and their
+// LocalQueues; kueueWorkload makes the Workloads: ml/train-0's (2 GPUs,
+// a pod of Kueue's pod integration), ml/serve-0's (1 GPU) and
+// ml/spare-0's (1 GPU) admitted, and one that waits for 4 GPUs in prod.
 const kueueObjects = `apiVersion: v1
 kind: Namespace
 metadata: {name: ml}
@@ -34,6 +38,18 @@ metadata: {name: prod}
 spec:
   cohortName: ml
   resourceGroups: [{coveredResources: [nvidia.com/gpu], flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: "2"}]}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: spare}
+spec:
+  cohortName: ml
+  resourceGroups: [{coveredResources: [cpu, nvidia.com/gpu], flavors: [{name: h100, resources: [{name: cpu, nominalQuota: 64}, {name: nvidia.com/gpu, nominalQuota: 8}]}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: spare, namespace: ml}
+spec: {clusterQueue: spare}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
@@ -70,41 +86,10 @@ spec:
 // run here).
 func TestQueuesFromKueueAndPrometheus(t *testing.T) {
 	t.Parallel() // its settings are its own (testFactory)
-	c := k8stest.Start(t)
-	c.InstallKueue("..")
-	c.Apply(kueueObjects)
-	c.Apply(kueueWorkload("train", "research", "train-0", 2) + kueueWorkload("serve", "prod", "serve-0", 1) + kueueWorkload("wait", "prod", "wait-0", 4))
-	t0 := time.Now().UTC().Truncate(time.Second)
-	admit := func(name, cq string, gpus int) {
-		status := fmt.Sprintf(`{"status":{"admission":{"clusterQueue":%q,"podSetAssignments":[{"name":"main","count":1,"flavors":{"nvidia.com/gpu":"h100"},"resourceUsage":{"nvidia.com/gpu":"%d"}}]},`+
-			`"conditions":[{"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"reserved","lastTransitionTime":%q}]}}`, cq, gpus, t0.Add(-time.Hour).Format(time.RFC3339))
-		if out, err := c.Kubectl("patch", "workloads.v1beta2.kueue.x-k8s.io", name, "-n", "ml", "--subresource=status", "--type=merge", "-p", status); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-	}
-	admit("train", "research", 2)
-	admit("serve", "prod", 1)
+	c, src := kueueScenario(t)
+	end, _ := time.Parse(time.RFC3339, src[9]) // --end
 	waitFrom := c.Created("workloads.v1beta2.kueue.x-k8s.io", "ml", "wait")
-
-	// Ten minutes of samples a minute apart, ending one minute after now:
-	// GPUs 0–1 (train-0) at 10 %, GPU 2 (serve-0) at 90 %.
-	start := t0.Add(-9 * time.Minute)
-	end := start.Add(10 * time.Minute)
-	var om bytes.Buffer
-	fmt.Fprintf(&om, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n")
-	for i := 0; i < 10; i++ {
-		for g, pod := range []string{"train-0", "train-0", "serve-0"} {
-			u := 10
-			if pod == "serve-0" {
-				u = 90
-			}
-			fmt.Fprintf(&om, "DCGM_FI_DEV_GPU_UTIL{gpu=\"%d\",UUID=\"GPU-k%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"gpu-0\",namespace=\"ml\",pod=%q} %d %d\n", g, g, pod, u, start.Unix()+60*int64(i))
-		}
-	}
-	om.WriteString("# EOF\n")
-	srv := promtest.Start(t, om.Bytes())
-	r := run(t, nil, "analyze", "--source", "prometheus", "--prometheus-url", srv.URL, "--step", "60s", "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339),
-		"--kubeconfig", c.Kubeconfig(), "--gpu-price", "H100=3.6", "--report", "queues", "-f", "json")
+	r := run(t, nil, append([]string{"analyze", "--gpu-price", "H100=3.6", "--report", "queues", "-f", "json"}, src...)...)
 	if r.code != 0 {
 		t.Fatalf("analyze: exit %d %s", r.code, r.errOut)
 	}
@@ -129,5 +114,89 @@ func TestQueuesFromKueueAndPrometheus(t *testing.T) {
 	if len(rep.Hoarding) != 1 || rep.Hoarding[0].Queue != "research" || rep.Hoarding[0].Waiting[0] != "prod" || rep.Hoarding[0].ContestedGPUHours == nil ||
 		!near(*rep.Hoarding[0].ContestedGPUHours, min(2*0.9, 4)*end.Sub(waitFrom).Seconds()/3600) {
 		t.Errorf("hoarding: %+v", rep.Hoarding)
+	}
+}
+
+// kueueScenario is the API server with kueueObjects, the Workloads'
+// status, and a Prometheus with ten minutes of the pods' dcgm-exporter
+// series a minute apart, ending one minute after now; src are the
+// arguments that read them.
+func kueueScenario(t *testing.T) (*k8stest.Cluster, []string) {
+	c := k8stest.Start(t)
+	c.InstallKueue("..")
+	c.Apply(kueueObjects)
+	c.Apply(kueueWorkload("train", "research", "train-0", 2) + kueueWorkload("serve", "prod", "serve-0", 1) + kueueWorkload("wait", "prod", "wait-0", 4) + kueueWorkload("spare", "spare", "spare-0", 1))
+	t0 := time.Now().UTC().Truncate(time.Second)
+	admit := func(name, cq string, gpus int) {
+		status := fmt.Sprintf(`{"status":{"admission":{"clusterQueue":%q,"podSetAssignments":[{"name":"main","count":1,"flavors":{"nvidia.com/gpu":"h100"},"resourceUsage":{"nvidia.com/gpu":"%d"}}]},`+
+			`"conditions":[{"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"reserved","lastTransitionTime":%q}]}}`, cq, gpus, t0.Add(-time.Hour).Format(time.RFC3339))
+		if out, err := c.Kubectl("patch", "workloads.v1beta2.kueue.x-k8s.io", name, "-n", "ml", "--subresource=status", "--type=merge", "-p", status); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	admit("train", "research", 2)
+	admit("serve", "prod", 1)
+	admit("spare", "spare", 1)
+
+	// Ten minutes of samples a minute apart, ending one minute after now:
+	// GPUs 0–1 (train-0) and 3 (spare-0) at 10 %, GPU 2 (serve-0) at 90 %.
+	start := t0.Add(-9 * time.Minute)
+	end := start.Add(10 * time.Minute)
+	var om bytes.Buffer
+	fmt.Fprintf(&om, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n")
+	for i := 0; i < 10; i++ {
+		for g, pod := range []string{"train-0", "train-0", "serve-0", "spare-0"} {
+			u := 10
+			if pod == "serve-0" {
+				u = 90
+			}
+			fmt.Fprintf(&om, "DCGM_FI_DEV_GPU_UTIL{gpu=\"%d\",UUID=\"GPU-k%d\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"gpu-0\",namespace=\"ml\",pod=%q} %d %d\n", g, g, pod, u, start.Unix()+60*int64(i))
+		}
+	}
+	om.WriteString("# EOF\n")
+	srv := promtest.Start(t, om.Bytes())
+	src := []string{"--source", "prometheus", "--prometheus-url", srv.URL, "--step", "60s", "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339),
+		"--kubeconfig", c.Kubeconfig()}
+	return c, src
+}
+
+// TestQuotaPatchOnKueue (#58): the quota what-if written by recommend
+// --quotas, run against the real API server with Kueue's CRDs: a dry run
+// changes nothing; --execute sets spare's quota 8 → 1 (it used 0.1 GPU of
+// its 1) and gives prod, whose 4 waiting GPUs did not fit in its quota,
+// 3 of them (2 → 5); run again, it finds the quotas changed since the
+// analysis, leaves them alone, and ends non-zero.
+func TestQuotaPatchOnKueue(t *testing.T) {
+	t.Parallel()
+	c, src := kueueScenario(t)
+	prof := filepath.Join(t.TempDir(), "p.json")
+	if r := run(t, nil, append([]string{"profile", "-o", prof}, src...)...); r.code != 0 {
+		t.Fatalf("profile: exit %d %s", r.code, r.errOut)
+	}
+	script := filepath.Join(t.TempDir(), "quotas.sh")
+	if r := run(t, nil, "recommend", "-i", prof, "--quotas", "-o", script); r.code != 0 || !strings.Contains(r.errOut, "quotas: 2 change(s)") {
+		t.Fatalf("recommend --quotas: exit %d %s", r.code, r.errOut)
+	}
+	quota := func(cq string) string {
+		out, err := c.Kubectl("get", "clusterqueue", cq, "-o", "jsonpath={.spec.resourceGroups[0].flavors[0].resources[*].nominalQuota}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	bash := func(args ...string) (string, error) {
+		cmd := exec.Command("bash", append([]string{script}, args...)...)
+		cmd.Env = c.Env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := bash(); err != nil || !strings.Contains(out, "dry run: clusterqueue spare: GPU quota 8 -> 1") || quota("spare") != "64 8" {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if out, err := bash("--execute"); err != nil || quota("spare") != "64 1" || quota("prod") != "5" || quota("research") != "2" {
+		t.Fatalf("--execute: %v, spare %q prod %q research %q\n%s", err, quota("spare"), quota("prod"), quota("research"), out)
+	}
+	if out, err := bash("--execute"); err == nil || !strings.Contains(out, "clusterqueue spare: its GPU quota is now 1, not 8 as analyzed: left alone") || quota("spare") != "64 1" {
+		t.Errorf("a second run: %v\n%s", err, out)
 	}
 }

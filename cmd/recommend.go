@@ -19,6 +19,8 @@ import (
 type RecommendOptions struct {
 	Spec            pipeline.PlanSpec
 	Dialect, Output string
+	// Quotas writes the quota what-if instead of the migration plan.
+	Quotas bool
 }
 
 func newRecommendCmd(f *Factory, runF func(*RecommendOptions) error) *cobra.Command {
@@ -36,7 +38,8 @@ unless --allow-model-change; pods labelled seedance.io/pinned=true never
 move. Every plan is replayed and checked before it is printed.`,
 		Example: `  seedance recommend --input profile.json --output plan.sh && less plan.sh && bash plan.sh --execute
   seedance recommend --input profile.json --dialect json
-  seedance recommend --input cluster.json.gz --dialect slurm --allow-sharing`,
+  seedance recommend --input cluster.json.gz --dialect slurm --allow-sharing
+  seedance recommend --input profile.json --quotas --output quotas.sh && less quotas.sh && bash quotas.sh --execute`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.Spec.Input == "" {
@@ -60,6 +63,7 @@ move. Every plan is replayed and checked before it is printed.`,
 	fl.StringVarP(&o.Spec.Input, "input", "i", "", "profile to plan from; - reads stdin")
 	fl.StringVar(&o.Dialect, "dialect", "kubectl", "output: kubectl (a bash script), slurm (a bash script), json or yaml")
 	fl.StringVarP(&o.Output, "output", "o", "-", "write the plan to this file (atomically); - is stdout")
+	fl.BoolVar(&o.Quotas, "quotas", false, "write the queues' quotas right-sized from measured use instead (a kubectl script of ClusterQueue patches; docs/queues.md)")
 	addSettingFlags(c, "recommend")
 	completeValues(c, "dialect", recommend.Dialects)
 	return c
@@ -72,6 +76,9 @@ func recommendRun(c *cobra.Command, f *Factory, o *RecommendOptions) error {
 	}
 	if err := fsutil.CheckOutput(o.Output, o.Spec.Input); err != nil {
 		return exit.Usagef("--output: %v", err)
+	}
+	if o.Quotas {
+		return quotasRun(c, f, o)
 	}
 	plan, err := pipeline.Plan(c.Context(), o.Spec)
 	if err != nil {
@@ -87,6 +94,22 @@ func recommendRun(c *cobra.Command, f *Factory, o *RecommendOptions) error {
 	}
 	if len(plan.Unplaced) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "note: %d pending workload(s) fit nowhere else: %s\n", len(plan.Unplaced), table.Visible(strings.Join(plan.Unplaced, ", ")))
+	}
+	return nil
+}
+
+// quotasRun writes the quota what-if and prints its summary.
+func quotasRun(c *cobra.Command, f *Factory, o *RecommendOptions) error {
+	changes, warnings, err := pipeline.QuotaPlan(c.Context(), o.Spec)
+	if err != nil {
+		return err
+	}
+	if err := pipeline.WriteQuotas(f.IO.Out, o.Output, changes); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "quotas: %d change(s)\n", len(changes))
+	for _, w := range warnings {
+		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", table.Flatten(w))
 	}
 	return nil
 }

@@ -151,7 +151,9 @@ func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
 			IdleUtilPct: rc.IdleHolderUtilPct, IdleHours: rc.IdleHolderHours, SmallMemoryPct: rc.SmallMemoryPct, ImbalanceIdlePct: rc.ImbalanceIdlePct}}
 	}
 	if ac.Has("queues") {
-		p.Queues = &analyze.QueueParams{HeldPct: cfg.Queues.HoardHeldPct, UsedPct: cfg.Queues.HoardUsedPct}
+		q := cfg.Queues
+		p.Queues = &analyze.QueueParams{HeldPct: q.HoardHeldPct, UsedPct: q.HoardUsedPct, Percentile: q.Percentile, HeadroomPct: q.HeadroomPct,
+			HalfLifeS: q.UsageHalfLife.Seconds(), SamplingS: q.UsageSamplingInterval.Seconds()}
 	}
 	return p
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/recommend"
@@ -64,15 +65,51 @@ func WritePlan(stdout io.Writer, path, dialect string, plan *recommend.Plan) err
 	if err := write(&buf, plan); err != nil {
 		return err
 	}
+	return writeOut(stdout, path, buf.Bytes(), dialect != "json" && dialect != "yaml")
+}
+
+// writeOut writes b to path ("-" is stdout), atomically for a file, and
+// makes a script written to a regular file executable.
+func writeOut(stdout io.Writer, path string, b []byte, script bool) error {
 	if path == "-" {
-		_, err := stdout.Write(buf.Bytes())
+		_, err := stdout.Write(b)
 		return err
 	}
-	err = fsutil.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
-	if fi, serr := os.Stat(path); err == nil && serr == nil && fi.Mode().IsRegular() && dialect != "json" && dialect != "yaml" {
+	err := fsutil.WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(b); return err })
+	if fi, serr := os.Stat(path); err == nil && serr == nil && fi.Mode().IsRegular() && script {
 		err = os.Chmod(path, 0o755) // a script; never chmod a device
 	}
 	return err
+}
+
+// QuotaPlan is the quota what-if of analyze --report queues, from the
+// same analysis of the same input (docs/queues.md, What-if).
+func QuotaPlan(ctx context.Context, spec PlanSpec) ([]analyze.QuotaChange, []string, error) {
+	sources, closeAll, err := openInputs([]string{spec.Input}, spec.Stdin)
+	defer closeAll()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := *spec.Config
+	cfg.Analyze.Report = "queues"
+	r, err := analyzeAll(ctx, sources, Params(&cfg, cfg.Pricing.Pricer()))
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.Queues == nil {
+		return nil, r.Warnings, fmt.Errorf("no quota what-if: %s names no queue (docs/queues.md, Sources)", spec.Input)
+	}
+	return r.QuotaWhatIf, r.Warnings, nil
+}
+
+// WriteQuotas writes the quota what-if as a script to path ("-" is
+// stdout), atomically for a file.
+func WriteQuotas(stdout io.Writer, path string, changes []analyze.QuotaChange) error {
+	var buf bytes.Buffer
+	if err := recommend.QuotaScript(&buf, changes); err != nil {
+		return err
+	}
+	return writeOut(stdout, path, buf.Bytes(), true)
 }
 
 // WriteReport writes the report in the settings' format: to stdout

@@ -30,6 +30,11 @@ type Queue struct {
 	LendingLimitGPUs   *float64 `json:"lending_limit_gpus,omitempty"`
 	// Flavors are the flavors its GPU quota is in.
 	Flavors []string `json:"flavors,omitempty"`
+	// QuotaRef says where the source set the GPU quota, for a patch of
+	// it: Kueue's JSON pointer to the one nominalQuota of a GPU resource
+	// (/spec/resourceGroups/0/flavors/0/resources/1/nominalQuota); ""
+	// when the quota is spread over several.
+	QuotaRef string `json:"quota_ref,omitempty"`
 	// Admitted are its workloads' quota reservations in the window, and
 	// Pending the times they waited for one.
 	Admitted []QueueSpan `json:"admitted,omitempty"`

@@ -151,6 +151,10 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"mo
 <table class="sortable" id="queues"><thead><tr>{{range .QueueHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Queues}}<tr>{{range $i, $c := .}}{{if or (lt $i 2) (eq $i 15)}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table>
+<p class="note">Each queue's used GPUs over time, its use and its reservations decayed as Kueue's admission fair sharing decays usage, and its quota right-sized from its use (seedance recommend --quotas writes the patch).</p>
+<table class="sortable" id="queue-use"><thead><tr>{{range .QueueUseHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .QueueUse}}<tr>{{range $i, $c := .}}{{if or (eq $i 0) (eq $i 8)}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table>
 {{end}}{{if .History}}<h2>Month to date, from the ledger</h2>
 <p class="note">{{.History}}</p>
 {{.HistoryChart}}{{.HistoryLegend}}
@@ -274,6 +278,7 @@ func HTML(w io.Writer, r *report.Result, _ Options) error {
 	}
 	if len(r.Queues) > 0 {
 		d["Queues"], d["QueueHeader"] = queueRows(r), queueHeader
+		d["QueueUse"], d["QueueUseHeader"] = useRows(r), useHeader
 	}
 	historyView(d, r)
 	fragmentationView(d, r)

@@ -60,17 +60,49 @@ func queueRows(r *report.Result) [][]string {
 	return out
 }
 
-// queuesTable writes the queue figures as a table.
+// useHeader and useRows are each queue's use over time, the fair-share
+// input and the quota what-if (docs/queues.md).
+var useHeader = []string{"QUEUE", "USED GPUS (PERCENTILE)", "PEAK USED", "DECAYED USED", "DECAYED RESERVED", "QUOTA", "PROPOSED", "PENDING IN QUOTA GPU-H", "WHY"}
+
+func useRows(r *report.Result) [][]string {
+	changes := map[string]analyze.QuotaChange{}
+	for _, c := range r.QuotaWhatIf {
+		changes[c.Queue] = c
+	}
+	var out [][]string
+	for _, name := range slices.Sorted(maps.Keys(r.Queues)) {
+		f := r.Queues[name]
+		row := []string{name, numOpt(f.UsedGPUsPercentile, 2), numOpt(f.PeakUsedGPUs, 2), numOpt(f.DecayedUsedGPUs, 2), numOpt(f.DecayedReservedGPUs, 2), numOpt(f.NominalGPUs, 0), "", "", ""}
+		if c, ok := changes[name]; ok {
+			row[6], row[7], row[8] = fmt.Sprintf("%g", c.ProposedGPUs), fmt.Sprintf("%.2f → %.2f", c.PendingWithinQuotaGPUHours, c.ProposedPendingWithinQuotaGPUHours), c.Why
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// queuesTable writes the queue figures as a table, and their use over
+// time.
 func queuesTable(w io.Writer, ew *errWriter, r *report.Result) error {
 	if len(r.Queues) == 0 {
 		return nil
 	}
-	ew.printf("\nQueues: quota against measured use, in GPU-hours over the window (docs/queues.md)\n")
-	t := table.New(w, queueHeader...)
-	for _, row := range queueRows(r) {
-		t.Row(row...)
+	for _, sec := range []struct {
+		title  string
+		header []string
+		rows   [][]string
+	}{{"Queues: quota against measured use, in GPU-hours over the window (docs/queues.md)", queueHeader, queueRows(r)},
+		{"Queues over time: used GPUs, decayed as Kueue's admission fair sharing decays usage, and the quotas right-sized from them", useHeader, useRows(r)}} {
+		ew.printf("\n%s\n", sec.title)
+		t := table.New(w, sec.header...)
+		for _, row := range sec.rows {
+			t.Row(row...)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
 	}
-	return t.Flush()
+	return nil
 }
 
 // queuesMarkdown writes the queue figures as a Markdown table.
@@ -82,6 +114,10 @@ func queuesMarkdown(ew *errWriter, r *report.Result) {
 	for _, row := range queueRows(r) {
 		ew.printf("| %s |\n", strings.Join(mdCells(row), " | "))
 	}
+	ew.printf("\n**Queues over time** (fair-share input, quota what-if)\n\n| %s |\n|---|%s---|\n", strings.Join(mdCells(useHeader), " | "), strings.Repeat("---:|", len(useHeader)-2))
+	for _, row := range useRows(r) {
+		ew.printf("| %s |\n", strings.Join(mdCells(row), " | "))
+	}
 }
 
 // queuesCSV writes one row per queue and cohort, every figure, nulls as
@@ -89,13 +125,15 @@ func queuesMarkdown(ew *errWriter, r *report.Result) {
 func queuesCSV(cw *csv.Writer, r *report.Result) error {
 	cw.Write([]string{"queue", "kind", "cohort", "workloads", "nominal_gpus", "nominal_gpu_hours", "reserved_gpu_hours", "borrowed_gpu_hours", "lent_gpu_hours",
 		"allocated_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "pending_gpu_hours", "pending_workloads", "longest_wait_s", "held_of_quota", "efficiency",
-		"usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "hoarding", "contested_gpu_hours", "contested_usd"})
+		"usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "hoarding", "contested_gpu_hours", "contested_usd",
+		"used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus"})
 	for _, q := range queueList(r) {
 		f := q.f
 		cw.Write([]string{cell(q.name), cell(f.Kind), cell(f.Cohort), fmt.Sprint(f.Workloads), optNum(f.NominalGPUs), optNum(f.NominalGPUHours), optNum(f.ReservedGPUHours),
 			optNum(f.BorrowedGPUHours), optNum(f.LentGPUHours), num(f.AllocatedGPUHours), num(f.UsedGPUHours), num(f.IdleHeldGPUHours), num(f.PendingGPUHours),
 			fmt.Sprint(f.PendingWorkloads), num(f.LongestWaitS), optNum(f.HeldOfQuota), optNum(f.Efficiency), num(f.USDPerGPUHour), optNum(f.NominalUSD),
-			num(f.AllocatedUSD), num(f.UsedUSD), num(f.IdleHeldUSD), num(f.PendingUSD), fmt.Sprint(f.Hoarding), optNum(f.ContestedGPUHours), optNum(f.ContestedUSD)})
+			num(f.AllocatedUSD), num(f.UsedUSD), num(f.IdleHeldUSD), num(f.PendingUSD), fmt.Sprint(f.Hoarding), optNum(f.ContestedGPUHours), optNum(f.ContestedUSD),
+			optNum(f.UsedGPUsPercentile), optNum(f.PeakUsedGPUs), optNum(f.DecayedUsedGPUs), optNum(f.DecayedReservedGPUs)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -123,6 +161,8 @@ func queueGauges(p *promWriter, r *report.Result) {
 	gauge("queue_used_gpu_hours", "GPU-hours the queue's workloads used, measured.", func(f analyze.QueueFigures) *float64 { return of(f.UsedGPUHours) })
 	gauge("queue_idle_held_usd", "Dollars of GPU time the queue's workloads held and did not use.", func(f analyze.QueueFigures) *float64 { return of(f.IdleHeldUSD) })
 	gauge("queue_pending_gpu_hours", "GPUs the queue's workloads waited for, times the wait.", func(f analyze.QueueFigures) *float64 { return of(f.PendingGPUHours) })
+	gauge("queue_decayed_used_gpus", "The queue's measured use decayed as Kueue's admission fair sharing decays usage (docs/queues.md): who got the cluster by work done.", func(f analyze.QueueFigures) *float64 { return f.DecayedUsedGPUs })
+	gauge("queue_decayed_reserved_gpus", "The queue's reservations decayed the same way: who got the cluster by allocation.", func(f analyze.QueueFigures) *float64 { return f.DecayedReservedGPUs })
 	gauge("queue_hoarding", "1 when the queue held quota idle while another of its cohort waited.", func(f analyze.QueueFigures) *float64 {
 		if f.Hoarding {
 			return of(1)

@@ -22,7 +22,9 @@ func TestQueuesInEveryFormat(t *testing.T) {
 		hostileControls: {Workloads: 1, AllocatedGPUHours: 1, IdleHeldUSD: 3.6, PendingGPUHours: 3, LongestWaitS: 1800},
 	}
 	r.Cohorts = map[string]analyze.QueueFigures{"ml": r.Queues["research"]}
-	want := []string{"research", "4.00", "5.00", "$16.20", "125.0%", "10.0%", "hoarding: $9.72 others waited for", "cohort ml", "n/a", "30m"}
+	r.QuotaWhatIf = []analyze.QuotaChange{{Queue: "research", Kind: "kueue", NominalGPUs: 4, ProposedGPUs: 2, Why: "p95 of its used GPUs 0.60", ProposedPendingWithinQuotaGPUHours: 1.5}}
+	want := []string{"research", "4.00", "5.00", "$16.20", "125.0%", "10.0%", "hoarding: $9.72 others waited for", "cohort ml", "n/a", "30m",
+		"p95 of its used GPUs 0.60", "0.00 → 1.50"}
 	for name, render := range map[string]Func{"table": Table, "markdown": Markdown, "html": HTML} {
 		var b bytes.Buffer
 		if err := render(&b, r, Options{Report: "queues"}); err != nil {

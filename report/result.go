@@ -87,6 +87,7 @@ type document struct {
 	Queues         map[string]analyze.QueueFigures `json:"queues,omitempty"`
 	Cohorts        map[string]analyze.QueueFigures `json:"cohorts,omitempty"`
 	Hoarding       []analyze.Hoarding              `json:"hoarding,omitempty"`
+	QuotaWhatIf    []analyze.QuotaChange           `json:"quota_what_if,omitempty"`
 	StrandedMemory []analyze.StrandedGPU           `json:"stranded_memory,omitempty"`
 	GPUFigures     []analyze.GPUReport             `json:"gpu_figures,omitempty"`
 	RuleMatches    map[string]int                  `json:"rule_matches,omitempty"`
@@ -114,7 +115,7 @@ func (r *Result) document() document {
 		SchemaVersion: a.SchemaVersion, Window: a.Window, Params: a.Params, Inputs: a.Inputs, Summary: a.Summary,
 		Timeline: a.Timeline, Scaling: a.Scaling, Attribution: a.Attribution, StrandedMemory: a.StrandedMemory,
 		Units: a.Units, UnitGroups: a.UnitGroups, UnitModels: a.UnitModels, UnitWorkloads: a.UnitWorkloads,
-		Queues: a.Queues, Cohorts: a.Cohorts, Hoarding: a.Hoarding,
+		Queues: a.Queues, Cohorts: a.Cohorts, Hoarding: a.Hoarding, QuotaWhatIf: a.QuotaWhatIf,
 		GPUFigures: a.GPUFigures, RuleMatches: r.RuleMatches, Delta: r.delta(), Nodes: a.Nodes, Suggestions: r.Suggestions,
 		Warnings: r.Warnings, PendingUnknown: a.PendingUnknown, Gates: r.Gates, Migration: r.Migration, Fragmentation: r.Fragmentation,
 	}

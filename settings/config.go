@@ -152,8 +152,12 @@ type Attribution struct {
 
 // Queues holds the hoarding verdict's thresholds (docs/queues.md).
 type Queues struct {
-	HoardHeldPct float64 `mapstructure:"hoard_held_pct"`
-	HoardUsedPct float64 `mapstructure:"hoard_used_pct"`
+	HoardHeldPct          float64       `mapstructure:"hoard_held_pct"`
+	HoardUsedPct          float64       `mapstructure:"hoard_used_pct"`
+	Percentile            float64       `mapstructure:"percentile"`
+	HeadroomPct           float64       `mapstructure:"headroom_pct"`
+	UsageHalfLife         time.Duration `mapstructure:"usage_half_life"`
+	UsageSamplingInterval time.Duration `mapstructure:"usage_sampling_interval"`
 }
 
 // Scaling is the elastic-scaling model's (docs/scaling.md).

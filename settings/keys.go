@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"time"
+
 	"fmt"
 	"regexp"
 	"slices"
@@ -89,6 +91,10 @@ func ownKeys() []setting.Key {
 		{Key: "attribution.imbalance_idle_pct", Default: holderDefaults.ImbalanceIdlePct, Help: "holder rule: a multi-GPU workload with one GPU busy and the others below this (0: off)", Range: setting.Rng(0, 50)},
 		{Key: "queues.hoard_held_pct", Default: queueDefaults.HeldPct, Help: "hoarding verdict: a queue that held at least this percentage of its quota's GPU-hours… (docs/queues.md)", Range: setting.Rng(0, 1e4)},
 		{Key: "queues.hoard_used_pct", Default: queueDefaults.UsedPct, Help: "…and used less than this percentage of what it held, while another queue of its cohort waited", Range: setting.Rng(0, 100)},
+		{Key: "queues.percentile", Default: queueDefaults.Percentile, Help: "what-if: a quota is right-sized to this percentile of the queue's used GPUs… (docs/queues.md)", Range: setting.Rng(1, 100)},
+		{Key: "queues.headroom_pct", Default: queueDefaults.HeadroomPct, Help: "…plus this percentage, never below its peak use", Range: setting.Rng(0, 1e3)},
+		{Key: "queues.usage_half_life", Default: setting.SecondsDur(time.Duration(queueDefaults.HalfLifeS) * time.Second), Help: "fair-share input: the half-life of a queue's decayed use, as Kueue's admissionFairSharing.usageHalfLifeTime (0: no memory)", Range: setting.Rng(0, setting.Span)},
+		{Key: "queues.usage_sampling_interval", Default: setting.SecondsDur(time.Duration(queueDefaults.SamplingS) * time.Second), Help: "the queues' timelines' bucket, as Kueue's admissionFairSharing.usageSamplingInterval", Range: setting.Rng(1, setting.Day)},
 		{Key: "pricing.gpu_hour_usd", Default: map[string]float64{}, Cmd: "analyze recommend ledger-update", Flag: "gpu-price", Help: "USD per GPU-hour for models whose name contains MODEL, as MODEL=USD (repeatable; docs/pricing.md); flag entries override file entries; not settable by environment",
 			DocFlag: "--gpu-price MODEL=USD", DocDefault: "built-in table", Map: true, Range: setting.Rng(0, 1e6)},
 		{Key: "pricing.price_file", Default: "", Cmd: "analyze recommend ledger-update", Flag: "price-file", Help: "YAML file of prices per GPU-hour by node (name or glob), node labels (instance type) and GPU model, first match first (docs/pricing.md); it wins over a node's OpenCost cost unless pricing.prefer_discovered"},

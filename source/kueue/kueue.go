@@ -136,12 +136,14 @@ func (b *Book) clusterQueue(raw json.RawMessage) error {
 		q.Cohort = cq.Spec.Cohort
 	}
 	var sums quotaSums
-	for _, rg := range cq.Spec.ResourceGroups {
-		for _, f := range rg.Flavors {
-			for _, r := range f.Resources {
+	var refs []string
+	for gi, rg := range cq.Spec.ResourceGroups {
+		for fi, f := range rg.Flavors {
+			for ri, r := range f.Resources {
 				if !IsGPU(r.Name) {
 					continue
 				}
+				refs = append(refs, fmt.Sprintf("/spec/resourceGroups/%d/flavors/%d/resources/%d/nominalQuota", gi, fi, ri))
 				if err := sums.add(r.NominalQuota, r.BorrowingLimit, r.LendingLimit); err != nil {
 					b.Warnings = append(b.Warnings, fmt.Sprintf("ClusterQueue %s flavor %s %s: %v: its quota unknown", name, f.Name, r.Name, err))
 					sums.bad = true
@@ -153,6 +155,9 @@ func (b *Book) clusterQueue(raw json.RawMessage) error {
 		}
 	}
 	sums.set(&q)
+	if len(refs) == 1 && q.NominalGPUs != nil {
+		q.QuotaRef = refs[0]
+	}
 	b.queues[name] = &queue{q: q}
 	return nil
 }

@@ -84,7 +84,8 @@ func (b *queueBook) queues() []profile.Queue {
 	var out []profile.Queue
 	for _, sq := range simQueues {
 		nominal := math.Floor(float64(b.gpus) * sq.share)
-		q := profile.Queue{Name: sq.name, Kind: profile.QueueKueue, Cohort: SimCohort, NominalGPUs: &nominal, Flavors: []string{"default-flavor"}}
+		q := profile.Queue{Name: sq.name, Kind: profile.QueueKueue, Cohort: SimCohort, NominalGPUs: &nominal, Flavors: []string{"default-flavor"},
+			QuotaRef: "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota"}
 		if s := b.spans[sq.name]; s != nil {
 			q.Admitted, q.Pending = s.Admitted, s.Pending
 		}
