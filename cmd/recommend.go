@@ -7,11 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seedance/seedance/internal/exit"
-	"github.com/seedance/seedance/internal/fsutil"
 	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/pipeline"
 	"github.com/seedance/seedance/recommend"
-	"github.com/seedance/seedance/settings"
 )
 
 // RecommendOptions are the inputs of `seedance recommend`: the plan to
@@ -39,7 +37,7 @@ move. Every plan is replayed and checked before it is printed.`,
 		Example: `  seedance recommend --input profile.json --output plan.sh && less plan.sh && bash plan.sh --execute
   seedance recommend --input profile.json --dialect json
   seedance recommend --input cluster.json.gz --dialect slurm --allow-sharing
-  seedance recommend --input profile.json --quotas --output quotas.sh && less quotas.sh && bash quotas.sh --execute`,
+  seedance recommend --input profile.json --quotas --output quotas.sh`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.Spec.Input == "" {
@@ -71,14 +69,11 @@ move. Every plan is replayed and checked before it is printed.`,
 
 // recommendRun makes the plan, writes it and prints its summary.
 func recommendRun(c *cobra.Command, f *Factory, o *RecommendOptions) error {
-	if err := settings.CheckOutputName("--output", o.Output); err != nil {
+	if err := pipeline.CheckPlanOutput(o.Output, o.Spec.Input); err != nil {
 		return err
 	}
-	if err := fsutil.CheckOutput(o.Output, o.Spec.Input); err != nil {
-		return exit.Usagef("--output: %v", err)
-	}
 	if o.Quotas {
-		return quotasRun(c, f, o)
+		return pipeline.WriteQuotas(c.Context(), o.Spec, f.IO.Out, f.IO.ErrOut, o.Output)
 	}
 	plan, err := pipeline.Plan(c.Context(), o.Spec)
 	if err != nil {
@@ -94,22 +89,6 @@ func recommendRun(c *cobra.Command, f *Factory, o *RecommendOptions) error {
 	}
 	if len(plan.Unplaced) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "note: %d pending workload(s) fit nowhere else: %s\n", len(plan.Unplaced), table.Visible(strings.Join(plan.Unplaced, ", ")))
-	}
-	return nil
-}
-
-// quotasRun writes the quota what-if and prints its summary.
-func quotasRun(c *cobra.Command, f *Factory, o *RecommendOptions) error {
-	changes, warnings, err := pipeline.QuotaPlan(c.Context(), o.Spec)
-	if err != nil {
-		return err
-	}
-	if err := pipeline.WriteQuotas(f.IO.Out, o.Output, changes); err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.ErrOut, "quotas: %d change(s)\n", len(changes))
-	for _, w := range warnings {
-		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", table.Flatten(w))
 	}
 	return nil
 }

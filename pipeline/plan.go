@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exit"
 	"github.com/seedance/seedance/internal/fsutil"
+	"github.com/seedance/seedance/internal/table"
 	"github.com/seedance/seedance/recommend"
 	"github.com/seedance/seedance/render"
 	"github.com/seedance/seedance/report"
@@ -68,6 +68,18 @@ func WritePlan(stdout io.Writer, path, dialect string, plan *recommend.Plan) err
 	return writeOut(stdout, path, buf.Bytes(), dialect != "json" && dialect != "yaml")
 }
 
+// CheckPlanOutput checks a plan's --output: a name it may write, not its
+// input.
+func CheckPlanOutput(output, input string) error {
+	if err := settings.CheckOutputName("--output", output); err != nil {
+		return err
+	}
+	if err := fsutil.CheckOutput(output, input); err != nil {
+		return exit.Usagef("--output: %v", err)
+	}
+	return nil
+}
+
 // writeOut writes b to path ("-" is stdout), atomically for a file, and
 // makes a script written to a regular file executable.
 func writeOut(stdout io.Writer, path string, b []byte, script bool) error {
@@ -82,34 +94,37 @@ func writeOut(stdout io.Writer, path string, b []byte, script bool) error {
 	return err
 }
 
-// QuotaPlan is the quota what-if of analyze --report queues, from the
-// same analysis of the same input (docs/queues.md, What-if).
-func QuotaPlan(ctx context.Context, spec PlanSpec) ([]analyze.QuotaChange, []string, error) {
+// WriteQuotas writes the quota what-if of analyze --report queues, from
+// the same analysis of the same input (docs/queues.md, What-if), as a
+// script to path ("-" is stdout), atomically for a file, and its summary
+// and the analysis' warnings to errOut.
+func WriteQuotas(ctx context.Context, spec PlanSpec, stdout, errOut io.Writer, path string) error {
 	sources, closeAll, err := openInputs([]string{spec.Input}, spec.Stdin)
 	defer closeAll()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	cfg := *spec.Config
 	cfg.Analyze.Report = "queues"
 	r, err := analyzeAll(ctx, sources, Params(&cfg, cfg.Pricing.Pricer()))
 	if err != nil {
-		return nil, nil, err
-	}
-	if r.Queues == nil {
-		return nil, r.Warnings, fmt.Errorf("no quota what-if: %s names no queue (docs/queues.md, Sources)", spec.Input)
-	}
-	return r.QuotaWhatIf, r.Warnings, nil
-}
-
-// WriteQuotas writes the quota what-if as a script to path ("-" is
-// stdout), atomically for a file.
-func WriteQuotas(stdout io.Writer, path string, changes []analyze.QuotaChange) error {
-	var buf bytes.Buffer
-	if err := recommend.QuotaScript(&buf, changes); err != nil {
 		return err
 	}
-	return writeOut(stdout, path, buf.Bytes(), true)
+	if r.Queues == nil {
+		return fmt.Errorf("no quota what-if: %s names no queue (docs/queues.md, Sources)", spec.Input)
+	}
+	var buf bytes.Buffer
+	if err := recommend.QuotaScript(&buf, r.QuotaWhatIf); err != nil {
+		return err
+	}
+	if err := writeOut(stdout, path, buf.Bytes(), true); err != nil {
+		return err
+	}
+	fmt.Fprintf(errOut, "quotas: %d change(s)\n", len(r.QuotaWhatIf))
+	for _, w := range r.Warnings {
+		fmt.Fprintf(errOut, "warning: %s\n", table.Flatten(w))
+	}
+	return nil
 }
 
 // WriteReport writes the report in the settings' format: to stdout
