@@ -20,6 +20,9 @@ type Cuts struct {
 	GPUs  []GPUCut
 	Holds []HoldCut
 	Work  []WorkCut
+	// Queues are the profile's queues in each piece (docs/queues.md,
+	// Over time).
+	Queues []QueueCut
 }
 
 // GPUCut is what a node's GPUs of one model did in one piece; seconds are
@@ -84,6 +87,7 @@ func Cut(ctx context.Context, sources []Source, p Params, at []time.Time) (*Cuts
 		for _, n := range a.order {
 			a.cutNode(c, i, n, pricer, lo, hi)
 		}
+		a.cutQueues(c, i, lo, hi)
 	}
 	return c, nil
 }

@@ -51,10 +51,12 @@ type QueueFigures struct {
 	UsedGPUHours      float64 `json:"used_gpu_hours"`
 	IdleHeldGPUHours  float64 `json:"idle_held_gpu_hours"`
 	// PendingGPUHours is the GPUs its workloads waited for, times the
-	// wait; LongestWaitS the longest one wait in the window.
-	PendingGPUHours  float64 `json:"pending_gpu_hours"`
-	PendingWorkloads int     `json:"pending_workloads"`
-	LongestWaitS     float64 `json:"longest_wait_s"`
+	// wait; PendingWorkloads counts them and LongestWaitS is the longest
+	// one wait in the window (null from the ledger, whose hourly rows name
+	// no workload).
+	PendingGPUHours  float64  `json:"pending_gpu_hours"`
+	PendingWorkloads *int     `json:"pending_workloads"`
+	LongestWaitS     *float64 `json:"longest_wait_s"`
 	// HeldOfQuota is allocated ÷ nominal GPU-hours; Efficiency used ÷
 	// allocated.
 	HeldOfQuota *float64 `json:"held_of_quota"`
@@ -104,6 +106,8 @@ type queueAcc struct {
 	pendingH, longestS             float64
 	nominalH                       *float64
 	peakUsed                       float64
+	// counted is the workloads the ledger counted (its rows name none).
+	counted int
 }
 
 // queues fills r's queue figures from the holdings and the profile's
@@ -112,24 +116,13 @@ func (a *analysis) queues(r *Report, hs []*holding, fleet figures, qp QueueParam
 	if len(a.queueList) == 0 && !anyQueued(hs) {
 		return
 	}
-	accs, order := map[string]*queueAcc{}, []string{}
-	get := func(name string) *queueAcc {
-		if accs[name] == nil {
-			accs[name] = &queueAcc{q: profile.Queue{Name: name}, workloads: map[string]bool{}, pendingWorkloads: map[string]bool{}}
-			order = append(order, name)
-		}
-		return accs[name]
-	}
-	for _, q := range a.queueList {
-		acc := get(q.Name)
-		acc.q, acc.listed = q, true
-	}
+	set := newQueueSet(a.queueList)
 	var unknown []string
 	for _, h := range hs {
 		if h.w.Queue == "" || h.n > 0 {
 			continue
 		}
-		acc := get(h.w.Queue)
+		acc := set.get(h.w.Queue)
 		if !acc.listed && !acc.workloads[h.w.ID] {
 			unknown = append(unknown, fmt.Sprintf("%s (queue %s)", h.w.ID, h.w.Queue))
 		}
@@ -149,42 +142,9 @@ func (a *analysis) queues(r *Report, hs []*holding, fleet figures, qp QueueParam
 	if fleet.held > 0 {
 		fleetPrice = fleet.heldCost / fleet.held
 	}
-	for _, name := range order {
-		accs[name].spans(a.windowS)
-	}
-	cohorts := cohortsOf(accs, order)
-	for _, members := range cohorts {
-		borrowLend(members)
-	}
 	qt := a.queueTimelines(qp.SamplingS)
-	r.Queues = map[string]QueueFigures{}
-	for _, name := range order {
-		f := accs[name].figures(fleetPrice)
-		accs[name].timeline(&f, qt, a.windowS, qp)
-		r.Queues[name] = f
-	}
-	r.Hoarding = hoarding(r.Queues, accs, cohorts, qp)
-	r.Cohorts = cohortFigures(r.Queues, cohorts)
-	r.QuotaWhatIf = whatIf(r.Queues, accs, cohorts, qp)
-}
-
-// timeline adds the figures of the queue's timeline to f.
-func (c *queueAcc) timeline(f *QueueFigures, qt *queueTimes, windowS float64, qp QueueParams) {
-	width := func(b int) float64 { return qt.width(b, windowS) }
-	used := qt.gpus(qt.used[c.q.Name], windowS)
-	if qt.used[c.q.Name] == nil {
-		used = make([]float64, qt.n) // it held nothing
-	}
-	peak := 0.0
-	for _, u := range used {
-		peak = max(peak, u)
-	}
-	c.peakUsed = peak
-	f.UsedGPUsPercentile, f.PeakUsedGPUs = sigPtr(nearestRank(used, qp.Percentile)), sigPtr(peak)
-	f.DecayedUsedGPUs = sigPtr(decayed(used, width, qp.HalfLifeS))
-	if f.ReservedGPUHours != nil {
-		f.DecayedReservedGPUs = sigPtr(decayed(qt.sampled(c.reserved, windowS), width, qp.HalfLifeS))
-	}
+	q := set.sections(a.windowS, fleetPrice, qt, qp)
+	r.Queues, r.Cohorts, r.Hoarding, r.QuotaWhatIf = q.Queues, q.Cohorts, q.Hoarding, q.WhatIf
 }
 
 func anyQueued(hs []*holding) bool {
@@ -202,8 +162,10 @@ func (c *queueAcc) spans(windowS float64) {
 	c.reserved, c.pending = stepOf(c.q.Admitted), stepOf(c.q.Pending)
 	c.reservedH, c.pendingH = c.reserved.integral()/3600, c.pending.integral()/3600
 	for _, s := range c.q.Pending {
-		c.pendingWorkloads[s.Workload] = true
-		c.longestS = max(c.longestS, s.EndS-s.StartS)
+		if s.Workload != "" { // the ledger's rows name none
+			c.pendingWorkloads[s.Workload] = true
+			c.longestS = max(c.longestS, s.EndS-s.StartS)
+		}
 	}
 	if c.q.NominalGPUs != nil {
 		h := *c.q.NominalGPUs * windowS / 3600
@@ -214,10 +176,13 @@ func (c *queueAcc) spans(windowS float64) {
 // figures are the queue's QueueFigures, its GPU-hours priced at its own
 // workloads' mean price (fleetPrice where they held none).
 func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
-	f := QueueFigures{Kind: c.q.Kind, Cohort: c.q.Cohort, Workloads: len(c.workloads), NominalGPUs: c.q.NominalGPUs, NominalGPUHours: sigP(c.nominalH),
-		AllocatedGPUHours: sig(c.held), UsedGPUHours: sig(c.used), IdleHeldGPUHours: sig(max(0, c.held-c.used)),
-		PendingGPUHours: sig(c.pendingH), PendingWorkloads: len(c.pendingWorkloads), LongestWaitS: sig(c.longestS),
+	f := QueueFigures{Kind: c.q.Kind, Cohort: c.q.Cohort, Workloads: len(c.workloads) + c.counted, NominalGPUs: c.q.NominalGPUs, NominalGPUHours: sigP(c.nominalH),
+		AllocatedGPUHours: sig(c.held), UsedGPUHours: sig(c.used), IdleHeldGPUHours: sig(max(0, c.held-c.used)), PendingGPUHours: sig(c.pendingH),
 		AllocatedUSD: sig(c.heldCost), UsedUSD: sig(c.usedCost), IdleHeldUSD: sig(c.heldCost - c.usedCost)}
+	if c.counted == 0 { // not the ledger's
+		n := len(c.pendingWorkloads)
+		f.PendingWorkloads, f.LongestWaitS = &n, sigPtr(c.longestS)
+	}
 	price := fleetPrice
 	if c.held > 0 {
 		price = c.heldCost / c.held
@@ -242,6 +207,7 @@ func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
 	}
 	return f
 }
+
 func sigP(p *float64) *float64 {
 	if p == nil {
 		return nil

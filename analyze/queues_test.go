@@ -88,7 +88,7 @@ func TestQueuesHandComputed(t *testing.T) {
 	// It lent research its 2 borrowed GPUs for 0.5 h; ml/wait waited for 6
 	// GPUs for 0.5 h.
 	if prod.Workloads != 1 || !nearly(prod.ReservedGPUHours, 1) || !nearly(prod.BorrowedGPUHours, 0) || !nearly(prod.LentGPUHours, 1) || prod.AllocatedGPUHours != 1 ||
-		prod.UsedGPUHours != 0.9 || !nearly(&prod.IdleHeldGPUHours, 0.1) || prod.PendingGPUHours != 3 || prod.PendingWorkloads != 1 || prod.LongestWaitS != 1800 ||
+		prod.UsedGPUHours != 0.9 || !nearly(&prod.IdleHeldGPUHours, 0.1) || prod.PendingGPUHours != 3 || prod.PendingWorkloads == nil || *prod.PendingWorkloads != 1 || !nearly(prod.LongestWaitS, 1800) ||
 		prod.PendingUSD != 10.8 || prod.UsedUSD != 3.24 || prod.IdleHeldUSD != 0.36 || !nearly(prod.HeldOfQuota, 0.25) || prod.Hoarding || prod.ContestedGPUHours != nil {
 		t.Errorf("prod: %s", showQ(prod))
 	}

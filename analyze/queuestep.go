@@ -228,8 +228,7 @@ func cohortFigures(queues map[string]QueueFigures, cohorts map[string][]*queueAc
 			c.UsedGPUHours += f.UsedGPUHours
 			c.IdleHeldGPUHours += f.IdleHeldGPUHours
 			c.PendingGPUHours += f.PendingGPUHours
-			c.PendingWorkloads += f.PendingWorkloads
-			c.LongestWaitS = max(c.LongestWaitS, f.LongestWaitS)
+			c.PendingWorkloads, c.LongestWaitS = addCount(c.PendingWorkloads, f.PendingWorkloads, i == 0), maxKnown(c.LongestWaitS, f.LongestWaitS, i == 0)
 			c.AllocatedUSD += f.AllocatedUSD
 			c.UsedUSD += f.UsedUSD
 			c.IdleHeldUSD += f.IdleHeldUSD
@@ -261,4 +260,30 @@ func addKnown(sum, v *float64, first bool) *float64 {
 		s += *sum
 	}
 	return &s
+}
+
+// addCount is sum + v, null when either is (sum is taken as 0 when
+// first).
+func addCount(sum, v *int, first bool) *int {
+	if v == nil || sum == nil && !first {
+		return nil
+	}
+	s := *v
+	if sum != nil {
+		s += *sum
+	}
+	return &s
+}
+
+// maxKnown is the larger of m and v, null when either is (m is none when
+// first).
+func maxKnown(m, v *float64, first bool) *float64 {
+	if v == nil || m == nil && !first {
+		return nil
+	}
+	x := *v
+	if m != nil {
+		x = max(x, *m)
+	}
+	return &x
 }

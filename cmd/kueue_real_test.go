@@ -108,7 +108,7 @@ func TestQueuesFromKueueAndPrometheus(t *testing.T) {
 		t.Errorf("research: %+v", res)
 	}
 	waited := end.Sub(waitFrom).Seconds() / 3600 * 4
-	if !near(prod.AllocatedGPUHours, h) || !near(prod.UsedGPUHours, 0.9*h) || !near(prod.PendingGPUHours, waited) || prod.PendingWorkloads != 1 {
+	if !near(prod.AllocatedGPUHours, h) || !near(prod.UsedGPUHours, 0.9*h) || !near(prod.PendingGPUHours, waited) || prod.PendingWorkloads == nil || *prod.PendingWorkloads != 1 {
 		t.Errorf("prod: %+v, want %v pending GPU-hours", prod, waited)
 	}
 	if len(rep.Hoarding) != 1 || rep.Hoarding[0].Queue != "research" || rep.Hoarding[0].Waiting[0] != "prod" || rep.Hoarding[0].ContestedGPUHours == nil ||

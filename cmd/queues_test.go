@@ -30,7 +30,7 @@ func TestQueuesReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Queues) != 3 || rep.Queues["serving"].PendingWorkloads == 0 || rep.Queues["research"].NominalGPUs == nil {
+	if len(rep.Queues) != 3 || rep.Queues["serving"].PendingWorkloads == nil || *rep.Queues["serving"].PendingWorkloads == 0 || rep.Queues["research"].NominalGPUs == nil {
 		t.Errorf("queues: %+v", rep.Queues)
 	}
 	if len(rep.Hoarding) != 1 || rep.Hoarding[0].Queue != "platform" || rep.Hoarding[0].Waiting[0] != "serving" {

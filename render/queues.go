@@ -55,7 +55,7 @@ func queueRows(r *report.Result) [][]string {
 		out = append(out, []string{q.name, f.Cohort, numOpt(f.NominalGPUs, 2), numOpt(f.NominalGPUHours, 2), numOpt(f.ReservedGPUHours, 2),
 			numOpt(f.BorrowedGPUHours, 2), numOpt(f.LentGPUHours, 2), fmt.Sprintf("%.2f", f.AllocatedGPUHours), fmt.Sprintf("%.2f", f.UsedGPUHours),
 			fmt.Sprintf("%.2f", f.IdleHeldGPUHours), money(f.IdleHeldUSD), fmt.Sprintf("%.2f", f.PendingGPUHours),
-			analyze.FormatDuration(secondsDur(f.LongestWaitS)), ratioPct(f.HeldOfQuota), ratioPct(f.Efficiency), verdict})
+			waitText(f.LongestWaitS), ratioPct(f.HeldOfQuota), ratioPct(f.Efficiency), verdict})
 	}
 	return out
 }
@@ -131,7 +131,7 @@ func queuesCSV(cw *csv.Writer, r *report.Result) error {
 		f := q.f
 		cw.Write([]string{cell(q.name), cell(f.Kind), cell(f.Cohort), fmt.Sprint(f.Workloads), optNum(f.NominalGPUs), optNum(f.NominalGPUHours), optNum(f.ReservedGPUHours),
 			optNum(f.BorrowedGPUHours), optNum(f.LentGPUHours), num(f.AllocatedGPUHours), num(f.UsedGPUHours), num(f.IdleHeldGPUHours), num(f.PendingGPUHours),
-			fmt.Sprint(f.PendingWorkloads), num(f.LongestWaitS), optNum(f.HeldOfQuota), optNum(f.Efficiency), num(f.USDPerGPUHour), optNum(f.NominalUSD),
+			optInt(f.PendingWorkloads), optNum(f.LongestWaitS), optNum(f.HeldOfQuota), optNum(f.Efficiency), num(f.USDPerGPUHour), optNum(f.NominalUSD),
 			num(f.AllocatedUSD), num(f.UsedUSD), num(f.IdleHeldUSD), num(f.PendingUSD), fmt.Sprint(f.Hoarding), optNum(f.ContestedGPUHours), optNum(f.ContestedUSD),
 			optNum(f.UsedGPUsPercentile), optNum(f.PeakUsedGPUs), optNum(f.DecayedUsedGPUs), optNum(f.DecayedReservedGPUs)})
 	}
@@ -169,4 +169,19 @@ func queueGauges(p *promWriter, r *report.Result) {
 		}
 		return of(0)
 	})
+}
+
+// waitText is a wait's length, or n/a.
+func waitText(s *float64) string {
+	if s == nil {
+		return "n/a"
+	}
+	return analyze.FormatDuration(secondsDur(*s))
+}
+
+func optInt(v *int) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprint(*v)
 }

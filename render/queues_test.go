@@ -19,7 +19,7 @@ func TestQueuesInEveryFormat(t *testing.T) {
 		"research": {Kind: "kueue", Cohort: "ml", Workloads: 2, NominalGPUs: &nominal, NominalGPUHours: &nominalH, ReservedGPUHours: &reserved,
 			AllocatedGPUHours: 5, UsedGPUHours: 0.5, IdleHeldGPUHours: 4.5, IdleHeldUSD: 16.2, HeldOfQuota: &held, Efficiency: &eff,
 			Hoarding: true, ContestedUSD: &contested},
-		hostileControls: {Workloads: 1, AllocatedGPUHours: 1, IdleHeldUSD: 3.6, PendingGPUHours: 3, LongestWaitS: 1800},
+		hostileControls: {Workloads: 1, AllocatedGPUHours: 1, IdleHeldUSD: 3.6, PendingGPUHours: 3, LongestWaitS: ptr(1800.0)},
 	}
 	r.Cohorts = map[string]analyze.QueueFigures{"ml": r.Queues["research"]}
 	r.QuotaWhatIf = []analyze.QuotaChange{{Queue: "research", Kind: "kueue", NominalGPUs: 4, ProposedGPUs: 2, Why: "p95 of its used GPUs 0.60", ProposedPendingWithinQuotaGPUHours: 1.5}}
@@ -42,7 +42,7 @@ func TestQueuesInEveryFormat(t *testing.T) {
 	for name, c := range map[string]struct {
 		render Func
 		want   string
-	}{"csv": {CSV, "research,kueue,ml,2,4,4,5,n/a,n/a,5,0.5,4.5,0,0,0,1.25,0.1,0,n/a,0,0,16.2,0,true,n/a,9.72"},
+	}{"csv": {CSV, "research,kueue,ml,2,4,4,5,n/a,n/a,5,0.5,4.5,0,n/a,n/a,1.25,0.1,0,n/a,0,0,16.2,0,true,n/a,9.72"},
 		"prom": {Prom, `seedance_queue_hoarding{queue="research",cohort="ml"} 1`}} {
 		var b bytes.Buffer
 		if err := c.render(&b, r, Options{Report: "queues"}); err != nil || !strings.Contains(b.String(), c.want) {
