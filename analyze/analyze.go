@@ -107,8 +107,8 @@ func read(ctx context.Context, sources []Source, p Params) (*analysis, *Report, 
 		r.addInput(s.Name, h)
 		a.unscheduled = h.Unscheduled // the latest input's
 		in := input{offset: h.StartedAt.Sub(start).Seconds(), interval: h.IntervalS, spanS: h.EndedAt.Sub(h.StartedAt).Seconds(), only: len(sources) == 1}
-		if len(h.Queues) > 0 {
-			a.queueList = profile.ShiftQueues(h.Queues, in.offset, windowS) // the latest input's
+		if len(h.Queues) > 0 { // each input's spans, the latest quota
+			a.queueList = profile.MergeQueues(a.queueList, profile.ShiftQueues(h.Queues, in.offset, windowS))
 		}
 		s.Stream.DropTopologyDetail() // the analysis keeps the compact form only
 		s.Stream.ConvertOnly(a.reads())

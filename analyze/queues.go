@@ -106,8 +106,10 @@ type queueAcc struct {
 	pendingH, longestS             float64
 	nominalH                       *float64
 	peakUsed                       float64
-	// counted is the workloads the ledger counted (its rows name none).
+	// counted is the workloads the ledger counted (its rows name none),
+	// largest the most GPUs one of them reserved.
 	counted int
+	largest float64
 }
 
 // queues fills r's queue figures from the holdings and the profile's

@@ -62,9 +62,11 @@ func (s *queueSet) sections(windowS, fleetPrice float64, qt *queueTimes, qp Queu
 // those held and used cost.
 type QueueRow struct {
 	Bucket                                              int
-	Queue, Kind, Cohort                                 string
+	Queue, Kind, Cohort, QuotaRef                       string
 	NominalGPUs                                         *float64
 	ReservedS, PendingS, HeldS, UsedS, HeldUSD, UsedUSD float64
+	// LargestGPUs is the most GPUs one workload reserved in the bucket.
+	LargestGPUs float64
 }
 
 // QueuesOf are the queue figures of n buckets of bucketS seconds kept as
@@ -80,8 +82,9 @@ func QueuesOf(rows []QueueRow, n int, bucketS float64, workloads map[string]int,
 	for _, r := range rows {
 		acc := s.get(r.Queue)
 		if r.Kind != "" { // the latest bucket's quota and cohort
-			acc.q.Kind, acc.q.Cohort, acc.q.NominalGPUs, acc.listed = r.Kind, r.Cohort, r.NominalGPUs, true
+			acc.q.Kind, acc.q.Cohort, acc.q.NominalGPUs, acc.q.QuotaRef, acc.listed = r.Kind, r.Cohort, r.NominalGPUs, r.QuotaRef, true
 		}
+		acc.largest = max(acc.largest, r.LargestGPUs)
 		lo, hi := float64(r.Bucket)*bucketS, float64(r.Bucket+1)*bucketS
 		if r.ReservedS > 0 {
 			acc.q.Admitted = append(acc.q.Admitted, profile.QueueSpan{Workload: "", GPUs: r.ReservedS / bucketS, StartS: lo, EndS: hi})

@@ -228,14 +228,14 @@ func cohortFigures(queues map[string]QueueFigures, cohorts map[string][]*queueAc
 			c.UsedGPUHours += f.UsedGPUHours
 			c.IdleHeldGPUHours += f.IdleHeldGPUHours
 			c.PendingGPUHours += f.PendingGPUHours
-			c.PendingWorkloads, c.LongestWaitS = addCount(c.PendingWorkloads, f.PendingWorkloads, i == 0), maxKnown(c.LongestWaitS, f.LongestWaitS, i == 0)
+			c.PendingWorkloads, c.LongestWaitS = combine(c.PendingWorkloads, f.PendingWorkloads, i == 0, plus), combine(c.LongestWaitS, f.LongestWaitS, i == 0, larger)
 			c.AllocatedUSD += f.AllocatedUSD
 			c.UsedUSD += f.UsedUSD
 			c.IdleHeldUSD += f.IdleHeldUSD
 			c.PendingUSD += f.PendingUSD
 			for _, p := range []struct{ dst, src **float64 }{{&c.NominalGPUs, &f.NominalGPUs}, {&c.NominalGPUHours, &f.NominalGPUHours},
 				{&c.ReservedGPUHours, &f.ReservedGPUHours}, {&c.BorrowedGPUHours, &f.BorrowedGPUHours}, {&c.LentGPUHours, &f.LentGPUHours}, {&c.NominalUSD, &f.NominalUSD}} {
-				*p.dst = addKnown(*p.dst, *p.src, i == 0)
+				*p.dst = combine(*p.dst, *p.src, i == 0, plus)
 			}
 		}
 		if c.NominalGPUHours != nil && *c.NominalGPUHours > 0 {
@@ -250,40 +250,19 @@ func cohortFigures(queues map[string]QueueFigures, cohorts map[string][]*queueAc
 	return out
 }
 
-// addKnown is sum + v, null when either is (sum is taken as 0 when first).
-func addKnown(sum, v *float64, first bool) *float64 {
-	if v == nil || sum == nil && !first {
-		return nil
-	}
-	s := *v
-	if sum != nil {
-		s += *sum
-	}
-	return &s
-}
-
-// addCount is sum + v, null when either is (sum is taken as 0 when
-// first).
-func addCount(sum, v *int, first bool) *int {
-	if v == nil || sum == nil && !first {
-		return nil
-	}
-	s := *v
-	if sum != nil {
-		s += *sum
-	}
-	return &s
-}
-
-// maxKnown is the larger of m and v, null when either is (m is none when
-// first).
-func maxKnown(m, v *float64, first bool) *float64 {
-	if v == nil || m == nil && !first {
+// combine folds v into acc by f, null when either is (acc is taken as
+// none when first): a cohort's sum or maximum of its members' figures.
+func combine[T int | float64](acc, v *T, first bool, f func(a, b T) T) *T {
+	if v == nil || acc == nil && !first {
 		return nil
 	}
 	x := *v
-	if m != nil {
-		x = max(x, *m)
+	if acc != nil {
+		x = f(*acc, x)
 	}
 	return &x
 }
+
+func plus[T int | float64](a, b T) T { return a + b }
+
+func larger(a, b float64) float64 { return max(a, b) }

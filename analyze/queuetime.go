@@ -116,16 +116,24 @@ func (qt *queueTimes) sampled(f step, windowS float64) []float64 {
 // GPU-seconds its workloads reserved and waited for in the piece (the
 // ledger's rows of queues; what they held and used is in the holds).
 type QueueCut struct {
-	Piece               int
-	Queue, Kind, Cohort string
-	NominalGPUs         *float64
-	ReservedS, PendingS float64
+	Piece                         int
+	Queue, Kind, Cohort, QuotaRef string
+	NominalGPUs                   *float64
+	ReservedS, PendingS           float64
+	// LargestGPUs is the most GPUs one workload reserved in the piece.
+	LargestGPUs float64
 }
 
 // cutQueues adds the queues' rows of the piece [lo, hi).
 func (a *analysis) cutQueues(c *Cuts, piece int, lo, hi float64) {
 	for _, q := range a.queueList {
-		c.Queues = append(c.Queues, QueueCut{Piece: piece, Queue: q.Name, Kind: q.Kind, Cohort: q.Cohort, NominalGPUs: q.NominalGPUs,
-			ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi)})
+		largest := 0.0
+		for _, s := range q.Admitted {
+			if s.StartS < hi && s.EndS > lo {
+				largest = max(largest, s.GPUs)
+			}
+		}
+		c.Queues = append(c.Queues, QueueCut{Piece: piece, Queue: q.Name, Kind: q.Kind, Cohort: q.Cohort, QuotaRef: q.QuotaRef, NominalGPUs: q.NominalGPUs,
+			ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest})
 	}
 }

@@ -103,9 +103,11 @@ func (c *queueAcc) shortfall(quota float64) float64 {
 // largestReservation is the most GPUs one of its workloads reserved: a
 // quota below it could never admit that workload.
 func (c *queueAcc) largestReservation() float64 {
-	most := 0.0
+	most := c.largest
 	for _, s := range c.q.Admitted {
-		most = max(most, s.GPUs)
+		if s.Workload != "" { // not a ledger's hourly mean
+			most = max(most, s.GPUs)
+		}
 	}
 	return most
 }

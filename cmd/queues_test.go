@@ -2,6 +2,9 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,4 +52,90 @@ func TestQueuesReport(t *testing.T) {
 		!strings.Contains(r.errOut, "hoard_used_pct") {
 		t.Errorf("a threshold out of range: exit %d %s", r.code, r.errOut)
 	}
+}
+
+// TestLedgerQueuesEqualOneAnalysis (#58): a simulated cluster's 3 hours
+// counted into the ledger in three updates (one an hour, each overlapping
+// the last by its context) give, from the hourly rows, the queue figures
+// of one analysis of the whole: per queue and cohort every GPU-hour and
+// dollar, the quota's, the hoarding verdict and the what-if (the
+// simulator's reservations hold steady through each hour, so hourly means
+// are exact); a span of several clusters names each queue by its cluster.
+func TestLedgerQueuesEqualOneAnalysis(t *testing.T) {
+	t.Parallel() // its settings are its own (testFactory)
+	path := simProfile(t, "--interval", "60s", "--duration", "3h", "--sim-nodes", "4")
+	led := filepath.Join(t.TempDir(), "l.db")
+	if r := run(t, nil, "ledger", "update", "--ledger", led, "-i", path, "--ledger-step", "1h"); r.code != 0 {
+		t.Fatal(r.errOut)
+	}
+	type doc struct {
+		Queues      map[string]analyze.QueueFigures `json:"queues"`
+		Cohorts     map[string]analyze.QueueFigures `json:"cohorts"`
+		Hoarding    []analyze.Hoarding              `json:"hoarding"`
+		QuotaWhatIf []analyze.QuotaChange           `json:"quota_what_if"`
+	}
+	read := func(r result) doc {
+		t.Helper()
+		var d doc
+		if err := json.Unmarshal([]byte(r.out), &d); r.code != 0 || err != nil {
+			t.Fatalf("exit %d %v: %s", r.code, err, r.errOut)
+		}
+		return d
+	}
+	led1 := read(run(t, nil, "ledger", "report", "--ledger", led, "--queues", "-f", "json"))
+	// The ledger's timelines are hourly: so are the analysis' here.
+	one := read(run(t, nil, "analyze", "-i", path, "--report", "queues", "-f", "json", "--config", writeConfig(t, "queues:\n  usage_sampling_interval: 1h\n")))
+	if len(led1.Queues) != 3 || len(one.Queues) != 3 {
+		t.Fatalf("queues: ledger %d, analysis %d", len(led1.Queues), len(one.Queues))
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+	nearP := func(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && near(*a, *b) }
+	for name, want := range one.Queues {
+		got := led1.Queues[name]
+		for _, f := range []struct {
+			name     string
+			got, out float64
+		}{{"allocated", got.AllocatedGPUHours, want.AllocatedGPUHours}, {"used", got.UsedGPUHours, want.UsedGPUHours}, {"idle-held", got.IdleHeldGPUHours, want.IdleHeldGPUHours},
+			{"pending", got.PendingGPUHours, want.PendingGPUHours}, {"allocated $", got.AllocatedUSD, want.AllocatedUSD}, {"used $", got.UsedUSD, want.UsedUSD},
+			{"idle-held $", got.IdleHeldUSD, want.IdleHeldUSD}, {"pending $", got.PendingUSD, want.PendingUSD}, {"workloads", float64(got.Workloads), float64(want.Workloads)}} {
+			if !near(f.got, f.out) {
+				t.Errorf("%s %s: ledger %v, analysis %v", name, f.name, f.got, f.out)
+			}
+		}
+		for _, f := range []struct {
+			name     string
+			got, out *float64
+		}{{"nominal GPU-h", got.NominalGPUHours, want.NominalGPUHours}, {"reserved", got.ReservedGPUHours, want.ReservedGPUHours},
+			{"borrowed", got.BorrowedGPUHours, want.BorrowedGPUHours}, {"lent", got.LentGPUHours, want.LentGPUHours},
+			{"held of quota", got.HeldOfQuota, want.HeldOfQuota}, {"efficiency", got.Efficiency, want.Efficiency}, {"contested $", got.ContestedUSD, want.ContestedUSD},
+			{"p95 used", got.UsedGPUsPercentile, want.UsedGPUsPercentile}, {"peak used", got.PeakUsedGPUs, want.PeakUsedGPUs},
+			{"decayed used", got.DecayedUsedGPUs, want.DecayedUsedGPUs}, {"decayed reserved", got.DecayedReservedGPUs, want.DecayedReservedGPUs}} {
+			if !nearP(f.got, f.out) {
+				t.Errorf("%s %s: ledger %v, analysis %v", name, f.name, show(f.got), show(f.out))
+			}
+		}
+		if got.Hoarding != want.Hoarding || got.PendingWorkloads != nil || got.LongestWaitS != nil {
+			t.Errorf("%s: hoarding %v (analysis %v), pending workloads %v", name, got.Hoarding, want.Hoarding, got.PendingWorkloads)
+		}
+	}
+	if fmt.Sprint(led1.QuotaWhatIf) != fmt.Sprint(one.QuotaWhatIf) || len(led1.QuotaWhatIf) == 0 {
+		t.Errorf("what-if: ledger %+v\nanalysis %+v", led1.QuotaWhatIf, one.QuotaWhatIf)
+	}
+	if len(led1.Hoarding) != 1 || len(one.Hoarding) != 1 || led1.Hoarding[0].Queue != one.Hoarding[0].Queue || !nearP(led1.Hoarding[0].ContestedUSD, one.Hoarding[0].ContestedUSD) ||
+		!near(led1.Cohorts["gpu-pool"].AllocatedUSD, one.Cohorts["gpu-pool"].AllocatedUSD) {
+		t.Errorf("hoarding %+v / %+v", led1.Hoarding, one.Hoarding)
+	}
+	if r := run(t, nil, "ledger", "report", "--ledger", led); r.code != 0 || strings.Contains(r.out, "Queues:") {
+		t.Errorf("without --queues: exit %d %s", r.code, r.out)
+	}
+	if r := run(t, nil, "ledger", "report", "--ledger", led, "--queues"); r.code != 0 || !strings.Contains(r.out, "Queues over time") || !strings.Contains(r.out, "cohort gpu-pool") {
+		t.Errorf("the table: exit %d %s", r.code, r.out)
+	}
+}
+
+func show(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -402,6 +402,9 @@ energy_j = energy_j + $7, energy_unknown = energy_unknown - $8 WHERE cluster = $
 	if err := undoWork(ex, b); err != nil {
 		return err
 	}
+	if err := undoQueues(ex, b); err != nil {
+		return err
+	}
 	for _, table := range []string{"seedance_gpu", "seedance_hold", "seedance_owner_hold"} {
 		if err := ex.exec(`DELETE FROM `+table+` WHERE cluster = $1 AND bucket = $2 AND provisional = 0`, b); err != nil {
 			return err

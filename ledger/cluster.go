@@ -252,7 +252,7 @@ func (l *Ledger) RenameCluster(ctx context.Context, from, to string) error {
 			return fmt.Errorf("%w: %s: %v", ErrLedger, t.name, err)
 		}
 	}
-	for _, t := range []string{"seedance_note", "seedance_charge_day", "seedance_cluster_gpu", "seedance_cluster_origin", "seedance_work", "seedance_work_day"} {
+	for _, t := range []string{"seedance_note", "seedance_charge_day", "seedance_cluster_gpu", "seedance_cluster_origin", "seedance_work", "seedance_work_day", "seedance_queue", "seedance_queue_member"} {
 		if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET cluster = $2 WHERE cluster = $1`, from, to); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrLedger, t, err)
 		}

@@ -128,7 +128,7 @@ func TestMigrations(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/old.db"
 	l := openDSN(t, path)
-	if _, err := l.db.Exec(`DROP TABLE seedance_version; DROP TABLE seedance_meta; DROP TABLE seedance_state; DROP TABLE seedance_gpu; DROP TABLE seedance_hold; DROP TABLE seedance_workload; DROP TABLE seedance_gpu_day; DROP TABLE seedance_hold_day; DROP TABLE seedance_owner; DROP TABLE seedance_owner_hold; DROP TABLE seedance_owner_hold_day; DROP TABLE seedance_note; DROP TABLE seedance_charge_day; DROP TABLE seedance_cluster_gpu; DROP TABLE seedance_cluster_origin; DROP TABLE seedance_reclaim_episode; DROP TABLE seedance_reclaim_keep; DROP TABLE seedance_reclaim_audit; DROP TABLE seedance_work; DROP TABLE seedance_work_day`); err != nil {
+	if _, err := l.db.Exec(`DROP TABLE seedance_version; DROP TABLE seedance_meta; DROP TABLE seedance_state; DROP TABLE seedance_gpu; DROP TABLE seedance_hold; DROP TABLE seedance_workload; DROP TABLE seedance_gpu_day; DROP TABLE seedance_hold_day; DROP TABLE seedance_owner; DROP TABLE seedance_owner_hold; DROP TABLE seedance_owner_hold_day; DROP TABLE seedance_note; DROP TABLE seedance_charge_day; DROP TABLE seedance_cluster_gpu; DROP TABLE seedance_cluster_origin; DROP TABLE seedance_reclaim_episode; DROP TABLE seedance_reclaim_keep; DROP TABLE seedance_reclaim_audit; DROP TABLE seedance_work; DROP TABLE seedance_work_day; DROP TABLE seedance_queue; DROP TABLE seedance_queue_member`); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{`CREATE TABLE seedance_version (version BIGINT NOT NULL)`, `INSERT INTO seedance_version (version) VALUES (1)`} {

@@ -83,6 +83,9 @@ type Query struct {
 	MinObserved time.Duration
 	// Units adds the unit figures (Report.Units, docs/units.md).
 	Units bool
+	// Queues, when set, adds the queue figures (Report.Queues,
+	// docs/queues.md) with these thresholds.
+	Queues *analyze.QueueParams
 }
 
 // span is the rows a report reads: the clusters' buckets in [lo, hi),
@@ -334,6 +337,15 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 		r.Units, r.UnitGroups, r.UnitModels, r.UnitWorkloads = u.Fleet, u.Groups, u.Models, u.Workloads
 		if err := l.dailyUnits(ctx, tx, sp, r); err != nil {
 			return nil, err
+		}
+	}
+	if q.Queues != nil {
+		qs, err := l.queueSections(ctx, tx, sp, int64(v.bucket/time.Second), *q.Queues)
+		if err != nil {
+			return nil, err
+		}
+		if qs != nil {
+			r.Queues, r.Cohorts, r.Hoarding, r.QuotaWhatIf = qs.Queues, qs.Cohorts, qs.Hoarding, qs.WhatIf
 		}
 	}
 	if r.Warnings, err = l.notes(ctx, tx, sp); err != nil {

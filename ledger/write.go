@@ -209,7 +209,10 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 			return err
 		}
 	}
-	return writeWork(ex, r)
+	if err := writeWork(ex, r); err != nil {
+		return err
+	}
+	return writeQueues(ex, r, price)
 }
 
 // putGPUDay adds to a node's and model's daily rollup: v are observed,
@@ -289,7 +292,7 @@ func (t keyedTable) from(bucket int64) int64 {
 // provisionalTables are the tables an update leaves provisional rows in.
 var provisionalTables = []keyedTable{{"seedance_gpu", "bucket"}, {"seedance_hold", "bucket"}, {"seedance_owner_hold", "bucket"},
 	{"seedance_gpu_day", "day"}, {"seedance_hold_day", "day"}, {"seedance_owner_hold_day", "day"}, {"seedance_charge_day", "day"},
-	{"seedance_work", "bucket"}, {"seedance_work_day", "day"}}
+	{"seedance_work", "bucket"}, {"seedance_work_day", "day"}, {"seedance_queue", "bucket"}}
 
 // dropProvisional deletes the cluster's provisional rows: those of the
 // buckets from the previous watermark's (from) on, the only ones an

@@ -151,11 +151,16 @@ func Params(cfg *settings.Config, pricer *pricing.Pricer) analyze.Params {
 			IdleUtilPct: rc.IdleHolderUtilPct, IdleHours: rc.IdleHolderHours, SmallMemoryPct: rc.SmallMemoryPct, ImbalanceIdlePct: rc.ImbalanceIdlePct}}
 	}
 	if ac.Has("queues") {
-		q := cfg.Queues
-		p.Queues = &analyze.QueueParams{HeldPct: q.HoardHeldPct, UsedPct: q.HoardUsedPct, Percentile: q.Percentile, HeadroomPct: q.HeadroomPct,
-			HalfLifeS: q.UsageHalfLife.Seconds(), SamplingS: q.UsageSamplingInterval.Seconds()}
+		p.Queues = queueParams(cfg)
 	}
 	return p
+}
+
+// queueParams are the queue figures' settings (docs/queues.md).
+func queueParams(cfg *settings.Config) *analyze.QueueParams {
+	q := cfg.Queues
+	return &analyze.QueueParams{HeldPct: q.HoardHeldPct, UsedPct: q.HoardUsedPct, Percentile: q.Percentile, HeadroomPct: q.HeadroomPct,
+		HalfLifeS: q.UsageHalfLife.Seconds(), SamplingS: q.UsageSamplingInterval.Seconds()}
 }
 
 // addPlan adds the migration plan and the fragmentation report the

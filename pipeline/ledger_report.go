@@ -61,6 +61,9 @@ func LedgerReport(ctx context.Context, spec LedgerReportSpec, stdout io.Writer) 
 		Settled:       spec.Format == "prom", // counters only grow
 		BaselineSince: spec.BaselineSince, BaselineUntil: spec.BaselineUntil, MaxLag: cfg.Ledger.MaxLag, Now: spec.Now, MinObserved: cfg.Ledger.ForecastMinObserved,
 		Units: cfg.Ledger.Units}
+	if cfg.Ledger.Queues {
+		q.Queues = queueParams(cfg)
+	}
 	if err := shareIdle(cfg.Ledger, &q); err != nil {
 		return err
 	}

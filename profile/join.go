@@ -55,13 +55,13 @@ func joinAll(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 	var order []string
 	uuids := map[string][]string{} // each node's GPUs in the order first seen
 	fromMS := float64(from.UnixMilli())
-	var queued *Profile
 	for _, p := range ps {
 		out.Generator, out.Source, out.IntervalS, out.Cluster = p.Generator, p.Source, p.IntervalS, p.Cluster
 		out.ContextS = max(out.ContextS, p.ContextS)
 		out.Complete = out.Complete && p.Complete
 		out.PendingUnknown, out.Unscheduled = p.PendingUnknown, p.Unscheduled
-		queued = p // the latest input's queues
+		// each input's spans from from (the latest quota), cut to [from, to]
+		out.Queues = MergeQueues(out.Queues, ShiftQueues(p.Queues, (float64(p.StartedAt.UnixMilli())-fromMS)/1000, float64(to.UnixMilli()-from.UnixMilli())/1000))
 		base := float64(p.StartedAt.UnixMilli())
 		for ni := range p.Nodes {
 			pn := &p.Nodes[ni]
@@ -97,7 +97,7 @@ func joinAll(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 		}
 	}
 	out.StartedAt = time.UnixMilli(int64(start)).UTC()
-	out.Queues = joinQueues(queued, start, to)
+	out.Queues = ShiftQueues(out.Queues, (fromMS-start)/1000, (float64(to.UnixMilli())-start)/1000)
 	for _, name := range order {
 		n := nodes[name]
 		for _, uuid := range uuids[name] {

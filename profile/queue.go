@@ -3,6 +3,8 @@ package profile
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"time"
 )
 
@@ -136,5 +138,55 @@ func shiftSpans(ss []QueueSpan, d, spanS float64) []QueueSpan {
 			out = append(out, s)
 		}
 	}
+	return out
+}
+
+// MergeQueues adds b's queues to a's (a is not changed): a queue in both
+// takes b's quota, kind and cohort (the later read) and the union of the
+// two's spans, workload by workload, so that inputs that overlap count a
+// reservation once.
+func MergeQueues(a, b []Queue) []Queue {
+	out := slices.Clone(a)
+	at := make(map[string]int, len(out))
+	for i, q := range out {
+		at[q.Name] = i
+	}
+	for _, q := range b {
+		i, ok := at[q.Name]
+		if !ok {
+			at[q.Name] = len(out)
+			out = append(out, q)
+			continue
+		}
+		old := out[i]
+		out[i] = q
+		out[i].Admitted, out[i].Pending = unionSpans(old.Admitted, q.Admitted), unionSpans(old.Pending, q.Pending)
+	}
+	return out
+}
+
+// unionSpans is the spans of a and b, those of one workload and as many
+// GPUs that overlap or meet joined into one, sorted by workload and start.
+func unionSpans(a, b []QueueSpan) []QueueSpan {
+	all := append(slices.Clone(a), b...)
+	sort.Slice(all, func(i, j int) bool {
+		x, y := all[i], all[j]
+		if x.Workload != y.Workload {
+			return x.Workload < y.Workload
+		}
+		if x.GPUs != y.GPUs {
+			return x.GPUs < y.GPUs
+		}
+		return x.StartS < y.StartS
+	})
+	var out []QueueSpan
+	for _, s := range all {
+		if k := len(out) - 1; k >= 0 && out[k].Workload == s.Workload && out[k].GPUs == s.GPUs && s.StartS <= out[k].EndS {
+			out[k].EndS = max(out[k].EndS, s.EndS)
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Workload < out[j].Workload })
 	return out
 }

@@ -121,6 +121,21 @@ func ledgerTable(w io.Writer, r *history.Report, markdown bool) error {
 			return err
 		}
 	}
+	if len(r.Queues) > 0 {
+		for _, t := range []struct {
+			title  string
+			header []string
+			rows   [][]string
+		}{{"Queues: quota against measured use, in GPU-hours, from the hourly rows (docs/queues.md)", queueHeader, queueRowsOf(r.Queues, r.Cohorts)},
+			{"Queues over time: used GPUs by the hour, decayed as Kueue decays usage, and the quotas right-sized from them", useHeader, useRowsOf(r.Queues, r.QuotaWhatIf)}} {
+			if _, err := fmt.Fprintf(w, "\n%s\n\n", t.title); err != nil {
+				return err
+			}
+			if err := writeTable(w, t.header, t.rows, markdown); err != nil {
+				return err
+			}
+		}
+	}
 	if r.Chargeback == nil {
 		return nil
 	}

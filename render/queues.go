@@ -29,21 +29,24 @@ type namedQueue struct {
 
 // queueList is the queues, the dearest idle-held first, then the
 // cohorts (named "cohort NAME").
-func queueList(r *report.Result) []namedQueue {
+func queueList(queues, cohorts map[string]analyze.QueueFigures) []namedQueue {
 	var out []namedQueue
-	for _, name := range slices.Sorted(maps.Keys(r.Queues)) {
-		out = append(out, namedQueue{name, r.Queues[name]})
+	for _, name := range slices.Sorted(maps.Keys(queues)) {
+		out = append(out, namedQueue{name, queues[name]})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].f.IdleHeldUSD > out[j].f.IdleHeldUSD })
-	for _, name := range slices.Sorted(maps.Keys(r.Cohorts)) {
-		out = append(out, namedQueue{"cohort " + name, r.Cohorts[name]})
+	for _, name := range slices.Sorted(maps.Keys(cohorts)) {
+		out = append(out, namedQueue{"cohort " + name, cohorts[name]})
 	}
 	return out
 }
 
-func queueRows(r *report.Result) [][]string {
+func queueRows(r *report.Result) [][]string { return queueRowsOf(r.Queues, r.Cohorts) }
+
+// queueRowsOf are the rows of an analysis' or a ledger's queues.
+func queueRowsOf(queues, cohorts map[string]analyze.QueueFigures) [][]string {
 	var out [][]string
-	for _, q := range queueList(r) {
+	for _, q := range queueList(queues, cohorts) {
 		f := q.f
 		verdict := ""
 		if f.Hoarding {
@@ -64,14 +67,17 @@ func queueRows(r *report.Result) [][]string {
 // input and the quota what-if (docs/queues.md).
 var useHeader = []string{"QUEUE", "USED GPUS (PERCENTILE)", "PEAK USED", "DECAYED USED", "DECAYED RESERVED", "QUOTA", "PROPOSED", "PENDING IN QUOTA GPU-H", "WHY"}
 
-func useRows(r *report.Result) [][]string {
+func useRows(r *report.Result) [][]string { return useRowsOf(r.Queues, r.QuotaWhatIf) }
+
+// useRowsOf are the rows of an analysis' or a ledger's queues over time.
+func useRowsOf(queues map[string]analyze.QueueFigures, whatIf []analyze.QuotaChange) [][]string {
 	changes := map[string]analyze.QuotaChange{}
-	for _, c := range r.QuotaWhatIf {
+	for _, c := range whatIf {
 		changes[c.Queue] = c
 	}
 	var out [][]string
-	for _, name := range slices.Sorted(maps.Keys(r.Queues)) {
-		f := r.Queues[name]
+	for _, name := range slices.Sorted(maps.Keys(queues)) {
+		f := queues[name]
 		row := []string{name, numOpt(f.UsedGPUsPercentile, 2), numOpt(f.PeakUsedGPUs, 2), numOpt(f.DecayedUsedGPUs, 2), numOpt(f.DecayedReservedGPUs, 2), numOpt(f.NominalGPUs, 0), "", "", ""}
 		if c, ok := changes[name]; ok {
 			row[6], row[7], row[8] = fmt.Sprintf("%g", c.ProposedGPUs), fmt.Sprintf("%.2f → %.2f", c.PendingWithinQuotaGPUHours, c.ProposedPendingWithinQuotaGPUHours), c.Why
@@ -127,7 +133,7 @@ func queuesCSV(cw *csv.Writer, r *report.Result) error {
 		"allocated_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "pending_gpu_hours", "pending_workloads", "longest_wait_s", "held_of_quota", "efficiency",
 		"usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "hoarding", "contested_gpu_hours", "contested_usd",
 		"used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus"})
-	for _, q := range queueList(r) {
+	for _, q := range queueList(r.Queues, r.Cohorts) {
 		f := q.f
 		cw.Write([]string{cell(q.name), cell(f.Kind), cell(f.Cohort), fmt.Sprint(f.Workloads), optNum(f.NominalGPUs), optNum(f.NominalGPUHours), optNum(f.ReservedGPUHours),
 			optNum(f.BorrowedGPUHours), optNum(f.LentGPUHours), num(f.AllocatedGPUHours), num(f.UsedGPUHours), num(f.IdleHeldGPUHours), num(f.PendingGPUHours),

@@ -220,6 +220,7 @@ type Ledger struct {
 	// cluster.
 	ShareIdle   string `mapstructure:"share_idle"`
 	Units       bool   `mapstructure:"units"`
+	Queues      bool   `mapstructure:"queues"`
 	ShareIdleBy string `mapstructure:"share_idle_by"`
 	// BudgetsFile is the budgets (docs/chargeback.md); ledger check fails
 	// when a budget's BudgetOn (forecast or actual) reaches

@@ -58,6 +58,13 @@ type Report struct {
 	UnitGroups    []analyze.UnitGroup            `json:"unit_groups,omitempty"`
 	UnitModels    []analyze.UnitGroup            `json:"unit_models,omitempty"`
 	UnitWorkloads []analyze.UnitWorkload         `json:"unit_workloads,omitempty"`
+	// Queues, Cohorts, Hoarding and QuotaWhatIf are the queues' figures
+	// of the window from the hourly rows (docs/queues.md, Over time), when
+	// asked for (Query.Queues).
+	Queues      map[string]analyze.QueueFigures `json:"queues,omitempty"`
+	Cohorts     map[string]analyze.QueueFigures `json:"cohorts,omitempty"`
+	Hoarding    []analyze.Hoarding              `json:"hoarding,omitempty"`
+	QuotaWhatIf []analyze.QuotaChange           `json:"quota_what_if,omitempty"`
 	// Reclaimed is what reclaim's actions freed within the window
 	// (docs/reclaim.md): absent when none acted.
 	Reclaimed *Reclaimed `json:"reclaimed,omitempty"`
