@@ -152,11 +152,14 @@ func (a *analysis) endTenure(n *nodeAcc, ws []profile.Workload, in input) {
 	if len(n.tenure) == 0 {
 		n.tenure = nil
 	}
-	if a.p.cut || a.p.Queues != nil { // the queues' timelines read the track (queueTimelines)
+	if a.p.cut {
 		return
 	}
 	for _, w := range ws {
 		if w.State != profile.StatePending && n.partial(w.ID, a.windowS) != nil {
+			return
+		}
+		if w.Queue != "" && a.p.Queues != nil { // the queues' timelines read the track (queueTimelines)
 			return
 		}
 	}
