@@ -11,7 +11,7 @@ import (
 	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/dra"
-	"github.com/seedance/seedance/source/kueue"
+	"github.com/seedance/seedance/source/queues"
 )
 
 // kubeQueries is how many queries readKube runs.
@@ -38,7 +38,7 @@ type kube struct {
 	// claims is DRA's, when the API server is read (nil: not).
 	claims *dra.Claims
 	// queues is Kueue's, when the API server is read and serves it.
-	queues *kueue.Book
+	queues *queues.Book
 	// work is the serving counters by pod id (readWork); workUsed the
 	// pods that got theirs.
 	work     map[string][]profile.Work

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"github.com/seedance/seedance/internal/kubeapi"
 	"github.com/seedance/seedance/source/dra"
-	"github.com/seedance/seedance/source/kueue"
+	"github.com/seedance/seedance/source/queues"
 	"maps"
 	"math"
 	"net/url"
@@ -229,7 +229,7 @@ func (r *reading) enrichment(ctx context.Context, matchers string) (*kube, error
 		if k.claims, err = dra.Read(ctx, o.Kube); err != nil {
 			return nil, fmt.Errorf("DRA claims from the API server (--kubeconfig): %w", err)
 		}
-		if k.queues, err = kueue.Read(ctx, o.Kube); err != nil {
+		if k.queues, err = queues.Read(ctx, o.Kube); err != nil {
 			return nil, fmt.Errorf("queues from the API server (--kubeconfig): %w", err)
 		}
 	}

@@ -10,21 +10,39 @@ import (
 )
 
 // KueueCRDs are Kueue v0.19.2's own CRDs (config/components/crd/bases at
-// commit 8eab6877), gzipped as released, relative to the module root.
-var KueueCRDs = []string{"clusterqueues", "localqueues", "workloads"}
+// commit 8eab6877), VolcanoCRDs Volcano v1.15.1's (config/crd/volcano/bases
+// at commit 0a56ed33), gzipped as released in source/queues/testdata.
+var (
+	KueueCRDs   = []string{"clusterqueues", "localqueues", "workloads"}
+	VolcanoCRDs = []string{"queues", "podgroups"}
+)
 
-// InstallKueue creates Kueue's CRDs from root/source/kueue/testdata
+// InstallKueue creates Kueue's CRDs from root/source/queues/testdata
 // (root: the module's root, relative to the test's package) and waits
 // until the API server serves their v1beta2.
 func (c *Cluster) InstallKueue(root string) {
+	c.t.Helper()
+	c.installCRDs(root, "kueue.x-k8s.io", "v1beta2", KueueCRDs)
+}
+
+// InstallVolcano creates Volcano's scheduling CRDs as InstallKueue does
+// Kueue's.
+func (c *Cluster) InstallVolcano(root string) {
+	c.t.Helper()
+	c.installCRDs(root, "scheduling.volcano.sh", "v1beta1", VolcanoCRDs)
+}
+
+// installCRDs creates the group's CRDs of the names and waits until the
+// API server serves them at version.
+func (c *Cluster) installCRDs(root, group, version string, names []string) {
 	c.t.Helper()
 	dir, err := os.MkdirTemp("", "crds")
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	for _, f := range KueueCRDs {
-		if err := gunzip(filepath.Join(root, "source", "kueue", "testdata", "kueue.x-k8s.io_"+f+".yaml.gz"), filepath.Join(dir, f+".yaml")); err != nil {
+	for _, f := range names {
+		if err := gunzip(filepath.Join(root, "source", "queues", "testdata", group+"_"+f+".yaml.gz"), filepath.Join(dir, f+".yaml")); err != nil {
 			c.t.Fatal(err)
 		}
 	}
@@ -33,10 +51,10 @@ func (c *Cluster) InstallKueue(root string) {
 		c.t.Fatalf("%v\n%s", err, out)
 	}
 	var kinds []string
-	for _, f := range KueueCRDs {
-		kinds = append(kinds, f+".v1beta2.kueue.x-k8s.io")
+	for _, f := range names {
+		kinds = append(kinds, f+"."+version+"."+group)
 	}
-	c.WaitFor("Kueue's CRDs served", 60*time.Second, func() bool {
+	c.WaitFor(group+"'s CRDs served", 60*time.Second, func() bool {
 		_, err := c.Kubectl("get", strings.Join(kinds, ","), "-A")
 		return err == nil
 	})

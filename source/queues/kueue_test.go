@@ -1,4 +1,4 @@
-package kueue
+package queues
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func TestReadVersions(t *testing.T) {
 			`{"metadata":{"name":"cpu","namespace":"ns"},"spec":{"queueName":"lq","podSets":[{"count":4,"template":{"spec":{"containers":[{"resources":{"requests":{"cpu":"1"}}}]}}}]}}`,
 	}, 0)
 	b, err := Read(context.Background(), c)
-	if err != nil || b == nil || b.Version != "v1beta1" {
+	if err != nil || b == nil || strings.Join(b.Versions, ",") != "kueue.x-k8s.io/v1beta1" {
 		t.Fatalf("v1beta1: %+v %v", b, err)
 	}
 	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)

@@ -1,4 +1,4 @@
-package kueue
+package queues
 
 import (
 	"context"
@@ -126,7 +126,7 @@ spec:
 		qs[q.Name] = q
 	}
 	r := qs["research"]
-	if b.Version != "v1beta2" || r.Cohort != "ml" || r.NominalGPUs == nil || *r.NominalGPUs != 6 || r.BorrowingLimitGPUs == nil || *r.BorrowingLimitGPUs != 3 ||
+	if strings.Join(b.Versions, ",") != "kueue.x-k8s.io/v1beta2" || r.Cohort != "ml" || r.NominalGPUs == nil || *r.NominalGPUs != 6 || r.BorrowingLimitGPUs == nil || *r.BorrowingLimitGPUs != 3 ||
 		r.LendingLimitGPUs != nil || strings.Join(r.Flavors, ",") != "h100,a100" {
 		t.Errorf("research: %+v", r)
 	}

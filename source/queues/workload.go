@@ -1,4 +1,4 @@
-package kueue
+package queues
 
 import (
 	"encoding/json"

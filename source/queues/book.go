@@ -1,0 +1,146 @@
+// Package queues reads the queue structure of the schedulers that share
+// a Kubernetes cluster between teams, from the API server (read-only):
+// Kueue's ClusterQueues and Workloads and Volcano's Queues and PodGroups:
+// each queue's GPU quota and cohort, what its workloads reserved and
+// waited for. It gives a profile its Queues and each pod its queue
+// (docs/queues.md). What it reads is the objects as they are at the read:
+// a Workload's conditions keep its latest admission only.
+package queues
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/internal/kubeapi"
+	"github.com/seedance/seedance/profile"
+)
+
+// Book is what the read found: the queues as profile queues (the spans in
+// absolute time until Queues places them), and which pods' owners were
+// admitted through which queue.
+type Book struct {
+	// Versions are the API groups and versions read.
+	Versions []string
+	queues   map[string]*queue
+	// owners maps namespace/Kind/name (a Job, a Pod) to its queue.
+	owners map[string]string
+	// Warnings name the objects that could not be read whole.
+	Warnings []string
+}
+
+type queue struct {
+	q              profile.Queue
+	admitted, wait []span
+}
+
+type span struct {
+	workload   string
+	gpus       float64
+	start, end time.Time // end zero: still going
+}
+
+// Read lists Kueue's objects and Volcano's, those the server serves. A
+// server that serves neither gives a nil Book and no error: no queues.
+// Volcano's queues are named volcano/NAME when Kueue is served too.
+func Read(ctx context.Context, c *kubeapi.Client) (*Book, error) {
+	b := &Book{queues: map[string]*queue{}, owners: map[string]string{}}
+	kueue, err := b.readKueue(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	prefix := ""
+	if kueue {
+		prefix = "volcano/"
+	}
+	volcano, err := b.readVolcano(ctx, c, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if !kueue && !volcano {
+		return nil, nil
+	}
+	return b, nil
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// IsGPU says whether a resource name counts whole GPUs: nvidia.com/gpu,
+// amd.com/gpu, gpu.intel.com/i915 and kin ("…/gpu"). A MIG resource
+// (nvidia.com/mig-1g.10gb) counts slices, not GPUs: not read.
+func IsGPU(resource string) bool {
+	return strings.HasSuffix(resource, "/gpu") || resource == "gpu.intel.com/i915"
+}
+
+// Queues gives the queues with their spans in seconds from start, cut to
+// [start, end]; a span still going ends at end.
+func (b *Book) Queues(start, end time.Time) []profile.Queue {
+	if b == nil {
+		return nil
+	}
+	names := make([]string, 0, len(b.queues))
+	for n := range b.queues {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]profile.Queue, 0, len(names))
+	for _, n := range names {
+		q := b.queues[n]
+		pq := q.q
+		pq.Admitted, pq.Pending = place(q.admitted, start, end), place(q.wait, start, end)
+		out = append(out, pq)
+	}
+	return out
+}
+
+func place(ss []span, start, end time.Time) []profile.QueueSpan {
+	var out []profile.QueueSpan
+	for _, s := range ss {
+		to := s.end
+		if to.IsZero() || to.After(end) {
+			to = end
+		}
+		from := s.start
+		if from.Before(start) {
+			from = start
+		}
+		if to.After(from) {
+			out = append(out, profile.QueueSpan{Workload: s.workload, GPUs: s.gpus, StartS: from.Sub(start).Seconds(), EndS: to.Sub(start).Seconds()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Workload < out[j].Workload || out[i].Workload == out[j].Workload && out[i].StartS < out[j].StartS
+	})
+	return out
+}
+
+// Apply names the queue of each pod on the nodes whose owner (the
+// controller kube-state-metrics names, or the pod itself) a Workload
+// admitted.
+func (b *Book) Apply(nodes []profile.Node) {
+	if b == nil {
+		return
+	}
+	for ni := range nodes {
+		for wi := range nodes[ni].Workloads {
+			w := &nodes[ni].Workloads[wi]
+			ns, pod, ok := strings.Cut(w.ID, "/")
+			if !ok || w.Kind != profile.KindPod && w.Kind != "" {
+				continue
+			}
+			if q := b.owners[ns+"/"+w.Labels[profile.ControllerLabel]]; q != "" && w.Labels[profile.ControllerLabel] != "" {
+				w.Queue = q
+			} else if q := b.owners[ns+"/Pod/"+pod]; q != "" {
+				w.Queue = q
+			}
+		}
+	}
+}

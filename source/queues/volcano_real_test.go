@@ -1,0 +1,96 @@
+package queues
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/kubeapi"
+	"github.com/seedance/seedance/internal/testkit/k8stest"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestVolcanoFromTheAPIServer (#58): a real API server with Volcano
+// v1.15.1's own Queue and PodGroup CRDs (Volcano's scheduler does not run:
+// the PodGroups' status is written as it would write it). A Queue's quota
+// is what it deserves, its borrowing limit its capability above that, its
+// lending limit what it deserves above its guarantee, its cohort its
+// parent; a running PodGroup reserves its minimum GPUs from when it was
+// scheduled, a pending one waits since its creation, a completed one is
+// left out; a quantity that is not a count of GPUs is a warning. With
+// Kueue served too, Volcano's queues are named volcano/NAME.
+func TestVolcanoFromTheAPIServer(t *testing.T) {
+	c := k8stest.Start(t)
+	c.InstallVolcano("../..")
+	scheduled := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	c.Apply(`apiVersion: v1
+kind: Namespace
+metadata: {name: ml}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: research}
+spec: {parent: root, weight: 1, deserved: {nvidia.com/gpu: "4", cpu: "64"}, capability: {nvidia.com/gpu: "6"}, guarantee: {resource: {nvidia.com/gpu: "1"}}}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: odd}
+spec: {weight: 1, deserved: {nvidia.com/gpu: "2Ki"}}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: train, namespace: ml, ownerReferences: [{apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: train, uid: 00000000-0000-0000-0000-000000000001}]}
+spec: {queue: research, minMember: 2, minResources: {nvidia.com/gpu: "4"}}
+status: {phase: Running, conditions: [{type: Scheduled, status: "True", lastTransitionTime: "` + scheduled.Format(time.RFC3339) + `"}]}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: wait, namespace: ml}
+spec: {queue: research, minMember: 1, minResources: {nvidia.com/gpu: "2"}}
+status: {phase: Pending}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: done, namespace: ml}
+spec: {queue: research, minMember: 1, minResources: {nvidia.com/gpu: "8"}}
+status: {phase: Completed}
+`)
+	created := c.Created("podgroups.scheduling.volcano.sh", "ml", "train")
+	waitFrom := c.Created("podgroups.scheduling.volcano.sh", "ml", "wait")
+	kc, err := kubeapi.Load(c.Kubeconfig(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), kc)
+	if err != nil || b == nil || strings.Join(b.Versions, ",") != "scheduling.volcano.sh/v1beta1" {
+		t.Fatalf("read: %+v %v", b, err)
+	}
+	start, end := scheduled.Add(-10*time.Minute), created.Add(time.Hour)
+	at := func(ts time.Time) float64 { return ts.Sub(start).Seconds() }
+	qs := map[string]profile.Queue{}
+	for _, q := range b.Queues(start, end) {
+		qs[q.Name] = q
+	}
+	r := qs["research"]
+	if r.Kind != QueueVolcano || r.Cohort != "root" || r.NominalGPUs == nil || *r.NominalGPUs != 4 || *r.BorrowingLimitGPUs != 2 || *r.LendingLimitGPUs != 3 {
+		t.Errorf("research: %+v", r)
+	}
+	if len(r.Admitted) != 1 || r.Admitted[0] != (profile.QueueSpan{Workload: "ml/train", GPUs: 4, StartS: at(scheduled), EndS: at(end)}) ||
+		len(r.Pending) != 1 || r.Pending[0] != (profile.QueueSpan{Workload: "ml/wait", GPUs: 2, StartS: at(waitFrom), EndS: at(end)}) {
+		t.Errorf("research's spans: %+v %+v", r.Admitted, r.Pending)
+	}
+	if o := qs["odd"]; o.NominalGPUs != nil || len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], `Volcano Queue odd: nvidia.com/gpu: quantity "2Ki" is not a count of GPUs`) {
+		t.Errorf("odd: %+v, warnings %q", o, b.Warnings)
+	}
+	nodes := []profile.Node{{Name: "n", Workloads: []profile.Workload{{ID: "ml/train-worker-0", Kind: profile.KindPod, Labels: map[string]string{profile.ControllerLabel: "Job/train"}}}}}
+	b.Apply(nodes)
+	if nodes[0].Workloads[0].Queue != "research" {
+		t.Errorf("the pod's queue: %q", nodes[0].Workloads[0].Queue)
+	}
+	// With Kueue served as well.
+	c.InstallKueue("../..")
+	if b, err = Read(context.Background(), kc); err != nil || len(b.Versions) != 2 || b.queues["volcano/research"] == nil || b.queues["volcano/research"].q.Cohort != "volcano/root" {
+		t.Errorf("with Kueue: %v %v", b.Versions, err)
+	}
+}
