@@ -1,6 +1,7 @@
 // Package queues reads the queue structure of the schedulers that share
 // a Kubernetes cluster between teams, from the API server (read-only):
-// Kueue's ClusterQueues and Workloads and Volcano's Queues and PodGroups:
+// Kueue's ClusterQueues and Workloads, Volcano's and KAI's Queues and
+// PodGroups:
 // each queue's GPU quota and cohort, what its workloads reserved and
 // waited for. It gives a profile its Queues and each pod its queue
 // (docs/queues.md). What it reads is the objects as they are at the read:
@@ -41,24 +42,31 @@ type span struct {
 	start, end time.Time // end zero: still going
 }
 
-// Read lists Kueue's objects and Volcano's, those the server serves. A
-// server that serves neither gives a nil Book and no error: no queues.
-// Volcano's queues are named volcano/NAME when Kueue is served too.
+// Read lists Kueue's objects, Volcano's and KAI's, those the server
+// serves. A server that serves none gives a nil Book and no error: no
+// queues. When several are served, the queues of the second and third
+// are named volcano/NAME and kai/NAME.
 func Read(ctx context.Context, c *kubeapi.Client) (*Book, error) {
 	b := &Book{queues: map[string]*queue{}, owners: map[string]string{}}
-	kueue, err := b.readKueue(ctx, c)
+	found, err := b.readKueue(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	prefix := ""
-	if kueue {
-		prefix = "volcano/"
+	for _, s := range []struct {
+		prefix string
+		read   func(context.Context, *kubeapi.Client, string) (bool, error)
+	}{{"volcano/", b.readVolcano}, {"kai/", b.readKAI}} {
+		prefix := ""
+		if found {
+			prefix = s.prefix
+		}
+		ok, err := s.read(ctx, c, prefix)
+		if err != nil {
+			return nil, err
+		}
+		found = found || ok
 	}
-	volcano, err := b.readVolcano(ctx, c, prefix)
-	if err != nil {
-		return nil, err
-	}
-	if !kueue && !volcano {
+	if !found {
 		return nil, nil
 	}
 	return b, nil

@@ -94,3 +94,64 @@ status: {phase: Completed}
 		t.Errorf("with Kueue: %v %v", b.Versions, err)
 	}
 }
+
+// TestKAIFromTheAPIServer (#58): a real API server with KAI Scheduler
+// v0.20.1's own Queue and PodGroup CRDs (KAI's scheduler does not run: the
+// PodGroups' status is written through its subresource as it would). A
+// Queue's quota is resources.gpu.quota, its borrowing limit its limit
+// above that (−1: none); a PodGroup reserves the GPUs allocated to it from
+// its creation, and waits for what it asked beyond them.
+func TestKAIFromTheAPIServer(t *testing.T) {
+	c := k8stest.Start(t)
+	c.InstallKAI("../..")
+	c.Apply(`apiVersion: v1
+kind: Namespace
+metadata: {name: ml}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: research}
+spec: {parentQueue: org, resources: {gpu: {quota: 4, limit: 6, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: open}
+spec: {resources: {gpu: {quota: -1, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: train, namespace: ml, ownerReferences: [{apiVersion: batch/v1, kind: Job, name: train, uid: 00000000-0000-0000-0000-000000000001}]}
+spec: {queue: research, minMember: 1}
+`)
+	status := `{"status":{"resourcesStatus":{"allocated":{"nvidia.com/gpu":"3"},"requested":{"nvidia.com/gpu":"5"}}}}`
+	if out, err := c.Kubectl("patch", "podgroups.v2alpha2.scheduling.run.ai", "train", "-n", "ml", "--subresource=status", "--type=merge", "-p", status); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	created := c.Created("podgroups.v2alpha2.scheduling.run.ai", "ml", "train")
+	kc, err := kubeapi.Load(c.Kubeconfig(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), kc)
+	if err != nil || b == nil || strings.Join(b.Versions, ",") != "scheduling.run.ai/v2" {
+		t.Fatalf("read: %+v %v", b, err)
+	}
+	start, end := created.Add(-time.Minute), created.Add(time.Hour)
+	qs := map[string]profile.Queue{}
+	for _, q := range b.Queues(start, end) {
+		qs[q.Name] = q
+	}
+	r := qs["research"]
+	if r.Kind != QueueKAI || r.Cohort != "org" || r.NominalGPUs == nil || *r.NominalGPUs != 4 || r.BorrowingLimitGPUs == nil || *r.BorrowingLimitGPUs != 2 ||
+		len(r.Admitted) != 1 || r.Admitted[0] != (profile.QueueSpan{Workload: "ml/train", GPUs: 3, StartS: 60, EndS: 3660}) ||
+		len(r.Pending) != 1 || r.Pending[0] != (profile.QueueSpan{Workload: "ml/train", GPUs: 2, StartS: 60, EndS: 3660}) {
+		t.Errorf("research: %+v", r)
+	}
+	if o := qs["open"]; o.NominalGPUs != nil || o.BorrowingLimitGPUs != nil {
+		t.Errorf("an unlimited queue: %+v", o)
+	}
+	nodes := []profile.Node{{Name: "n", Workloads: []profile.Workload{{ID: "ml/train-0", Kind: profile.KindPod, Labels: map[string]string{profile.ControllerLabel: "Job/train"}}}}}
+	if b.Apply(nodes); nodes[0].Workloads[0].Queue != "research" {
+		t.Errorf("the pod's queue: %q", nodes[0].Workloads[0].Queue)
+	}
+}

@@ -15,6 +15,9 @@ import (
 var (
 	KueueCRDs   = []string{"clusterqueues", "localqueues", "workloads"}
 	VolcanoCRDs = []string{"queues", "podgroups"}
+	// KAICRDs are KAI Scheduler v0.20.1's (deployments/kai-scheduler/crds
+	// at commit 5922dc7d).
+	KAICRDs = []string{"queues", "podgroups"}
 )
 
 // InstallKueue creates Kueue's CRDs from root/source/queues/testdata
@@ -30,6 +33,14 @@ func (c *Cluster) InstallKueue(root string) {
 func (c *Cluster) InstallVolcano(root string) {
 	c.t.Helper()
 	c.installCRDs(root, "scheduling.volcano.sh", "v1beta1", VolcanoCRDs)
+}
+
+// InstallKAI creates KAI Scheduler's Queue and PodGroup CRDs as
+// InstallKueue does Kueue's.
+func (c *Cluster) InstallKAI(root string) {
+	c.t.Helper()
+	c.installCRDs(root, "scheduling.run.ai", "v2", KAICRDs[:1])
+	c.installCRDs(root, "scheduling.run.ai", "v2alpha2", KAICRDs[1:])
 }
 
 // installCRDs creates the group's CRDs of the names and waits until the
