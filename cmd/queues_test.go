@@ -43,6 +43,12 @@ func TestQueuesReport(t *testing.T) {
 		!strings.Contains(r.out+r.errOut, "FAIL: queues['platform'].hoarding == false (was true)") {
 		t.Errorf("a failed gate over a queue: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
+	// A rule on queues.
+	rules := writeConfig(t, "rules:\n  - name: hoarder\n    on: queue\n    when: hoarding && (contested_usd ?? 0) > 1\n    severity: critical\n    suggest: {text: '{name} held quota idle while others waited: ${contested_usd}'}\n")
+	if r := run(t, nil, "analyze", "--source", "sim", "--duration", "1h", "--report", "queues", "--rules", rules, "-f", "json"); r.code != 0 ||
+		!strings.Contains(r.out, `"kind": "rule:hoarder"`) || !strings.Contains(r.out, "platform held quota idle while others waited: $9.22") {
+		t.Errorf("a rule on queues: exit %d %s\n%.3000s", r.code, r.errOut, r.out)
+	}
 	// Thresholds that no queue reaches: no verdict.
 	cfg := writeConfig(t, "queues:\n  hoard_held_pct: 90\n")
 	if r := run(t, nil, "analyze", "--source", "sim", "--duration", "1h", "--report", "queues", "--config", cfg, "--gate", "queues['platform'].hoarding == false"); r.code != 0 {

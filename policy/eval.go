@@ -82,7 +82,8 @@ func (s *Set) NeedsGPUFigures() bool {
 func (s *Set) Apply(ctx context.Context, in Input) error {
 	r, matches := in.Result.Report, map[string]int{}
 	in.Result.RuleMatches = matches
-	subjects := map[string][]subject{OnNode: nodeSubjects(r), OnGPU: gpuSubjects(r), OnGroup: groupSubjects(r), OnPool: poolSubjects(in.Result.Fragmentation, r.Window.CoveredS)}
+	subjects := map[string][]subject{OnNode: nodeSubjects(r), OnGPU: gpuSubjects(r), OnGroup: groupSubjects(r), OnPool: poolSubjects(in.Result.Fragmentation, r.Window.CoveredS),
+		OnQueue: queueSubjects(r)}
 	byName := map[string]*compiled{}
 	for i := range s.rules {
 		byName[s.rules[i].Name] = &s.rules[i]
@@ -388,6 +389,17 @@ func groupSubjects(r *analyze.Report) []subject {
 	for _, g := range r.Attribution.Groups {
 		env := fields(g)
 		name := strings.Join(g.Key, "|")
+		env["name"] = name
+		out = append(out, subject{id: name, env: env, span: r.Window.CoveredS})
+	}
+	return out
+}
+
+// queueSubjects are the report's queues (--report queues or all).
+func queueSubjects(r *analyze.Report) []subject {
+	var out []subject
+	for _, name := range slices.Sorted(maps.Keys(r.Queues)) {
+		env := fields(r.Queues[name])
 		env["name"] = name
 		out = append(out, subject{id: name, env: env, span: r.Window.CoveredS})
 	}

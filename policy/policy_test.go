@@ -324,7 +324,7 @@ func TestDocsListEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, on := range []string{OnNode, OnGPU, OnGroup, OnPool} {
+	for _, on := range []string{OnNode, OnGPU, OnGroup, OnPool, OnQueue} {
 		for _, f := range Fields(on) {
 			if !strings.Contains(string(doc), "`"+f+"`") {
 				t.Errorf("docs/rules.md does not name the %s field %s", on, f)

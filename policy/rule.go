@@ -24,6 +24,7 @@ const (
 	OnGPU   = "gpu"
 	OnGroup = "group"
 	OnPool  = "pool"
+	OnQueue = "queue"
 )
 
 // Severities are the severities a rule may have, lowest first.
@@ -137,7 +138,7 @@ func compile(r Rule) (compiled, error) {
 	}
 	env, ok := envs[c.On]
 	if !ok {
-		return c, fmt.Errorf("on: %q is not a scope (choose node, gpu, group or pool)", r.On)
+		return c, fmt.Errorf("on: %q is not a scope (choose node, gpu, group, pool or queue)", r.On)
 	}
 	if c.builtin {
 		def := Defaults[slices.IndexFunc(Defaults, func(d Rule) bool { return d.Name == r.Name })]
@@ -228,6 +229,20 @@ var envs = map[string]map[string]any{
 		"model": "", "nodes": 0.0, "gpus": 0.0, "free_gpus": 0.0, "stranded_gpus": 0.0, "ratio": 0.0, "above_threshold": false,
 		"fgd_unusable_gpus": 0.0, "fgd_ratio": 0.0, "stranded_after_plan": 0.0,
 	},
+	OnQueue: queueEnv(),
+}
+
+// queueEnv is the queue scope's fields: its name and its figures'
+// (analyze.QueueFigures), every number a float64.
+func queueEnv() map[string]any {
+	env := map[string]any{"name": "", "kind": "", "cohort": "", "hoarding": false}
+	for _, f := range []string{"workloads", "nominal_gpus", "nominal_gpu_hours", "reserved_gpu_hours", "borrowed_gpu_hours", "lent_gpu_hours",
+		"allocated_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "pending_gpu_hours", "pending_workloads", "longest_wait_s", "held_of_quota",
+		"efficiency", "usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "contested_gpu_hours",
+		"contested_usd", "used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus"} {
+		env[f] = 0.0
+	}
+	return env
 }
 
 // Fields lists a scope's fields, sorted (for the docs' test).
