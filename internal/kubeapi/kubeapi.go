@@ -281,6 +281,17 @@ func newHTTP(timeout time.Duration, tr *http.Transport) *http.Client {
 // source's read is done with the API server.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
+// Get reads the one object at path (/apis/kueue.x-k8s.io, a group's
+// discovery document) into v, within the client's time limit.
+func (c *Client) Get(ctx context.Context, path string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.lim.Time)
+	defer cancel()
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	_, err := c.get(ctx, u.String(), path, v)
+	return err
+}
+
 // List calls each with every object of the collection at path
 // (/apis/resource.k8s.io/v1/resourceclaims), page by page, within the
 // client's ListLimits.

@@ -10,6 +10,7 @@ package queues
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -42,6 +43,26 @@ type span struct {
 	start, end time.Time // end zero: still going
 }
 
+// unserved says why a group that serves none of the known versions gives
+// no queues: a warning naming the versions it serves, when it is served
+// at all.
+func (b *Book) unserved(ctx context.Context, c *kubeapi.Client, group string, known []string) {
+	var g struct {
+		Versions []struct {
+			Version string `json:"version"`
+		} `json:"versions"`
+	}
+	if c.Get(ctx, "/apis/"+group, &g) != nil || len(g.Versions) == 0 {
+		return // not served: not installed
+	}
+	var served []string
+	for _, v := range g.Versions {
+		served = append(served, v.Version)
+	}
+	b.Warnings = append(b.Warnings, fmt.Sprintf("the API server serves %s %s, none of the versions seedance reads (%s): its queues are not read",
+		group, strings.Join(served, ", "), strings.Join(known, ", ")))
+}
+
 // Read lists Kueue's objects, Volcano's and KAI's, those the server
 // serves. A server that serves none gives a nil Book and no error: no
 // queues. When several are served, the queues of the second and third
@@ -66,7 +87,7 @@ func Read(ctx context.Context, c *kubeapi.Client) (*Book, error) {
 		}
 		found = found || ok
 	}
-	if !found {
+	if !found && len(b.Warnings) == 0 {
 		return nil, nil
 	}
 	return b, nil

@@ -58,6 +58,7 @@ func (b *Book) readKAI(ctx context.Context, c *kubeapi.Client, prefix string) (f
 		return nil
 	})
 	if errors.Is(err, kubeapi.ErrNotFound) {
+		b.unserved(ctx, c, "scheduling.run.ai", []string{"v2"})
 		return false, nil
 	}
 	if err == nil {

@@ -34,6 +34,7 @@ func (b *Book) readKueue(ctx context.Context, c *kubeapi.Client) (found bool, er
 		b.Versions = append(b.Versions, "kueue.x-k8s.io/"+v)
 		return true, nil
 	}
+	b.unserved(ctx, c, "kueue.x-k8s.io", KueueVersions)
 	return false, nil
 }
 

@@ -30,6 +30,8 @@ func fakeAPI(t *testing.T, lists map[string]string, status int) *kubeapi.Client 
 		case !ok:
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprint(w, `{"message":"the server could not find the requested resource"}`)
+		case strings.HasPrefix(body, "RAW:"):
+			fmt.Fprint(w, strings.TrimPrefix(body, "RAW:"))
 		default:
 			fmt.Fprintf(w, `{"items":[%s]}`, body)
 		}
@@ -76,6 +78,12 @@ func TestReadVersions(t *testing.T) {
 	}
 	if b, err := Read(context.Background(), fakeAPI(t, nil, 0)); b != nil || err != nil {
 		t.Errorf("no Kueue: %+v %v", b, err)
+	}
+	// A version seedance does not read: a warning naming it, no queues.
+	old := fakeAPI(t, map[string]string{"/apis/kueue.x-k8s.io": `RAW:{"kind":"APIGroup","name":"kueue.x-k8s.io","versions":[{"groupVersion":"kueue.x-k8s.io/v1alpha9","version":"v1alpha9"}]}`}, 0)
+	if b, err := Read(context.Background(), old); err != nil || b == nil || len(b.Queues(t0, t0)) != 0 || len(b.Warnings) != 1 ||
+		b.Warnings[0] != "the API server serves kueue.x-k8s.io v1alpha9, none of the versions seedance reads (v1beta2, v1beta1): its queues are not read" {
+		t.Errorf("an unknown version: %+v %v", b, err)
 	}
 	if _, err := Read(context.Background(), fakeAPI(t, nil, http.StatusInternalServerError)); err == nil || !strings.Contains(err.Error(), "HTTP 500: etcd is down") {
 		t.Errorf("a server error: %v", err)

@@ -62,6 +62,7 @@ func (b *Book) readVolcano(ctx context.Context, c *kubeapi.Client, prefix string
 		return nil
 	})
 	if errors.Is(err, kubeapi.ErrNotFound) {
+		b.unserved(ctx, c, "scheduling.volcano.sh", []string{"v1beta1"})
 		return false, nil
 	}
 	if err == nil {
