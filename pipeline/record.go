@@ -248,6 +248,16 @@ func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits) error
 		notes = []string{"the user and account of Slurm's running jobs unknown: " + table.Flatten(serr.Error())}
 	}
 	p.Notes = append(p.Notes, notes...)
+	// The accounts as queues (docs/queues.md, Slurm): a cluster without
+	// accounting has none, said in a note.
+	notes, serr = slurm.AddAccounts(ctx, p, slurm.SacctmgrCommand(extcmd.Limits{Time: lc.CommandTime, OutputBytes: int64(lc.CommandOutputMiB) << 20}), sacct)
+	if ctx.Err() != nil {
+		return exit.Interruptedf("interrupted while sacctmgr or sacct ran: nothing written")
+	}
+	if serr != nil {
+		notes = []string{"Slurm's accounts unknown (no queue figures): " + table.Flatten(serr.Error())}
+	}
+	p.Notes = append(p.Notes, notes...)
 	return nil
 }
 

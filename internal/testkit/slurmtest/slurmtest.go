@@ -28,21 +28,41 @@ type Cluster struct {
 	Env   []string
 	dir   string
 	procs []*exec.Cmd
+	ctld  bool // slurmctld was started: stop cancels the jobs first
 }
 
 // Start starts munged, slurmctld and a slurmd for the first of nodes; every
 // node has 2 CPUs and 8 GPUs.
 func Start(t testing.TB, nodes ...string) *Cluster {
 	t.Helper()
+	return start(t, false, nodes)
+}
+
+// StartWithAccounting is Start with Slurm's accounting: a MariaDB
+// (Debian's mariadb-server, a database of its own in the test's
+// directory) and a slurmdbd, the cluster added to it before slurmctld
+// starts, GPUs tracked (AccountingStorageTRES=gres/gpu), so that sacct
+// and sacctmgr answer.
+func StartWithAccounting(t testing.TB, nodes ...string) *Cluster {
+	t.Helper()
+	return start(t, true, nodes)
+}
+
+func start(t testing.TB, accounting bool, nodes []string) *Cluster {
+	t.Helper()
 	engine.SkipShort(t, "starts slurmctld, slurmd and munged")
 	bins := map[string]string{}
-	for _, name := range []string{"munged", "slurmctld", "slurmd", "scontrol", "sbatch"} {
+	names := []string{"munged", "slurmctld", "slurmd", "scontrol", "sbatch"}
+	if accounting {
+		names = append(names, "slurmdbd", "sacctmgr", "mariadbd", "mariadb-install-db")
+	}
+	for _, name := range names {
 		p, err := exec.LookPath(name)
 		if err != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("%s is not installed (.ci/run installs Slurm): %v", name, err)
 			}
-			t.Skipf("needs Slurm and munge (Debian: apt-get install slurmctld slurmd slurm-client munge; or run bash .ci/run): %v", err)
+			t.Skipf("needs Slurm and munge (Debian: apt-get install slurmctld slurmd slurm-client munge slurmdbd mariadb-server; or run bash .ci/run): %v", err)
 		}
 		bins[name] = p
 	}
@@ -72,7 +92,14 @@ func Start(t testing.TB, nodes ...string) *Cluster {
 		t.Fatal(err)
 	}
 	ctld, slurmd, unused := testnet.FreePort(t), testnet.FreePort(t), testnet.FreePort(t)
-	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte(conf(dir, ctld, slurmd, unused, nodes)), 0o644); err != nil {
+	text := conf(dir, ctld, slurmd, unused, nodes)
+	dbd := 0
+	if accounting {
+		dbd = testnet.FreePort(t)
+		text = strings.Replace(text, "AccountingStorageType=accounting_storage/none\n", fmt.Sprintf(
+			"AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=127.0.0.1\nAccountingStoragePort=%d\nAccountingStoragePass=%s/munge.sock\nAccountingStorageTRES=gres/gpu\n", dbd, dir), 1)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var gres strings.Builder
@@ -85,7 +112,11 @@ func Start(t testing.TB, nodes ...string) *Cluster {
 	c.start(t, bins["munged"], "--foreground", "--force", "--socket="+filepath.Join(dir, "munge.sock"), "--key-file="+filepath.Join(dir, "munge.key"),
 		"--pid-file="+filepath.Join(dir, "munged.pid"), "--log-file="+filepath.Join(dir, "log", "munged.log"), "--seed-file="+filepath.Join(dir, "munge.seed"))
 	c.waitFor(t, func() bool { _, err := os.Stat(filepath.Join(dir, "munge.sock")); return err == nil }, "munged")
+	if accounting {
+		c.startAccounting(t, bins, dbd)
+	}
 	c.start(t, bins["slurmctld"], "-D", "-c", "-f", filepath.Join(dir, "slurm.conf"))
+	c.ctld = true
 	c.start(t, bins["slurmd"], "-D", "-f", filepath.Join(dir, "slurm.conf"), "-N", nodes[0])
 	c.waitFor(t, func() bool {
 		out, err := c.Run("scontrol", "show", "node", nodes[0])
@@ -218,7 +249,7 @@ func (c *Cluster) start(t testing.TB, bin string, args ...string) {
 // step (slurmstepd) outlives a killed slurmd, so the jobs are waited for,
 // up to 15 s, until squeue lists none, completing ones included.
 func (c *Cluster) stop() {
-	if len(c.procs) == 3 {
+	if c.ctld {
 		_, _ = c.Run("scancel", "--user", "root") // the daemons end next in any case
 		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			if out, err := c.Run("squeue", "--noheader"); err != nil || strings.TrimSpace(out) == "" {
@@ -230,5 +261,41 @@ func (c *Cluster) stop() {
 		p := c.procs[i]
 		_ = p.Process.Kill() // it may have exited already
 		_ = p.Wait()         // killed: its status says nothing
+	}
+}
+
+// startAccounting starts a MariaDB of the test's own on a free port, a
+// slurmdbd on port dbd (slurmdbd.conf beside slurm.conf, as slurmdbd
+// looks for it), and adds the cluster to it.
+func (c *Cluster) startAccounting(t testing.TB, bins map[string]string, dbd int) {
+	t.Helper()
+	db, sql := filepath.Join(c.dir, "db"), testnet.FreePort(t)
+	if out, err := exec.Command(bins["mariadb-install-db"], "--datadir="+db, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-install-db: %v: %s", err, out)
+	}
+	c.start(t, bins["mariadbd"], "--datadir="+db, "--socket="+filepath.Join(c.dir, "my.sock"), fmt.Sprintf("--port=%d", sql), "--bind-address=127.0.0.1",
+		"--user=root", "--skip-grant-tables", "--pid-file="+filepath.Join(c.dir, "my.pid"), "--log-error="+filepath.Join(c.dir, "log", "mariadb.log"))
+	conf := fmt.Sprintf(`AuthType=auth/munge
+AuthInfo=socket=%[1]s/munge.sock
+DbdAddr=127.0.0.1
+DbdHost=localhost
+DbdPort=%[2]d
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=%[3]d
+StorageUser=root
+StorageLoc=slurm_acct_db
+PidFile=%[1]s/slurmdbd.pid
+LogFile=%[1]s/log/slurmdbd.log
+`, c.dir, dbd, sql)
+	if err := os.WriteFile(filepath.Join(c.dir, "slurmdbd.conf"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(t, func() bool { _, err := os.Stat(filepath.Join(c.dir, "my.sock")); return err == nil }, "mariadbd")
+	c.start(t, bins["slurmdbd"], "-D")
+	c.waitFor(t, func() bool { _, err := c.Run("sacctmgr", "--noheader", "show", "cluster"); return err == nil }, "slurmdbd")
+	if out, err := c.Run("sacctmgr", "-i", "add", "cluster", "seedance"); err != nil {
+		t.Fatalf("sacctmgr add cluster: %v: %s", err, out)
 	}
 }

@@ -1,0 +1,185 @@
+package slurm
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seedance/seedance/internal/extcmd"
+	"github.com/seedance/seedance/profile"
+)
+
+// Sacctmgr runs sacctmgr with the arguments and returns its output.
+type Sacctmgr func(ctx context.Context, args ...string) ([]byte, error)
+
+// SacctmgrCommand is the sacctmgr on PATH, run within l.
+func SacctmgrCommand(l extcmd.Limits) Sacctmgr {
+	return func(ctx context.Context, args ...string) ([]byte, error) {
+		return extcmd.Run(ctx, l, "sacctmgr", args...)
+	}
+}
+
+// sacctTime is how sacct writes a time: local, to the second.
+const sacctTime = "2006-01-02T15:04:05"
+
+// account is one Slurm account of the association tree.
+type account struct {
+	parent string
+	gpus   *float64 // GrpTRES gres/gpu; nil: no limit
+}
+
+// AddAccounts gives the profile Slurm's accounts as queues (docs/queues.md,
+// Slurm): each account's GPU limit (GrpTRES gres/gpu) as its quota, its
+// parent as its cohort, and from sacct the window's jobs that asked for
+// GPUs: each job's wait from its submission to its start (or still), its
+// reservation from its start to its end (or still). Each job of the
+// profile gets its account as its queue. An account tree with a cycle
+// is a note naming it.
+func AddAccounts(ctx context.Context, p *profile.Profile, sacctmgr Sacctmgr, sacct Sacct) ([]string, error) {
+	out, err := sacctmgr(ctx, "--noheader", "--parsable2", "show", "associations", "format=Cluster,Account,User,ParentName,GrpTRES")
+	if err != nil {
+		return nil, err
+	}
+	accounts, notes := readAccounts(out)
+	jobs, err := sacct(ctx, "--allusers", "--allocations", "--noheader", "--parsable2", "--starttime="+p.StartedAt.Local().Format(sacctTime),
+		"--endtime="+p.EndedAt.Local().Format(sacctTime), "--format=JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State")
+	if err != nil {
+		return notes, err
+	}
+	queues := map[string]*profile.Queue{}
+	var names []string
+	for name, a := range accounts {
+		queues[name] = &profile.Queue{Name: name, Kind: profile.QueueSlurmAccount, Cohort: a.parent, NominalGPUs: a.gpus}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	eachLine(jobs, func(line string) { addJob(queues, line, p.StartedAt, p.EndedAt) })
+	for _, name := range names {
+		p.Queues = append(p.Queues, *queues[name])
+	}
+	for ni := range p.Nodes {
+		for wi := range p.Nodes[ni].Workloads {
+			if w := &p.Nodes[ni].Workloads[wi]; w.Kind == profile.KindJob && w.Labels["account"] != "" {
+				w.Queue = w.Labels["account"]
+			}
+		}
+	}
+	return notes, nil
+}
+
+// readAccounts reads sacctmgr's account associations (those of no user),
+// root left out: the top accounts' cohort is root. An account whose
+// parents lead back to it has no cohort, and is named in a note.
+func readAccounts(out []byte) (map[string]account, []string) {
+	accounts := map[string]account{}
+	eachLine(out, func(line string) {
+		f := strings.Split(line, "|")
+		if len(f) != 5 || f[2] != "" || f[1] == "" || f[1] == "root" || len(f[1]) > profile.MaxNameBytes {
+			return
+		}
+		accounts[f[1]] = account{parent: clean(f[3]), gpus: tresGPUs(f[4])}
+	})
+	var cyclic []string
+	for name := range accounts {
+		seen := map[string]bool{name: true}
+		for p := accounts[name].parent; p != ""; p = accounts[p].parent {
+			if seen[p] {
+				cyclic = append(cyclic, name)
+				break
+			}
+			seen[p] = true
+		}
+	}
+	if len(cyclic) == 0 {
+		return accounts, nil
+	}
+	sort.Strings(cyclic)
+	for _, name := range cyclic {
+		a := accounts[name]
+		a.parent = ""
+		accounts[name] = a
+	}
+	return accounts, []string{fmt.Sprintf("Slurm's account tree has a cycle through %s: their cohort unknown", strings.Join(cyclic, ", "))}
+}
+
+// tresGPUs is the GPUs of a TRES list ("cpu=16,gres/gpu=8"): gres/gpu,
+// else the sum of its types (gres/gpu:a100=4); nil when it names none.
+func tresGPUs(tres string) *float64 {
+	var plain, typed float64
+	var hasPlain, hasTyped bool
+	for _, kv := range strings.Split(tres, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		n, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || n < 0 {
+			continue
+		}
+		switch {
+		case k == "gres/gpu":
+			plain, hasPlain = n, true
+		case strings.HasPrefix(k, "gres/gpu:"):
+			typed, hasTyped = typed+n, true
+		}
+	}
+	switch {
+	case hasPlain:
+		return &plain
+	case hasTyped:
+		return &typed
+	}
+	return nil
+}
+
+// addJob books one sacct line of a job that asked for GPUs in its
+// account's queue, its times cut to [start, end].
+func addJob(queues map[string]*profile.Queue, line string, start, end time.Time) {
+	f := strings.Split(line, "|")
+	if len(f) != 8 || !jobID.MatchString(f[0]) {
+		return
+	}
+	q := queues[f[1]]
+	asked, held := tresGPUs(f[3]), tresGPUs(f[2])
+	if q == nil || asked == nil && held == nil {
+		return
+	}
+	gpus := asked
+	if held != nil && *held > 0 {
+		gpus = held
+	}
+	submit, sOK := sacctAt(f[4])
+	began, bOK := sacctAt(f[5])
+	ended, eOK := sacctAt(f[6])
+	if !sOK || *gpus <= 0 {
+		return
+	}
+	at := func(t time.Time) float64 { return t.Sub(start).Seconds() }
+	span := func(from, to time.Time) profile.QueueSpan {
+		return profile.QueueSpan{Workload: f[0], GPUs: *gpus, StartS: max(0, at(from)), EndS: min(at(end), at(to))}
+	}
+	waitEnd := end
+	if bOK {
+		waitEnd = began
+	} else if eOK {
+		waitEnd = ended
+	}
+	if s := span(submit, waitEnd); s.EndS > s.StartS {
+		q.Pending = append(q.Pending, s)
+	}
+	if bOK {
+		runEnd := end
+		if eOK {
+			runEnd = ended
+		}
+		if s := span(began, runEnd); s.EndS > s.StartS {
+			q.Admitted = append(q.Admitted, s)
+		}
+	}
+}
+
+// sacctAt reads a sacct time; ok is false for Unknown, None and the like.
+func sacctAt(s string) (time.Time, bool) {
+	t, err := time.ParseInLocation(sacctTime, strings.TrimSpace(s), time.Local)
+	return t, err == nil
+}

@@ -1,0 +1,81 @@
+package slurm
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/internal/extcmd"
+	"github.com/seedance/seedance/internal/testkit/slurmtest"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestAccountsOnRealSlurm (#58): a real slurmctld with accounting
+// (slurmdbd on a MariaDB of its own). Account research (under ml) may use
+// 8 GPUs (GrpTRES=gres/gpu=8); a 2-GPU job of it runs, a 7-GPU one waits
+// (6 are free on the one node). AddAccounts gives the accounts as queues
+// with their quota and cohort, the running job's reservation from its
+// start and the waiting job's wait from its submission, and the profile's
+// job its queue.
+func TestAccountsOnRealSlurm(t *testing.T) {
+	c := slurmtest.StartWithAccounting(t, "node-gpu-01")
+	for _, args := range [][]string{{"-i", "add", "account", "ml", "parent=root"}, {"-i", "add", "account", "research", "parent=ml"},
+		{"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8"}, {"-i", "add", "user", "root", "account=research"}} {
+		if out, err := c.Run("sacctmgr", args...); err != nil {
+			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
+		}
+	}
+	from := time.Now().Add(-time.Minute).Truncate(time.Second)
+	run := c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-01", "-A", "research")
+	c.WaitFor(t, func() bool { return c.Job(t, run, "JobState") == "RUNNING" }, "job "+run+" running")
+	wait := c.Submit(t, "--gres=gpu:7", "-w", "node-gpu-01", "-A", "research")
+	for _, e := range c.Env {
+		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
+			t.Setenv(k, v)
+		}
+	}
+	_, sacct := Commands(extcmd.DefaultLimits)
+	sacctmgr := SacctmgrCommand(extcmd.DefaultLimits)
+	var p *profile.Profile
+	// slurmctld tells slurmdbd of the jobs on its own time: poll until
+	// sacct has both.
+	c.WaitFor(t, func() bool {
+		p = &profile.Profile{StartedAt: from, EndedAt: time.Now().Add(time.Minute).Truncate(time.Second), Nodes: []profile.Node{{Name: "node-gpu-01", Workloads: []profile.Workload{
+			{ID: run, Name: run, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1}, Labels: map[string]string{"account": "research"}}}}}}
+		notes, err := AddAccounts(context.Background(), p, sacctmgr, sacct)
+		if err != nil || len(notes) > 0 {
+			t.Fatalf("AddAccounts: %v %q", err, notes)
+		}
+		for _, q := range p.Queues {
+			if q.Name == "research" {
+				return len(q.Admitted) == 1 && len(q.Pending) == 2
+			}
+		}
+		return false
+	}, "sacct to know both jobs")
+	qs := map[string]profile.Queue{}
+	for _, q := range p.Queues {
+		qs[q.Name] = q
+	}
+	r, ml := qs["research"], qs["ml"]
+	endS := p.EndedAt.Sub(p.StartedAt).Seconds()
+	if len(qs) != 2 || r.Kind != profile.QueueSlurmAccount || r.Cohort != "ml" || r.NominalGPUs == nil || *r.NominalGPUs != 8 || ml.Cohort != "root" || ml.NominalGPUs != nil {
+		t.Fatalf("accounts: %+v", qs)
+	}
+	if a := r.Admitted[0]; a.Workload != run || a.GPUs != 2 || a.StartS < 0 || a.StartS > 60+30 || a.EndS != endS {
+		t.Errorf("the running job's reservation: %+v (window %v s)", a, endS)
+	}
+	var waited *profile.QueueSpan
+	for i := range r.Pending {
+		if r.Pending[i].Workload == wait {
+			waited = &r.Pending[i]
+		}
+	}
+	if waited == nil || waited.GPUs != 7 || waited.EndS != endS {
+		t.Errorf("the waiting job: %+v", r.Pending)
+	}
+	if p.Nodes[0].Workloads[0].Queue != "research" {
+		t.Errorf("the job's queue: %q", p.Nodes[0].Workloads[0].Queue)
+	}
+}
