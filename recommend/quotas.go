@@ -3,6 +3,7 @@ package recommend
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,13 +38,29 @@ change() { # NAME JSONPATH POINTER NOW PROPOSED
     echo "dry run: clusterqueue $1: GPU quota $4 -> $5 (run with --execute to apply)"
   fi
 }
+account() { # NAME NOW PROPOSED: GrpTRES gres/gpu of a Slurm account
+  local cur
+  if ! cur=$(sacctmgr --noheader --parsable2 show associations where account="$1" format=User,GrpTRES); then
+    echo "account $1: could not be read: left alone" >&2; FAILED=1; return
+  fi
+  cur=$(printf '%s\n' "$cur" | sed -n 's/^|\(.*,\)\{0,1\}gres\/gpu=\([0-9]*\).*/\2/p' | head -n 1)
+  if [ "$cur" != "$2" ]; then
+    echo "account $1: its GrpTRES gres/gpu is now ${cur:-none}, not $2 as analyzed: left alone" >&2; FAILED=1; return
+  fi
+  if [ "$EXECUTE" = 1 ]; then
+    sacctmgr -i modify account where name="$1" set GrpTRES=gres/gpu="$3" || FAILED=1
+  else
+    echo "dry run: account $1: GrpTRES gres/gpu $2 -> $3 (run with --execute to apply)"
+  fi
+}
 `
 
 // QuotaScript writes the quota what-if (docs/queues.md, What-if) as a
-// reviewable bash script of kubectl commands: each ClusterQueue whose
-// quota the source found in one place is checked live against the quota
-// analyzed, then patched; the others, and queues of another kind, are
-// comments saying why not. Names are checked (DNS-1123) and quoted.
+// reviewable bash script: each ClusterQueue whose quota the source found
+// in one place is checked live against the quota analyzed, then patched
+// (kubectl); each Slurm account's GrpTRES gres/gpu likewise (sacctmgr);
+// the others are comments saying why not. Names are checked (DNS-1123,
+// Slurm's) and quoted.
 func QuotaScript(w io.Writer, changes []analyze.QuotaChange) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/usr/bin/env bash\n# seedance quota what-if: %d quota(s) right-sized from measured use (docs/queues.md).\n# Review it, then run it with --execute.\n%s", len(changes), quotaSh)
@@ -52,8 +69,12 @@ func QuotaScript(w io.Writer, changes []analyze.QuotaChange) error {
 			c.PendingWithinQuotaGPUHours, c.ProposedPendingWithinQuotaGPUHours)))
 		m := quotaRef.FindStringSubmatch(c.QuotaRef)
 		switch {
+		case c.Kind == profile.QueueSlurmAccount && shell.ValidNodeName(shell.Slurm, c.Queue) && c.ProposedGPUs == math.Trunc(c.ProposedGPUs):
+			fmt.Fprintf(&b, "account %s %s %s\n", shell.Quote(c.Queue), num(c.NominalGPUs), num(c.ProposedGPUs))
+		case c.Kind == profile.QueueSlurmAccount:
+			b.WriteString("#   not patched: not a valid Slurm account name\n")
 		case c.Kind != profile.QueueKueue:
-			b.WriteString("#   not patched: only Kueue ClusterQueues are\n")
+			b.WriteString("#   not patched: only Kueue ClusterQueues and Slurm accounts are\n")
 		case !shell.ValidNodeName(shell.Kubectl, c.Queue):
 			b.WriteString("#   not patched: not a valid ClusterQueue name\n")
 		case m == nil:

@@ -38,7 +38,10 @@ func TestQuotaScript(t *testing.T) {
 	if strings.Count(s, "\nchange ") != 1 || !strings.Contains(s, want) {
 		t.Errorf("change lines:\n%s", s)
 	}
-	for _, w := range []string{"#   not patched: its GPU quota is spread over several flavors", "#   not patched: only Kueue ClusterQueues are", "#   not patched: not a valid ClusterQueue name"} {
+	if !strings.Contains(s, "\naccount acct 8 4\n") {
+		t.Errorf("no account line:\n%s", s)
+	}
+	for _, w := range []string{"#   not patched: its GPU quota is spread over several flavors", "#   not patched: not a valid ClusterQueue name"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("no %q", w)
 		}

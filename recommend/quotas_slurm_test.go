@@ -1,0 +1,56 @@
+package recommend
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/internal/testkit/slurmtest"
+)
+
+// TestQuotaScriptOnRealSlurm (#58): the quota what-if of a Slurm account
+// run against a real slurmdbd: the dry run changes nothing, --execute
+// sets GrpTRES gres/gpu 8 → 4, and a second run finds it changed since the
+// analysis, leaves it alone and ends non-zero.
+func TestQuotaScriptOnRealSlurm(t *testing.T) {
+	c := slurmtest.StartWithAccounting(t, "node-gpu-01")
+	for _, args := range [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8"}} {
+		if out, err := c.Run("sacctmgr", args...); err != nil {
+			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
+		}
+	}
+	var b bytes.Buffer
+	if err := QuotaScript(&b, []analyze.QuotaChange{{Queue: "research", Kind: "slurm-account", NominalGPUs: 8, ProposedGPUs: 4, Why: "p95"}}); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "q.sh")
+	if err := os.WriteFile(script, b.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command("bash", append([]string{script}, args...)...)
+		cmd.Env = c.Env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	limit := func() string {
+		out, err := c.Run("sacctmgr", "--noheader", "--parsable2", "show", "associations", "where", "account=research", "format=User,GrpTRES")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	if out, err := run(); err != nil || !strings.Contains(out, "dry run: account research: GrpTRES gres/gpu 8 -> 4") || limit() != "|gres/gpu=8" {
+		t.Fatalf("dry run: %v\n%s\nlimit %q", err, out, limit())
+	}
+	if out, err := run("--execute"); err != nil || limit() != "|gres/gpu=4" {
+		t.Fatalf("--execute: %v\n%s\nlimit %q", err, out, limit())
+	}
+	if out, err := run("--execute"); err == nil || !strings.Contains(out, "account research: its GrpTRES gres/gpu is now 4, not 8 as analyzed: left alone") || limit() != "|gres/gpu=4" {
+		t.Errorf("a second run: %v\n%s", err, out)
+	}
+}
