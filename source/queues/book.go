@@ -90,7 +90,28 @@ func Read(ctx context.Context, c *kubeapi.Client) (*Book, error) {
 	if !found && len(b.Warnings) == 0 {
 		return nil, nil
 	}
+	b.orphans()
 	return b, nil
+}
+
+// orphans notes each Volcano or KAI queue whose parent is not a queue of
+// its kind (Volcano's root aside): its cohort is then its own.
+func (b *Book) orphans() {
+	names := make([]string, 0, len(b.queues))
+	for n := range b.queues {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		q := &b.queues[n].q
+		if q.Kind == profile.QueueKueue || q.Cohort == "" || strings.HasSuffix(q.Cohort, "root") && q.Kind == QueueVolcano {
+			continue
+		}
+		if p := b.queues[q.Cohort]; p == nil || p.q.Kind != q.Kind {
+			b.Warnings = append(b.Warnings, fmt.Sprintf("%s queue %s names parent %s, which is not a queue: its cohort unknown", q.Kind, n, q.Cohort))
+			q.Cohort = ""
+		}
+	}
 }
 
 func contains(ss []string, s string) bool {

@@ -100,7 +100,8 @@ status: {phase: Completed}
 // PodGroups' status is written through its subresource as it would). A
 // Queue's quota is resources.gpu.quota, its borrowing limit its limit
 // above that (−1: none); a PodGroup reserves the GPUs allocated to it from
-// its creation, and waits for what it asked beyond them.
+// its creation, and waits for what it asked beyond them; a queue whose
+// parent is not a queue is a note.
 func TestKAIFromTheAPIServer(t *testing.T) {
 	c := k8stest.Start(t)
 	c.InstallKAI("../..")
@@ -112,6 +113,16 @@ apiVersion: scheduling.run.ai/v2
 kind: Queue
 metadata: {name: research}
 spec: {parentQueue: org, resources: {gpu: {quota: 4, limit: 6, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: org}
+spec: {resources: {gpu: {quota: 8, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: lost}
+spec: {parentQueue: nowhere, resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
 ---
 apiVersion: scheduling.run.ai/v2
 kind: Queue
@@ -149,6 +160,10 @@ spec: {queue: research, minMember: 1}
 	}
 	if o := qs["open"]; o.NominalGPUs != nil || o.BorrowingLimitGPUs != nil {
 		t.Errorf("an unlimited queue: %+v", o)
+	}
+	// A parent that is not a queue: a note, and no cohort.
+	if l := qs["lost"]; l.Cohort != "" || len(b.Warnings) != 1 || b.Warnings[0] != "kai queue lost names parent nowhere, which is not a queue: its cohort unknown" {
+		t.Errorf("an orphan: %+v, warnings %q", l, b.Warnings)
 	}
 	nodes := []profile.Node{{Name: "n", Workloads: []profile.Workload{{ID: "ml/train-0", Kind: profile.KindPod, Labels: map[string]string{profile.ControllerLabel: "Job/train"}}}}}
 	if b.Apply(nodes); nodes[0].Workloads[0].Queue != "research" {
