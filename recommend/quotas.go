@@ -13,29 +13,48 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
-// quotaRef is the form of a Kueue quota's JSON pointer that the script
-// patches: indices only, nothing the shell or JSON could read otherwise.
-var quotaRef = regexp.MustCompile(`^/spec/resourceGroups/([0-9]+)/flavors/([0-9]+)/resources/([0-9]+)/nominalQuota$`)
+// patchable is how the script patches a kind of queue's quota: the
+// kubectl resource, the form of the JSON pointer the source gave
+// (Queue.QuotaRef: indices and names only, nothing the shell or JSON could
+// read otherwise), its JSONPath for the live check, and whether the value
+// is a number (KAI) or a quantity string (Kueue, Volcano).
+type patchable struct {
+	resource string
+	ref      *regexp.Regexp
+	path     func(m []string) string
+	number   bool
+}
 
-// quotaSh checks a ClusterQueue's quota live and patches it: a dry run
-// unless the script runs with --execute; a quota that is no longer what
-// the analysis read is left alone, said, and the script ends non-zero.
+var patchables = map[string]patchable{
+	profile.QueueKueue: {"clusterqueue", regexp.MustCompile(`^/spec/resourceGroups/([0-9]+)/flavors/([0-9]+)/resources/([0-9]+)/nominalQuota$`),
+		func(m []string) string {
+			return fmt.Sprintf(".spec.resourceGroups[%s].flavors[%s].resources[%s].nominalQuota", m[1], m[2], m[3])
+		}, false},
+	"volcano": {"queues.scheduling.volcano.sh", regexp.MustCompile(`^/spec/deserved/([a-z0-9.-]+)~1gpu$`),
+		func(m []string) string { return `.spec.deserved.` + strings.ReplaceAll(m[1], ".", `\.`) + `/gpu` }, false},
+	"kai": {"queues.v2.scheduling.run.ai", regexp.MustCompile(`^/spec/resources/gpu/quota$`),
+		func([]string) string { return ".spec.resources.gpu.quota" }, true},
+}
+
+// quotaSh checks a queue's quota live and patches it: a dry run unless
+// the script runs with --execute; a quota that is no longer what the
+// analysis read is left alone, said, and the script ends non-zero.
 const quotaSh = `set -uo pipefail
 EXECUTE=0
 [ "${1:-}" = --execute ] && EXECUTE=1
 FAILED=0
-change() { # NAME JSONPATH POINTER NOW PROPOSED
+change() { # RESOURCE NAME JSONPATH POINTER NOW PROPOSED VALUE
   local cur
-  if ! cur=$(kubectl get clusterqueue "$1" -o "jsonpath={$2}"); then
-    echo "clusterqueue $1: could not be read: left alone" >&2; FAILED=1; return
+  if ! cur=$(kubectl get "$1" "$2" -o "jsonpath={$3}"); then
+    echo "$1 $2: could not be read: left alone" >&2; FAILED=1; return
   fi
-  if [ "$cur" != "$4" ]; then
-    echo "clusterqueue $1: its GPU quota is now $cur, not $4 as analyzed: left alone" >&2; FAILED=1; return
+  if [ "$cur" != "$5" ]; then
+    echo "$1 $2: its GPU quota is now $cur, not $5 as analyzed: left alone" >&2; FAILED=1; return
   fi
   if [ "$EXECUTE" = 1 ]; then
-    kubectl patch clusterqueue "$1" --type=json -p "[{\"op\":\"replace\",\"path\":\"$3\",\"value\":\"$5\"}]" || FAILED=1
+    kubectl patch "$1" "$2" --type=json -p "[{\"op\":\"replace\",\"path\":\"$4\",\"value\":$7}]" || FAILED=1
   else
-    echo "dry run: clusterqueue $1: GPU quota $4 -> $5 (run with --execute to apply)"
+    echo "dry run: $1 $2: GPU quota $5 -> $6 (run with --execute to apply)"
   fi
 }
 account() { # NAME NOW PROPOSED: GrpTRES gres/gpu of a Slurm account
@@ -67,22 +86,7 @@ func QuotaScript(w io.Writer, changes []analyze.QuotaChange) error {
 	for _, c := range changes {
 		fmt.Fprintf(&b, "# %s\n", commentText(fmt.Sprintf("%s: %g -> %g GPUs: %s; pending GPU-hours within its quota %g -> %g", c.Queue, c.NominalGPUs, c.ProposedGPUs, c.Why,
 			c.PendingWithinQuotaGPUHours, c.ProposedPendingWithinQuotaGPUHours)))
-		m := quotaRef.FindStringSubmatch(c.QuotaRef)
-		switch {
-		case c.Kind == profile.QueueSlurmAccount && shell.ValidNodeName(shell.Slurm, c.Queue) && c.ProposedGPUs == math.Trunc(c.ProposedGPUs):
-			fmt.Fprintf(&b, "account %s %s %s\n", shell.Quote(c.Queue), num(c.NominalGPUs), num(c.ProposedGPUs))
-		case c.Kind == profile.QueueSlurmAccount:
-			b.WriteString("#   not patched: not a valid Slurm account name\n")
-		case c.Kind != profile.QueueKueue:
-			b.WriteString("#   not patched: only Kueue ClusterQueues and Slurm accounts are\n")
-		case !shell.ValidNodeName(shell.Kubectl, c.Queue):
-			b.WriteString("#   not patched: not a valid ClusterQueue name\n")
-		case m == nil:
-			b.WriteString("#   not patched: its GPU quota is spread over several flavors or resources: set it by hand\n")
-		default:
-			path := fmt.Sprintf(".spec.resourceGroups[%s].flavors[%s].resources[%s].nominalQuota", m[1], m[2], m[3])
-			fmt.Fprintf(&b, "change %s %s %s %s %s\n", shell.Quote(c.Queue), shell.Quote(path), shell.Quote(c.QuotaRef), num(c.NominalGPUs), num(c.ProposedGPUs))
-		}
+		quotaLine(&b, c)
 	}
 	b.WriteString("exit \"$FAILED\"\n")
 	_, err := io.WriteString(w, b.String())
@@ -90,3 +94,37 @@ func QuotaScript(w io.Writer, changes []analyze.QuotaChange) error {
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// quotaLine writes the change of one queue, or a comment saying why it is
+// not patched.
+func quotaLine(b *strings.Builder, c analyze.QuotaChange) {
+	if c.Kind == profile.QueueSlurmAccount {
+		if shell.ValidNodeName(shell.Slurm, c.Queue) && c.ProposedGPUs == math.Trunc(c.ProposedGPUs) {
+			fmt.Fprintf(b, "account %s %s %s\n", shell.Quote(c.Queue), num(c.NominalGPUs), num(c.ProposedGPUs))
+			return
+		}
+		b.WriteString("#   not patched: not a valid Slurm account name\n")
+		return
+	}
+	k, ok := patchables[c.Kind]
+	name := strings.TrimPrefix(c.Queue, c.Kind+"/") // volcano/NAME when Kueue is served too
+	var m []string
+	if ok {
+		m = k.ref.FindStringSubmatch(c.QuotaRef)
+	}
+	switch {
+	case !ok:
+		b.WriteString("#   not patched: a queue of a kind seedance does not patch\n")
+	case !shell.ValidNodeName(shell.Kubectl, name):
+		b.WriteString("#   not patched: not a valid queue name\n")
+	case m == nil:
+		b.WriteString("#   not patched: its GPU quota is spread over several flavors or resources: set it by hand\n")
+	default:
+		value := strconv.Quote(num(c.ProposedGPUs))
+		if k.number {
+			value = num(c.ProposedGPUs)
+		}
+		fmt.Fprintf(b, "change %s %s %s %s %s %s %s\n", k.resource, shell.Quote(name), shell.Quote(k.path(m)), shell.Quote(c.QuotaRef),
+			num(c.NominalGPUs), num(c.ProposedGPUs), shell.Quote(value))
+	}
+}

@@ -34,14 +34,14 @@ func TestQuotaScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := b.String()
-	want := "change research '.spec.resourceGroups[0].flavors[1].resources[2].nominalQuota' /spec/resourceGroups/0/flavors/1/resources/2/nominalQuota 25 16\n"
+	want := "change clusterqueue research '.spec.resourceGroups[0].flavors[1].resources[2].nominalQuota' /spec/resourceGroups/0/flavors/1/resources/2/nominalQuota 25 16 '\"16\"'\n"
 	if strings.Count(s, "\nchange ") != 1 || !strings.Contains(s, want) {
 		t.Errorf("change lines:\n%s", s)
 	}
 	if !strings.Contains(s, "\naccount acct 8 4\n") {
 		t.Errorf("no account line:\n%s", s)
 	}
-	for _, w := range []string{"#   not patched: its GPU quota is spread over several flavors", "#   not patched: not a valid ClusterQueue name"} {
+	for _, w := range []string{"#   not patched: its GPU quota is spread over several flavors", "#   not patched: not a valid queue name"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("no %q", w)
 		}

@@ -89,7 +89,7 @@ func (b *Book) kaiQueue(kq *kaiQueue, prefix string) {
 	}
 	if r := kq.Spec.Resources; r != nil && r.GPU.Quota != nil && *r.GPU.Quota >= 0 {
 		quota := *r.GPU.Quota
-		q.NominalGPUs = &quota
+		q.NominalGPUs, q.QuotaRef = &quota, "/spec/resources/gpu/quota"
 		if l := r.GPU.Limit; l != nil && *l >= 0 {
 			borrow := max(0, *l-quota)
 			q.BorrowingLimitGPUs = &borrow

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/seedance/seedance/internal/kubeapi"
@@ -116,6 +117,7 @@ func (b *Book) volcanoQueue(vq *volcanoQueue, prefix string) {
 	}
 	if hasD {
 		q.NominalGPUs = &deserved
+		q.QuotaRef = deservedRef(vq.Spec.Deserved)
 		if hasC {
 			borrow := max(0, capability-deserved)
 			q.BorrowingLimitGPUs = &borrow
@@ -164,4 +166,19 @@ func (b *Book) podGroup(pg *podGroup, prefix string) {
 			b.owners[pg.Metadata.Namespace+"/"+o.Kind+"/"+o.Name] = q.q.Name
 		}
 	}
+}
+
+// deservedRef is the JSON pointer of a Queue's deserved GPUs, for a
+// patch: "" when more than one resource holds them.
+func deservedRef(rl map[string]json.RawMessage) string {
+	ref := ""
+	for name := range rl {
+		if IsGPU(name) {
+			if ref != "" {
+				return ""
+			}
+			ref = "/spec/deserved/" + strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+		}
+	}
+	return ref
 }
