@@ -3,9 +3,6 @@ package recommend
 import (
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,16 +50,7 @@ spec: {resources: {gpu: {quota: 6, limit: -1, overQuotaWeight: 1}, cpu: {quota: 
 	if err := QuotaScript(&s, changes); err != nil || strings.Count(s.String(), "\nchange ") != 2 {
 		t.Fatalf("script (%v):\n%s", err, s.String())
 	}
-	script := filepath.Join(t.TempDir(), "q.sh")
-	if err := os.WriteFile(script, s.Bytes(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command("bash", append([]string{script}, args...)...)
-		cmd.Env = c.Env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	run := scriptRun(t, s.Bytes(), c.Env)
 	get := func(resource, path string) string {
 		out, err := c.Kubectl("get", resource, map[string]string{"queues.scheduling.volcano.sh": "research", "queues.v2.scheduling.run.ai": "team-a"}[resource], "-o", "jsonpath={"+path+"}")
 		if err != nil {

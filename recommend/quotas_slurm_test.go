@@ -27,16 +27,7 @@ func TestQuotaScriptOnRealSlurm(t *testing.T) {
 	if err := QuotaScript(&b, []analyze.QuotaChange{{Queue: "research", Kind: "slurm-account", NominalGPUs: 8, ProposedGPUs: 4, Why: "p95"}}); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(t.TempDir(), "q.sh")
-	if err := os.WriteFile(script, b.Bytes(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command("bash", append([]string{script}, args...)...)
-		cmd.Env = c.Env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	run := scriptRun(t, b.Bytes(), c.Env)
 	limit := func() string {
 		out, err := c.Run("sacctmgr", "--noheader", "--parsable2", "show", "associations", "where", "account=research", "format=User,GrpTRES")
 		if err != nil {
@@ -52,5 +43,21 @@ func TestQuotaScriptOnRealSlurm(t *testing.T) {
 	}
 	if out, err := run("--execute"); err == nil || !strings.Contains(out, "account research: its GrpTRES gres/gpu is now 4, not 8 as analyzed: left alone") || limit() != "|gres/gpu=4" {
 		t.Errorf("a second run: %v\n%s", err, out)
+	}
+}
+
+// scriptRun writes a quota script and gives a function that runs it with
+// the arguments in env, returning its output.
+func scriptRun(t *testing.T, script []byte, env []string) func(args ...string) (string, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "q.sh")
+	if err := os.WriteFile(path, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func(args ...string) (string, error) {
+		cmd := exec.Command("bash", append([]string{path}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
 	}
 }
