@@ -62,28 +62,16 @@ func (sc servedCounter) id(labels map[string]string) string {
 	return labels[ns] + "/" + labels[pod]
 }
 
-// servedCounters are the counters read beside dcgm-exporter's, each
+// servedCounters are the built-in counters (source.ServedCounters), each
 // joined to its pod by its namespace and pod labels, as Prometheus'
 // Kubernetes service discovery writes them.
-var servedCounters = []servedCounter{
-	// vLLM (v1 engine: docs/design/metrics.md).
-	{metric: "vllm:request_success_total", unit: profile.UnitRequests, model: "model_name", sumOver: []string{"finished_reason"}},
-	{metric: "vllm:prompt_tokens_total", unit: profile.UnitInputTokens, model: "model_name"},
-	{metric: "vllm:generation_tokens_total", unit: profile.UnitOutputTokens, model: "model_name"},
-	// SGLang (docs.sglang.io, references/production_metrics).
-	{metric: "sglang:num_requests_total", unit: profile.UnitRequests, model: "model_name"},
-	{metric: "sglang:prompt_tokens_total", unit: profile.UnitInputTokens, model: "model_name"},
-	{metric: "sglang:generation_tokens_total", unit: profile.UnitOutputTokens, model: "model_name"},
-	// Hugging Face TGI (reference/metrics): one model a server; its token
-	// counts are histograms, whose _sum counts the tokens.
-	{metric: "tgi_request_success", unit: profile.UnitRequests, model: ""},
-	{metric: "tgi_request_input_length_sum", unit: profile.UnitInputTokens, model: ""},
-	{metric: "tgi_request_generated_tokens_sum", unit: profile.UnitOutputTokens, model: ""},
-	// NVIDIA Triton (user_guide/metrics.md): requests, and inferences
-	// (a batched request counts each).
-	{metric: "nv_inference_request_success", unit: profile.UnitRequests, model: "model", sumOver: []string{"version"}},
-	{metric: "nv_inference_count", unit: "inferences", model: "model", sumOver: []string{"version"}},
-}
+var servedCounters = func() []servedCounter {
+	var out []servedCounter
+	for _, c := range source.ServedCounters {
+		out = append(out, servedCounter{metric: c.Metric, unit: c.Unit, model: c.ModelLabel, sumOver: c.SumOver})
+	}
+	return out
+}()
 
 // readWork reads every served counter raw over the chunks, so that a
 // restart between two readings is seen as Prometheus' increase() sees it,

@@ -20,6 +20,7 @@ type Settings struct {
 	Targets     []string       `mapstructure:"targets"`
 	TargetsFile string         `mapstructure:"targets_file"`
 	Timeout     time.Duration  `mapstructure:"timeout"`
+	Serving     []string       `mapstructure:"serving"`
 	HTTP        map[string]any `mapstructure:"http"`
 }
 
@@ -28,6 +29,7 @@ type Settings struct {
 var keys = append([]setting.Key{
 	{Key: "scrape.targets", Default: []string{}, Cmd: "profile analyze", Flag: "targets", Split: true, Help: "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)"},
 	{Key: "scrape.targets_file", Default: "", Cmd: "profile analyze", Flag: "targets-file", Help: "file with one scrape target per line (--source scrape)"},
+	{Key: "scrape.serving", Default: []string{}, Cmd: "profile analyze", Flag: "serving", Split: true, Help: "serving engines' metrics endpoints (vLLM, SGLang, TGI, Triton) whose counters of work done go to their pods, as NAMESPACE/POD=URL (--source scrape; docs/units.md)"},
 	{Key: "scrape.timeout", Default: setting.Dur("10s"), Help: "timeout of one scrape (at most the interval)", Range: setting.Rng(0, 3600)},
 	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings of the scrapes (like prometheus.http)", Map: true},
 }, setting.HTTPKeys("scrape")...)
@@ -74,7 +76,15 @@ func open(env source.Env) (source.Profiler, error) {
 	if timeout <= 0 || timeout > env.Interval {
 		timeout = env.Interval * 9 / 10
 	}
-	return scraper{Options{Targets: targets, HTTP: hc, Timeout: timeout, Log: env.Log}}, nil
+	var serving []ServingTarget
+	for _, spec := range s.Serving {
+		t, err := ParseServing(spec)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --serving: %v", source.ErrSettings, err)
+		}
+		serving = append(serving, t)
+	}
+	return scraper{Options{Targets: targets, HTTP: hc, Timeout: timeout, Log: env.Log, Serving: serving}}, nil
 }
 
 func readTargets(path string) ([]string, error) {

@@ -34,6 +34,9 @@ type Options struct {
 	// Log, when set, gets one line when a target starts failing, at most one
 	// a minute while it goes on failing, and one when it recovers.
 	Log func(line string)
+	// Serving are the serving engines' endpoints whose counters of work
+	// done go to their pods (docs/units.md).
+	Serving []ServingTarget
 }
 
 // scrapeTarget is one endpoint and what went wrong with it.
@@ -91,6 +94,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 		ro.Clock = source.RealClock{}
 	}
 	b := dcgm.NewBuilder(ro.Interval.Milliseconds())
+	serving := newServed(o.Serving)
 	var firstErr string
 	start := ro.Clock.Now().UTC()
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: ro.Generator, Source: profile.SourceScrape, StartedAt: start, IntervalS: ro.Interval.Seconds()}
@@ -110,6 +114,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 		if e := scrapeAll(ctx, hc, targets, b, now, o.Log); firstErr == "" {
 			firstErr = e
 		}
+		scrapeServed(ctx, hc, serving, sinceStart(now, start))
 		if ctx.Err() != nil {
 			interrupted = true
 			break
@@ -126,6 +131,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 			if err := finishScrape(p, b, targets, last, false); err != nil {
 				return nil, err
 			}
+			attachServed(p, serving)
 			if err := ro.OnCheckpoint(p); err != nil {
 				return p, err
 			}
@@ -137,6 +143,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 	if err := finishScrape(p, b, targets, last, !interrupted); err != nil {
 		return nil, err
 	}
+	attachServed(p, serving)
 	return p, nil
 }
 
