@@ -108,10 +108,21 @@ func (a *analysis) holdings(pricer *pricing.Pricer) (hs []*holding, unalloc, tot
 // index in holders), and once with i = −1 for the share w nobody held;
 // b is the rule that split it (docs/sharing.md).
 func (a *analysis) share(n *nodeAcc, g *gpuAcc, holders []*profile.Workload, lo, hi float64, fn func(i int, t gpuTime, w float64, b basis)) {
+	a.shareIn(g, holders, a.tenures(n, holders), lo, hi, fn)
+}
+
+// tenures are the holders' tenure on n (nil: the whole window).
+func (a *analysis) tenures(n *nodeAcc, holders []*profile.Workload) [][]Interval {
 	tenure := make([][]Interval, len(holders))
 	for i, w := range holders {
 		tenure[i] = n.partial(w.ID, a.windowS)
 	}
+	return tenure
+}
+
+// shareIn is share with the holders' tenure given: a caller that shares
+// one GPU's time piece by piece finds it once.
+func (a *analysis) shareIn(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi float64, fn func(i int, t gpuTime, w float64, b basis)) {
 	for _, whole := range splits(g, holders, tenure, lo, hi, a.windowS) {
 		for _, sp := range measured(g, holders, whole) {
 			left := 1.0

@@ -183,7 +183,7 @@ func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
 		AllocatedUSD: sig(c.heldCost), UsedUSD: sig(c.usedCost), IdleHeldUSD: sig(c.heldCost - c.usedCost)}
 	if c.counted == 0 { // not the ledger's
 		n := len(c.pendingWorkloads)
-		f.PendingWorkloads, f.LongestWaitS = &n, sigPtr(c.longestS)
+		f.PendingWorkloads, f.LongestWaitS = &n, num(c.longestS)
 	}
 	price := fleetPrice
 	if c.held > 0 {
@@ -192,27 +192,28 @@ func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
 	f.USDPerGPUHour = sig(price)
 	f.PendingUSD = sig(c.pendingH * price)
 	if c.listed && len(c.q.Admitted) > 0 || c.reservedH > 0 {
-		f.ReservedGPUHours, f.BorrowedGPUHours = sigPtr(c.reservedH), sigPtr(c.borrowedH)
+		f.ReservedGPUHours, f.BorrowedGPUHours = num(c.reservedH), num(c.borrowedH)
 		if c.q.NominalGPUs == nil {
 			f.BorrowedGPUHours = nil
 		}
-		f.LentGPUHours = sigPtr(c.lentH)
+		f.LentGPUHours = num(c.lentH)
 	}
 	if c.nominalH != nil {
-		f.NominalUSD = sigPtr(sig(*c.nominalH * price))
+		f.NominalUSD = num(sig(*c.nominalH * price))
 		if *c.nominalH > 0 {
-			f.HeldOfQuota = sigPtr(c.held / *c.nominalH)
+			f.HeldOfQuota = num(c.held / *c.nominalH)
 		}
 	}
 	if c.held > 0 {
-		f.Efficiency = sigPtr(c.used / c.held)
+		f.Efficiency = num(c.used / c.held)
 	}
 	return f
 }
 
+// sigP is *p to 9 significant digits, null when p is.
 func sigP(p *float64) *float64 {
 	if p == nil {
 		return nil
 	}
-	return sigPtr(*p)
+	return num(*p)
 }

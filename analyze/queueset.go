@@ -117,9 +117,9 @@ func (c *queueAcc) timeline(f *QueueFigures, qt *queueTimes, windowS float64, qp
 		peak = max(peak, u)
 	}
 	c.peakUsed = peak
-	f.UsedGPUsPercentile, f.PeakUsedGPUs = sigPtr(nearestRank(used, qp.Percentile)), sigPtr(peak)
-	f.DecayedUsedGPUs = sigPtr(decayed(used, width, qp.HalfLifeS))
+	f.UsedGPUsPercentile, f.PeakUsedGPUs = num(nearestRank(used, qp.Percentile)), num(peak)
+	f.DecayedUsedGPUs = num(decayed(used, width, qp.HalfLifeS))
 	if f.ReservedGPUHours != nil {
-		f.DecayedReservedGPUs = sigPtr(decayed(qt.sampled(c.reserved, windowS), width, qp.HalfLifeS))
+		f.DecayedReservedGPUs = num(decayed(qt.sampled(c.reserved, windowS), width, qp.HalfLifeS))
 	}
 }

@@ -87,6 +87,20 @@ func breaks(fs ...step) []float64 {
 	return out
 }
 
+// stretches calls fn for each stretch of dt seconds between two
+// consecutive steps of any of the functions, with each one's value in it
+// (v[i] of fs[i]; v is reused from call to call).
+func stretches(fn func(dt float64, v []float64), fs ...step) {
+	ts := breaks(fs...)
+	pos, v := make([]int, len(fs)), make([]float64, len(fs))
+	for k := 0; k+1 < len(ts); k++ {
+		for i, f := range fs {
+			v[i] = f.at(&pos[i], ts[k])
+		}
+		fn(ts[k+1]-ts[k], v)
+	}
+}
+
 // cohortsOf groups the queues by cohort, each group's members in order;
 // a queue of no cohort is alone in its group.
 func cohortsOf(accs map[string]*queueAcc, order []string) map[string][]*queueAcc {
@@ -112,17 +126,13 @@ func borrowLend(members []*queueAcc) {
 	for i, m := range members {
 		fs[i] = m.reserved
 	}
-	ts := breaks(fs...)
-	pos := make([]int, len(members))
 	borrowed, unused := make([]float64, len(members)), make([]float64, len(members))
-	for k := 0; k+1 < len(ts); k++ {
-		dt := ts[k+1] - ts[k]
+	stretches(func(dt float64, reserved []float64) {
 		var sumB, sumU float64
 		for i, m := range members {
-			r := m.reserved.at(&pos[i], ts[k])
 			borrowed[i], unused[i] = 0, 0
 			if m.q.NominalGPUs != nil {
-				borrowed[i], unused[i] = max(0, r-*m.q.NominalGPUs), max(0, *m.q.NominalGPUs-r)
+				borrowed[i], unused[i] = max(0, reserved[i]-*m.q.NominalGPUs), max(0, *m.q.NominalGPUs-reserved[i])
 			}
 			sumB, sumU = sumB+borrowed[i], sumU+unused[i]
 		}
@@ -133,7 +143,7 @@ func borrowLend(members []*queueAcc) {
 				m.lentH += lent * unused[i] / sumU * dt / 3600
 			}
 		}
-	}
+	}, fs...)
 }
 
 // hoarding gives the verdict on each queue (QueueParams) and ranks those
@@ -160,7 +170,7 @@ func hoarding(figs map[string]QueueFigures, accs map[string]*queueAcc, cohorts m
 		h := Hoarding{Queue: name, Cohort: c.q.Cohort, Waiting: waiting, HeldOfQuota: *f.HeldOfQuota, Efficiency: *f.Efficiency}
 		if len(c.q.Admitted) > 0 {
 			gpuH := contested(c.reserved, stepOf(waits), 1-*f.Efficiency) / 3600
-			h.ContestedGPUHours, h.ContestedUSD = sigPtr(gpuH), sigPtr(gpuH*f.USDPerGPUHour)
+			h.ContestedGPUHours, h.ContestedUSD = num(gpuH), num(gpuH*f.USDPerGPUHour)
 		}
 		f.Hoarding, f.ContestedGPUHours, f.ContestedUSD = true, h.ContestedGPUHours, h.ContestedUSD
 		figs[name] = f
@@ -203,12 +213,8 @@ func peersOf(c *queueAcc, accs map[string]*queueAcc, cohorts map[string][]*queue
 // unused, the queue's window share of it idle) while others waited for
 // as many GPUs: ∫ min(reserved(t) × unused, waiting(t)) dt.
 func contested(reserved, waiting step, unused float64) float64 {
-	ts := breaks(reserved, waiting)
-	var i, j int
 	sum := 0.0
-	for k := 0; k+1 < len(ts); k++ {
-		sum += min(reserved.at(&i, ts[k])*unused, waiting.at(&j, ts[k])) * (ts[k+1] - ts[k])
-	}
+	stretches(func(dt float64, v []float64) { sum += min(v[0]*unused, v[1]) * dt }, reserved, waiting)
 	return sum
 }
 
@@ -239,10 +245,10 @@ func cohortFigures(queues map[string]QueueFigures, cohorts map[string][]*queueAc
 			}
 		}
 		if c.NominalGPUHours != nil && *c.NominalGPUHours > 0 {
-			c.HeldOfQuota = sigPtr(c.AllocatedGPUHours / *c.NominalGPUHours)
+			c.HeldOfQuota = num(c.AllocatedGPUHours / *c.NominalGPUHours)
 		}
 		if c.AllocatedGPUHours > 0 {
-			c.Efficiency = sigPtr(c.UsedGPUHours / c.AllocatedGPUHours)
+			c.Efficiency = num(c.UsedGPUHours / c.AllocatedGPUHours)
 			c.USDPerGPUHour = sig(c.AllocatedUSD / c.AllocatedGPUHours)
 		}
 		out[name] = c

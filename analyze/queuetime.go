@@ -36,9 +36,10 @@ func (a *analysis) queueTimelines(samplingS float64) *queueTimes {
 			if !queued {
 				continue
 			}
+			tenure := a.tenures(n, holders)
 			for b := range qt.n {
 				lo, hi := float64(b)*bucketS, min(a.windowS, float64(b+1)*bucketS)
-				a.share(n, g, holders, lo, hi, func(i int, t gpuTime, w float64, _ basis) {
+				a.shareIn(g, holders, tenure, lo, hi, func(i int, t gpuTime, w float64, _ basis) {
 					if i < 0 || holders[i].Queue == "" {
 						return
 					}

@@ -91,12 +91,8 @@ func waitingMembers(members []*queueAcc) []*queueAcc {
 // unreserved quota at once: max over t of pending(t) − max(0, quota −
 // reserved(t)).
 func (c *queueAcc) shortfall(quota float64) float64 {
-	ts := breaks(c.pending, c.reserved)
-	var i, j int
 	most := 0.0
-	for _, t := range ts {
-		most = max(most, c.pending.at(&i, t)-max(0, quota-c.reserved.at(&j, t)))
-	}
+	stretches(func(_ float64, v []float64) { most = max(most, v[0]-max(0, quota-v[1])) }, c.pending, c.reserved)
 	return most
 }
 
@@ -115,11 +111,7 @@ func (c *queueAcc) largestReservation() float64 {
 // withinQuota is ∫ min(pending(t), max(0, quota − reserved(t))) dt: the
 // waiting GPU-seconds the queue's own unreserved quota could have held.
 func withinQuota(c *queueAcc, quota float64) float64 {
-	ts := breaks(c.pending, c.reserved)
-	var i, j int
 	sum := 0.0
-	for k := 0; k+1 < len(ts); k++ {
-		sum += min(c.pending.at(&i, ts[k]), max(0, quota-c.reserved.at(&j, ts[k]))) * (ts[k+1] - ts[k])
-	}
+	stretches(func(dt float64, v []float64) { sum += min(v[0], max(0, quota-v[1])) * dt }, c.pending, c.reserved)
 	return sum
 }

@@ -178,30 +178,25 @@ func (u *unitAcc) add(r *UnitRow) {
 func (u *unitAcc) figures(unit string) UnitFigures {
 	f := UnitFigures{Unit: unit, Per: unitScale(unit), Workloads: u.workloads, HeldGPUHours: sig(u.held), IdleGPUHours: sig(u.idle), CostUSD: sig(u.cost)}
 	if !u.noEnergy {
-		f.EnergyKWh = sigPtr(u.energyJ / 3.6e6)
+		f.EnergyKWh = num(u.energyJ / 3.6e6)
 	}
 	if u.untrusted {
 		return f
 	}
-	f.Work = sigPtr(u.work)
+	f.Work = num(u.work)
 	if u.work <= 0 {
 		return f
 	}
-	f.USDPer = sigPtr(u.cost / u.work * f.Per)
-	f.IdleUSDPer = sigPtr(u.idleCost / u.work * f.Per)
-	f.BusyUSDPer = sigPtr((u.cost - u.idleCost) / u.work * f.Per)
+	f.USDPer = num(u.cost / u.work * f.Per)
+	f.IdleUSDPer = num(u.idleCost / u.work * f.Per)
+	f.BusyUSDPer = num((u.cost - u.idleCost) / u.work * f.Per)
 	if u.cost > 0 {
-		f.IdleShare = sigPtr(u.idleCost / u.cost)
+		f.IdleShare = num(u.idleCost / u.cost)
 	}
 	if !u.noEnergy {
-		f.KWhPer = sigPtr(u.energyJ / 3.6e6 / u.work * f.Per)
+		f.KWhPer = num(u.energyJ / 3.6e6 / u.work * f.Per)
 	}
 	return f
-}
-
-func sigPtr(x float64) *float64 {
-	v := sig(x)
-	return &v
 }
 
 // unitSet sums unit figures by unit.

@@ -21,46 +21,31 @@ import (
 // LocalQueues; kueueWorkload makes the Workloads: ml/train-0's (2 GPUs,
 // a pod of Kueue's pod integration), ml/serve-0's (1 GPU) and
 // ml/spare-0's (1 GPU) admitted, and one that waits for 4 GPUs in prod.
-const kueueObjects = `apiVersion: v1
-kind: Namespace
-metadata: {name: ml}
----
-apiVersion: kueue.x-k8s.io/v1beta2
+var kueueObjects = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\n" +
+	kueueQueue("research", `[{name: nvidia.com/gpu, nominalQuota: "2"}]`) + kueueQueue("prod", `[{name: nvidia.com/gpu, nominalQuota: "2"}]`) +
+	kueueQueue("spare", `[{name: cpu, nominalQuota: 64}, {name: nvidia.com/gpu, nominalQuota: 8}]`)
+
+// kueueQueue is a ClusterQueue of cohort ml with one flavor of the
+// resources, and its LocalQueue of the same name in namespace ml.
+func kueueQueue(name, resources string) string {
+	covered := "[nvidia.com/gpu]"
+	if strings.Contains(resources, "cpu") {
+		covered = "[cpu, nvidia.com/gpu]"
+	}
+	return fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
-metadata: {name: research}
+metadata: {name: %[1]s}
 spec:
   cohortName: ml
-  resourceGroups: [{coveredResources: [nvidia.com/gpu], flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: "2"}]}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: prod}
-spec:
-  cohortName: ml
-  resourceGroups: [{coveredResources: [nvidia.com/gpu], flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: "2"}]}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: spare}
-spec:
-  cohortName: ml
-  resourceGroups: [{coveredResources: [cpu, nvidia.com/gpu], flavors: [{name: h100, resources: [{name: cpu, nominalQuota: 64}, {name: nvidia.com/gpu, nominalQuota: 8}]}]}]
+  resourceGroups: [{coveredResources: %[2]s, flavors: [{name: h100, resources: %[3]s}]}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
-metadata: {name: spare, namespace: ml}
-spec: {clusterQueue: spare}
+metadata: {name: %[1]s, namespace: ml}
+spec: {clusterQueue: %[1]s}
 ---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: research, namespace: ml}
-spec: {clusterQueue: research}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: prod, namespace: ml}
-spec: {clusterQueue: prod}
-`
+`, name, covered, resources)
+}
 
 // kueueWorkload is a Workload of one pod of gpus GPUs owned by the pod.
 func kueueWorkload(name, queue, pod string, gpus int) string {

@@ -40,6 +40,8 @@ type queueSums struct {
 func writeQueues(ex *execer, r *rows, price map[priceKey]float64) error {
 	sums := map[queueKey]*queueSums{}
 	var order []queueKey
+	members := map[[2]string][2]int64{} // queue, workload → first and last bucket
+	var memberOrder [][2]string
 	at := func(k queueKey) *queueSums {
 		if sums[k] == nil {
 			sums[k] = &queueSums{}
@@ -58,10 +60,19 @@ func writeQueues(ex *execer, r *rows, price map[priceKey]float64) error {
 		s := at(queueKey{h.Piece, h.Workload.Queue})
 		p := price[priceKey{int64(h.Piece), h.Node, h.Model}]
 		s.held, s.used, s.heldUSD, s.usedUSD = s.held+h.HeldS, s.used+h.UsedS, s.heldUSD+h.HeldS*p/3600, s.usedUSD+h.UsedS*p/3600
+		m := [2]string{h.Workload.Queue, h.Workload.ID}
 		b := r.bucketOf[h.Piece]
-		err := ex.exec(`INSERT INTO seedance_queue_member AS o (cluster, queue, workload, first_bucket, last_bucket) VALUES ($1, $2, $3, $4, $4)
+		_, seen := members[m]
+		if !seen {
+			members[m] = [2]int64{b, b}
+			memberOrder = append(memberOrder, m)
+		}
+		members[m] = [2]int64{min(members[m][0], b), max(members[m][1], b)}
+	}
+	for _, m := range memberOrder { // once per workload, not per hold row
+		err := ex.exec(`INSERT INTO seedance_queue_member AS o (cluster, queue, workload, first_bucket, last_bucket) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (cluster, queue, workload) DO UPDATE SET first_bucket = CASE WHEN o.first_bucket < excluded.first_bucket THEN o.first_bucket ELSE excluded.first_bucket END,
-last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket ELSE excluded.last_bucket END`, h.Workload.Queue, h.Workload.ID, b)
+last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket ELSE excluded.last_bucket END`, m[0], m[1], members[m][0], members[m][1])
 		if err != nil {
 			return err
 		}
@@ -101,7 +112,7 @@ func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS
 		if err := rs.Scan(&cluster, &bucket, &r.Queue, &r.Kind, &r.Cohort, &r.QuotaRef, &nominal, &r.LargestGPUs, &r.ReservedS, &r.PendingS, &r.HeldS, &r.UsedS, &r.HeldUSD, &r.UsedUSD); err != nil {
 			return err
 		}
-		r.Bucket, r.Queue = int((bucket-sp.lo)/bucketS), l.queueName(sp, cluster, r.Queue)
+		r.Bucket, r.Queue = int((bucket-sp.lo)/bucketS), queueName(sp, cluster, r.Queue)
 		if nominal.Valid {
 			r.NominalGPUs = &nominal.Float64
 		}
@@ -120,7 +131,7 @@ WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster",
 		if err := rs.Scan(&cluster, &queue, &n); err != nil {
 			return err
 		}
-		members[l.queueName(sp, cluster, queue)] += n
+		members[queueName(sp, cluster, queue)] += n
 		return nil
 	}, `SELECT cluster, queue, COUNT(*) FROM seedance_queue_member WHERE first_bucket < $2 AND last_bucket >= $1 AND `+inList("cluster", 3, len(sp.clusters))+` GROUP BY cluster, queue`,
 		append([]any{sp.lo, sp.hi}, names(sp.clusters)...)...)
@@ -141,7 +152,7 @@ WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster",
 }
 
 // queueName is a queue's name in a report of the span.
-func (l *Ledger) queueName(sp span, cluster, queue string) string {
+func queueName(sp span, cluster, queue string) string {
 	if len(sp.clusters) > 1 {
 		return fmt.Sprintf("%s/%s", cluster, queue)
 	}

@@ -89,9 +89,11 @@ func checkQueues(qs []Queue) error {
 		if len(q.Admitted)+len(q.Pending) > MaxQueueSpans {
 			return fmt.Errorf("%w: queue %q: more than %d reservations and waits", ErrInvalid, short(q.Name), MaxQueueSpans)
 		}
-		for _, s := range append(append([]QueueSpan(nil), q.Admitted...), q.Pending...) {
-			if err := s.check(); err != nil {
-				return fmt.Errorf("%w: queue %q: workload %q: %v", ErrInvalid, short(q.Name), short(s.Workload), err)
+		for _, ss := range [][]QueueSpan{q.Admitted, q.Pending} {
+			for _, s := range ss {
+				if err := s.check(); err != nil {
+					return fmt.Errorf("%w: queue %q: workload %q: %v", ErrInvalid, short(q.Name), short(s.Workload), err)
+				}
 			}
 		}
 	}

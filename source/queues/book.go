@@ -10,6 +10,7 @@ package queues
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -114,13 +115,18 @@ func (b *Book) orphans() {
 	}
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
+// gpusOf sums a resource list's GPUs; ok is false when it names none.
+func gpusOf(rl map[string]json.RawMessage) (sum float64, ok bool, err error) {
+	for name, q := range rl {
+		if IsGPU(name) {
+			v, err := quantity(q)
+			if err != nil {
+				return 0, false, fmt.Errorf("%s: %v", name, err)
+			}
+			sum, ok = sum+v, true
 		}
 	}
-	return false
+	return sum, ok, nil
 }
 
 // IsGPU says whether a resource name counts whole GPUs: nvidia.com/gpu,

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/seedance/seedance/internal/kubeapi"
@@ -121,7 +122,7 @@ func (b *Book) clusterQueue(raw json.RawMessage) error {
 					b.Warnings = append(b.Warnings, fmt.Sprintf("ClusterQueue %s flavor %s %s: %v: its quota unknown", name, f.Name, r.Name, err))
 					sums.bad = true
 				}
-				if !contains(q.Flavors, f.Name) {
+				if !slices.Contains(q.Flavors, f.Name) {
 					q.Flavors = append(q.Flavors, f.Name)
 				}
 			}

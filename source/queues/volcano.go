@@ -83,20 +83,6 @@ func (b *Book) readVolcano(ctx context.Context, c *kubeapi.Client, prefix string
 	return true, nil
 }
 
-// gpusOf sums a resource list's GPUs; ok is false when it names none.
-func gpusOf(rl map[string]json.RawMessage) (sum float64, ok bool, err error) {
-	for name, q := range rl {
-		if IsGPU(name) {
-			v, err := quantity(q)
-			if err != nil {
-				return 0, false, fmt.Errorf("%s: %v", name, err)
-			}
-			sum, ok = sum+v, true
-		}
-	}
-	return sum, ok, nil
-}
-
 // volcanoQueue books a Queue: its quota is what it deserves (its fair
 // share, which the capacity plugin lends and reclaims), its borrowing
 // limit what its capability allows above that, its lending limit what

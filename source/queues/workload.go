@@ -1,8 +1,10 @@
 package queues
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -61,24 +63,14 @@ func (w *workload) gpus() (float64, error) {
 	for _, ps := range w.Spec.PodSets {
 		per := 0.0
 		for _, c := range ps.Template.Spec.Containers {
-			for name, q := range c.Resources.Requests {
-				if IsGPU(name) {
-					v, err := quantity(q)
-					if err != nil {
-						return 0, fmt.Errorf("%s: %v", name, err)
-					}
-					per += v
-				}
+			asked := map[string]json.RawMessage{}
+			maps.Copy(asked, c.Resources.Limits) // a limit stands for a request not set
+			maps.Copy(asked, c.Resources.Requests)
+			v, _, err := gpusOf(asked)
+			if err != nil {
+				return 0, err
 			}
-			for name, q := range c.Resources.Limits {
-				if _, asked := c.Resources.Requests[name]; IsGPU(name) && !asked {
-					v, err := quantity(q)
-					if err != nil {
-						return 0, fmt.Errorf("%s: %v", name, err)
-					}
-					per += v
-				}
-			}
+			per += v
 		}
 		sum += per * float64(max(0, ps.Count))
 	}
@@ -109,7 +101,7 @@ func (b *Book) workload(w *workload, local map[string]string) {
 	}
 	q := b.queues[cq]
 	if q == nil {
-		b.Warnings = append(b.Warnings, fmt.Sprintf("Workload %s: queue %q names no ClusterQueue: left out", id, cmp(cq, w.Spec.QueueName)))
+		b.Warnings = append(b.Warnings, fmt.Sprintf("Workload %s: queue %q names no ClusterQueue: left out", id, cmp.Or(cq, w.Spec.QueueName)))
 		return
 	}
 	waitEnd := reserved
@@ -123,13 +115,6 @@ func (b *Book) workload(w *workload, local map[string]string) {
 			b.owners[w.Metadata.Namespace+"/"+o.Kind+"/"+o.Name] = cq
 		}
 	}
-}
-
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // quotaSums sums a ClusterQueue's GPU quota over its flavors; a limit is
