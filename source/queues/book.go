@@ -105,7 +105,7 @@ func (b *Book) orphans() {
 	sort.Strings(names)
 	for _, n := range names {
 		q := &b.queues[n].q
-		if q.Kind == profile.QueueKueue || q.Cohort == "" || strings.HasSuffix(q.Cohort, "root") && q.Kind == QueueVolcano {
+		if q.Kind == profile.QueueKueue || q.Cohort == "" || q.Kind == QueueVolcano && strings.TrimPrefix(q.Cohort, "volcano/") == "root" {
 			continue
 		}
 		if p := b.queues[q.Cohort]; p == nil || p.q.Kind != q.Kind {

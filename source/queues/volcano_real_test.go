@@ -39,6 +39,11 @@ metadata: {name: odd}
 spec: {weight: 1, deserved: {nvidia.com/gpu: "2Ki"}}
 ---
 apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: stray}
+spec: {weight: 1, parent: groot}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
 kind: PodGroup
 metadata: {name: train, namespace: ml, ownerReferences: [{apiVersion: batch.volcano.sh/v1alpha1, kind: Job, name: train, uid: 00000000-0000-0000-0000-000000000001}]}
 spec: {queue: research, minMember: 2, minResources: {nvidia.com/gpu: "4"}}
@@ -80,8 +85,12 @@ status: {phase: Completed}
 		len(r.Pending) != 1 || r.Pending[0] != (profile.QueueSpan{Workload: "ml/wait", GPUs: 2, StartS: at(waitFrom), EndS: at(end)}) {
 		t.Errorf("research's spans: %+v %+v", r.Admitted, r.Pending)
 	}
-	if o := qs["odd"]; o.NominalGPUs != nil || len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], `Volcano Queue odd: nvidia.com/gpu: quantity "2Ki" is not a count of GPUs`) {
+	if o := qs["odd"]; o.NominalGPUs != nil || len(b.Warnings) != 2 || !strings.Contains(b.Warnings[0], `Volcano Queue odd: nvidia.com/gpu: quantity "2Ki" is not a count of GPUs`) {
 		t.Errorf("odd: %+v, warnings %q", o, b.Warnings)
+	}
+	// A parent that only ends in root is not root.
+	if s := qs["stray"]; s.Cohort != "" || len(b.Warnings) != 2 || b.Warnings[1] != "volcano queue stray names parent groot, which is not a queue: its cohort unknown" {
+		t.Errorf("stray: %+v, warnings %q", s, b.Warnings)
 	}
 	nodes := []profile.Node{{Name: "n", Workloads: []profile.Workload{{ID: "ml/train-worker-0", Kind: profile.KindPod, Labels: map[string]string{profile.ControllerLabel: "Job/train"}}}}}
 	b.Apply(nodes)
