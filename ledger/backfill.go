@@ -58,6 +58,14 @@ func heldBuckets(ctx context.Context, tx *sql.Tx, st *state, inputs []*profile.P
 		return nil
 	}, `SELECT bucket, node, SUM(observed_s) FROM seedance_gpu WHERE cluster = $1 AND provisional = 0 AND bucket >= $2 AND bucket < $3 GROUP BY bucket, node`,
 		st.cluster, lo.Truncate(st.bucket).Unix()-int64(st.bucket/time.Second), hi.Unix()+int64(st.bucket/time.Second))
+	if c := st.carry; c != nil && err == nil { // the open bucket's settled rows, not yet written (carry.go)
+		for _, g := range c.Cuts.GPUs {
+			if out[c.Bucket] == nil {
+				out[c.Bucket] = map[string]float64{}
+			}
+			out[c.Bucket][g.Node] += g.ObservedS
+		}
+	}
 	return out, err
 }
 

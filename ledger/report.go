@@ -356,8 +356,8 @@ func (l *Ledger) window(ctx context.Context, tx *sql.Tx, v *view, q Query, lo, h
 		r.Warnings = append(r.Warnings, q.Carbon.Missing()...)
 	}
 	r.DataEnds = v.ends
-	if v.watermark.Before(hi) && !q.Settled {
-		s := v.watermark.UTC().Format(time.RFC3339)
+	if from := v.watermark.Truncate(v.bucket); from.Before(hi) && !q.Settled { // the open bucket's rows are provisional (carry.go)
+		s := from.UTC().Format(time.RFC3339)
 		r.Summary.ProvisionalFrom = &s
 	}
 	return r, nil

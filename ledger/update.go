@@ -78,7 +78,10 @@ type state struct {
 	bucket                    time.Duration
 	params                    string
 	tail                      *profile.Profile
-	updates                   int64
+	// carry is what it settled in its open bucket, not yet written as
+	// settled rows (carry.go).
+	carry   *carry
+	updates int64
 	// fresh: the cluster has no state row yet.
 	fresh bool
 }
@@ -131,6 +134,9 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	}
 	up, rows, err := plan(ctx, st, spec)
 	if err != nil {
+		return up, err
+	}
+	if rows, err = replanned(ctx, st, spec, fill, rows); err != nil {
 		return up, err
 	}
 	up.Cluster, up.Already, up.Warnings = st.cluster, fill.already, warnings(spec)
@@ -238,10 +244,13 @@ type rows struct {
 	// fill: the rows fill gaps before the watermark (backfill.go): all
 	// settled, the pieces in skip left out, and a workload's labels
 	// those it has already.
-	fill     bool
-	skip     map[int]bool
-	cuts     *analyze.Cuts
-	settled  int // pieces before this index are settled
+	fill    bool
+	skip    map[int]bool
+	cuts    *analyze.Cuts
+	settled int // pieces before this index are settled
+	// prov, when set, says which pieces are provisional instead (the
+	// pieces regroup made).
+	prov     []bool
 	bucketOf []int64
 	tail     *profile.Profile
 	// from is the bucket of the previous watermark, where the previous

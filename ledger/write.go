@@ -57,14 +57,14 @@ func (l *Ledger) load(ctx context.Context, tx *sql.Tx, cluster string) (*state, 
 // the data ends needs no decoding of them (a tenth of a five-minute
 // update's CPU, each time it was asked).
 func (l *Ledger) loadHead(ctx context.Context, tx *sql.Tx, cluster string, withTail bool) (*state, error) {
-	q := `SELECT first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, updates FROM seedance_state WHERE cluster = $1`
+	q := `SELECT first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, held, updates FROM seedance_state WHERE cluster = $1`
 	if !withTail {
-		q = `SELECT first_ms, watermark_ms, data_end_ms, bucket_s, params, '', updates FROM seedance_state WHERE cluster = $1`
+		q = `SELECT first_ms, watermark_ms, data_end_ms, bucket_s, params, '', '', updates FROM seedance_state WHERE cluster = $1`
 	}
 	var first, wm, end, bucket int64
-	var tail []byte
+	var tail, held []byte
 	st := &state{cluster: cluster}
-	err := tx.QueryRowContext(ctx, q, cluster).Scan(&first, &wm, &end, &bucket, &st.params, &tail, &st.updates)
+	err := tx.QueryRowContext(ctx, q, cluster).Scan(&first, &wm, &end, &bucket, &st.params, &tail, &held, &st.updates)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -80,6 +80,9 @@ func (l *Ledger) loadHead(ctx context.Context, tx *sql.Tx, cluster string, withT
 		if st.tail, err = profile.Read(bytes.NewReader(tail)); err != nil {
 			return nil, fmt.Errorf("%w: its carried samples: %v", ErrLedger, err)
 		}
+	}
+	if st.carry, err = decodeCarry(held); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
@@ -98,10 +101,14 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 			return err
 		}
 		for i, b := range fill.bucketOf {
-			if !fill.skip[i] {
-				if err := undoBucket(ex, b); err != nil {
-					return err
-				}
+			if fill.skip[i] {
+				continue
+			}
+			if err := undoBucket(ex, b); err != nil {
+				return err
+			}
+			if st.carry != nil && st.carry.Bucket == b {
+				st.carry = fill.carried(i) // counted again to the watermark: carried, not settled
 			}
 		}
 		if err := putRows(ex, fill); err != nil {
@@ -113,6 +120,7 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 		if err := reprice(ex, r); err != nil {
 			return err
 		}
+		st.carry = regroup(r, st.carry, st.watermark.Truncate(st.bucket).Unix())
 		if err := dropProvisional(ex, r.from); err != nil {
 			return err
 		}
@@ -236,7 +244,12 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 		d, workload, provisional, v[0], v[1], v[2], v[3], v[4])
 }
 
-func (r *rows) provisional(piece int) int { return b2i(piece >= r.settled) }
+func (r *rows) provisional(piece int) int {
+	if r.prov != nil {
+		return b2i(r.prov[piece])
+	}
+	return b2i(piece >= r.settled)
+}
 
 // execer runs an update's statements for one cluster, each prepared once:
 // $1 is the cluster, the arguments given follow it.
@@ -331,21 +344,25 @@ func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.
 		for i := range tail.Nodes { // what an analysis keeps of them (DropTopologyDetail)
 			tail.Nodes[i].Topology = tail.Nodes[i].Topology.Compact()
 		}
-		if err := profile.Write(&b, tail, profile.Zstd); err != nil {
+		if err := profile.Write(&b, tail, profile.ZstdFast); err != nil {
 			return err
 		}
 	}
+	held, err := encodeCarry(st.carry)
+	if err != nil {
+		return err
+	}
 	st.updates++
 	if st.fresh {
-		_, err := tx.ExecContext(ctx, `INSERT INTO seedance_state (cluster, first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, updates) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), int64(st.bucket/time.Second), st.params, b.Bytes(), st.updates)
+		_, err := tx.ExecContext(ctx, `INSERT INTO seedance_state (cluster, first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, held, updates) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), int64(st.bucket/time.Second), st.params, b.Bytes(), nonNil(held), st.updates)
 		if err != nil {
 			return fmt.Errorf("%w: %v (%v)", ErrLedger, errRace, err)
 		}
 		return nil
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE seedance_state SET first_ms = $2, watermark_ms = $3, data_end_ms = $4, tail = $5, updates = $6 WHERE cluster = $1 AND updates = $7`,
-		st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), b.Bytes(), st.updates, st.updates-1)
+	res, err := tx.ExecContext(ctx, `UPDATE seedance_state SET first_ms = $2, watermark_ms = $3, data_end_ms = $4, tail = $5, held = $6, updates = $7 WHERE cluster = $1 AND updates = $8`,
+		st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), b.Bytes(), nonNil(held), st.updates, st.updates-1)
 	if err != nil {
 		return err
 	}

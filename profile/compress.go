@@ -20,6 +20,9 @@ const (
 	Uncompressed Compression = iota
 	Gzip
 	Zstd
+	// ZstdFast is zstd at its fastest level: for what is written often
+	// and read once (the ledger's carried samples, at every update).
+	ZstdFast
 )
 
 // CompressionOf is the compression a file name asks for: ".gz" gzip,
@@ -57,11 +60,15 @@ func compressed(w io.Writer, c Compression, write func(io.Writer) error) error {
 	switch c {
 	case Gzip:
 		zw = gzip.NewWriter(w)
-	case Zstd:
+	case Zstd, ZstdFast:
 		// A window of spillWindow: a profile's columns compress no better
 		// with the default 8 MiB, whose history alone is 16 MiB of memory
 		// (the ledger writes its tail this way at every update).
-		enc, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(spillWindow), zstd.WithLowerEncoderMem(true))
+		level := zstd.SpeedDefault
+		if c == ZstdFast {
+			level = zstd.SpeedFastest
+		}
+		enc, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(level), zstd.WithWindowSize(spillWindow), zstd.WithLowerEncoderMem(true))
 		if err != nil {
 			return err
 		}
