@@ -432,5 +432,8 @@ func negate(v []float64) []float64 {
 // queryEach runs a query of the execer's cluster ($1) and hands each row
 // to scan.
 func queryEach(ex *execer, scan func(*sql.Rows) error, q string, args ...any) error {
+	if err := ex.flush(); err != nil {
+		return err
+	}
 	return scanRows(ex.ctx, ex.tx, scan, q, append([]any{ex.cluster}, args...)...)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,7 +214,7 @@ func BenchmarkMonthReport(b *testing.B) {
 }
 
 func monthReports(b *testing.B, dsn string, q Query, groups int) {
-	server := serverCPU(b, dsn)
+	server := pgtest.ServerCPU(b, dsn)
 	cpu0, srv0 := cpuTime(), server()
 	b.ResetTimer()
 	for range b.N {
@@ -239,47 +238,6 @@ func monthReports(b *testing.B, dsn string, q Query, groups int) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB") // the process's, the ledger's writing included
-	}
-}
-
-// serverCPU returns a reader of the CPU time PostgreSQL's server spent
-// on its finished connections (the postmaster's children's user + sys
-// time, from /proc): each report's connection ends with it. Zero for
-// SQLite, or where /proc is not there.
-func serverCPU(b *testing.B, dsn string) func() time.Duration {
-	none := func() time.Duration { return 0 }
-	if !strings.HasPrefix(dsn, "postgres") {
-		return none
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	var pid int
-	if err := db.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		b.Fatal(err)
-	}
-	stat := func(pid int) []string {
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return nil
-		}
-		return strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	}
-	f := stat(pid)
-	if len(f) < 2 {
-		return none
-	}
-	parent, _ := strconv.Atoi(f[1]) // the field after the state: ppid, the postmaster
-	return func() time.Duration {
-		f := stat(parent)
-		if len(f) < 15 {
-			return 0
-		}
-		cu, _ := strconv.ParseInt(f[13], 10, 64) // cutime and cstime, in clock ticks (100 a second)
-		cs, _ := strconv.ParseInt(f[14], 10, 64)
-		return time.Duration(cu+cs) * 10 * time.Millisecond
 	}
 }
 

@@ -69,7 +69,7 @@ type chargeDay struct {
 // putChargeDay adds c to its day's row. A row's owner is set when it is
 // made; moveOwner moves it (before an update's rows are put).
 func putChargeDay(ex *execer, c chargeDay) error {
-	return ex.exec(`INSERT INTO seedance_charge_day AS o (cluster, day, node, model, workload, provisional, held_s, used_s, idle_s, held_usd, used_usd, cost_usd, energy_j, price_usd_per_hour, owner)
+	return ex.add(`INSERT INTO seedance_charge_day AS o (cluster, day, node, model, workload, provisional, held_s, used_s, idle_s, held_usd, used_usd, cost_usd, energy_j, price_usd_per_hour, owner)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT (cluster, day, node, model, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, held_usd = o.held_usd + excluded.held_usd, used_usd = o.used_usd + excluded.used_usd, cost_usd = o.cost_usd + excluded.cost_usd,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seedance/seedance/chargeback"
+	"github.com/seedance/seedance/internal/testkit/pgtest"
 )
 
 // BenchmarkMonthFocusExport writes the FOCUS exports (1.3 and 1.2, CSV and Parquet) of
@@ -56,7 +57,7 @@ func monthExports(b *testing.B, dsn, version, encoding string) {
 	}()
 	defer close(stop)
 	runtime.GC()
-	server := serverCPU(b, dsn)
+	server := pgtest.ServerCPU(b, dsn)
 	cpu0, srv0 := cpuTime(), server()
 	rows := 0
 	b.ResetTimer()

@@ -160,7 +160,7 @@ func overlapElsewhere(ctx context.Context, tx *sql.Tx, cluster string, spans map
 func noteIdentity(ex *execer, origin string, spans map[string]gpuSpan) error {
 	for _, uuid := range sortedIDs(spans) {
 		s := spans[uuid]
-		err := ex.exec(`INSERT INTO seedance_cluster_gpu AS o (cluster, uuid, node, first_ms, last_ms) VALUES ($1, $2, $3, $4, $5)
+		err := ex.add(`INSERT INTO seedance_cluster_gpu AS o (cluster, uuid, node, first_ms, last_ms) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (cluster, uuid) DO UPDATE SET node = excluded.node,
 first_ms = CASE WHEN excluded.first_ms < o.first_ms THEN excluded.first_ms ELSE o.first_ms END,
 last_ms = CASE WHEN excluded.last_ms > o.last_ms THEN excluded.last_ms ELSE o.last_ms END`, uuid, s.node, s.first, s.last)
@@ -196,8 +196,10 @@ func fillIdentity(ctx context.Context, tx *sql.Tx, _ string) error {
 		if err != nil {
 			return fmt.Errorf("cluster %s's carried samples: %v", c, err)
 		}
-		ex := &execer{ctx: ctx, tx: tx, cluster: c, stmts: map[string]*sql.Stmt{}}
-		err = noteIdentity(ex, "", gpuSpans([]*profile.Profile{p}))
+		ex := newExecer(ctx, tx, c, false)
+		if err = noteIdentity(ex, "", gpuSpans([]*profile.Profile{p})); err == nil {
+			err = ex.flush()
+		}
 		ex.close()
 		if err != nil {
 			return err

@@ -90,7 +90,7 @@ func backfill3(ctx context.Context, tx *sql.Tx) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	ex := &execer{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	ex := newExecer(ctx, tx, "", false)
 	defer ex.close()
 	owners := &owners{ex: ex, ids: map[[3]string]int64{}}
 	for i := range ws {
@@ -146,6 +146,49 @@ func (os *owners) of(w *profile.Workload) (id int64, labels string, err error) {
 	}
 	os.ids[o.key()] = id
 	return id, o.tags, nil
+}
+
+// knownWorkload is what a workload's row holds of it before an update.
+type knownWorkload struct {
+	owner, first, last int64
+	settledLast        sql.NullInt64
+	gappy              int
+	name, kind, labels string
+	// deleted: the update took back the row (undoProvisional), which held
+	// provisional rows alone; its owner is still the one of its labels.
+	deleted bool
+}
+
+// knownWorkloads reads the rows of the workloads ids, 500 at a time (one
+// statement each, not one per workload: a round trip each on PostgreSQL).
+func knownWorkloads(ex *execer, ids []string) (map[string]*knownWorkload, error) {
+	out := make(map[string]*knownWorkload, len(ids))
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		err := queryEach(ex, func(rows *sql.Rows) error {
+			var id string
+			k := &knownWorkload{}
+			err := rows.Scan(&id, &k.owner, &k.settledLast, &k.gappy, &k.name, &k.kind, &k.labels, &k.first, &k.last)
+			out[id] = k
+			return err
+		}, `SELECT id, owner, settled_last, gappy, name, kind, labels, first_bucket, last_bucket FROM seedance_workload WHERE cluster = $1 AND `+inList("id", 2, len(chunk)), names(chunk)...)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ofKnown is of, without a look-up where w's kind and labels are those its
+// row held (k, read before the update): its owner is the row's.
+func (os *owners) ofKnown(w *profile.Workload, k *knownWorkload) (int64, string, error) {
+	if k.labels != "" && w.Kind == k.kind {
+		if tags, err := json.Marshal(w.Labels); err == nil && string(tags) == k.labels {
+			return k.owner, k.labels, nil
+		}
+	}
+	return os.of(w)
 }
 
 // readOwners reads the owners of ids (all of them when ids is nil).
@@ -219,11 +262,6 @@ type ownerRow struct {
 // each workload's rows into its own row and its owner's rollups. It
 // returns each workload's owner.
 func writeOwners(ex *execer, r *rows) (map[string]int64, error) {
-	if !r.fill {
-		if err := undoProvisional(ex, r.from); err != nil {
-			return nil, err
-		}
-	}
 	ts := map[string]*tenure{}
 	for _, h := range r.cuts.Holds {
 		if h.Workload == nil || r.skip[h.Piece] {
@@ -244,8 +282,21 @@ func writeOwners(ex *execer, r *rows) (map[string]int64, error) {
 	}
 	os := &owners{ex: ex, ids: map[[3]string]int64{}}
 	ownerOf := make(map[string]int64, len(ts))
-	for _, id := range sortedIDs(ts) {
-		if err := putTenure(ex, os, ts[id], r.bucket, r.fill); err != nil {
+	ids := sortedIDs(ts)
+	known, err := knownWorkloads(ex, ids) // before the undo: the owners of those it deletes are known too
+	if err != nil {
+		return nil, err
+	}
+	if !r.fill {
+		if err := undoProvisional(ex, r.from); err != nil {
+			return nil, err
+		}
+		for _, k := range known {
+			k.deleted = !k.settledLast.Valid && k.last >= r.from
+		}
+	}
+	for _, id := range ids {
+		if err := putTenure(ex, os, ts[id], known[id], r.bucket, r.fill); err != nil {
 			return nil, err
 		}
 		ownerOf[id] = ts[id].owner
@@ -282,18 +333,12 @@ func undoProvisional(ex *execer, from int64) error {
 // buckets, whether its buckets have a hole, and its settled sums. Rows
 // that fill a gap (fill) keep a known workload's labels, which are later
 // than theirs, and mark its buckets as maybe holed.
-func putTenure(ex *execer, os *owners, t *tenure, bucket int64, fill bool) error {
-	var old int64
-	var settledLast sql.NullInt64
-	var wasGappy int
-	var name, kind, oldLabels string
-	var first int64
-	err := ex.queryRow(`SELECT owner, settled_last, gappy, name, kind, labels, first_bucket FROM seedance_workload WHERE cluster = $1 AND id = $2`, t.w.ID).
-		Scan(&old, &settledLast, &wasGappy, &name, &kind, &oldLabels, &first)
-	known := err == nil
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+func putTenure(ex *execer, os *owners, t *tenure, k *knownWorkload, bucket int64, fill bool) error {
+	if k == nil {
+		k = &knownWorkload{deleted: true}
 	}
+	known := !k.deleted
+	old, settledLast, wasGappy, name, kind, oldLabels, first := k.owner, k.settledLast, k.gappy, k.name, k.kind, k.labels, k.first
 	if fill && known {
 		w := *t.w
 		w.Name, w.Kind = name, kind
@@ -302,7 +347,7 @@ func putTenure(ex *execer, os *owners, t *tenure, bucket int64, fill bool) error
 		}
 		t.w = &w
 	}
-	o, labels, err := os.of(t.w)
+	o, labels, err := os.ofKnown(t.w, k)
 	if err != nil {
 		return err
 	}
@@ -328,7 +373,7 @@ func putTenure(ex *execer, os *owners, t *tenure, bucket int64, fill bool) error
 		settled = t.settledMax
 	}
 	s := t.sums
-	return ex.exec(`INSERT INTO seedance_workload AS o (cluster, id, name, kind, labels, first_bucket, last_bucket, owner, settled_last, gappy, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)
+	return ex.add(`INSERT INTO seedance_workload AS o (cluster, id, name, kind, labels, first_bucket, last_bucket, owner, settled_last, gappy, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 ON CONFLICT (cluster, id) DO UPDATE SET name = excluded.name, kind = excluded.kind, labels = excluded.labels, owner = excluded.owner, gappy = excluded.gappy,
 first_bucket = CASE WHEN o.first_bucket < excluded.first_bucket THEN o.first_bucket ELSE excluded.first_bucket END,
@@ -410,7 +455,7 @@ func putRollup(ex *execer, table, col string, rows map[ownerRow]*sums) error {
 	})
 	for _, k := range keys {
 		s := rows[k]
-		err := ex.exec(`INSERT INTO `+table+` AS o (cluster, `+col+`, owner, provisional, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)
+		err := ex.add(`INSERT INTO `+table+` AS o (cluster, `+col+`, owner, provisional, held_s, used_s, idle_s, cost_usd, energy_j, energy_unknown)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (cluster, `+col+`, owner, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j,

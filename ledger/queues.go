@@ -70,7 +70,7 @@ func writeQueues(ex *execer, r *rows, price map[priceKey]float64) error {
 		members[m] = [2]int64{min(members[m][0], b), max(members[m][1], b)}
 	}
 	for _, m := range memberOrder { // once per workload, not per hold row
-		err := ex.exec(`INSERT INTO seedance_queue_member AS o (cluster, queue, workload, first_bucket, last_bucket) VALUES ($1, $2, $3, $4, $5)
+		err := ex.add(`INSERT INTO seedance_queue_member AS o (cluster, queue, workload, first_bucket, last_bucket) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (cluster, queue, workload) DO UPDATE SET first_bucket = CASE WHEN o.first_bucket < excluded.first_bucket THEN o.first_bucket ELSE excluded.first_bucket END,
 last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket ELSE excluded.last_bucket END`, m[0], m[1], members[m][0], members[m][1])
 		if err != nil {
@@ -82,7 +82,7 @@ last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket 
 			continue
 		}
 		s := sums[k]
-		err := ex.exec(`INSERT INTO seedance_queue AS o (cluster, bucket, queue, provisional, kind, cohort, quota_ref, nominal_gpus, largest_gpus,
+		err := ex.add(`INSERT INTO seedance_queue AS o (cluster, bucket, queue, provisional, kind, cohort, quota_ref, nominal_gpus, largest_gpus,
 	reserved_s, pending_s, held_s, used_s, held_usd, used_usd)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT (cluster, bucket, queue, provisional) DO UPDATE SET

@@ -150,8 +150,10 @@ func (l *Ledger) Update(ctx context.Context, spec UpdateSpec) (Updated, error) {
 	}
 	err = l.write(ctx, tx, st, rows, fill.rows, up.Warnings)
 	if err == nil {
-		ex := &execer{ctx: ctx, tx: tx, cluster: st.cluster, stmts: map[string]*sql.Stmt{}}
-		err = noteIdentity(ex, spec.Origin, spans)
+		ex := newExecer(ctx, tx, st.cluster, l.postgres)
+		if err = noteIdentity(ex, spec.Origin, spans); err == nil {
+			err = ex.flush()
+		}
 		ex.close()
 	}
 	if err != nil {

@@ -91,7 +91,7 @@ func (l *Ledger) loadHead(ctx context.Context, tx *sql.Tx, cluster string, withT
 // then the forward rows (nil: none new), replacing the cluster's
 // provisional rows; and saves the cluster's state.
 func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows, notes []string) error {
-	ex := &execer{ctx: ctx, tx: tx, cluster: st.cluster, stmts: map[string]*sql.Stmt{}}
+	ex := newExecer(ctx, tx, st.cluster, l.postgres)
 	defer ex.close()
 	if err := putNotes(ex, notes, r, fill); err != nil {
 		return err
@@ -132,6 +132,9 @@ func (l *Ledger) write(ctx context.Context, tx *sql.Tx, st *state, r, fill *rows
 		}
 		tail = r.tail
 	}
+	if err := ex.flush(); err != nil {
+		return err
+	}
 	return l.save(ctx, tx, st, tail)
 }
 
@@ -166,7 +169,7 @@ func putRows(ex *execer, r *rows) error {
 		if r.skip[g.Piece] {
 			continue
 		}
-		err := ex.exec(`INSERT INTO seedance_gpu AS o (cluster, bucket, node, model, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source)
+		err := ex.add(`INSERT INTO seedance_gpu AS o (cluster, bucket, node, model, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured, price_usd_per_hour, price_source)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 ON CONFLICT (cluster, bucket, node, model, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
 util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
@@ -199,7 +202,7 @@ price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_
 		if h.Workload != nil {
 			id = h.Workload.ID
 		}
-		err := ex.exec(`INSERT INTO seedance_hold AS o (cluster, bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
+		err := ex.add(`INSERT INTO seedance_hold AS o (cluster, bucket, node, model, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (cluster, bucket, node, model, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
@@ -226,7 +229,7 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 // putGPUDay adds to a node's and model's daily rollup: v are observed,
 // idle, util, util-covered seconds, cost and energy.
 func putGPUDay(ex *execer, d int64, node, model string, price float64, source string, provisional int, v []float64, measured int) error {
-	return ex.exec(`INSERT INTO seedance_gpu_day AS o (cluster, day, node, model, price_usd_per_hour, price_source, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured)
+	return ex.add(`INSERT INTO seedance_gpu_day AS o (cluster, day, node, model, price_usd_per_hour, price_source, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 ON CONFLICT (cluster, day, node, model, price_usd_per_hour, price_source, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
 util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
@@ -237,7 +240,7 @@ energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_
 // putHoldDay adds to a workload's daily rollup: v are held, used, idle
 // seconds, cost and energy.
 func putHoldDay(ex *execer, d int64, workload string, provisional int, v []float64) error {
-	return ex.exec(`INSERT INTO seedance_hold_day AS o (cluster, day, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
+	return ex.add(`INSERT INTO seedance_hold_day AS o (cluster, day, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (cluster, day, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
@@ -252,12 +255,30 @@ func (r *rows) provisional(piece int) int {
 }
 
 // execer runs an update's statements for one cluster, each prepared once:
-// $1 is the cluster, the arguments given follow it.
+// $1 is the cluster, the arguments given follow it. Upserts given to add
+// are gathered and sent many rows a statement (batch.go); every other
+// statement sends them first, and so must flush at the end.
 type execer struct {
 	ctx     context.Context
 	tx      *sql.Tx
 	cluster string
 	stmts   map[string]*sql.Stmt
+	parsed  map[string]*upsert
+	batches map[string]*upsertBatch
+	byTable map[string]*upsertBatch
+	order   []*upsertBatch
+	// batched: add gathers rows (PostgreSQL); else it runs each at once
+	// (SQLite, in the process, runs a row's statement in microseconds and
+	// a statement of many rows no faster: it parses each anew).
+	batched bool
+	// err is the first error a batch met where no caller could be told
+	// (before a query): every later call returns it.
+	err error
+}
+
+func newExecer(ctx context.Context, tx *sql.Tx, cluster string, batched bool) *execer {
+	return &execer{ctx: ctx, tx: tx, cluster: cluster, stmts: map[string]*sql.Stmt{}, parsed: map[string]*upsert{},
+		batches: map[string]*upsertBatch{}, byTable: map[string]*upsertBatch{}, batched: batched}
 }
 
 func (e *execer) prepared(q string) (*sql.Stmt, error) {
@@ -276,11 +297,10 @@ func (e *execer) exec(q string, args ...any) error {
 	return e.execGlobal(q, append([]any{e.cluster}, args...)...)
 }
 
-func (e *execer) queryRow(q string, args ...any) *sql.Row {
-	return e.queryRowGlobal(q, append([]any{e.cluster}, args...)...)
-}
-
 func (e *execer) query(q string, args ...any) (*sql.Rows, error) {
+	if err := e.flush(); err != nil {
+		return nil, err
+	}
 	return e.tx.QueryContext(e.ctx, q, append([]any{e.cluster}, args...)...)
 }
 
@@ -375,6 +395,9 @@ func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.
 // execGlobal and queryRowGlobal run a statement without the cluster: on
 // the tables all clusters share (the owners), and in migrations.
 func (e *execer) execGlobal(q string, args ...any) error {
+	if err := e.flush(); err != nil {
+		return err
+	}
 	st, err := e.prepared(q)
 	if err != nil {
 		return err
@@ -384,6 +407,9 @@ func (e *execer) execGlobal(q string, args ...any) error {
 }
 
 func (e *execer) queryRowGlobal(q string, args ...any) *sql.Row {
+	if err := e.flush(); err != nil { // kept in e.err: the next call, and the last flush, return it
+		return e.tx.QueryRowContext(e.ctx, q, args...)
+	}
 	st, err := e.prepared(q)
 	if err != nil {
 		return e.tx.QueryRowContext(e.ctx, q, args...) // reports the error
