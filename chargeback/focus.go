@@ -26,7 +26,7 @@ var FocusColumns = []string{
 	"ServiceCategory", "ServiceName",
 	"ConsumedQuantity", "ConsumedUnit", "ResourceId", "ResourceName", "ResourceType", "SubAccountId", "SubAccountName", "Tags",
 	"x_Cluster", "x_Node", "x_GPUModel", "x_Workload", "x_ReservedCost", "x_SharedIdleCost", "x_UsedGPUHours", "x_IdleGPUHours",
-	"x_UtilizationPct", "x_EnergyKWh", "x_EmissionsKgCO2e",
+	"x_UtilizationPct", "x_EnergyKWh", "x_EmissionsKgCO2e", "x_Work",
 }
 
 // FocusMandatory is how many of FocusColumns FOCUS 1.2 makes mandatory.
@@ -158,6 +158,10 @@ func (f *Focus) record(l *Line) focusRecord {
 		EnergyKWh: analyze.Sig(l.EnergyKWh),
 	}
 	r.UtilizationPct, r.EmissionsKg = f.optional(l.HeldH, l.UsedH, l.EmissionsKg, l.EmissionsUnknown)
+	if len(l.Work) > 0 {
+		w := jsonObject(l.Work)
+		r.Work = &w
+	}
 	return r
 }
 

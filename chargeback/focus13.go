@@ -148,12 +148,7 @@ func (r *record13) csv() []string {
 	c := table.CSVCell
 	cost := strconv.FormatFloat(USD(r.p.Cents), 'f', 2, 64)
 	ts := func(t time.Time) string { return t.UTC().Format(focusTime) }
-	opt := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return c(*s)
-	}
+	opt := optCell
 	q, price, account := dec(r.p.HeldH), dec(r.o.PriceUSDPerHour), c(r.account)
 	workload := ""
 	if r.p.Kind == PartHeld {

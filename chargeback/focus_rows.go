@@ -46,6 +46,7 @@ type focusRecord struct {
 	UtilizationPct     *float64
 	EnergyKWh          float64
 	EmissionsKg        *float64
+	Work               *string // x_Work: the line's work by unit, a JSON object
 }
 
 // csv is the record's cells, in FocusColumns' order.
@@ -65,7 +66,7 @@ func (r *focusRecord) csv() []string {
 		billed, account, billed, q, r.Unit, account, account, r.ServiceCategory, r.ServiceName,
 		q, r.Unit, v(r.ResourceID), v(r.ResourceName), r.ResourceType, v(r.SubAccountID), v(r.SubAccountName), r.Tags,
 		v(r.Cluster), v(r.Node), v(r.Model), v(r.Workload), dec(r.ReservedCost), dec(r.SharedIdleCost), dec(r.UsedGPUHours), dec(r.IdleGPUHours),
-		optDec(r.UtilizationPct), dec(r.EnergyKWh), optDec(r.EmissionsKg),
+		optDec(r.UtilizationPct), dec(r.EnergyKWh), optDec(r.EmissionsKg), optCell(r.Work),
 	}
 }
 
@@ -135,6 +136,7 @@ type parquetRecord struct {
 	UtilizationPct     *float64  `parquet:"x_UtilizationPct,optional"`
 	EnergyKWh          float64   `parquet:"x_EnergyKWh"`
 	EmissionsKg        *float64  `parquet:"x_EmissionsKgCO2e,optional"`
+	Work               *string   `parquet:"x_Work,optional,json"`
 }
 
 // parquetRowGroup is the rows of a Parquet row group: the writer holds
@@ -163,7 +165,7 @@ func (p *parquetRows) write(recs []focusRecord) error {
 			ResourceID: r.ResourceID, ResourceName: r.ResourceName, ResourceType: r.ResourceType, SubAccountID: r.SubAccountID,
 			SubAccountName: optional(r.SubAccountName), Tags: r.Tags, Cluster: r.Cluster, Node: r.Node, GPUModel: r.Model, Workload: optional(r.Workload),
 			ReservedCost: r.ReservedCost, SharedIdleCost: r.SharedIdleCost, UsedGPUHours: r.UsedGPUHours, IdleGPUHours: r.IdleGPUHours,
-			UtilizationPct: r.UtilizationPct, EnergyKWh: r.EnergyKWh, EmissionsKg: r.EmissionsKg}
+			UtilizationPct: r.UtilizationPct, EnergyKWh: r.EnergyKWh, EmissionsKg: r.EmissionsKg, Work: r.Work}
 	}
 	_, err := p.w.Write(out)
 	return err
@@ -180,6 +182,14 @@ func optional(s string) *string {
 }
 
 // optDec is a decimal, or "" (null) for nil.
+// optCell is a CSV cell that may be null (empty).
+func optCell(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return table.CSVCell(*s)
+}
+
 func optDec(v *float64) string {
 	if v == nil {
 		return ""

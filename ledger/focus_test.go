@@ -122,12 +122,51 @@ func TestFocusExport(t *testing.T) {
 			t.Fatal(err)
 		}
 		cents, rows := checkFocus(t, b.Bytes())
+		q.Units = true
 		r, err := l.Report(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := int64(math.Round(r.Chargeback.Total.CostUSD * 100)); cents != want || cents != f.TotalCents() || rows < 10 {
 			t.Errorf("%s: BilledCost sums to %d cents over %d rows, the report's total is %d", mode, cents, rows, want)
+		}
+		sameWork(t, b.Bytes(), r, "x_Workload")
+	}
+}
+
+// sameWork: the export's x_Work, summed by unit over its rows (each on a
+// row of the workload that did it, held), equals the report's unit
+// figures' work.
+func sameWork(t *testing.T, export []byte, r *Report, heldBy string) {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(export)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, name := range recs[0] {
+		col[name] = i
+	}
+	work := map[string]float64{}
+	for _, row := range recs[1:] {
+		x := row[col["x_Work"]]
+		if x == "" {
+			continue
+		}
+		var w map[string]float64
+		if err := json.Unmarshal([]byte(x), &w); err != nil || row[col[heldBy]] == "" {
+			t.Fatalf("x_Work %q on a row %s %q: %v", x, heldBy, row[col[heldBy]], err)
+		}
+		for unit, v := range w {
+			work[unit] += v
+		}
+	}
+	if len(r.Units) == 0 || len(work) != len(r.Units) {
+		t.Fatalf("x_Work units %v, the report's %v", work, r.Units)
+	}
+	for unit, uf := range r.Units {
+		if uf.Work == nil || math.Abs(work[unit]-*uf.Work) > 1e-6*math.Max(1, *uf.Work) {
+			t.Errorf("x_Work %s sums to %v, the report's work is %v", unit, work[unit], uf.Work)
 		}
 	}
 }
@@ -263,7 +302,7 @@ func TestFocus13FollowsTheRule(t *testing.T) {
 		if err := f.Close(); err != nil {
 			t.Fatal(err)
 		}
-		recs, err := csv.NewReader(&b).ReadAll()
+		recs, err := csv.NewReader(bytes.NewReader(b.Bytes())).ReadAll()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,16 +313,9 @@ func TestFocus13FollowsTheRule(t *testing.T) {
 		var cents int64
 		parts := map[string]int{}
 		ratios := map[string]float64{}
-		work := map[string]float64{} // x_Work, by unit
 		for _, r := range recs[1:] {
-			if x := r[col["x_Work"]]; x != "" {
-				var w map[string]float64
-				if err := json.Unmarshal([]byte(x), &w); err != nil || r[col["x_AllocatedPart"]] != chargeback.PartHeld {
-					t.Fatalf("x_Work %q on a %s part: %v", x, r[col["x_AllocatedPart"]], err)
-				}
-				for unit, v := range w {
-					work[unit] += v
-				}
+			if x := r[col["x_Work"]]; x != "" && r[col["x_AllocatedPart"]] != chargeback.PartHeld {
+				t.Fatalf("x_Work %q on a %s part", x, r[col["x_AllocatedPart"]])
 			}
 			if r[col["AllocatedMethodId"]] != chargeback.MethodID(rule.mode, rule.scope) {
 				t.Fatalf("%s by %s: method %s", rule.mode, rule.scope, r[col["AllocatedMethodId"]])
@@ -316,14 +348,7 @@ func TestFocus13FollowsTheRule(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The rows carry the work of the report's unit figures, each once.
-		if len(r.Units) == 0 || len(work) != len(r.Units) {
-			t.Fatalf("%s by %s: x_Work units %v, the report's %v", rule.mode, rule.scope, work, r.Units)
-		}
-		for unit, uf := range r.Units {
-			if uf.Work == nil || math.Abs(work[unit]-*uf.Work) > 1e-6*math.Max(1, *uf.Work) {
-				t.Errorf("%s by %s: x_Work %s sums to %v, the report's work is %v", rule.mode, rule.scope, unit, work[unit], uf.Work)
-			}
-		}
+		sameWork(t, b.Bytes(), r, "x_Workload")
 		if want := int64(math.Round(r.Chargeback.Total.CostUSD * 100)); cents != want || cents != f.TotalCents() {
 			t.Errorf("%s by %s: BilledCost sums to %d cents, the report's total is %d", rule.mode, rule.scope, cents, want)
 		}
