@@ -31,14 +31,14 @@ var ErrGroupBy = fmt.Errorf("invalid --group-by")
 // CheckGroupBy validates the levels of a grouping.
 func CheckGroupBy(levels []string) error {
 	if len(levels) == 0 {
-		return fmt.Errorf("%w: give at least one of namespace, workload, controller, user, account or team=LABEL", ErrGroupBy)
+		return fmt.Errorf("%w: give at least one of namespace, workload, controller, user, account, model or team=LABEL", ErrGroupBy)
 	}
 	for _, l := range levels {
 		switch {
-		case l == "namespace", l == "workload", l == "controller", l == "user", l == "account":
+		case l == "namespace", l == "workload", l == "controller", l == "user", l == "account", l == "model":
 		case strings.HasPrefix(l, "team=") && len(l) > len("team="):
 		default:
-			return fmt.Errorf("%w %q: choose namespace, workload, controller, user, account or team=LABEL (a pod label, e.g. team=team)", ErrGroupBy, l)
+			return fmt.Errorf("%w %q: choose namespace, workload, controller, user, account, model or team=LABEL (a pod label, e.g. team=team)", ErrGroupBy, l)
 		}
 	}
 	return nil
@@ -213,6 +213,11 @@ func groupKey(w profile.Workload, level string) string {
 			return ns + "/" + name
 		}
 		return name
+	case "model":
+		if m := w.Labels[ModelLabel]; m != "" {
+			return m
+		}
+		return "(none)"
 	}
 	// user and account are the labels a Slurm job has (--slurm, or its
 	// processes' environment); team=LABEL is any label.

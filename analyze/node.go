@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -204,11 +206,38 @@ type workloadKeep struct {
 
 // workloadLabels are the labels analysis and planning read; a node keeps
 // no others, so that memory per node stays small in large clusters.
-var workloadLabels = []string{"namespace", "app", "gpu_milli", "seedance.io/pinned", profile.ControllerLabel}
+var workloadLabels = []string{"namespace", "app", "gpu_milli", "seedance.io/pinned", profile.ControllerLabel, ModelLabel}
+
+// ModelLabel is the label analysis gives a workload whose counters of work
+// name models (docs/units.md): the models, sorted, joined by commas; the
+// key of the model level of --group-by (a ledger keeps it with the
+// workload's other labels, and groups by it alike).
+const ModelLabel = "seedance.io/model"
+
+// withModels is w with ModelLabel, where its counters name a model (the
+// labels copied: the caller's stay as they were).
+func withModels(w profile.Workload) profile.Workload {
+	var models []string
+	for _, c := range w.Work {
+		if c.Model != "" && !slices.Contains(models, c.Model) {
+			models = append(models, c.Model)
+		}
+	}
+	if len(models) == 0 {
+		return w
+	}
+	slices.Sort(models)
+	labels := make(map[string]string, len(w.Labels)+1)
+	maps.Copy(labels, w.Labels)
+	labels[ModelLabel] = strings.Join(models, ",")
+	w.Labels = labels
+	return w
+}
 
 // slimWorkload keeps what analysis reads of a workload: not its GPU UUIDs,
 // and of its labels only workloadLabels.
 func slimWorkload(w profile.Workload, labels *labelSets, keep workloadKeep) profile.Workload {
+	w = withModels(w)
 	w.Work = nil // folded as read (addWork)
 	if !keep.uuids {
 		w.GPUUUIDs = nil

@@ -65,7 +65,7 @@ func (b *Budget) check() error {
 	case b.By == "" || b.Key == "":
 		return fmt.Errorf("by and key name the group (by: namespace, key: ml)")
 	case b.By != "cluster" && analyze.CheckGroupBy([]string{b.By}) != nil:
-		return fmt.Errorf("by %q: choose cluster, namespace, workload, controller, user, account or team=LABEL", b.By)
+		return fmt.Errorf("by %q: choose cluster, namespace, workload, controller, user, account, model or team=LABEL", b.By)
 	case !(b.Monthly >= 0.01 && b.Monthly < 1e12):
 		return fmt.Errorf("monthly must be an amount of at least a cent (0.01) and below 1e12")
 	case b.Currency != "" && b.Currency != "USD":

@@ -102,7 +102,7 @@ func (lf *ledgerReportFlags) addWindow(c *cobra.Command, formats []string, what 
 	fl.StringVar(&lf.until, "until", "", "the end of the window (exclusive), as --since; default: the ledger's end")
 	fl.StringVarP(&lf.format, "format", "f", formats[0], what+" format: "+strings.Join(formats, ", "))
 	fl.StringVarP(&lf.output, "output", "o", "-", "write the "+what+" to this file (atomically); - is stdout")
-	fl.StringArrayVar(&lf.groupBy, "group-by", nil, "group levels, outermost first: cluster, namespace, workload, controller, user, account or team=LABEL (repeatable; default namespace)")
+	fl.StringArrayVar(&lf.groupBy, "group-by", nil, "group levels, outermost first: cluster, namespace, workload, controller, user, account, model or team=LABEL (repeatable; default namespace)")
 	fl.StringArrayVar(&lf.groupBy, "by", nil, "the same as --group-by")
 	fl.StringArrayVar(&lf.clusters, "cluster", nil, what+" only this cluster (repeatable; default every cluster in the ledger)")
 	completeValues(c, "format", formats)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -322,4 +323,30 @@ func chargesFromDaysAndHours(t *testing.T, l *Ledger) {
 			t.Errorf("row %d: from the days %+v, from the hours %+v", i, r, w)
 		}
 	}
+}
+
+// TestGroupByModel (#57): grouped by the models the workloads' counters
+// name, the ledger counted in pieces equals one analysis, the groups being
+// the models (and "(none)" for the workloads without counters).
+func TestGroupByModel(t *testing.T) {
+	p := cluster(t)
+	want := oneAnalysis(t, p, []string{"model"})
+	var keys []string
+	for _, g := range want.Attribution.Groups {
+		keys = append(keys, g.Key...)
+	}
+	if !slices.Contains(keys, "(none)") || len(keys) < 2 {
+		t.Fatalf("the cluster's models: %v", keys)
+	}
+	l := ledgers(t, "sqlite")()
+	for _, part := range hours(p) {
+		if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{part}, Params: params()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := l.Report(context.Background(), Query{GroupBy: []string{"model"}, EnergyUSDPerKWh: 0.12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFigures(t, got, want)
 }

@@ -71,7 +71,7 @@ func ownKeys() []setting.Key {
 		{Key: "profile.quiet", Default: false, Cmd: "profile", Flag: "quiet", Short: "q", Help: "no progress bar and no summary line"},
 		{Key: "analyze.source", Default: "", Cmd: "analyze ledger-update", Flag: "source", Help: "analyze straight from a source instead of profile files: " + sources + ", with the settings of seedance profile"},
 		{Key: "analyze.report", Default: "cost-savings", Cmd: "analyze", Flag: "report", Help: "report: " + reports},
-		{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller, user, account or team=LABEL (repeatable)"},
+		{Key: "analyze.group_by", Default: []string{"namespace"}, Cmd: "analyze", Flag: "group-by", Help: "attribution levels, outermost first: namespace, workload, controller, user, account, model or team=LABEL (repeatable)"},
 		{Key: "analyze.format", Default: "table", Cmd: "analyze", Flag: "format", Short: "f", Help: "output format: " + formats},
 		{Key: "analyze.output", Default: "-", Cmd: "analyze", Flag: "output", Short: "o", Help: "write the report to this file (atomically); - is stdout"},
 		{Key: "analyze.keep", Default: 0, Cmd: "analyze", Flag: "keep", Help: "with --output FILE: also write each report to a dated copy beside it (FILE's name with the window's end, report-20261201T1000Z.json) and keep the newest N of them (0: none)", Range: setting.Rng(0, 1e5)},
