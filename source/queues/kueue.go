@@ -60,14 +60,22 @@ func (b *Book) readKueueAt(ctx context.Context, c *kubeapi.Client, base string) 
 	if err != nil {
 		return err
 	}
-	return c.List(ctx, base+"/workloads", func(raw json.RawMessage) error {
+	var used []flavorUse
+	err = c.List(ctx, base+"/workloads", func(raw json.RawMessage) error {
 		var w workload
 		if err := json.Unmarshal(raw, &w); err != nil {
 			return fmt.Errorf("a Workload: %v", err)
 		}
-		b.workload(&w, local)
+		if b.workload(&w, local) {
+			used = append(used, w.gpuFlavors()...)
+		}
 		return nil
 	})
+	if err != nil || len(used) == 0 {
+		return err
+	}
+	b.checkFlavors(ctx, c, base, used)
+	return nil
 }
 
 type meta struct {

@@ -2,6 +2,7 @@ package queues
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,29 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: prod-lq, namespace: ml}
 spec: {clusterQueue: prod}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: odd-lq, namespace: ml}
+spec: {clusterQueue: odd}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+spec: {nodeLabels: {gpu: h100}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: a100}
+spec: {nodeLabels: {gpu: a100, zone: b}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-1, labels: {gpu: h100, zone: b}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-2, labels: {gpu: a100, zone: a}}
 `)
 	workload := func(name, queue, owner string, count int) string {
 		return `apiVersion: kueue.x-k8s.io/v1beta2
@@ -98,7 +122,8 @@ spec:
 ---
 `
 	}
-	c.Apply(workload("job-train", "research-lq", "train", 2) + workload("job-wait", "prod-lq", "wait", 3))
+	c.Apply(workload("job-train", "research-lq", "train", 2) + workload("job-wait", "prod-lq", "wait", 3) +
+		workload("job-lost", "odd-lq", "lost", 1) + workload("job-ghost", "odd-lq", "ghost", 1))
 	created := c.Created("workloads.v1beta2.kueue.x-k8s.io", "ml", "job-train")
 	reservedAt := created.Add(30 * time.Second)
 	status := `{"status":{"admission":{"clusterQueue":"research","podSetAssignments":[{"name":"main","count":2,"flavors":{"nvidia.com/gpu":"h100"},"resourceUsage":{"nvidia.com/gpu":"4"}}]},` +
@@ -111,6 +136,15 @@ spec:
 		t.Fatalf("%v\n%s", err, out)
 	}
 	waitCreated := c.Created("workloads.v1beta2.kueue.x-k8s.io", "ml", "job-wait")
+	// Admitted to flavors no Node has: a100 asks for zone b, which only
+	// the h100 Node is in; ghost is no ResourceFlavor.
+	for name, flavor := range map[string]string{"job-lost": "a100", "job-ghost": "ghost"} {
+		admitted := `{"status":{"admission":{"clusterQueue":"odd","podSetAssignments":[{"name":"main","count":1,"flavors":{"cpu":"h100","nvidia.com/gpu":"` + flavor + `"},"resourceUsage":{"nvidia.com/gpu":"2"}}]},` +
+			`"conditions":[{"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"Quota reserved in ClusterQueue odd","lastTransitionTime":"` + reservedAt.Format(time.RFC3339) + `"}]}}`
+		if out, err := c.Kubectl("patch", "workloads.v1beta2.kueue.x-k8s.io", name, "-n", "ml", "--subresource=status", "--type=merge", "-p", admitted); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
 
 	kc, err := kubeapi.Load(c.Kubeconfig(), 10*time.Second)
 	if err != nil {
@@ -140,7 +174,10 @@ spec:
 		p.Pending[0] != (profile.QueueSpan{Workload: "ml/job-wait", GPUs: 6, StartS: at(waitCreated), EndS: at(end)}) {
 		t.Errorf("prod: %+v", p)
 	}
-	if o := qs["odd"]; o.NominalGPUs != nil || len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], `ClusterQueue odd flavor h100 nvidia.com/gpu: quantity "1Ki" is not a count of GPUs`) {
+	if o := qs["odd"]; o.NominalGPUs != nil || len(o.Admitted) != 2 || len(b.Warnings) != 3 ||
+		!strings.Contains(b.Warnings[0], `ClusterQueue odd flavor h100 nvidia.com/gpu: quantity "1Ki" is not a count of GPUs`) ||
+		!slices.Contains(b.Warnings, "Workload ml/job-lost: admitted to ResourceFlavor a100, which no Node has (nodeLabels gpu=a100,zone=b): no GPU of the cluster can show its use") ||
+		!slices.Contains(b.Warnings, "Workload ml/job-ghost: admitted to flavor ghost, which is no ResourceFlavor: no GPU of the cluster can show its use") {
 		t.Errorf("odd: %+v, warnings %q", o, b.Warnings)
 	}
 	nodes := []profile.Node{{Name: "n", Workloads: []profile.Workload{

@@ -34,7 +34,10 @@ type workload struct {
 	} `json:"spec"`
 	Status struct {
 		Admission *struct {
-			ClusterQueue string `json:"clusterQueue"`
+			ClusterQueue      string `json:"clusterQueue"`
+			PodSetAssignments []struct {
+				Flavors map[string]string `json:"flavors"`
+			} `json:"podSetAssignments"`
 		} `json:"admission"`
 		Conditions []struct {
 			Type               string    `json:"type"`
@@ -81,15 +84,16 @@ func (w *workload) gpus() (float64, error) {
 // quota was reserved (or until it finished, or still), in the ClusterQueue
 // its LocalQueue feeds; its reservation, from then until it finished (or
 // still), in the ClusterQueue that admitted it; and its owners' queue.
-func (b *Book) workload(w *workload, local map[string]string) {
+// booked: it asks for GPUs and its queue is known.
+func (b *Book) workload(w *workload, local map[string]string) (booked bool) {
 	id := w.Metadata.Namespace + "/" + w.Metadata.Name
 	gpus, err := w.gpus()
 	if err != nil {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("Workload %s: %v: left out", id, err))
-		return
+		return false
 	}
 	if gpus <= 0 {
-		return // asks for no GPU
+		return false // asks for no GPU
 	}
 	reserved, finished := w.condition("QuotaReserved"), w.condition("Finished")
 	cq := ""
@@ -102,7 +106,7 @@ func (b *Book) workload(w *workload, local map[string]string) {
 	q := b.queues[cq]
 	if q == nil {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("Workload %s: queue %q names no ClusterQueue: left out", id, cmp.Or(cq, w.Spec.QueueName)))
-		return
+		return false
 	}
 	waitEnd := reserved
 	if waitEnd.IsZero() {
@@ -115,6 +119,7 @@ func (b *Book) workload(w *workload, local map[string]string) {
 			b.owners[w.Metadata.Namespace+"/"+o.Kind+"/"+o.Name] = cq
 		}
 	}
+	return true
 }
 
 // quotaSums sums a ClusterQueue's GPU quota over its flavors; a limit is

@@ -13,7 +13,7 @@ import (
 // commit 8eab6877), VolcanoCRDs Volcano v1.15.1's (config/crd/volcano/bases
 // at commit 0a56ed33), gzipped as released in source/queues/testdata.
 var (
-	KueueCRDs   = []string{"clusterqueues", "localqueues", "workloads"}
+	KueueCRDs   = []string{"clusterqueues", "localqueues", "workloads", "resourceflavors"}
 	VolcanoCRDs = []string{"queues", "podgroups"}
 	// KAICRDs are KAI Scheduler v0.20.1's (deployments/kai-scheduler/crds
 	// at commit 5922dc7d).
