@@ -87,6 +87,26 @@ func agrees(a, b map[string]priced) bool {
 	return true
 }
 
+// mergeRows appends rows to out, each moved to its merged piece (to;
+// dropped where -1), or folded into the row of its key there already.
+func mergeRows[R any, K comparable](out *[]R, rows []R, to []int, piece func(*R) *int, key func(R) K, fold func(o *R, r R)) {
+	at := map[K]int{}
+	for _, r := range rows {
+		p := piece(&r)
+		if to[*p] < 0 {
+			continue
+		}
+		*p = to[*p]
+		k := key(r)
+		if i, ok := at[k]; ok {
+			fold(&(*out)[i], r)
+			continue
+		}
+		at[k] = len(*out)
+		*out = append(*out, r)
+	}
+}
+
 // mergeGPUs sums GPU rows by merged piece, node and model; energy is
 // measured when any row measured it (the table's MAX).
 func mergeGPUs(out *analyze.Cuts, rows []analyze.GPUCut, to []int) {
@@ -94,23 +114,12 @@ func mergeGPUs(out *analyze.Cuts, rows []analyze.GPUCut, to []int) {
 		piece       int
 		node, model string
 	}
-	at := map[key]int{}
-	for _, g := range rows {
-		if to[g.Piece] < 0 {
-			continue
-		}
-		g.Piece = to[g.Piece]
-		k := key{g.Piece, g.Node, g.Model}
-		i, ok := at[k]
-		if !ok {
-			at[k] = len(out.GPUs)
-			out.GPUs = append(out.GPUs, g)
-			continue
-		}
-		o := &out.GPUs[i]
-		o.ObservedS, o.IdleS, o.UtilS, o.UtilCoveredS = o.ObservedS+g.ObservedS, o.IdleS+g.IdleS, o.UtilS+g.UtilS, o.UtilCoveredS+g.UtilCoveredS
-		o.CostUSD, o.EnergyJ, o.EnergyMeasured = o.CostUSD+g.CostUSD, o.EnergyJ+g.EnergyJ, o.EnergyMeasured || g.EnergyMeasured
-	}
+	mergeRows(&out.GPUs, rows, to, func(g *analyze.GPUCut) *int { return &g.Piece },
+		func(g analyze.GPUCut) key { return key{g.Piece, g.Node, g.Model} },
+		func(o *analyze.GPUCut, g analyze.GPUCut) {
+			o.ObservedS, o.IdleS, o.UtilS, o.UtilCoveredS = o.ObservedS+g.ObservedS, o.IdleS+g.IdleS, o.UtilS+g.UtilS, o.UtilCoveredS+g.UtilCoveredS
+			o.CostUSD, o.EnergyJ, o.EnergyMeasured = o.CostUSD+g.CostUSD, o.EnergyJ+g.EnergyJ, o.EnergyMeasured || g.EnergyMeasured
+		})
 }
 
 // mergeHolds sums hold rows by merged piece, node, model and workload,
@@ -121,27 +130,19 @@ func mergeHolds(out *analyze.Cuts, rows []analyze.HoldCut, to []int) {
 		node, model, id string
 		held            bool
 	}
-	at := map[key]int{}
-	for _, h := range rows {
-		if to[h.Piece] < 0 {
-			continue
-		}
-		h.Piece = to[h.Piece]
-		k := key{piece: h.Piece, node: h.Node, model: h.Model, held: h.Workload != nil}
-		if h.Workload != nil {
-			k.id = h.Workload.ID
-		}
-		i, ok := at[k]
-		if !ok {
-			at[k] = len(out.Holds)
-			out.Holds = append(out.Holds, h)
-			continue
-		}
-		o := &out.Holds[i]
-		o.Workload = h.Workload
-		o.HeldS, o.UsedS, o.IdleS = o.HeldS+h.HeldS, o.UsedS+h.UsedS, o.IdleS+h.IdleS
-		o.CostUSD, o.EnergyJ, o.HeldUSD = o.CostUSD+h.CostUSD, o.EnergyJ+h.EnergyJ, o.HeldUSD+h.HeldUSD
-	}
+	mergeRows(&out.Holds, rows, to, func(h *analyze.HoldCut) *int { return &h.Piece },
+		func(h analyze.HoldCut) key {
+			k := key{piece: h.Piece, node: h.Node, model: h.Model, held: h.Workload != nil}
+			if h.Workload != nil {
+				k.id = h.Workload.ID
+			}
+			return k
+		},
+		func(o *analyze.HoldCut, h analyze.HoldCut) {
+			o.Workload = h.Workload
+			o.HeldS, o.UsedS, o.IdleS = o.HeldS+h.HeldS, o.UsedS+h.UsedS, o.IdleS+h.IdleS
+			o.CostUSD, o.EnergyJ, o.HeldUSD = o.CostUSD+h.CostUSD, o.EnergyJ+h.EnergyJ, o.HeldUSD+h.HeldUSD
+		})
 }
 
 // mergeWork sums work rows by merged piece, node, workload, unit and
@@ -152,24 +153,13 @@ func mergeWork(out *analyze.Cuts, rows []analyze.WorkCut, to []int) {
 		piece                       int
 		node, workload, unit, model string
 	}
-	at := map[key]int{}
-	for _, w := range rows {
-		if to[w.Piece] < 0 {
-			continue
-		}
-		w.Piece = to[w.Piece]
-		k := key{w.Piece, w.Node, w.Workload, w.Unit, w.Model}
-		i, ok := at[k]
-		if !ok {
-			at[k] = len(out.Work)
-			out.Work = append(out.Work, w)
-			continue
-		}
-		o := &out.Work[i]
-		o.Work, o.Counted, o.Faulty = o.Work+w.Work, o.Counted || w.Counted, o.Faulty || w.Faulty
-		o.HeldS, o.IdleS, o.HeldUSD, o.IdleUSD = o.HeldS+w.HeldS, o.IdleS+w.IdleS, o.HeldUSD+w.HeldUSD, o.IdleUSD+w.IdleUSD
-		o.EnergyJ, o.EnergyMeasured = o.EnergyJ+w.EnergyJ, o.EnergyMeasured && w.EnergyMeasured
-	}
+	mergeRows(&out.Work, rows, to, func(w *analyze.WorkCut) *int { return &w.Piece },
+		func(w analyze.WorkCut) key { return key{w.Piece, w.Node, w.Workload, w.Unit, w.Model} },
+		func(o *analyze.WorkCut, w analyze.WorkCut) {
+			o.Work, o.Counted, o.Faulty = o.Work+w.Work, o.Counted || w.Counted, o.Faulty || w.Faulty
+			o.HeldS, o.IdleS, o.HeldUSD, o.IdleUSD = o.HeldS+w.HeldS, o.IdleS+w.IdleS, o.HeldUSD+w.HeldUSD, o.IdleUSD+w.IdleUSD
+			o.EnergyJ, o.EnergyMeasured = o.EnergyJ+w.EnergyJ, o.EnergyMeasured && w.EnergyMeasured
+		})
 }
 
 // mergeQueues sums queue rows by merged piece and queue: the latest row
@@ -180,23 +170,12 @@ func mergeQueues(out *analyze.Cuts, rows []analyze.QueueCut, to []int) {
 		piece int
 		queue string
 	}
-	at := map[key]int{}
-	for _, q := range rows {
-		if to[q.Piece] < 0 {
-			continue
-		}
-		q.Piece = to[q.Piece]
-		k := key{q.Piece, q.Queue}
-		i, ok := at[k]
-		if !ok {
-			at[k] = len(out.Queues)
-			out.Queues = append(out.Queues, q)
-			continue
-		}
-		o := &out.Queues[i]
-		if q.Kind != "" {
-			o.Kind, o.Cohort, o.QuotaRef, o.NominalGPUs = q.Kind, q.Cohort, q.QuotaRef, q.NominalGPUs
-		}
-		o.ReservedS, o.PendingS, o.LargestGPUs = o.ReservedS+q.ReservedS, o.PendingS+q.PendingS, max(o.LargestGPUs, q.LargestGPUs)
-	}
+	mergeRows(&out.Queues, rows, to, func(q *analyze.QueueCut) *int { return &q.Piece },
+		func(q analyze.QueueCut) key { return key{q.Piece, q.Queue} },
+		func(o *analyze.QueueCut, q analyze.QueueCut) {
+			if q.Kind != "" {
+				o.Kind, o.Cohort, o.QuotaRef, o.NominalGPUs = q.Kind, q.Cohort, q.QuotaRef, q.NominalGPUs
+			}
+			o.ReservedS, o.PendingS, o.LargestGPUs = o.ReservedS+q.ReservedS, o.PendingS+q.PendingS, max(o.LargestGPUs, q.LargestGPUs)
+		})
 }

@@ -69,21 +69,6 @@ spec:
       - {name: nvidia.com/gpu, nominalQuota: 1Ki}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: research-lq, namespace: ml}
-spec: {clusterQueue: research}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: prod-lq, namespace: ml}
-spec: {clusterQueue: prod}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: odd-lq, namespace: ml}
-spec: {clusterQueue: odd}
----
-apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: h100}
 spec: {nodeLabels: {gpu: h100}}
@@ -100,7 +85,7 @@ metadata: {name: gpu-1, labels: {gpu: h100, zone: b}}
 apiVersion: v1
 kind: Node
 metadata: {name: gpu-2, labels: {gpu: a100, zone: a}}
-`)
+` + localQueues("research", "prod", "odd"))
 	workload := func(name, queue, owner string, count int) string {
 		return `apiVersion: kueue.x-k8s.io/v1beta2
 kind: Workload
@@ -188,4 +173,14 @@ spec:
 	if nodes[0].Workloads[0].Queue != "research" || nodes[0].Workloads[1].Queue != "" {
 		t.Errorf("pods' queues: %+v", nodes[0].Workloads)
 	}
+}
+
+// localQueues are a LocalQueue NAME-lq in namespace ml for each
+// ClusterQueue NAME.
+func localQueues(cqs ...string) string {
+	var b strings.Builder
+	for _, cq := range cqs {
+		b.WriteString("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: " + cq + "-lq, namespace: ml}\nspec: {clusterQueue: " + cq + "}\n")
+	}
+	return b.String()
 }
