@@ -57,6 +57,13 @@ type QueueFigures struct {
 	PendingGPUHours  float64  `json:"pending_gpu_hours"`
 	PendingWorkloads *int     `json:"pending_workloads"`
 	LongestWaitS     *float64 `json:"longest_wait_s"`
+	// BudgetGPUHours is its GPU-minute budget (Slurm's GrpTRESMins) in
+	// GPU-hours; BudgetReservedPct what the window's reservations took of
+	// it, BudgetIdlePct what its idle-held GPU-hours took, in % (null
+	// without a budget, or reservations not known; a cohort's are null).
+	BudgetGPUHours    *float64 `json:"budget_gpu_hours"`
+	BudgetReservedPct *float64 `json:"budget_reserved_pct"`
+	BudgetIdlePct     *float64 `json:"budget_idle_pct"`
 	// HeldOfQuota is allocated ÷ nominal GPU-hours; Efficiency used ÷
 	// allocated.
 	HeldOfQuota *float64 `json:"held_of_quota"`
@@ -207,7 +214,24 @@ func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
 	if c.held > 0 {
 		f.Efficiency = num(c.used / c.held)
 	}
+	c.budget(&f)
 	return f
+}
+
+// budget gives f the queue's budget figures (docs/queues.md, Budgets).
+func (c *queueAcc) budget(f *QueueFigures) {
+	if c.q.BudgetGPUMinutes == nil {
+		return
+	}
+	h := *c.q.BudgetGPUMinutes / 60
+	f.BudgetGPUHours = num(sig(h))
+	if h <= 0 {
+		return
+	}
+	if f.ReservedGPUHours != nil {
+		f.BudgetReservedPct = num(sig(100 * *f.ReservedGPUHours / h))
+	}
+	f.BudgetIdlePct = num(sig(100 * f.IdleHeldGPUHours / h))
 }
 
 // sigP is *p to 9 significant digits, null when p is.

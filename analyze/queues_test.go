@@ -213,3 +213,38 @@ func TestDecayedAsKueue(t *testing.T) {
 		t.Errorf("p60 of 1..5: %v", got)
 	}
 }
+
+// TestBudgetHandComputed: a Slurm account's GPU-minute budget (its
+// GrpTRESMins, 600 GPU-minutes = 10 GPU-hours) against one hour: its job
+// held GPUs 0–3 (reserved 4 GPUs all hour) at 10 %: reserved 4 GPU-h, 40 %
+// of the budget; idle-held 3.6 GPU-h, 36 %. An account without a budget,
+// and the cohort, have none.
+func TestBudgetHandComputed(t *testing.T) {
+	ts := every60(60)
+	var gpus []gpuSpec
+	for i, u := range []float64{10, 10, 10, 10, 50} {
+		gpus = append(gpus, gpuSpec{uuid: "GPU-" + string(rune('0'+i)), model: "TestGPU", t: ts, util: fill(u, 60)})
+	}
+	job := func(id, account string, gpus []int) profile.Workload {
+		return profile.Workload{ID: id, Name: id, Kind: profile.KindJob, State: profile.StateRunning, GPUs: gpus, Labels: map[string]string{"account": account}, Queue: account}
+	}
+	budget := 600.0
+	qs := []profile.Queue{
+		{Name: "research", Kind: profile.QueueSlurmAccount, Cohort: "ml", BudgetGPUMinutes: &budget,
+			Admitted: []profile.QueueSpan{{Workload: "101", GPUs: 4, StartS: 0, EndS: 3600}}},
+		{Name: "prod", Kind: profile.QueueSlurmAccount, Cohort: "ml", Admitted: []profile.QueueSpan{{Workload: "102", GPUs: 1, StartS: 0, EndS: 3600}}},
+	}
+	p := DefaultParams()
+	p.Pricer = pricing.New(nil, 3.6)
+	qp := DefaultQueueParams()
+	p.Queues = &qp
+	r := mustAnalyze(t, p, withQueues(t, mkProfile(t, t0, 3600, 60, nodeSpec{name: "n", gpus: gpus,
+		workloads: []profile.Workload{job("101", "research", []int{0, 1, 2, 3}), job("102", "prod", []int{4})}}), qs))
+	res := r.Queues["research"]
+	if !nearly(res.BudgetGPUHours, 10) || !nearly(res.BudgetReservedPct, 40) || !nearly(res.BudgetIdlePct, 36) || res.IdleHeldGPUHours != 3.6 {
+		t.Errorf("research: budget %v GPU-h, reserved %v %%, idle %v %% (idle-held %v GPU-h)", res.BudgetGPUHours, res.BudgetReservedPct, res.BudgetIdlePct, res.IdleHeldGPUHours)
+	}
+	if prod, ml := r.Queues["prod"], r.Cohorts["ml"]; prod.BudgetGPUHours != nil || prod.BudgetIdlePct != nil || ml.BudgetGPUHours != nil || ml.BudgetReservedPct != nil {
+		t.Errorf("no budget: prod %v %v, cohort %v %v", prod.BudgetGPUHours, prod.BudgetIdlePct, ml.BudgetGPUHours, ml.BudgetReservedPct)
+	}
+}

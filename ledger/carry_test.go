@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -201,7 +202,7 @@ func TestCarryRoundTrips(t *testing.T) {
 		GPUs:   []analyze.GPUCut{{Piece: 1, Node: "n", Model: "H100", ObservedS: 1.5, EnergyMeasured: true, PriceUSDPerHour: 2, PriceSource: "user"}},
 		Holds:  []analyze.HoldCut{{Piece: 0, Node: "n", Model: "H100", Workload: w, HeldS: 1}, {Piece: 1, Node: "n", Model: "H100", HeldS: 0.5}, {Piece: 1, Node: "n", Model: "H100", Workload: w, UsedS: 2}},
 		Work:   []analyze.WorkCut{{Piece: 1, Node: "n", Workload: "ns/a", Unit: "requests", Work: 3, Counted: true}},
-		Queues: []analyze.QueueCut{{Piece: 0, Queue: "q", Kind: "kueue", NominalGPUs: &zero}, {Piece: 1, Queue: "r"}},
+		Queues: []analyze.QueueCut{{Piece: 0, Queue: "q", Kind: "kueue", NominalGPUs: &zero, BudgetGPUMinutes: &zero}, {Piece: 1, Queue: "r"}},
 	}}
 	b, err := encodeCarry(c)
 	if err != nil {
@@ -217,7 +218,7 @@ func TestCarryRoundTrips(t *testing.T) {
 	if got.Bucket != 3600 || got.Pieces != 2 || !reflect.DeepEqual(*got.Cuts, want) {
 		t.Errorf("carried\n got %+v\nwant %+v", *got.Cuts, want)
 	}
-	if got.Cuts.Queues[0].NominalGPUs == nil || got.Cuts.Queues[1].NominalGPUs != nil {
+	if got.Cuts.Queues[0].NominalGPUs == nil || got.Cuts.Queues[1].NominalGPUs != nil || got.Cuts.Queues[0].BudgetGPUMinutes == nil || got.Cuts.Queues[1].BudgetGPUMinutes != nil {
 		t.Errorf("nominal quotas %v %v", got.Cuts.Queues[0].NominalGPUs, got.Cuts.Queues[1].NominalGPUs)
 	}
 	if none, err := encodeCarry(nil); none != nil || err != nil {
@@ -247,4 +248,58 @@ func heldOf(t *testing.T, db *sql.DB, cluster string) *carry {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestBudgetThroughTheLedger: a queue's GPU-minute budget is kept with its
+// hourly rows, carried across five-minute updates, and gives the ledger's
+// budget figures as one analysis gives them.
+func TestBudgetThroughTheLedger(t *testing.T) {
+	p := cluster(t)
+	if len(p.Queues) == 0 {
+		t.Fatal("the cluster has no queues")
+	}
+	budget := 3000.0
+	p.Queues[0].BudgetGPUMinutes = &budget
+	name := p.Queues[0].Name
+	ps := params()
+	qp := analyze.DefaultQueueParams()
+	qp.SamplingS = 3600
+	ps.Queues = &qp
+	src, err := asSources([]*profile.Profile{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := analyze.Analyze(context.Background(), src, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledgers(t, "sqlite")()
+	from := p.StartedAt.Add(-time.Millisecond)
+	for to := p.StartedAt.Add(5 * time.Minute); from.Before(p.EndedAt); to = to.Add(5 * time.Minute) {
+		to = minTime(to, p.EndedAt)
+		if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{profile.Join([]*profile.Profile{p}, from, to, false)}, Params: params()}); err != nil {
+			t.Fatal(err)
+		}
+		from = to
+	}
+	got, err := l.Report(context.Background(), Query{GroupBy: []string{"namespace"}, Queues: &qp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, w := got.Queues[name], want.Queues[name]
+	near := func(a, b *float64) bool {
+		return a != nil && b != nil && math.Abs(*a-*b) <= 1e-6*math.Max(1, math.Abs(*b))
+	}
+	if !near(g.BudgetGPUHours, w.BudgetGPUHours) || *w.BudgetGPUHours != 50 || !near(g.BudgetReservedPct, w.BudgetReservedPct) || !near(g.BudgetIdlePct, w.BudgetIdlePct) {
+		t.Errorf("queue %s: ledger %v %v %v, analysis %v %v %v", name, g.BudgetGPUHours, g.BudgetReservedPct, g.BudgetIdlePct, w.BudgetGPUHours, w.BudgetReservedPct, w.BudgetIdlePct)
+	}
+	var unbudgeted int // hourly rows of the queue without it: written from a carry that lost it
+	if err := l.db.QueryRow(`SELECT COUNT(*) FROM seedance_queue WHERE queue = $1 AND budget_gpu_minutes IS NULL`, name).Scan(&unbudgeted); err != nil || unbudgeted > 0 {
+		t.Errorf("%d rows of queue %s without its budget (%v)", unbudgeted, name, err)
+	}
+	for q, f := range got.Queues {
+		if q != name && f.BudgetGPUHours != nil {
+			t.Errorf("queue %s has a budget: %v", q, *f.BudgetGPUHours)
+		}
+	}
 }

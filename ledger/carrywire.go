@@ -36,11 +36,12 @@ type workloadWire struct {
 	Labels                map[string]string
 }
 
-// queueWire is a queue row, its nominal quota apart (null: unknown).
+// queueWire is a queue row, its nominal quota and budget apart (null:
+// none).
 type queueWire struct {
-	Q          analyze.QueueCut
-	Nominal    float64
-	HasNominal bool
+	Q                     analyze.QueueCut
+	Nominal, Budget       float64
+	HasNominal, HasBudget bool
 }
 
 func wireOf(c *carry) carryWire {
@@ -62,7 +63,10 @@ func wireOf(c *carry) carryWire {
 		if q.NominalGPUs != nil {
 			qw.Nominal, qw.HasNominal = *q.NominalGPUs, true
 		}
-		qw.Q.NominalGPUs = nil
+		if q.BudgetGPUMinutes != nil {
+			qw.Budget, qw.HasBudget = *q.BudgetGPUMinutes, true
+		}
+		qw.Q.NominalGPUs, qw.Q.BudgetGPUMinutes = nil, nil
 		w.Queues = append(w.Queues, qw)
 	}
 	return w
@@ -91,6 +95,9 @@ func (w carryWire) carry() (*carry, error) {
 		qc := q.Q
 		if q.HasNominal {
 			qc.NominalGPUs = &q.Nominal
+		}
+		if q.HasBudget {
+			qc.BudgetGPUMinutes = &q.Budget
 		}
 		c.Cuts.Queues = append(c.Cuts.Queues, qc)
 	}

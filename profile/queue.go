@@ -30,6 +30,10 @@ type Queue struct {
 	// over flavors; null: no limit set.
 	BorrowingLimitGPUs *float64 `json:"borrowing_limit_gpus,omitempty"`
 	LendingLimitGPUs   *float64 `json:"lending_limit_gpus,omitempty"`
+	// BudgetGPUMinutes is a GPU-minute budget: Slurm's GrpTRESMins
+	// gres/gpu of the account (what its jobs may use before Slurm holds
+	// them, against usage it decays); null: none.
+	BudgetGPUMinutes *float64 `json:"budget_gpu_minutes,omitempty"`
 	// Flavors are the flavors its GPU quota is in.
 	Flavors []string `json:"flavors,omitempty"`
 	// QuotaRef says where the source set the GPU quota, for a patch of
@@ -85,6 +89,9 @@ func checkQueues(qs []Queue) error {
 			if v != nil && !(*v >= 0 && *v <= 1e9) {
 				return fmt.Errorf("%w: queue %q: a quota of %v GPUs is outside 0–1e9", ErrInvalid, short(q.Name), *v)
 			}
+		}
+		if v := q.BudgetGPUMinutes; v != nil && !(*v >= 0 && *v <= 1e15) {
+			return fmt.Errorf("%w: queue %q: a budget of %v GPU-minutes is outside 0–1e15", ErrInvalid, short(q.Name), *v)
 		}
 		if len(q.Admitted)+len(q.Pending) > MaxQueueSpans {
 			return fmt.Errorf("%w: queue %q: more than %d reservations and waits", ErrInvalid, short(q.Name), MaxQueueSpans)

@@ -29,17 +29,19 @@ const sacctTime = "2006-01-02T15:04:05"
 type account struct {
 	parent string
 	gpus   *float64 // GrpTRES gres/gpu; nil: no limit
+	budget *float64 // GrpTRESMins gres/gpu; nil: none
 }
 
 // AddAccounts gives the profile Slurm's accounts as queues (docs/queues.md,
 // Slurm): each account's GPU limit (GrpTRES gres/gpu) as its quota, its
-// parent as its cohort, and from sacct the window's jobs that asked for
+// GPU-minute limit (GrpTRESMins gres/gpu) as its budget, its parent as
+// its cohort, and from sacct the window's jobs that asked for
 // GPUs: each job's wait from its submission to its start (or still), its
 // reservation from its start to its end (or still). Each job of the
 // profile gets its account as its queue. An account tree with a cycle
 // is a note naming it.
 func AddAccounts(ctx context.Context, p *profile.Profile, sacctmgr Sacctmgr, sacct Sacct) ([]string, error) {
-	out, err := sacctmgr(ctx, "--noheader", "--parsable2", "show", "associations", "format=Cluster,Account,User,ParentName,GrpTRES")
+	out, err := sacctmgr(ctx, "--noheader", "--parsable2", "show", "associations", "format=Cluster,Account,User,ParentName,GrpTRES,GrpTRESMins")
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +54,7 @@ func AddAccounts(ctx context.Context, p *profile.Profile, sacctmgr Sacctmgr, sac
 	queues := map[string]*profile.Queue{}
 	var names []string
 	for name, a := range accounts {
-		queues[name] = &profile.Queue{Name: name, Kind: profile.QueueSlurmAccount, Cohort: a.parent, NominalGPUs: a.gpus}
+		queues[name] = &profile.Queue{Name: name, Kind: profile.QueueSlurmAccount, Cohort: a.parent, NominalGPUs: a.gpus, BudgetGPUMinutes: a.budget}
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -77,10 +79,10 @@ func readAccounts(out []byte) (map[string]account, []string) {
 	accounts := map[string]account{}
 	eachLine(out, func(line string) {
 		f := strings.Split(line, "|")
-		if len(f) != 5 || f[2] != "" || f[1] == "" || f[1] == "root" || len(f[1]) > profile.MaxNameBytes {
+		if len(f) != 6 || f[2] != "" || f[1] == "" || f[1] == "root" || len(f[1]) > profile.MaxNameBytes {
 			return
 		}
-		accounts[f[1]] = account{parent: clean(f[3]), gpus: tresGPUs(f[4])}
+		accounts[f[1]] = account{parent: clean(f[3]), gpus: tresGPUs(f[4]), budget: tresGPUs(f[5])}
 	})
 	var cyclic []string
 	for name := range accounts {

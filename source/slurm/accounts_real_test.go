@@ -14,7 +14,7 @@ import (
 
 // TestAccountsOnRealSlurm (#58): a real slurmctld with accounting
 // (slurmdbd on a MariaDB of its own). Account research (under ml) may use
-// 8 GPUs (GrpTRES=gres/gpu=8); a 2-GPU job of it runs, a 7-GPU one waits
+// 8 GPUs (GrpTRES=gres/gpu=8) and 48,000 GPU-minutes (GrpTRESMins); a 2-GPU job of it runs, a 7-GPU one waits
 // (6 are free on the one node). AddAccounts gives the accounts as queues
 // with their quota and cohort, the running job's reservation from its
 // start and the waiting job's wait from its submission, and the profile's
@@ -22,7 +22,7 @@ import (
 func TestAccountsOnRealSlurm(t *testing.T) {
 	c := slurmtest.StartWithAccounting(t, "node-gpu-01")
 	for _, args := range [][]string{{"-i", "add", "account", "ml", "parent=root"}, {"-i", "add", "account", "research", "parent=ml"},
-		{"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8"}, {"-i", "add", "user", "root", "account=research"}} {
+		{"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8", "GrpTRESMins=gres/gpu=48000"}, {"-i", "add", "user", "root", "account=research"}} {
 		if out, err := c.Run("sacctmgr", args...); err != nil {
 			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
 		}
@@ -62,7 +62,8 @@ func TestAccountsOnRealSlurm(t *testing.T) {
 	}
 	r, ml := qs["research"], qs["ml"]
 	endS := p.EndedAt.Sub(p.StartedAt).Seconds()
-	if len(qs) != 2 || r.Kind != profile.QueueSlurmAccount || r.Cohort != "ml" || r.NominalGPUs == nil || *r.NominalGPUs != 8 || ml.Cohort != "root" || ml.NominalGPUs != nil {
+	if len(qs) != 2 || r.Kind != profile.QueueSlurmAccount || r.Cohort != "ml" || r.NominalGPUs == nil || *r.NominalGPUs != 8 || ml.Cohort != "root" || ml.NominalGPUs != nil ||
+		r.BudgetGPUMinutes == nil || *r.BudgetGPUMinutes != 48000 || ml.BudgetGPUMinutes != nil {
 		t.Fatalf("accounts: %+v", qs)
 	}
 	if a := r.Admitted[0]; a.Workload != run || a.GPUs != 2 || a.StartS < 0 || a.StartS > 60+30 || a.EndS != endS {

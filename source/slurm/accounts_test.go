@@ -9,12 +9,13 @@ import (
 )
 
 // TestReadAccounts: the accounts of no user, root left out, each GPU
-// limit read (typed GPUs summed), a cycle of parents a note naming its
-// accounts, which then have no cohort.
+// limit and GPU-minute budget read (typed GPUs summed), a cycle of parents
+// a note naming its accounts, which then have no cohort.
 func TestReadAccounts(t *testing.T) {
-	out := "c|root|||\nc|ml||root|cpu=64,gres/gpu=16\nc|ml|alice|ml|\nc|a||b|gres/gpu:a100=2,gres/gpu:h100=3\nc|b||a|\n"
+	out := "c|root||||\nc|ml||root|cpu=64,gres/gpu=16|gres/gpu=60000\nc|ml|alice|ml||\nc|a||b|gres/gpu:a100=2,gres/gpu:h100=3|cpu=100\nc|b||a||\n"
 	acc, notes := readAccounts([]byte(out))
-	if len(acc) != 3 || acc["ml"].parent != "root" || *acc["ml"].gpus != 16 || *acc["a"].gpus != 5 || acc["b"].gpus != nil {
+	if len(acc) != 3 || acc["ml"].parent != "root" || *acc["ml"].gpus != 16 || *acc["a"].gpus != 5 || acc["b"].gpus != nil ||
+		acc["ml"].budget == nil || *acc["ml"].budget != 60000 || acc["a"].budget != nil || acc["b"].budget != nil {
 		t.Errorf("accounts: %+v", acc)
 	}
 	if len(notes) != 1 || notes[0] != "Slurm's account tree has a cycle through a, b: their cohort unknown" || acc["a"].parent != "" || acc["b"].parent != "" {
