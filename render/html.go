@@ -153,7 +153,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"mo
 {{end}}</tbody></table>
 <p class="note">Each queue's used GPUs over time, its use and its reservations decayed as Kueue's admission fair sharing decays usage, and its quota right-sized from its use (seedance recommend --quotas writes the patch).</p>
 <table class="sortable" id="queue-use"><thead><tr>{{range .QueueUseHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .QueueUse}}<tr>{{range $i, $c := .}}{{if or (eq $i 0) (eq $i 8)}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{range .QueueUse}}<tr>{{range $i, $c := .}}{{if or (eq $i 0) (eq $i 10)}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table>
 {{end}}{{if .History}}<h2>Month to date, from the ledger</h2>
 <p class="note">{{.History}}</p>
