@@ -42,7 +42,7 @@ func withQueues(t *testing.T, doc []byte, qs []profile.Queue) []byte {
 //     all hour; ml/wait waited for 6 GPUs from 30 min.
 //   - ml/lost holds GPU 7 at 0 % through queue ghost, which no source
 //     listed.
-func queuesReport(t *testing.T, qp QueueParams) *Report {
+func queuesReport(t *testing.T, qp QueueParams, edit ...func([]profile.Queue)) *Report {
 	ts := every60(60)
 	var gpus []gpuSpec
 	for i, u := range []float64{10, 10, 10, 10, 10, 10, 90, 0} {
@@ -62,10 +62,29 @@ func queuesReport(t *testing.T, qp QueueParams) *Report {
 			Admitted: []profile.QueueSpan{{Workload: "ml/serve", GPUs: 1, StartS: 0, EndS: 3600}},
 			Pending:  []profile.QueueSpan{{Workload: "ml/wait", GPUs: 6, StartS: 1800, EndS: 3600}}},
 	}
+	for _, e := range edit {
+		e(qs)
+	}
 	p := DefaultParams()
 	p.Pricer = pricing.New(nil, 3.6)
 	p.Queues = &qp
 	return mustAnalyze(t, p, withQueues(t, mkProfile(t, t0, 3600, 60, nodeSpec{name: "n", gpus: gpus, workloads: ws}), qs))
+}
+
+// TestLendingLimitCapsLent: the worked example with prod's lending limit
+// at 1 GPU: of its 3 unreserved GPUs it lends at most 1, so of research's
+// 2 borrowed GPUs from 30 min it lent 1 (0.5 GPU-h, where without the
+// limit it lent both: 1 GPU-h); a limit of 0 lends none, a limit above its
+// unreserved quota changes nothing.
+func TestLendingLimitCapsLent(t *testing.T) {
+	for _, c := range []struct {
+		limit, lent float64
+	}{{1, 0.5}, {0, 0}, {10, 1}} {
+		r := queuesReport(t, DefaultQueueParams(), func(qs []profile.Queue) { qs[1].LendingLimitGPUs = &c.limit })
+		if prod := r.Queues["prod"]; !nearly(prod.LentGPUHours, c.lent) || !nearly(r.Queues["research"].BorrowedGPUHours, 1) {
+			t.Errorf("lending limit %v: prod lent %v GPU-h, want %v", c.limit, prod.LentGPUHours, c.lent)
+		}
+	}
 }
 
 // TestQueuesHandComputed checks every figure of docs/queues.md's worked

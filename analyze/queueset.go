@@ -63,7 +63,7 @@ func (s *queueSet) sections(windowS, fleetPrice float64, qt *queueTimes, qp Queu
 type QueueRow struct {
 	Bucket                                              int
 	Queue, Kind, Cohort, QuotaRef                       string
-	NominalGPUs, BudgetGPUMinutes                       *float64
+	NominalGPUs, BudgetGPUMinutes, LendingLimitGPUs     *float64
 	ReservedS, PendingS, HeldS, UsedS, HeldUSD, UsedUSD float64
 	// LargestGPUs is the most GPUs one workload reserved in the bucket.
 	LargestGPUs float64
@@ -83,7 +83,7 @@ func QueuesOf(rows []QueueRow, n int, bucketS float64, workloads map[string]int,
 		acc := s.get(r.Queue)
 		if r.Kind != "" { // the latest bucket's quota and cohort
 			acc.q.Kind, acc.q.Cohort, acc.q.NominalGPUs, acc.q.QuotaRef, acc.listed = r.Kind, r.Cohort, r.NominalGPUs, r.QuotaRef, true
-			acc.q.BudgetGPUMinutes = r.BudgetGPUMinutes
+			acc.q.BudgetGPUMinutes, acc.q.LendingLimitGPUs = r.BudgetGPUMinutes, r.LendingLimitGPUs
 		}
 		acc.largest = max(acc.largest, r.LargestGPUs)
 		lo, hi := float64(r.Bucket)*bucketS, float64(r.Bucket+1)*bucketS

@@ -133,6 +133,9 @@ func borrowLend(members []*queueAcc) {
 			borrowed[i], unused[i] = 0, 0
 			if m.q.NominalGPUs != nil {
 				borrowed[i], unused[i] = max(0, reserved[i]-*m.q.NominalGPUs), max(0, *m.q.NominalGPUs-reserved[i])
+				if l := m.q.LendingLimitGPUs; l != nil { // it lends no more of its unreserved quota than its lending limit
+					unused[i] = min(unused[i], *l)
+				}
 			}
 			sumB, sumU = sumB+borrowed[i], sumU+unused[i]
 		}

@@ -120,6 +120,7 @@ type QueueCut struct {
 	Piece                         int
 	Queue, Kind, Cohort, QuotaRef string
 	NominalGPUs, BudgetGPUMinutes *float64
+	LendingLimitGPUs              *float64
 	ReservedS, PendingS           float64
 	// LargestGPUs is the most GPUs one workload reserved in the piece.
 	LargestGPUs float64
@@ -135,6 +136,6 @@ func (a *analysis) cutQueues(c *Cuts, piece int, lo, hi float64) {
 			}
 		}
 		c.Queues = append(c.Queues, QueueCut{Piece: piece, Queue: q.Name, Kind: q.Kind, Cohort: q.Cohort, QuotaRef: q.QuotaRef, NominalGPUs: q.NominalGPUs,
-			BudgetGPUMinutes: q.BudgetGPUMinutes, ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest})
+			BudgetGPUMinutes: q.BudgetGPUMinutes, LendingLimitGPUs: q.LendingLimitGPUs, ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest})
 	}
 }

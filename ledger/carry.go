@@ -23,10 +23,11 @@ import (
 // settled rows.
 
 // migration11 keeps the open bucket's settled rows with the state.
-// It also keeps a queue's GPU-minute budget (Slurm's GrpTRESMins) with its
-// hourly rows, as their nominal quota.
+// It also keeps a queue's GPU-minute budget (Slurm's GrpTRESMins) and its
+// lending limit with its hourly rows, as their nominal quota.
 const migration11 = `ALTER TABLE seedance_state ADD COLUMN held BYTEA NOT NULL DEFAULT '';
-ALTER TABLE seedance_queue ADD COLUMN budget_gpu_minutes DOUBLE PRECISION`
+ALTER TABLE seedance_queue ADD COLUMN budget_gpu_minutes DOUBLE PRECISION;
+ALTER TABLE seedance_queue ADD COLUMN lending_limit_gpus DOUBLE PRECISION`
 
 // carry is what the cluster settled in its open bucket, not yet written as
 // settled rows: the rows in pieces of one price each (a price that

@@ -202,7 +202,7 @@ func TestCarryRoundTrips(t *testing.T) {
 		GPUs:   []analyze.GPUCut{{Piece: 1, Node: "n", Model: "H100", ObservedS: 1.5, EnergyMeasured: true, PriceUSDPerHour: 2, PriceSource: "user"}},
 		Holds:  []analyze.HoldCut{{Piece: 0, Node: "n", Model: "H100", Workload: w, HeldS: 1}, {Piece: 1, Node: "n", Model: "H100", HeldS: 0.5}, {Piece: 1, Node: "n", Model: "H100", Workload: w, UsedS: 2}},
 		Work:   []analyze.WorkCut{{Piece: 1, Node: "n", Workload: "ns/a", Unit: "requests", Work: 3, Counted: true}},
-		Queues: []analyze.QueueCut{{Piece: 0, Queue: "q", Kind: "kueue", NominalGPUs: &zero, BudgetGPUMinutes: &zero}, {Piece: 1, Queue: "r"}},
+		Queues: []analyze.QueueCut{{Piece: 0, Queue: "q", Kind: "kueue", NominalGPUs: &zero, BudgetGPUMinutes: &zero, LendingLimitGPUs: &zero}, {Piece: 1, Queue: "r"}},
 	}}
 	b, err := encodeCarry(c)
 	if err != nil {
@@ -250,7 +250,7 @@ func heldOf(t *testing.T, db *sql.DB, cluster string) *carry {
 	return c
 }
 
-// TestBudgetThroughTheLedger: a queue's GPU-minute budget is kept with its
+// TestBudgetThroughTheLedger: a queue's GPU-minute budget and lending limit are kept with its
 // hourly rows, carried across five-minute updates, and gives the ledger's
 // budget figures as one analysis gives them.
 func TestBudgetThroughTheLedger(t *testing.T) {
@@ -258,8 +258,8 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 	if len(p.Queues) == 0 {
 		t.Fatal("the cluster has no queues")
 	}
-	budget := 3000.0
-	p.Queues[0].BudgetGPUMinutes = &budget
+	budget, lend := 3000.0, 1.0
+	p.Queues[0].BudgetGPUMinutes, p.Queues[0].LendingLimitGPUs = &budget, &lend
 	name := p.Queues[0].Name
 	ps := params()
 	qp := analyze.DefaultQueueParams()
@@ -290,11 +290,12 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 	near := func(a, b *float64) bool {
 		return a != nil && b != nil && math.Abs(*a-*b) <= 1e-6*math.Max(1, math.Abs(*b))
 	}
-	if !near(g.BudgetGPUHours, w.BudgetGPUHours) || *w.BudgetGPUHours != 50 || !near(g.BudgetReservedPct, w.BudgetReservedPct) || !near(g.BudgetIdlePct, w.BudgetIdlePct) {
+	if !near(g.BudgetGPUHours, w.BudgetGPUHours) || *w.BudgetGPUHours != 50 || !near(g.BudgetReservedPct, w.BudgetReservedPct) || !near(g.BudgetIdlePct, w.BudgetIdlePct) ||
+		!nearOrNull(g.LentGPUHours, w.LentGPUHours) {
 		t.Errorf("queue %s: ledger %v %v %v, analysis %v %v %v", name, g.BudgetGPUHours, g.BudgetReservedPct, g.BudgetIdlePct, w.BudgetGPUHours, w.BudgetReservedPct, w.BudgetIdlePct)
 	}
 	var unbudgeted int // hourly rows of the queue without it: written from a carry that lost it
-	if err := l.db.QueryRow(`SELECT COUNT(*) FROM seedance_queue WHERE queue = $1 AND budget_gpu_minutes IS NULL`, name).Scan(&unbudgeted); err != nil || unbudgeted > 0 {
+	if err := l.db.QueryRow(`SELECT COUNT(*) FROM seedance_queue WHERE queue = $1 AND (budget_gpu_minutes IS NULL OR lending_limit_gpus IS NULL)`, name).Scan(&unbudgeted); err != nil || unbudgeted > 0 {
 		t.Errorf("%d rows of queue %s without its budget (%v)", unbudgeted, name, err)
 	}
 	for q, f := range got.Queues {
@@ -302,4 +303,8 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 			t.Errorf("queue %s has a budget: %v", q, *f.BudgetGPUHours)
 		}
 	}
+}
+
+func nearOrNull(a, b *float64) bool {
+	return a == nil && b == nil || a != nil && b != nil && math.Abs(*a-*b) <= 1e-6*math.Max(1, math.Abs(*b))
 }

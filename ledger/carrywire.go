@@ -36,12 +36,12 @@ type workloadWire struct {
 	Labels                map[string]string
 }
 
-// queueWire is a queue row, its nominal quota and budget apart (null:
-// none).
+// queueWire is a queue row, its nominal quota, budget and lending limit
+// apart (null: none).
 type queueWire struct {
-	Q                     analyze.QueueCut
-	Nominal, Budget       float64
-	HasNominal, HasBudget bool
+	Q                              analyze.QueueCut
+	Nominal, Budget, Lend          float64
+	HasNominal, HasBudget, HasLend bool
 }
 
 func wireOf(c *carry) carryWire {
@@ -66,7 +66,10 @@ func wireOf(c *carry) carryWire {
 		if q.BudgetGPUMinutes != nil {
 			qw.Budget, qw.HasBudget = *q.BudgetGPUMinutes, true
 		}
-		qw.Q.NominalGPUs, qw.Q.BudgetGPUMinutes = nil, nil
+		if q.LendingLimitGPUs != nil {
+			qw.Lend, qw.HasLend = *q.LendingLimitGPUs, true
+		}
+		qw.Q.NominalGPUs, qw.Q.BudgetGPUMinutes, qw.Q.LendingLimitGPUs = nil, nil, nil
 		w.Queues = append(w.Queues, qw)
 	}
 	return w
@@ -98,6 +101,9 @@ func (w carryWire) carry() (*carry, error) {
 		}
 		if q.HasBudget {
 			qc.BudgetGPUMinutes = &q.Budget
+		}
+		if q.HasLend {
+			qc.LendingLimitGPUs = &q.Lend
 		}
 		c.Cuts.Queues = append(c.Cuts.Queues, qc)
 	}

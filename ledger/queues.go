@@ -30,7 +30,7 @@ type queueKey struct {
 // queueSums are a queue's GPU-seconds and dollars in one piece.
 type queueSums struct {
 	kind, cohort, ref                                        string
-	nominal, budget                                          *float64
+	nominal, budget, lend                                    *float64
 	reserved, pending, held, used, heldUSD, usedUSD, largest float64
 }
 
@@ -52,7 +52,7 @@ func writeQueues(ex *execer, r *rows, price map[priceKey]float64) error {
 	for _, q := range r.cuts.Queues {
 		s := at(queueKey{q.Piece, q.Queue})
 		s.kind, s.cohort, s.ref, s.nominal, s.reserved, s.pending, s.largest = q.Kind, q.Cohort, q.QuotaRef, q.NominalGPUs, q.ReservedS, q.PendingS, q.LargestGPUs
-		s.budget = q.BudgetGPUMinutes
+		s.budget, s.lend = q.BudgetGPUMinutes, q.LendingLimitGPUs
 	}
 	for _, h := range r.cuts.Holds {
 		if h.Workload == nil || h.Workload.Queue == "" || r.skip[h.Piece] {
@@ -84,17 +84,18 @@ last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket 
 		}
 		s := sums[k]
 		err := ex.add(`INSERT INTO seedance_queue AS o (cluster, bucket, queue, provisional, kind, cohort, quota_ref, nominal_gpus, largest_gpus,
-	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 ON CONFLICT (cluster, bucket, queue, provisional) DO UPDATE SET
 kind = CASE WHEN excluded.kind = '' THEN o.kind ELSE excluded.kind END, cohort = CASE WHEN excluded.kind = '' THEN o.cohort ELSE excluded.cohort END,
 quota_ref = CASE WHEN excluded.kind = '' THEN o.quota_ref ELSE excluded.quota_ref END,
 nominal_gpus = CASE WHEN excluded.kind = '' THEN o.nominal_gpus ELSE excluded.nominal_gpus END,
 budget_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_gpu_minutes ELSE excluded.budget_gpu_minutes END,
+lending_limit_gpus = CASE WHEN excluded.kind = '' THEN o.lending_limit_gpus ELSE excluded.lending_limit_gpus END,
 largest_gpus = CASE WHEN o.largest_gpus > excluded.largest_gpus THEN o.largest_gpus ELSE excluded.largest_gpus END,
 reserved_s = o.reserved_s + excluded.reserved_s, pending_s = o.pending_s + excluded.pending_s, held_s = o.held_s + excluded.held_s,
 used_s = o.used_s + excluded.used_s, held_usd = o.held_usd + excluded.held_usd, used_usd = o.used_usd + excluded.used_usd`,
-			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget)
+			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend)
 		if err != nil {
 			return err
 		}
@@ -110,8 +111,9 @@ func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS
 		var r analyze.QueueRow
 		var cluster string
 		var bucket int64
-		var nominal, budget sql.NullFloat64
-		if err := rs.Scan(&cluster, &bucket, &r.Queue, &r.Kind, &r.Cohort, &r.QuotaRef, &nominal, &r.LargestGPUs, &r.ReservedS, &r.PendingS, &r.HeldS, &r.UsedS, &r.HeldUSD, &r.UsedUSD, &budget); err != nil {
+		var nominal, budget, lend sql.NullFloat64
+		if err := rs.Scan(&cluster, &bucket, &r.Queue, &r.Kind, &r.Cohort, &r.QuotaRef, &nominal, &r.LargestGPUs, &r.ReservedS, &r.PendingS, &r.HeldS, &r.UsedS, &r.HeldUSD, &r.UsedUSD,
+			&budget, &lend); err != nil {
 			return err
 		}
 		r.Bucket, r.Queue = int((bucket-sp.lo)/bucketS), queueName(sp, cluster, r.Queue)
@@ -121,9 +123,12 @@ func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS
 		if budget.Valid {
 			r.BudgetGPUMinutes = &budget.Float64
 		}
+		if lend.Valid {
+			r.LendingLimitGPUs = &lend.Float64
+		}
 		rows = append(rows, r)
 		return nil
-	}, `SELECT cluster, bucket, queue, kind, cohort, quota_ref, nominal_gpus, largest_gpus, reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes FROM seedance_queue
+	}, `SELECT cluster, bucket, queue, kind, cohort, quota_ref, nominal_gpus, largest_gpus, reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus FROM seedance_queue
 WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster", 4, len(sp.clusters))+` ORDER BY bucket, cluster, queue, provisional DESC`,
 		append([]any{sp.lo, sp.hi, sp.maxProv}, names(sp.clusters)...)...)
 	if err != nil || len(rows) == 0 {
