@@ -39,9 +39,28 @@ type workloadWire struct {
 // queueWire is a queue row, its nominal quota, budget and lending limit
 // apart (null: none).
 type queueWire struct {
-	Q                              analyze.QueueCut
-	Nominal, Budget, Lend          float64
-	HasNominal, HasBudget, HasLend bool
+	Q                     analyze.QueueCut
+	Nominal, Budget, Lend optFloat
+}
+
+// optFloat is a number that may be null, as gob keeps it.
+type optFloat struct {
+	V   float64
+	Set bool
+}
+
+func optOf(p *float64) optFloat {
+	if p == nil {
+		return optFloat{}
+	}
+	return optFloat{*p, true}
+}
+
+func (o optFloat) ptr() *float64 {
+	if !o.Set {
+		return nil
+	}
+	return &o.V
 }
 
 func wireOf(c *carry) carryWire {
@@ -59,16 +78,7 @@ func wireOf(c *carry) carryWire {
 		w.Holds = append(w.Holds, hw)
 	}
 	for _, q := range c.Cuts.Queues {
-		qw := queueWire{Q: q}
-		if q.NominalGPUs != nil {
-			qw.Nominal, qw.HasNominal = *q.NominalGPUs, true
-		}
-		if q.BudgetGPUMinutes != nil {
-			qw.Budget, qw.HasBudget = *q.BudgetGPUMinutes, true
-		}
-		if q.LendingLimitGPUs != nil {
-			qw.Lend, qw.HasLend = *q.LendingLimitGPUs, true
-		}
+		qw := queueWire{Q: q, Nominal: optOf(q.NominalGPUs), Budget: optOf(q.BudgetGPUMinutes), Lend: optOf(q.LendingLimitGPUs)}
 		qw.Q.NominalGPUs, qw.Q.BudgetGPUMinutes, qw.Q.LendingLimitGPUs = nil, nil, nil
 		w.Queues = append(w.Queues, qw)
 	}
@@ -96,15 +106,7 @@ func (w carryWire) carry() (*carry, error) {
 	}
 	for _, q := range w.Queues {
 		qc := q.Q
-		if q.HasNominal {
-			qc.NominalGPUs = &q.Nominal
-		}
-		if q.HasBudget {
-			qc.BudgetGPUMinutes = &q.Budget
-		}
-		if q.HasLend {
-			qc.LendingLimitGPUs = &q.Lend
-		}
+		qc.NominalGPUs, qc.BudgetGPUMinutes, qc.LendingLimitGPUs = q.Nominal.ptr(), q.Budget.ptr(), q.Lend.ptr()
 		c.Cuts.Queues = append(c.Cuts.Queues, qc)
 	}
 	for _, g := range c.Cuts.GPUs {

@@ -107,25 +107,15 @@ used_s = o.used_s + excluded.used_s, held_usd = o.held_usd + excluded.held_usd, 
 // of a span of several clusters is named cluster/queue.
 func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS int64, qp analyze.QueueParams) (*analyze.QueueSections, error) {
 	var rows []analyze.QueueRow
-	err := query(ctx, tx, func(rs *sql.Rows) error {
+	err := scanRows(ctx, tx, func(rs *sql.Rows) error {
 		var r analyze.QueueRow
 		var cluster string
 		var bucket int64
-		var nominal, budget, lend sql.NullFloat64
-		if err := rs.Scan(&cluster, &bucket, &r.Queue, &r.Kind, &r.Cohort, &r.QuotaRef, &nominal, &r.LargestGPUs, &r.ReservedS, &r.PendingS, &r.HeldS, &r.UsedS, &r.HeldUSD, &r.UsedUSD,
-			&budget, &lend); err != nil {
+		if err := rs.Scan(&cluster, &bucket, &r.Queue, &r.Kind, &r.Cohort, &r.QuotaRef, &r.NominalGPUs, &r.LargestGPUs, &r.ReservedS, &r.PendingS, &r.HeldS, &r.UsedS,
+			&r.HeldUSD, &r.UsedUSD, &r.BudgetGPUMinutes, &r.LendingLimitGPUs); err != nil { // a NULL leaves a pointer nil
 			return err
 		}
 		r.Bucket, r.Queue = int((bucket-sp.lo)/bucketS), queueName(sp, cluster, r.Queue)
-		if nominal.Valid {
-			r.NominalGPUs = &nominal.Float64
-		}
-		if budget.Valid {
-			r.BudgetGPUMinutes = &budget.Float64
-		}
-		if lend.Valid {
-			r.LendingLimitGPUs = &lend.Float64
-		}
 		rows = append(rows, r)
 		return nil
 	}, `SELECT cluster, bucket, queue, kind, cohort, quota_ref, nominal_gpus, largest_gpus, reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus FROM seedance_queue
@@ -135,7 +125,7 @@ WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster",
 		return nil, err
 	}
 	members := map[string]int{}
-	err = query(ctx, tx, func(rs *sql.Rows) error {
+	err = scanRows(ctx, tx, func(rs *sql.Rows) error {
 		var cluster, queue string
 		var n int
 		if err := rs.Scan(&cluster, &queue, &n); err != nil {
@@ -173,22 +163,4 @@ func queueName(sp span, cluster, queue string) string {
 // it again).
 func undoQueues(ex *execer, b int64) error {
 	return ex.exec(`DELETE FROM seedance_queue WHERE cluster = $1 AND bucket = $2 AND provisional = 0`, b)
-}
-
-// query runs q in tx and scans each row.
-func query(ctx context.Context, tx *sql.Tx, scan func(*sql.Rows) error, q string, args ...any) error {
-	rs, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrLedger, err)
-	}
-	defer rs.Close()
-	for rs.Next() {
-		if err := scan(rs); err != nil {
-			return fmt.Errorf("%w: %v", ErrLedger, err)
-		}
-	}
-	if err := rs.Err(); err != nil {
-		return fmt.Errorf("%w: %v", ErrLedger, err)
-	}
-	return nil
 }

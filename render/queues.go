@@ -82,7 +82,7 @@ func useRowsOf(queues map[string]analyze.QueueFigures, whatIf []analyze.QuotaCha
 		row := []string{name, numOpt(f.UsedGPUsPercentile, 2), numOpt(f.PeakUsedGPUs, 2), numOpt(f.DecayedUsedGPUs, 2), numOpt(f.DecayedReservedGPUs, 2), numOpt(f.NominalGPUs, 0),
 			numOpt(f.BudgetGPUHours, 2), "", "", "", ""}
 		if f.BudgetGPUHours != nil {
-			row[7] = pctOpt(f.BudgetReservedPct) + " / " + pctOpt(f.BudgetIdlePct)
+			row[7] = pct(f.BudgetReservedPct) + " / " + pct(f.BudgetIdlePct)
 		}
 		if c, ok := changes[name]; ok {
 			row[8], row[9], row[10] = fmt.Sprintf("%g", c.ProposedGPUs), fmt.Sprintf("%.2f → %.2f", c.PendingWithinQuotaGPUHours, c.ProposedPendingWithinQuotaGPUHours), c.Why
@@ -197,12 +197,4 @@ func optInt(v *int) string {
 		return "n/a"
 	}
 	return fmt.Sprint(*v)
-}
-
-// pctOpt is a percentage to one decimal, n/a when null.
-func pctOpt(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", *v)
 }

@@ -11,6 +11,7 @@ package queues
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -199,4 +200,42 @@ func (b *Book) Apply(nodes []profile.Node) {
 			}
 		}
 	}
+}
+
+// each lists path and hands each object, decoded as T, to book; what
+// names the object in an error.
+func each[T any](ctx context.Context, c *kubeapi.Client, path, what string, book func(*T)) error {
+	return c.List(ctx, path, func(raw json.RawMessage) error {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("a %s: %v", what, err)
+		}
+		book(&v)
+		return nil
+	})
+}
+
+// group is a scheduler's API group of queues and PodGroups (Volcano's,
+// KAI's): where each is listed, the version the read names, and what an
+// error of the read begins with.
+type group struct {
+	name, version, queues, podGroups, kind, errAt string
+}
+
+// readGroup lists g's queues, then its PodGroups, into b; found is false
+// when the server does not serve the queues (a note says what it serves).
+func readGroup[Q, P any](ctx context.Context, b *Book, c *kubeapi.Client, g group, queue func(*Q), podGroup func(*P)) (found bool, err error) {
+	err = each(ctx, c, g.queues, g.kind+" Queue", queue)
+	if errors.Is(err, kubeapi.ErrNotFound) {
+		b.unserved(ctx, c, g.name, []string{g.version})
+		return false, nil
+	}
+	if err == nil {
+		err = each(ctx, c, g.podGroups, g.kind+" PodGroup", podGroup)
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", g.errAt, err)
+	}
+	b.Versions = append(b.Versions, g.name+"/"+g.version)
+	return true, nil
 }

@@ -2,7 +2,6 @@ package queues
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -45,32 +44,22 @@ func (w *workload) gpuFlavors() []flavorUse {
 // warning that the check was not made, not an error of the read.
 func (b *Book) checkFlavors(ctx context.Context, c *kubeapi.Client, base string, used []flavorUse) {
 	flavors := map[string]map[string]string{}
-	err := c.List(ctx, base+"/resourceflavors", func(raw json.RawMessage) error {
-		var f struct {
-			Metadata meta `json:"metadata"`
-			Spec     struct {
-				NodeLabels map[string]string `json:"nodeLabels"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return fmt.Errorf("a ResourceFlavor: %v", err)
-		}
+	err := each(ctx, c, base+"/resourceflavors", "ResourceFlavor", func(f *struct {
+		Metadata meta `json:"metadata"`
+		Spec     struct {
+			NodeLabels map[string]string `json:"nodeLabels"`
+		} `json:"spec"`
+	}) {
 		flavors[f.Metadata.Name] = f.Spec.NodeLabels
-		return nil
 	})
 	var nodes []map[string]string
 	if err == nil {
-		err = c.List(ctx, "/api/v1/nodes", func(raw json.RawMessage) error {
-			var n struct {
-				Metadata struct {
-					Labels map[string]string `json:"labels"`
-				} `json:"metadata"`
-			}
-			if err := json.Unmarshal(raw, &n); err != nil {
-				return fmt.Errorf("a Node: %v", err)
-			}
+		err = each(ctx, c, "/api/v1/nodes", "Node", func(n *struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}) {
 			nodes = append(nodes, n.Metadata.Labels)
-			return nil
 		})
 	}
 	if err != nil {

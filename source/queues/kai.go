@@ -49,33 +49,9 @@ type kaiPodGroup struct {
 // readKAI lists KAI's Queues and PodGroups into b, the queues' names
 // prefixed; found is false when the server does not serve them.
 func (b *Book) readKAI(ctx context.Context, c *kubeapi.Client, prefix string) (found bool, err error) {
-	err = c.List(ctx, "/apis/scheduling.run.ai/v2/queues", func(raw json.RawMessage) error {
-		var kq kaiQueue
-		if err := json.Unmarshal(raw, &kq); err != nil {
-			return fmt.Errorf("a KAI Queue: %v", err)
-		}
-		b.kaiQueue(&kq, prefix)
-		return nil
-	})
-	if errors.Is(err, kubeapi.ErrNotFound) {
-		b.unserved(ctx, c, "scheduling.run.ai", []string{"v2"})
-		return false, nil
-	}
-	if err == nil {
-		err = c.List(ctx, "/apis/scheduling.run.ai/v2alpha2/podgroups", func(raw json.RawMessage) error {
-			var pg kaiPodGroup
-			if err := json.Unmarshal(raw, &pg); err != nil {
-				return fmt.Errorf("a KAI PodGroup: %v", err)
-			}
-			b.kaiPodGroup(&pg, prefix)
-			return nil
-		})
-	}
-	if err != nil {
-		return false, fmt.Errorf("scheduling.run.ai: %w", err)
-	}
-	b.Versions = append(b.Versions, "scheduling.run.ai/v2")
-	return true, nil
+	g := group{name: "scheduling.run.ai", version: "v2", queues: "/apis/scheduling.run.ai/v2/queues", podGroups: "/apis/scheduling.run.ai/v2alpha2/podgroups", kind: "KAI",
+		errAt: "scheduling.run.ai"}
+	return readGroup(ctx, b, c, g, func(q *kaiQueue) { b.kaiQueue(q, prefix) }, func(pg *kaiPodGroup) { b.kaiPodGroup(pg, prefix) })
 }
 
 // kaiQueue books a Queue: its quota is its deserved GPUs

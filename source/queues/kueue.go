@@ -44,38 +44,32 @@ func (b *Book) readKueueAt(ctx context.Context, c *kubeapi.Client, base string) 
 		return err
 	}
 	local := map[string]string{} // namespace/name → ClusterQueue
-	err := c.List(ctx, base+"/localqueues", func(raw json.RawMessage) error {
-		var lq struct {
-			Metadata meta `json:"metadata"`
-			Spec     struct {
-				ClusterQueue string `json:"clusterQueue"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(raw, &lq); err != nil {
-			return fmt.Errorf("a LocalQueue: %v", err)
-		}
+	err := each(ctx, c, base+"/localqueues", "LocalQueue", func(lq *localQueue) {
 		local[lq.Metadata.Namespace+"/"+lq.Metadata.Name] = lq.Spec.ClusterQueue
-		return nil
 	})
 	if err != nil {
 		return err
 	}
 	var used []flavorUse
-	err = c.List(ctx, base+"/workloads", func(raw json.RawMessage) error {
-		var w workload
-		if err := json.Unmarshal(raw, &w); err != nil {
-			return fmt.Errorf("a Workload: %v", err)
-		}
-		if b.workload(&w, local) {
+	err = each(ctx, c, base+"/workloads", "Workload", func(w *workload) {
+		if b.workload(w, local) {
 			used = append(used, w.gpuFlavors()...)
 		}
-		return nil
 	})
 	if err != nil || len(used) == 0 {
 		return err
 	}
 	b.checkFlavors(ctx, c, base, used)
 	return nil
+}
+
+// localQueue is what seedance reads of a LocalQueue: the ClusterQueue it
+// feeds.
+type localQueue struct {
+	Metadata meta `json:"metadata"`
+	Spec     struct {
+		ClusterQueue string `json:"clusterQueue"`
+	} `json:"spec"`
 }
 
 type meta struct {

@@ -131,21 +131,14 @@ spec:
 		}
 	}
 
-	kc, err := kubeapi.Load(c.Kubeconfig(), 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Read(context.Background(), kc)
-	if err != nil || b == nil {
-		t.Fatalf("read: %v %v", b, err)
-	}
+	b := readBook(t, c, "kueue.x-k8s.io/v1beta2")
 	start, end := created.Add(-10*time.Minute), created.Add(50*time.Minute)
 	qs := map[string]profile.Queue{}
 	for _, q := range b.Queues(start, end) {
 		qs[q.Name] = q
 	}
 	r := qs["research"]
-	if strings.Join(b.Versions, ",") != "kueue.x-k8s.io/v1beta2" || r.Cohort != "ml" || r.NominalGPUs == nil || *r.NominalGPUs != 6 || r.BorrowingLimitGPUs == nil || *r.BorrowingLimitGPUs != 3 ||
+	if r.Cohort != "ml" || r.NominalGPUs == nil || *r.NominalGPUs != 6 || r.BorrowingLimitGPUs == nil || *r.BorrowingLimitGPUs != 3 ||
 		r.LendingLimitGPUs != nil || strings.Join(r.Flavors, ",") != "h100,a100" {
 		t.Errorf("research: %+v", r)
 	}
@@ -183,4 +176,19 @@ func localQueues(cqs ...string) string {
 		b.WriteString("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: " + cq + "-lq, namespace: ml}\nspec: {clusterQueue: " + cq + "}\n")
 	}
 	return b.String()
+}
+
+// readBook reads the cluster's queues, which must be of the versions
+// (comma-separated).
+func readBook(t *testing.T, c *k8stest.Cluster, versions string) *Book {
+	t.Helper()
+	kc, err := kubeapi.Load(c.Kubeconfig(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), kc)
+	if err != nil || b == nil || strings.Join(b.Versions, ",") != versions {
+		t.Fatalf("read: %+v %v", b, err)
+	}
+	return b
 }

@@ -42,45 +42,17 @@ type podGroup struct {
 		MinResources map[string]json.RawMessage `json:"minResources"`
 	} `json:"spec"`
 	Status struct {
-		Phase      string `json:"phase"`
-		Conditions []struct {
-			Type               string    `json:"type"`
-			Status             string    `json:"status"`
-			LastTransitionTime time.Time `json:"lastTransitionTime"`
-		} `json:"conditions"`
+		Phase      string     `json:"phase"`
+		Conditions conditions `json:"conditions"`
 	} `json:"status"`
 }
 
 // readVolcano lists Volcano's Queues and PodGroups into b, the queues'
 // names prefixed; found is false when the server does not serve them.
 func (b *Book) readVolcano(ctx context.Context, c *kubeapi.Client, prefix string) (found bool, err error) {
-	err = c.List(ctx, volcanoBase+"/queues", func(raw json.RawMessage) error {
-		var vq volcanoQueue
-		if err := json.Unmarshal(raw, &vq); err != nil {
-			return fmt.Errorf("a Volcano Queue: %v", err)
-		}
-		b.volcanoQueue(&vq, prefix)
-		return nil
-	})
-	if errors.Is(err, kubeapi.ErrNotFound) {
-		b.unserved(ctx, c, "scheduling.volcano.sh", []string{"v1beta1"})
-		return false, nil
-	}
-	if err == nil {
-		err = c.List(ctx, volcanoBase+"/podgroups", func(raw json.RawMessage) error {
-			var pg podGroup
-			if err := json.Unmarshal(raw, &pg); err != nil {
-				return fmt.Errorf("a Volcano PodGroup: %v", err)
-			}
-			b.podGroup(&pg, prefix)
-			return nil
-		})
-	}
-	if err != nil {
-		return false, fmt.Errorf("scheduling.volcano.sh/v1beta1: %w", err)
-	}
-	b.Versions = append(b.Versions, "scheduling.volcano.sh/v1beta1")
-	return true, nil
+	g := group{name: "scheduling.volcano.sh", version: "v1beta1", queues: volcanoBase + "/queues", podGroups: volcanoBase + "/podgroups", kind: "Volcano",
+		errAt: "scheduling.volcano.sh/v1beta1"}
+	return readGroup(ctx, b, c, g, func(q *volcanoQueue) { b.volcanoQueue(q, prefix) }, func(pg *podGroup) { b.podGroup(pg, prefix) })
 }
 
 // volcanoQueue books a Queue: its quota is what it deserves (its fair
@@ -135,12 +107,7 @@ func (b *Book) podGroup(pg *podGroup, prefix string) {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("Volcano PodGroup %s: queue %q is not a Queue: left out", id, pg.Spec.Queue))
 		return
 	}
-	var scheduled time.Time
-	for _, c := range pg.Status.Conditions {
-		if c.Type == "Scheduled" && c.Status == "True" {
-			scheduled = c.LastTransitionTime
-		}
-	}
+	scheduled := pg.Status.Conditions.trueSince("Scheduled")
 	running := pg.Status.Phase == "Running" || pg.Status.Phase == "Inqueue"
 	if scheduled.IsZero() && running {
 		scheduled = pg.Metadata.CreationTimestamp // admitted, its time not kept

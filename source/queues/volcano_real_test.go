@@ -1,12 +1,10 @@
 package queues
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/internal/kubeapi"
 	"github.com/seedance/seedance/internal/testkit/k8stest"
 	"github.com/seedance/seedance/profile"
 )
@@ -63,14 +61,7 @@ status: {phase: Completed}
 `)
 	created := c.Created("podgroups.scheduling.volcano.sh", "ml", "train")
 	waitFrom := c.Created("podgroups.scheduling.volcano.sh", "ml", "wait")
-	kc, err := kubeapi.Load(c.Kubeconfig(), 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Read(context.Background(), kc)
-	if err != nil || b == nil || strings.Join(b.Versions, ",") != "scheduling.volcano.sh/v1beta1" {
-		t.Fatalf("read: %+v %v", b, err)
-	}
+	b := readBook(t, c, "scheduling.volcano.sh/v1beta1")
 	start, end := scheduled.Add(-10*time.Minute), created.Add(time.Hour)
 	at := func(ts time.Time) float64 { return ts.Sub(start).Seconds() }
 	qs := map[string]profile.Queue{}
@@ -99,8 +90,8 @@ status: {phase: Completed}
 	}
 	// With Kueue served as well.
 	c.InstallKueue("../..")
-	if b, err = Read(context.Background(), kc); err != nil || len(b.Versions) != 2 || b.queues["volcano/research"] == nil || b.queues["volcano/research"].q.Cohort != "volcano/root" {
-		t.Errorf("with Kueue: %v %v", b.Versions, err)
+	if b := readBook(t, c, "kueue.x-k8s.io/v1beta2,scheduling.volcano.sh/v1beta1"); b.queues["volcano/research"] == nil || b.queues["volcano/research"].q.Cohort != "volcano/root" {
+		t.Errorf("with Kueue: %v", b.Versions)
 	}
 }
 
@@ -148,14 +139,7 @@ spec: {queue: research, minMember: 1}
 		t.Fatalf("%v\n%s", err, out)
 	}
 	created := c.Created("podgroups.v2alpha2.scheduling.run.ai", "ml", "train")
-	kc, err := kubeapi.Load(c.Kubeconfig(), 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Read(context.Background(), kc)
-	if err != nil || b == nil || strings.Join(b.Versions, ",") != "scheduling.run.ai/v2" {
-		t.Fatalf("read: %+v %v", b, err)
-	}
+	b := readBook(t, c, "scheduling.run.ai/v2")
 	start, end := created.Add(-time.Minute), created.Add(time.Hour)
 	qs := map[string]profile.Queue{}
 	for _, q := range b.Queues(start, end) {

@@ -39,18 +39,21 @@ type workload struct {
 				Flavors map[string]string `json:"flavors"`
 			} `json:"podSetAssignments"`
 		} `json:"admission"`
-		Conditions []struct {
-			Type               string    `json:"type"`
-			Status             string    `json:"status"`
-			LastTransitionTime time.Time `json:"lastTransitionTime"`
-		} `json:"conditions"`
+		Conditions conditions `json:"conditions"`
 	} `json:"status"`
 }
 
-// condition is when the condition of the type turned True (zero: it is
+// conditions are an object's status conditions (Kueue's, Volcano's).
+type conditions []struct {
+	Type               string    `json:"type"`
+	Status             string    `json:"status"`
+	LastTransitionTime time.Time `json:"lastTransitionTime"`
+}
+
+// trueSince is when the condition of the type turned True (zero: it is
 // not True).
-func (w *workload) condition(typ string) time.Time {
-	for _, c := range w.Status.Conditions {
+func (cs conditions) trueSince(typ string) time.Time {
+	for _, c := range cs {
 		if c.Type == typ && c.Status == "True" {
 			return c.LastTransitionTime
 		}
@@ -95,7 +98,7 @@ func (b *Book) workload(w *workload, local map[string]string) (booked bool) {
 	if gpus <= 0 {
 		return false // asks for no GPU
 	}
-	reserved, finished := w.condition("QuotaReserved"), w.condition("Finished")
+	reserved, finished := w.Status.Conditions.trueSince("QuotaReserved"), w.Status.Conditions.trueSince("Finished")
 	cq := ""
 	if w.Status.Admission != nil {
 		cq = w.Status.Admission.ClusterQueue
