@@ -29,7 +29,7 @@ type Settings struct {
 var keys = append([]setting.Key{
 	{Key: "scrape.targets", Default: []string{}, Cmd: "profile analyze", Flag: "targets", Split: true, Help: "dcgm-exporter endpoints to scrape, host:port or URLs (--source scrape)"},
 	{Key: "scrape.targets_file", Default: "", Cmd: "profile analyze", Flag: "targets-file", Help: "file with one scrape target per line (--source scrape)"},
-	{Key: "scrape.serving", Default: []string{}, Cmd: "profile analyze", Flag: "serving", Split: true, Help: "serving engines' metrics endpoints (vLLM, SGLang, TGI, Triton) whose counters of work done go to their pods, as NAMESPACE/POD=URL (--source scrape; docs/units.md)"},
+	{Key: "scrape.serving", Default: []string{}, Cmd: "profile analyze", Flag: "serving", Split: true, Help: "metrics endpoints of serving engines (vLLM, SGLang, TGI, Triton) or apps whose counters of work done (theirs and the units: metrics) go to their pods, as NAMESPACE/POD=URL (--source scrape; docs/units.md)"},
 	{Key: "scrape.timeout", Default: setting.Dur("10s"), Help: "timeout of one scrape (at most the interval)", Range: setting.Rng(0, 3600)},
 	{Key: "scrape.http", Default: map[string]any{}, Help: "HTTP settings of the scrapes (like prometheus.http)", Map: true},
 }, setting.HTTPKeys("scrape")...)
@@ -84,7 +84,7 @@ func open(env source.Env) (source.Profiler, error) {
 		}
 		serving = append(serving, t)
 	}
-	return scraper{Options{Targets: targets, HTTP: hc, Timeout: timeout, Log: env.Log, Serving: serving}}, nil
+	return scraper{Options{Targets: targets, HTTP: hc, Timeout: timeout, Log: env.Log, Serving: serving, Units: env.Units}}, nil
 }
 
 func readTargets(path string) ([]string, error) {

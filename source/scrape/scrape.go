@@ -37,6 +37,9 @@ type Options struct {
 	// Serving are the serving engines' endpoints whose counters of work
 	// done go to their pods (docs/units.md).
 	Serving []ServingTarget
+	// Units are the user's counters of work (units:), read from the
+	// serving targets beside the built-in ones.
+	Units []source.WorkQuery
 }
 
 // scrapeTarget is one endpoint and what went wrong with it.
@@ -95,6 +98,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 	}
 	b := dcgm.NewBuilder(ro.Interval.Milliseconds())
 	serving := newServed(o.Serving)
+	counters, unread := servedCounters(o.Units)
 	var firstErr string
 	start := ro.Clock.Now().UTC()
 	p := &profile.Profile{SchemaVersion: profile.SchemaVersion, Generator: ro.Generator, Source: profile.SourceScrape, StartedAt: start, IntervalS: ro.Interval.Seconds()}
@@ -114,7 +118,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 		if e := scrapeAll(ctx, hc, targets, b, now, o.Log); firstErr == "" {
 			firstErr = e
 		}
-		scrapeServed(ctx, hc, serving, sinceStart(now, start))
+		scrapeServed(ctx, hc, serving, counters, sinceStart(now, start))
 		if ctx.Err() != nil {
 			interrupted = true
 			break
@@ -131,7 +135,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 			if err := finishScrape(p, b, targets, last, false); err != nil {
 				return nil, err
 			}
-			attachServed(p, serving)
+			attachServed(p, serving, unread)
 			if err := ro.OnCheckpoint(p); err != nil {
 				return p, err
 			}
@@ -143,7 +147,7 @@ func Scrape(ctx context.Context, o Options, ro source.RecordOptions) (*profile.P
 	if err := finishScrape(p, b, targets, last, !interrupted); err != nil {
 		return nil, err
 	}
-	attachServed(p, serving)
+	attachServed(p, serving, unread)
 	return p, nil
 }
 

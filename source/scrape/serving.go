@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,9 +47,29 @@ type served struct {
 	lastErr       string
 }
 
+// servedCounters are the counters a scrape reads from each serving
+// target: the built-in ones and the user's units: given by a metric name
+// (docs/units.md); notes say which of the user's it cannot read: an
+// expression needs a PromQL engine, and a Slurm job label joins nothing
+// when the endpoint names its pod.
+func servedCounters(user []source.WorkQuery) (out []source.ServedCounter, notes []string) {
+	out = slices.Clone(source.ServedCounters)
+	for i, q := range user {
+		switch {
+		case q.Expr != "":
+			notes = append(notes, fmt.Sprintf("units[%d] (%s): an expression is read through a PromQL engine (--source prometheus), not from a scrape", i, q.Unit))
+		case q.JobLabel != "":
+			notes = append(notes, fmt.Sprintf("units[%d] (%s): joined by the Slurm job label %s, but a scrape's serving target names its pod: not read", i, q.Unit, q.JobLabel))
+		default:
+			out = append(out, source.ServedCounter{Metric: q.Metric, Unit: q.Unit, ModelLabel: q.ModelLabel})
+		}
+	}
+	return out, notes
+}
+
 // scrapeServed reads each serving target once, at t seconds from the
-// start: each built-in counter summed over its series by model.
-func scrapeServed(ctx context.Context, hc *http.Client, targets []*served, t float64) {
+// start: each counter summed over its series by model.
+func scrapeServed(ctx context.Context, hc *http.Client, targets []*served, counters []source.ServedCounter, t float64) {
 	for _, s := range targets {
 		s.total++
 		fams, err := scrapeOne(ctx, hc, s.URL)
@@ -57,7 +78,7 @@ func scrapeServed(ctx context.Context, hc *http.Client, targets []*served, t flo
 			s.lastErr = redactURLText(err.Error())
 			continue
 		}
-		for _, c := range source.ServedCounters {
+		for _, c := range counters {
 			for model, v := range counterSums(fams, c) {
 				k := [2]string{c.Unit, model}
 				w := s.work[k]
@@ -111,9 +132,12 @@ func counterSums(fams map[string]*dto.MetricFamily, c source.ServedCounter) map[
 }
 
 // attachServed gives each serving target's counters to its pod on the
-// nodes; a target whose pod holds no GPU there, and one that failed, is
-// a note.
-func attachServed(p *profile.Profile, targets []*served) {
+// nodes; a target whose pod holds no GPU there, one that failed, and each
+// of the user's counters a scrape cannot read (unread), is a note.
+func attachServed(p *profile.Profile, targets []*served, unread []string) {
+	if len(targets) > 0 {
+		p.Notes = append(p.Notes, unread...)
+	}
 	at := map[string]*profile.Workload{}
 	for ni := range p.Nodes {
 		for wi := range p.Nodes[ni].Workloads {

@@ -21,7 +21,8 @@ import (
 // vllmServer serves vLLM's counters in its documented exposition
 // (docs/design/metrics.md; vLLM cannot run here), each scrape 10 more
 // requests (split by finished_reason), 1,000 more prompt and 500 more
-// generated tokens; and a TGI-style histogram's _sum.
+// generated tokens; a TGI-style histogram's _sum; and an app's own
+// counter of videos in two shards, 3 more a scrape.
 func vllmServer(t *testing.T) *httptest.Server {
 	var n atomic.Int64
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,7 +39,10 @@ vllm:generation_tokens_total{model_name="llama"} %d
 tgi_request_input_length_bucket{le="+Inf"} %d
 tgi_request_input_length_sum %d
 tgi_request_input_length_count %d
-`, 8*k, 2*k, 1000*k, 500*k, k, 7*k, k)
+# TYPE render_videos_total counter
+render_videos_total{model="sd",shard="0"} %d
+render_videos_total{model="sd",shard="1"} %d
+`, 8*k, 2*k, 1000*k, 500*k, k, 7*k, k, k, 2*k)
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -54,7 +58,9 @@ func TestScrapeServingCounters(t *testing.T) {
 	pod := "dynamo-workload/vllm-agg-0-vllmdecodeworker-s65j5"
 	serving := []ServingTarget{{Pod: pod, URL: vllm.URL + "/metrics"}, {Pod: "ml/elsewhere", URL: vllm.URL + "/metrics"}, {Pod: "ml/down", URL: "http://127.0.0.1:1/metrics"}}
 	clk := sim.NewClock(sim.DefaultStart)
-	p, err := Scrape(context.Background(), Options{Targets: []string{dcgm.URL + "/metrics"}, Timeout: 2 * time.Second, Serving: serving},
+	units := []source.WorkQuery{{Unit: "videos", Metric: "render_videos_total", ModelLabel: "model"},
+		{Unit: "frames", Expr: "sum(app_frames_total)"}, {Unit: "steps", Metric: "train_steps_total", JobLabel: "slurm_job"}}
+	p, err := Scrape(context.Background(), Options{Targets: []string{dcgm.URL + "/metrics"}, Timeout: 2 * time.Second, Serving: serving, Units: units},
 		source.RecordOptions{Interval: 15 * time.Second, Duration: 4 * 15 * time.Second, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +85,7 @@ func TestScrapeServingCounters(t *testing.T) {
 		"input_tokens/llama":  "[0 15 30 45] [1000 3000 5000 7000]",
 		"output_tokens/llama": "[0 15 30 45] [500 1500 2500 3500]",
 		"input_tokens/":       "[0 15 30 45] [7 21 35 49]",
+		"videos/sd":           "[0 15 30 45] [3 9 15 21]", // the user's units: metric, summed over its shards
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("work:\n%v\nwant\n%v", got, want)
@@ -102,8 +109,11 @@ func TestScrapeServingCounters(t *testing.T) {
 		t.Errorf("the unit figures: %+v", u)
 	}
 	notes := strings.Join(p.Notes, "\n")
-	if !strings.Contains(notes, "serving target ml/elsewhere: no GPU of the profile is its pod's") || !strings.Contains(notes, "serving target ml/down (http://127.0.0.1:1/metrics): 4 of 4 scrapes failed") {
-		t.Errorf("notes: %s", notes)
+	for _, want := range []string{"serving target ml/elsewhere: no GPU of the profile is its pod's", "serving target ml/down (http://127.0.0.1:1/metrics): 4 of 4 scrapes failed",
+		"units[1] (frames): an expression is read through a PromQL engine", "units[2] (steps): joined by the Slurm job label slurm_job"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes: %s\nwant %q", notes, want)
+		}
 	}
 	for _, bad := range []string{"nopod=http://x", "ns/pod", "ns/a/b=host:1", "=host:1"} {
 		if _, err := ParseServing(bad); err == nil {
