@@ -1,0 +1,73 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source/sim"
+)
+
+// BenchmarkWorkCountersCPU (#57): what reading the serving pods' counters
+// of work adds to an attribution analysis (the report with the unit
+// figures): two hours of 300 simulated nodes at 30 s, its serving pods'
+// request and token counters kept and dropped, the same profile otherwise,
+// each encoded as the profile writer writes it and analyzed from memory,
+// the two alternated; CPU time of the process, with counters against
+// without (ratio), and the counters' share of the bytes:
+// go test ./analyze -run XXX -bench WorkCountersCPU -benchtime 10x
+func BenchmarkWorkCountersCPU(b *testing.B) {
+	p, err := sim.Record(sim.Options{Nodes: 300, Scenario: sim.ScenarioMixed, Seed: 1}, 30*time.Second, 2*time.Hour, profile.Generator{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var with, without bytes.Buffer
+	if err := profile.Encode(&with, p); err != nil {
+		b.Fatal(err)
+	}
+	for ni := range p.Nodes {
+		for wi := range p.Nodes[ni].Workloads {
+			p.Nodes[ni].Workloads[wi].Work = nil
+		}
+	}
+	if err := profile.Encode(&without, p); err != nil {
+		b.Fatal(err)
+	}
+	var cpu [2]time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for i, doc := range [][]byte{without.Bytes(), with.Bytes()} {
+			t0 := processCPU()
+			st, err := profile.OpenStream(bytes.NewReader(doc), "sim.json")
+			if err != nil {
+				b.Fatal(err)
+			}
+			ap := DefaultParams()
+			ap.Attribution = &AttributionParams{GroupBy: []string{"namespace"}}
+			r, err := Analyze(context.Background(), []Source{{Name: "sim.json", Stream: st}}, ap)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if (len(r.Units) > 0) != (i == 1) {
+				b.Fatalf("input %d: unit figures %v", i, r.Units)
+			}
+			cpu[i] += processCPU() - t0
+		}
+	}
+	b.ReportMetric(cpu[0].Seconds()/float64(b.N), "cpu-s/without")
+	b.ReportMetric(cpu[1].Seconds()/float64(b.N), "cpu-s/with")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
+	b.ReportMetric(float64(with.Len()-without.Len())/float64(with.Len()), "counters-share-of-bytes")
+}
+
+// processCPU is the process' user and system time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
