@@ -26,7 +26,9 @@ var kueueObjects = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\n
 	kueueQueue("spare", `[{name: cpu, nominalQuota: 64}, {name: nvidia.com/gpu, nominalQuota: 8}]`)
 
 // kueueQueue is a ClusterQueue of cohort ml with one flavor of the
-// resources, and its LocalQueue of the same name in namespace ml.
+// resources, open to every namespace (Kueue admits nothing from a
+// namespace its namespaceSelector does not match, and none when it has
+// none), and its LocalQueue of the same name in namespace ml.
 func kueueQueue(name, resources string) string {
 	covered := "[nvidia.com/gpu]"
 	if strings.Contains(resources, "cpu") {
@@ -37,6 +39,7 @@ kind: ClusterQueue
 metadata: {name: %[1]s}
 spec:
   cohortName: ml
+  namespaceSelector: {}
   resourceGroups: [{coveredResources: %[2]s, flavors: [{name: h100, resources: %[3]s}]}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta2

@@ -30,6 +30,9 @@ type Book struct {
 	queues   map[string]*queue
 	// owners maps namespace/Kind/name (a Job, a Pod) to its queue.
 	owners map[string]string
+	// podOwner maps namespace/pod to its controller, Kind/Name, as the
+	// API server has it (pods.go).
+	podOwner map[string]string
 	// Warnings name the objects that could not be read whole.
 	Warnings []string
 }
@@ -70,7 +73,7 @@ func (b *Book) unserved(ctx context.Context, c *kubeapi.Client, group string, kn
 // queues. When several are served, the queues of the second and third
 // are named volcano/NAME and kai/NAME.
 func Read(ctx context.Context, c *kubeapi.Client) (*Book, error) {
-	b := &Book{queues: map[string]*queue{}, owners: map[string]string{}}
+	b := &Book{queues: map[string]*queue{}, owners: map[string]string{}, podOwner: map[string]string{}}
 	found, err := b.readKueue(ctx, c)
 	if err != nil {
 		return nil, err
@@ -93,6 +96,7 @@ func Read(ctx context.Context, c *kubeapi.Client) (*Book, error) {
 		return nil, nil
 	}
 	b.orphans()
+	b.readPodOwners(ctx, c)
 	return b, nil
 }
 
@@ -193,8 +197,8 @@ func (b *Book) Apply(nodes []profile.Node) {
 			if !ok || w.Kind != profile.KindPod && w.Kind != "" {
 				continue
 			}
-			if q := b.owners[ns+"/"+w.Labels[profile.ControllerLabel]]; q != "" && w.Labels[profile.ControllerLabel] != "" {
-				w.Queue = q
+			if ctl := b.controller(w); ctl != "" && b.owners[ns+"/"+ctl] != "" {
+				w.Queue = b.owners[ns+"/"+ctl]
 			} else if q := b.owners[ns+"/Pod/"+pod]; q != "" {
 				w.Queue = q
 			}

@@ -60,9 +60,22 @@ func Dir() string {
 	return filepath.Join("/var/cache/seedance/k8s", Versions)
 }
 
+// Options change what Start starts.
+type Options struct {
+	// JobPodsRun keeps a Job's pods Running until they are deleted: kwok
+	// without its pod-complete stage, which finishes them at once.
+	JobPodsRun bool
+}
+
 // Start starts the control plane and waits until it schedules: the
 // default ServiceAccount exists and the scheduler and controllers run.
 func Start(t testing.TB) *Cluster {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with the options.
+func StartWith(t testing.TB, o Options) *Cluster {
 	t.Helper()
 	engine.SkipShort(t, "starts a Kubernetes control plane")
 	bin := filepath.Join(Dir(), "bin")
@@ -75,7 +88,7 @@ func Start(t testing.TB) *Cluster {
 		}
 	}
 	for attempt := 1; ; attempt++ {
-		c := launch(t, bin)
+		c := launch(t, bin, o)
 		if c.ready() || attempt == 3 {
 			c.mustBeReady()
 			return c
@@ -88,7 +101,7 @@ func Start(t testing.TB) *Cluster {
 // launch starts the components in order on fresh ports and waits for the
 // cluster to schedule; it stops waiting early when a component exits (a
 // port another process took in the meantime, say), which c.ready tells.
-func launch(t testing.TB, bin string) *Cluster {
+func launch(t testing.TB, bin string, o Options) *Cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "k8s")
 	if err != nil {
@@ -134,7 +147,7 @@ current-context: test
 		"--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller")
 	c.start(t, "kube-scheduler", "--kubeconfig="+kubeconfig, "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0")
 	c.start(t, "kwok", "--kubeconfig="+kubeconfig, "--manage-all-nodes=true", fmt.Sprintf("--server-address=127.0.0.1:%d", testnet.FreePort(t)),
-		"--config="+filepath.Join(Dir(), "kwok-stages.yaml"))
+		"--config="+c.stages(t, o))
 	c.poll(120*time.Second, func() bool {
 		_, err := c.Kubectl("get", "serviceaccount", "default", "-n", "default")
 		return err == nil
@@ -215,11 +228,18 @@ func (c *Cluster) certs(t testing.TB, token string) {
 
 func (c *Cluster) start(t testing.TB, name string, args ...string) {
 	t.Helper()
+	c.startAt(t, filepath.Join(c.bin, name), name, args...)
+}
+
+// startAt starts the binary at path as the component name, its output
+// in the cluster's folder (name.log); stop kills it.
+func (c *Cluster) startAt(t testing.TB, path, name string, args ...string) {
+	t.Helper()
 	logf, err := os.Create(filepath.Join(c.dir, name+".log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(c.bin, name), args...)
+	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = c.Env
 	if err := cmd.Start(); err != nil {
@@ -228,6 +248,30 @@ func (c *Cluster) start(t testing.TB, name string, args ...string) {
 	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
 	c.procs = append(c.procs, p)
+}
+
+// stages is the path of kwok's stages: those .ci/k8s-build.sh keeps, or
+// a copy without pod-complete when Job pods are to run (o.JobPodsRun).
+func (c *Cluster) stages(t testing.TB, o Options) string {
+	path := filepath.Join(Dir(), "kwok-stages.yaml")
+	if !o.JobPodsRun {
+		return path
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		if !strings.Contains(doc, "\n  name: pod-complete\n") {
+			kept = append(kept, doc)
+		}
+	}
+	out := filepath.Join(c.dir, "kwok-stages.yaml")
+	if err := os.WriteFile(out, []byte(strings.Join(kept, "\n---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // exited names the first component that is no longer running, or "".
