@@ -43,8 +43,9 @@ type kueueRun struct {
 
 // TestQueuesUnderKueuesController (#58): Kueue's real controller (v0.19.2,
 // built by .ci/kueue-build.sh) on the real control plane with two kwok
-// nodes of 4 GPUs. research (4 GPUs of quota) and prod (2) share cohort
-// ml; Jobs train (4 GPUs, research) and serve (1, prod) are admitted by
+// nodes of 4 GPUs. research (4 GPUs of quota) and prod (2) are in
+// cohorts team-r and team-p, children of ml (Cohort objects: Kueue lends
+// across the tree); Jobs train (4 GPUs, research) and serve (1, prod) are admitted by
 // Kueue and their pods run, then wait (4, prod) finds no quota and stays
 // pending. A real Prometheus has the pods' dcgm-exporter series from
 // their start, every 15 s: train's GPUs at 10 %, serve's at 90 %.
@@ -58,7 +59,9 @@ func TestQueuesUnderKueuesController(t *testing.T) {
 	c.StartKueue()
 	c.AddGPUNodes(4, "gpu-a", "gpu-b")
 	c.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: h100}\n---\n" +
-		kueueQueue("research", `[{name: nvidia.com/gpu, nominalQuota: "4"}]`) + kueueQueue("prod", `[{name: nvidia.com/gpu, nominalQuota: "2"}]`))
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: team-r}\nspec: {parentName: ml}\n---\n" +
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: team-p}\nspec: {parentName: ml}\n---\n" +
+		kueueQueueIn("research", "team-r", `[{name: nvidia.com/gpu, nominalQuota: "4"}]`) + kueueQueueIn("prod", "team-p", `[{name: nvidia.com/gpu, nominalQuota: "2"}]`))
 	c.Apply(kueueJob("train", "research", 4) + kueueJob("serve", "prod", 1))
 	var runs map[string]kueueRun
 	c.WaitFor("train's and serve's pods Running", 120*time.Second, func() bool {

@@ -26,10 +26,14 @@ var kueueObjects = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\n
 	kueueQueue("spare", `[{name: cpu, nominalQuota: 64}, {name: nvidia.com/gpu, nominalQuota: 8}]`)
 
 // kueueQueue is a ClusterQueue of cohort ml with one flavor of the
+// resources (kueueQueueIn).
+func kueueQueue(name, resources string) string { return kueueQueueIn(name, "ml", resources) }
+
+// kueueQueueIn is a ClusterQueue of the cohort with one flavor of the
 // resources, open to every namespace (Kueue admits nothing from a
 // namespace its namespaceSelector does not match, and none when it has
 // none), and its LocalQueue of the same name in namespace ml.
-func kueueQueue(name, resources string) string {
+func kueueQueueIn(name, cohort, resources string) string {
 	covered := "[nvidia.com/gpu]"
 	if strings.Contains(resources, "cpu") {
 		covered = "[cpu, nvidia.com/gpu]"
@@ -38,7 +42,7 @@ func kueueQueue(name, resources string) string {
 kind: ClusterQueue
 metadata: {name: %[1]s}
 spec:
-  cohortName: ml
+  cohortName: %[4]s
   namespaceSelector: {}
   resourceGroups: [{coveredResources: %[2]s, flavors: [{name: h100, resources: %[3]s}]}]
 ---
@@ -47,7 +51,7 @@ kind: LocalQueue
 metadata: {name: %[1]s, namespace: ml}
 spec: {clusterQueue: %[1]s}
 ---
-`, name, covered, resources)
+`, name, covered, resources, cohort)
 }
 
 // kueueWorkload is a Workload of one pod of gpus GPUs owned by the pod.

@@ -43,6 +43,9 @@ func (b *Book) readKueueAt(ctx context.Context, c *kubeapi.Client, base string) 
 	if err := c.List(ctx, base+"/clusterqueues", b.clusterQueue); err != nil {
 		return err
 	}
+	if err := b.readCohorts(ctx, c, base); err != nil {
+		return err
+	}
 	local := map[string]string{} // namespace/name → ClusterQueue
 	err := each(ctx, c, base+"/localqueues", "LocalQueue", func(lq *localQueue) {
 		local[lq.Metadata.Namespace+"/"+lq.Metadata.Name] = lq.Spec.ClusterQueue
@@ -82,25 +85,29 @@ type meta struct {
 	} `json:"ownerReferences"`
 }
 
+// resourceGroups are a ClusterQueue's or a Cohort's quota: per flavor,
+// each resource's nominal quota and limits.
+type resourceGroups []struct {
+	Flavors []struct {
+		Name      string `json:"name"`
+		Resources []struct {
+			Name           string          `json:"name"`
+			NominalQuota   json.RawMessage `json:"nominalQuota"`
+			BorrowingLimit json.RawMessage `json:"borrowingLimit"`
+			LendingLimit   json.RawMessage `json:"lendingLimit"`
+		} `json:"resources"`
+	} `json:"flavors"`
+}
+
 // clusterQueue reads one ClusterQueue: its cohort (v1beta2 cohortName,
 // v1beta1 cohort) and its GPU quota summed over flavors.
 func (b *Book) clusterQueue(raw json.RawMessage) error {
 	var cq struct {
 		Metadata meta `json:"metadata"`
 		Spec     struct {
-			Cohort         string `json:"cohort"`
-			CohortName     string `json:"cohortName"`
-			ResourceGroups []struct {
-				Flavors []struct {
-					Name      string `json:"name"`
-					Resources []struct {
-						Name           string          `json:"name"`
-						NominalQuota   json.RawMessage `json:"nominalQuota"`
-						BorrowingLimit json.RawMessage `json:"borrowingLimit"`
-						LendingLimit   json.RawMessage `json:"lendingLimit"`
-					} `json:"resources"`
-				} `json:"flavors"`
-			} `json:"resourceGroups"`
+			Cohort         string         `json:"cohort"`
+			CohortName     string         `json:"cohortName"`
+			ResourceGroups resourceGroups `json:"resourceGroups"`
 		} `json:"spec"`
 	}
 	if err := json.Unmarshal(raw, &cq); err != nil {
