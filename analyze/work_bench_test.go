@@ -3,9 +3,10 @@ package analyze
 import (
 	"bytes"
 	"context"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/testkit/cputime"
 
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/sim"
@@ -40,7 +41,7 @@ func BenchmarkWorkCountersCPU(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for i, doc := range [][]byte{without.Bytes(), with.Bytes()} {
-			t0 := processCPU()
+			t0 := cputime.Process()
 			st, err := profile.OpenStream(bytes.NewReader(doc), "sim.json")
 			if err != nil {
 				b.Fatal(err)
@@ -54,20 +55,11 @@ func BenchmarkWorkCountersCPU(b *testing.B) {
 			if (len(r.Units) > 0) != (i == 1) {
 				b.Fatalf("input %d: unit figures %v", i, r.Units)
 			}
-			cpu[i] += processCPU() - t0
+			cpu[i] += cputime.Process() - t0
 		}
 	}
 	b.ReportMetric(cpu[0].Seconds()/float64(b.N), "cpu-s/without")
 	b.ReportMetric(cpu[1].Seconds()/float64(b.N), "cpu-s/with")
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
 	b.ReportMetric(float64(with.Len()-without.Len())/float64(with.Len()), "counters-share-of-bytes")
-}
-
-// processCPU is the process' user and system time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/cputime"
+
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/sim"
 )
@@ -66,12 +68,12 @@ func fiveMinutes(b *testing.B, dsn string, p *profile.Profile) time.Duration {
 	from := p.StartedAt.Add(-time.Millisecond)
 	for to := p.StartedAt.Add(5 * time.Minute); !to.After(p.EndedAt); to = to.Add(5 * time.Minute) {
 		in := profile.Join([]*profile.Profile{p}, from, to, false)
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{in}, Params: params()}); err != nil {
 			b.Fatal(err)
 		}
 		if from.After(p.StartedAt) {
-			total += cpuTime() - c0
+			total += cputime.Process() - c0
 			n++
 		}
 		from = to

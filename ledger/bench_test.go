@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/cputime"
+
 	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/testkit/pgtest"
 )
@@ -215,7 +217,7 @@ func BenchmarkMonthReport(b *testing.B) {
 
 func monthReports(b *testing.B, dsn string, q Query, groups int) {
 	server := pgtest.ServerCPU(b, dsn)
-	cpu0, srv0 := cpuTime(), server()
+	cpu0, srv0 := cputime.Process(), server()
 	b.ResetTimer()
 	for range b.N {
 		l, err := Open(context.Background(), dsn, Options{ReadOnly: true})
@@ -231,7 +233,7 @@ func monthReports(b *testing.B, dsn string, q Query, groups int) {
 		}
 		l.Close()
 	}
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	if srv := server(); srv > 0 {
 		b.ReportMetric((srv-srv0).Seconds()/float64(b.N), "server-cpu-s/op")
 	}
@@ -239,13 +241,4 @@ func monthReports(b *testing.B, dsn string, q Query, groups int) {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB") // the process's, the ledger's writing included
 	}
-}
-
-// cpuTime is the process' user and system time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

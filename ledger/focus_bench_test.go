@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/cputime"
+
 	"github.com/seedance/seedance/chargeback"
 	"github.com/seedance/seedance/internal/testkit/pgtest"
 )
@@ -58,7 +60,7 @@ func monthExports(b *testing.B, dsn, version, encoding string) {
 	defer close(stop)
 	runtime.GC()
 	server := pgtest.ServerCPU(b, dsn)
-	cpu0, srv0 := cpuTime(), server()
+	cpu0, srv0 := cputime.Process(), server()
 	rows := 0
 	b.ResetTimer()
 	for range b.N {
@@ -84,7 +86,7 @@ func monthExports(b *testing.B, dsn, version, encoding string) {
 		}
 		l.Close()
 	}
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	if srv := server(); srv > 0 {
 		b.ReportMetric((srv-srv0).Seconds()/float64(b.N), "server-cpu-s/op")
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seedance/seedance/internal/testkit/cputime"
+
 	"github.com/seedance/seedance/profile"
 )
 
@@ -88,13 +90,13 @@ func BenchmarkQuickCheck(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for i, unchecked := range []bool{true, false} {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			l, err := Open(context.Background(), dsn, Options{ReadOnly: true, Unchecked: unchecked})
 			if err != nil {
 				b.Fatal(err)
 			}
 			l.Close()
-			took[i] += cpuTime() - cpu0
+			took[i] += cputime.Process() - cpu0
 		}
 	}
 	b.ReportMetric((took[1]-took[0]).Seconds()/float64(b.N), "check-cpu-s/op")

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seedance/seedance/internal/testkit/cputime"
 
 	"github.com/seedance/seedance/internal/testkit/pgtest"
 	"github.com/seedance/seedance/profile"
@@ -69,7 +70,7 @@ func BenchmarkFreshness(b *testing.B) {
 // server the database server's CPU so far.
 func freshness(b *testing.B, pieces []string, whole string, ledger func(name string) string, server func() time.Duration) {
 	var fresh, daily, floor time.Duration
-	cpu := func() time.Duration { return cpuTime() + server() }
+	cpu := func() time.Duration { return cputime.Process() + server() }
 	for i := range b.N {
 		for _, run := range []struct {
 			inputs [][]string
@@ -107,13 +108,4 @@ func chunks(names []string) [][]string {
 		out[i] = []string{n}
 	}
 	return out
-}
-
-// cpuTime is the process' user and system time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

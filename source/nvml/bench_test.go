@@ -5,9 +5,9 @@ package nvml
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/seedance/seedance/internal/testkit/cputime"
 
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source"
@@ -92,7 +92,7 @@ func BenchmarkSamplePerGPU(b *testing.B) {
 	lastErr := [][]string{make([]string, gpus)}
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rows, _ := n.Sample(ctx)
@@ -101,12 +101,5 @@ func BenchmarkSamplePerGPU(b *testing.B) {
 	b.StopTimer()
 	// CPU time, not wall time: the GPU goroutines run in parallel, so wall
 	// time alone would under-count the work on a multi-core machine.
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N*gpus)/1e3, "cpu-µs/gpu-sample")
-}
-
-// cpuTime is the process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N*gpus)/1e3, "cpu-µs/gpu-sample")
 }
