@@ -29,6 +29,16 @@ const migration11 = `ALTER TABLE seedance_state ADD COLUMN held BYTEA NOT NULL D
 ALTER TABLE seedance_queue ADD COLUMN budget_gpu_minutes DOUBLE PRECISION;
 ALTER TABLE seedance_queue ADD COLUMN lending_limit_gpus DOUBLE PRECISION`
 
+// migration12 takes the provisional rows out of the daily rollups: since
+// schema 12 they hold settled rows only, and a report reads the days of
+// the provisional rows from the hourly tables (span.daily). A five-minute
+// update then writes its provisional rows once, not twice.
+const migration12 = `DELETE FROM seedance_gpu_day WHERE provisional = 1;
+DELETE FROM seedance_hold_day WHERE provisional = 1;
+DELETE FROM seedance_owner_hold_day WHERE provisional = 1;
+DELETE FROM seedance_charge_day WHERE provisional = 1;
+DELETE FROM seedance_work_day WHERE provisional = 1`
+
 // carry is what the cluster settled in its open bucket, not yet written as
 // settled rows: the rows in pieces of one price each (a price that
 // changed within the bucket makes a second piece).

@@ -109,7 +109,7 @@ func (l *Ledger) chargeDay(ctx context.Context, tx *sql.Tx, ds span, lr *lineRea
 	switch {
 	case lr.q.Carbon != nil:
 		err = scanRows(ctx, tx, lr.scan, withWorkload(hourCharges(in, "h.bucket")), hourly...)
-	case ds.hi-ds.lo == 86400 && lr.byOwner:
+	case ds.hi-ds.lo == 86400 && ds.daily(ds.lo) && lr.byOwner:
 		if lr.owners == nil { // before the rows: one statement at a time on a connection
 			if lr.owners, err = readOwners(ctx, tx, nil); err != nil {
 				return err
@@ -119,7 +119,7 @@ func (l *Ledger) chargeDay(ctx context.Context, tx *sql.Tx, ds span, lr *lineRea
 	SUM(energy_j), MAX(price_usd_per_hour), COUNT(DISTINCT CASE WHEN held_s > 0 THEN workload END)
 FROM seedance_charge_day WHERE day = $1 AND provisional <= $2 AND `+inList("cluster", 3, in)+` GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
 			append([]any{ds.lo, ds.maxProv}, names(ds.clusters)...)...)
-	case ds.hi-ds.lo == 86400:
+	case ds.hi-ds.lo == 86400 && ds.daily(ds.lo):
 		err = scanRows(ctx, tx, lr.scan, withWorkload(`SELECT day AS d, cluster, node, model, workload, 0 AS b, SUM(held_s), SUM(used_s), SUM(idle_s), SUM(held_usd), SUM(used_usd),
 	SUM(cost_usd), SUM(energy_j), MAX(price_usd_per_hour)
 FROM seedance_charge_day WHERE day = $1 AND provisional <= $2 AND `+inList("cluster", 3, in)+` GROUP BY 1, 2, 3, 4, 5`),
@@ -315,7 +315,7 @@ func (l *Ledger) budgets(ctx context.Context, tx *sql.Tx, v *view, q Query) ([]c
 		if level == "cluster" {
 			lq.GroupBy = []string{"cluster"}
 		}
-		_, err := l.chargeLines(ctx, tx, span{month.Unix(), month.AddDate(0, 1, 0).Unix(), 1, v.clusters, v.bucket}, lq, level != "workload", func(day []chargeback.Line) error {
+		_, err := l.chargeLines(ctx, tx, v.span(month, month.AddDate(0, 1, 0)), lq, level != "workload", func(day []chargeback.Line) error {
 			for i := range day {
 				c := &day[i]
 				switch {

@@ -433,6 +433,9 @@ func putRollups(ex *execer, hourly map[ownerRow]*sums) error {
 	daily := map[ownerRow]*sums{}
 	for k, s := range hourly {
 		d := ownerRow{day(k.bucket), k.owner, k.provisional}
+		if k.provisional == 1 {
+			continue // the daily rollups hold settled rows only (migration12)
+		}
 		if daily[d] == nil {
 			daily[d] = &sums{}
 		}

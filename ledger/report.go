@@ -95,7 +95,15 @@ type span struct {
 	maxProv  int
 	clusters []string
 	bucket   time.Duration // the buckets' length (charges' grid intensity)
+	// provDay is the first day with provisional rows: the daily rollups
+	// hold settled rows only, so with provisional rows the days from it
+	// are read from the hourly tables.
+	provDay int64
 }
+
+// daily is whether the span reads the whole day d from the daily
+// rollups: a day before the provisional rows, or settled rows only.
+func (sp span) daily(d int64) bool { return sp.maxProv == 0 || d < sp.provDay }
 
 // args are the arguments of a query over the span's rows (from): the
 // hourly rows of its partial days ($1–$4), then the daily rollups of its
@@ -106,6 +114,9 @@ func (sp span) args() []any {
 		dlo = d + 86400
 	}
 	dhi := max(dlo, day(sp.hi))
+	if sp.maxProv == 1 {
+		dhi = max(dlo, min(dhi, sp.provDay))
+	}
 	args := []any{sp.lo, dlo, dhi, sp.hi, sp.maxProv, dlo, dhi}
 	if dhi == dlo { // no whole day: every row hourly
 		args = []any{sp.lo, sp.hi, sp.hi, sp.hi, sp.maxProv, 0, 0}
@@ -261,7 +272,7 @@ func (l *Ledger) view(ctx context.Context, tx *sql.Tx, want []string) (*view, er
 // their first bucket at the earliest, so that a window from 1970 reads
 // (and walks day by day) only the days that can hold rows.
 func (v *view) span(lo, hi time.Time) span {
-	return span{max(lo.Unix(), v.first.Truncate(v.bucket).Unix()), hi.Unix(), 1, v.clusters, v.bucket}
+	return span{max(lo.Unix(), v.first.Truncate(v.bucket).Unix()), hi.Unix(), 1, v.clusters, v.bucket, day(v.watermark.Truncate(v.bucket).Unix())}
 }
 
 // bounds are the buckets of [since, until): since floored to its bucket,

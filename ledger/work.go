@@ -36,6 +36,9 @@ func writeWork(ex *execer, r *rows) error {
 			table, col string
 			key        int64
 		}{{"seedance_work", "bucket", r.bucketOf[w.Piece]}, {"seedance_work_day", "day", day(r.bucketOf[w.Piece])}} {
+			if t.col == "day" && r.provisional(w.Piece) == 1 {
+				continue // the daily rollups hold settled rows only (migration12)
+			}
 			err := ex.add(`INSERT INTO `+t.table+` AS o (cluster, `+t.col+`, node, workload, unit, model, provisional, work, counted, faulty,
 	held_s, idle_s, held_usd, idle_usd, energy_j, energy_measured)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)

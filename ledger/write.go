@@ -180,6 +180,9 @@ price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_
 		if err != nil {
 			return err
 		}
+		if r.provisional(g.Piece) == 1 {
+			continue // the daily rollups hold settled rows only (migration12)
+		}
 		err = putGPUDay(ex, day(r.bucketOf[g.Piece]), g.Node, g.Model, g.PriceUSDPerHour, g.PriceSource, r.provisional(g.Piece),
 			[]float64{g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ}, b2i(g.EnergyMeasured))
 		if err != nil {
@@ -209,6 +212,9 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 			r.bucketOf[h.Piece], h.Node, h.Model, id, r.provisional(h.Piece), h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ)
 		if err != nil {
 			return err
+		}
+		if r.provisional(h.Piece) == 1 {
+			continue // the daily rollups hold settled rows only (migration12)
 		}
 		if err := putHoldDay(ex, day(r.bucketOf[h.Piece]), id, r.provisional(h.Piece), []float64{h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ}); err != nil {
 			return err
@@ -322,10 +328,10 @@ func (t keyedTable) from(bucket int64) int64 {
 	return bucket
 }
 
-// provisionalTables are the tables an update leaves provisional rows in.
+// provisionalTables are the tables an update leaves provisional rows in:
+// the hourly ones (the daily rollups hold settled rows only, migration12).
 var provisionalTables = []keyedTable{{"seedance_gpu", "bucket"}, {"seedance_hold", "bucket"}, {"seedance_owner_hold", "bucket"},
-	{"seedance_gpu_day", "day"}, {"seedance_hold_day", "day"}, {"seedance_owner_hold_day", "day"}, {"seedance_charge_day", "day"},
-	{"seedance_work", "bucket"}, {"seedance_work_day", "day"}, {"seedance_queue", "bucket"}}
+	{"seedance_work", "bucket"}, {"seedance_queue", "bucket"}}
 
 // dropProvisional deletes the cluster's provisional rows: those of the
 // buckets from the previous watermark's (from) on, the only ones an
