@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/testkit/k8stest"
 	"github.com/seedance/seedance/internal/testkit/promtest"
 )
@@ -121,18 +120,8 @@ func TestQueuesUnderKueuesController(t *testing.T) {
 	}
 	om.WriteString("# EOF\n")
 	srv := promtest.Start(t, om.Bytes())
-	r := run(t, nil, "analyze", "--gpu-price", "H100=3.6", "--report", "queues", "-f", "json", "--source", "prometheus", "--prometheus-url", srv.URL,
-		"--step", "15s", "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339), "--kubeconfig", c.Kubeconfig())
-	if r.code != 0 {
-		t.Fatalf("analyze: exit %d %s", r.code, r.errOut)
-	}
-	var rep struct {
-		Queues   map[string]analyze.QueueFigures `json:"queues"`
-		Hoarding []analyze.Hoarding              `json:"hoarding"`
-	}
-	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeQueues(t, []string{"--source", "prometheus", "--prometheus-url", srv.URL,
+		"--step", "15s", "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339), "--kubeconfig", c.Kubeconfig()})
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-6 }
 	for name, w := range want {
 		got := rep.Queues[name]

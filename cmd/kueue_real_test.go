@@ -81,17 +81,7 @@ func TestQueuesFromKueueAndPrometheus(t *testing.T) {
 	c, src := kueueScenario(t)
 	end, _ := time.Parse(time.RFC3339, src[9]) // --end
 	waitFrom := c.Created("workloads.v1beta2.kueue.x-k8s.io", "ml", "wait")
-	r := run(t, nil, append([]string{"analyze", "--gpu-price", "H100=3.6", "--report", "queues", "-f", "json"}, src...)...)
-	if r.code != 0 {
-		t.Fatalf("analyze: exit %d %s", r.code, r.errOut)
-	}
-	var rep struct {
-		Queues   map[string]analyze.QueueFigures `json:"queues"`
-		Hoarding []analyze.Hoarding              `json:"hoarding"`
-	}
-	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeQueues(t, src)
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-6 }
 	h := 600.0 / 3600
 	res, prod := rep.Queues["research"], rep.Queues["prod"]
@@ -107,6 +97,27 @@ func TestQueuesFromKueueAndPrometheus(t *testing.T) {
 		!near(*rep.Hoarding[0].ContestedGPUHours, min(2*0.9, 4)*end.Sub(waitFrom).Seconds()/3600) {
 		t.Errorf("hoarding: %+v", rep.Hoarding)
 	}
+}
+
+// queuesReport is the part of analyze's JSON report the queue tests read.
+type queuesReport struct {
+	Queues   map[string]analyze.QueueFigures `json:"queues"`
+	Hoarding []analyze.Hoarding              `json:"hoarding"`
+}
+
+// analyzeQueues runs analyze --report queues over the source's arguments
+// at $3.6 an H100-hour and decodes its report.
+func analyzeQueues(t *testing.T, src []string) queuesReport {
+	t.Helper()
+	r := run(t, nil, append([]string{"analyze", "--gpu-price", "H100=3.6", "--report", "queues", "-f", "json"}, src...)...)
+	if r.code != 0 {
+		t.Fatalf("analyze: exit %d %s", r.code, r.errOut)
+	}
+	var rep queuesReport
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 // kueueScenario is the API server with kueueObjects, the Workloads'
