@@ -1,7 +1,8 @@
 package queues
 
-// KAI Scheduler: Queues (scheduling.run.ai/v2: spec.resources.gpu quota,
-// limit and over-quota weight, parentQueue) and PodGroups
+// KAI Scheduler: Queues (scheduling.run.ai/v2: spec.resources.gpu quota
+// and limit, parentQueue; the over-quota weight, which shares what is
+// above the quotas, is not read) and PodGroups
 // (scheduling.run.ai/v2alpha2: their queue and the GPUs allocated to them
 // now), KAI v0.20.1's types (pkg/apis/scheduling/v2/queue_types.go,
 // resources.go; v2alpha2/podgroup_types.go).
