@@ -118,8 +118,8 @@ func joinWork(have, ws []Work, base float64, cut [2]float64, rel float64) []Work
 		}
 		lo = max(0, lo-1) // and the reading before it, a baseline
 		i := workIndex(have, w)
-		if i < 0 {
-			have = append(have, Work{Unit: w.Unit, Model: w.Model, Series: w.Series, T: Values{}, V: Values{}})
+		if i < 0 { // sized for its readings here: appends would leave up to as much again unused
+			have = append(have, Work{Unit: w.Unit, Model: w.Model, Series: w.Series, T: make(Values, 0, hi-lo), V: make(Values, 0, hi-lo)})
 			i = len(have) - 1
 		}
 		c := &have[i]
