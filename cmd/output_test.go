@@ -114,7 +114,8 @@ func TestShortJobSaysSo(t *testing.T) {
 }
 
 // TestSourceURLsAndInputs: a URL that is not http(s) is a usage error at
-// once (not four retries), and a directory given as a profile says so.
+// once (not four retries), so is a serving target given twice (its
+// counters would count twice), and a directory given as a profile says so.
 func TestSourceURLsAndInputs(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "p.json")
 	for _, tt := range []struct {
@@ -123,6 +124,8 @@ func TestSourceURLsAndInputs(t *testing.T) {
 	}{
 		{[]string{"profile", "--source", "prometheus", "--prometheus-url", "ftp://prom/", "--duration", "1h", "-o", out}, "invalid setting: --prometheus-url must be an http(s) URL"},
 		{[]string{"profile", "--source", "scrape", "--targets", "ftp://u:pw@x/metrics", "-o", out}, `scrape target ftp://u:xxxxx@x/metrics: the scheme must be http or https, not "ftp"`},
+		{[]string{"profile", "--source", "scrape", "--targets", "127.0.0.1:1", "--serving", "ml/a=http://u:pw@h:8000/metrics", "--serving", "ml/a=http://u:pw@h:8000/metrics", "--interval", "100ms", "--duration", "0.2", "-o", out},
+			"--serving: ml/a=http://u:xxxxx@h:8000/metrics is given twice"},
 		{[]string{"analyze", t.TempDir()}, "it is a directory, not a profile file"},
 		{[]string{"profile", "--source", "sim", "--sim-start", "9999-12-31T23:59:59Z", "-o", out}, "a profile's times must lie between 1970 and 2199"},
 		{[]string{"profile", "--source", "sim", "--sim-start", "0001-01-01T00:00:00Z", "-o", out}, "a profile's times must lie between 1970 and 2199"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,6 +82,9 @@ func open(env source.Env) (source.Profiler, error) {
 		t, err := ParseServing(spec)
 		if err != nil {
 			return nil, fmt.Errorf("%w: --serving: %v", source.ErrSettings, err)
+		}
+		if slices.Contains(serving, t) { // its counters would count twice, as one series
+			return nil, fmt.Errorf("%w: --serving: %s=%s is given twice", source.ErrSettings, t.Pod, redactURLText(t.URL))
 		}
 		serving = append(serving, t)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -83,7 +84,7 @@ func scrapeServed(ctx context.Context, hc *http.Client, targets []*served, count
 				k := [2]string{c.Unit, model}
 				w := s.work[k]
 				if w == nil {
-					w = &profile.Work{Unit: c.Unit, Model: model, Series: fmt.Sprintf("%s{pod=%q}", c.Metric, s.Pod)}
+					w = &profile.Work{Unit: c.Unit, Model: model, Series: fmt.Sprintf("%s{instance=%q,pod=%q}", c.Metric, s.instance(), s.Pod)}
 					s.work[k] = w
 				}
 				w.T, w.V = append(w.T, t), append(w.V, v)
@@ -138,6 +139,7 @@ func attachServed(p *profile.Profile, targets []*served, unread []string) {
 	if len(targets) > 0 {
 		p.Notes = append(p.Notes, unread...)
 	}
+	fed := map[*profile.Workload]bool{}
 	at := map[string]*profile.Workload{}
 	for ni := range p.Nodes {
 		for wi := range p.Nodes[ni].Workloads {
@@ -157,6 +159,9 @@ func attachServed(p *profile.Profile, targets []*served, unread []string) {
 			p.Notes = append(p.Notes, fmt.Sprintf("serving target %s: no GPU of the profile is its pod's: its counters left out", s.Pod))
 			continue
 		}
+		if !fed[w] { // a second target of the same pod adds its series: the analysis marks a counter two of them count
+			w.Work, fed[w] = nil, true
+		}
 		keys := make([][2]string, 0, len(s.work))
 		for k := range s.work {
 			keys = append(keys, k)
@@ -164,11 +169,20 @@ func attachServed(p *profile.Profile, targets []*served, unread []string) {
 		sort.Slice(keys, func(i, j int) bool {
 			return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
 		})
-		w.Work = nil
 		for _, k := range keys {
 			w.Work = append(w.Work, *s.work[k])
 		}
 	}
+}
+
+// instance is the target's host:port, as Prometheus' instance label: a
+// counter's series names it, so that two targets of one pod are two
+// series.
+func (s *served) instance() string {
+	if u, err := url.Parse(s.URL); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return redactURLText(s.URL)
 }
 
 // newServed starts the run's record of each serving target.

@@ -124,3 +124,54 @@ func TestScrapeServingCounters(t *testing.T) {
 		t.Errorf("parse: %+v %v", st, err)
 	}
 }
+
+// TestTwoServersOfOnePod (#57): two serving targets that name one pod
+// are two series of each counter (their instance apart), and the analysis
+// trusts neither: a warning names both, the unit figures are null; the
+// same target given twice is refused.
+func TestTwoServersOfOnePod(t *testing.T) {
+	dcgm := serveFile(t, filepath.Join(realdata, "aicr-ff9c66d6.01.prom"))
+	one, two := vllmServer(t), vllmServer(t)
+	pod := "dynamo-workload/vllm-agg-0-vllmdecodeworker-s65j5"
+	p, err := Scrape(context.Background(), Options{Targets: []string{dcgm.URL + "/metrics"}, Timeout: 2 * time.Second,
+		Serving: []ServingTarget{{Pod: pod, URL: one.URL + "/metrics"}, {Pod: pod, URL: two.URL + "/metrics"}}},
+		source.RecordOptions{Interval: 15 * time.Second, Duration: 3 * 15 * time.Second, Clock: sim.NewClock(sim.DefaultStart)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]bool{}
+	for _, w := range p.Nodes[0].Workloads {
+		for _, c := range w.Work {
+			if c.Unit == "requests" {
+				series[c.Series] = true
+			}
+		}
+	}
+	if len(series) != 2 {
+		t.Fatalf("requests series: %v, want one per server", series)
+	}
+	var doc bytes.Buffer
+	if err := profile.Encode(&doc, p); err != nil {
+		t.Fatal(err)
+	}
+	st, err := profile.OpenStream(bytes.NewReader(doc.Bytes()), "scraped.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := analyze.DefaultParams()
+	ap.Attribution = &analyze.AttributionParams{GroupBy: []string{"namespace"}, UnitsOnly: true}
+	r, err := analyze.Analyze(context.Background(), []analyze.Source{{Name: "scraped.json", Stream: st}}, ap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := r.Units["requests"]; u.Work != nil || u.USDPer != nil {
+		t.Errorf("requests of two servers of one pod: %+v, want null", u)
+	}
+	warned := false
+	for _, w := range r.Warnings {
+		warned = warned || strings.Contains(w, "both count requests of llama for "+pod) && strings.Count(w, "vllm:request_success_total{instance=") == 2
+	}
+	if !warned {
+		t.Errorf("warnings: %q", r.Warnings)
+	}
+}
