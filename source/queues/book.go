@@ -197,8 +197,8 @@ func (b *Book) Apply(nodes []profile.Node) {
 			if !ok || w.Kind != profile.KindPod && w.Kind != "" {
 				continue
 			}
-			if ctl := b.controller(w); ctl != "" && b.owners[ns+"/"+ctl] != "" {
-				w.Queue = b.owners[ns+"/"+ctl]
+			if q := b.queueOf(ns, w); q != "" {
+				w.Queue = q
 			} else if q := b.owners[ns+"/Pod/"+pod]; q != "" {
 				w.Queue = q
 			}

@@ -14,14 +14,43 @@ import (
 // A Workload admitted for a Job is owned by the Job, and the Job's pods
 // by the Job: a pod gets the Workload's queue through its controller.
 // kube-state-metrics' kube_pod_owner gives it to pods read from Prometheus
-// (profile.ControllerLabel); without it the pods' own ownerReferences are
-// read from the API server, in the namespaces where an admitted Workload
-// is owned by something other than a Pod. A pod deleted before the read
-// is not found there.
+// (profile.ControllerLabel); without it, or when that controller is not
+// the owner a Workload or PodGroup names (a JobSet's pods are owned by its
+// Jobs, a Deployment's by its ReplicaSets), the controllers are read from
+// the API server, in the namespaces where an admitted Workload or a
+// PodGroup is owned by something other than a Pod: each pod's, and each
+// Job's and ReplicaSet's, walked up from the pod to the first that names
+// a queue (at most three steps). A pod deleted before the read is not
+// found there.
 
-// readPodOwners keeps the controller (Kind/Name) of each pod of those
-// namespaces. A list refused (RBAC without pods) is a warning, not an
-// error of the read.
+// maxOwnerSteps bounds the walk from a pod up its controllers.
+const maxOwnerSteps = 3
+
+// ownerRef is an object's controller owner reference.
+type ownerRef struct {
+	Metadata struct {
+		Name            string `json:"name"`
+		OwnerReferences []struct {
+			Kind       string `json:"kind"`
+			Name       string `json:"name"`
+			Controller bool   `json:"controller"`
+		} `json:"ownerReferences"`
+	} `json:"metadata"`
+}
+
+// controllerOf is the object's controller as Kind/Name, "" when none.
+func (o *ownerRef) controllerOf() string {
+	for _, r := range o.Metadata.OwnerReferences {
+		if r.Controller {
+			return r.Kind + "/" + r.Name
+		}
+	}
+	return ""
+}
+
+// readPodOwners keeps, for each pod of those namespaces, the controller
+// its queue comes through. A list refused (RBAC without pods, jobs or
+// replicasets) is a warning, not an error of the read.
 func (b *Book) readPodOwners(ctx context.Context, c *kubeapi.Client) {
 	nss := map[string]bool{}
 	for key := range b.owners {
@@ -30,34 +59,46 @@ func (b *Book) readPodOwners(ctx context.Context, c *kubeapi.Client) {
 		}
 	}
 	for _, ns := range slices.Sorted(maps.Keys(nss)) {
-		err := each(ctx, c, "/api/v1/namespaces/"+ns+"/pods", "Pod", func(p *struct {
-			Metadata struct {
-				Name            string `json:"name"`
-				OwnerReferences []struct {
-					Kind       string `json:"kind"`
-					Name       string `json:"name"`
-					Controller bool   `json:"controller"`
-				} `json:"ownerReferences"`
-			} `json:"metadata"`
-		}) {
-			for _, o := range p.Metadata.OwnerReferences {
-				if o.Controller {
-					b.podOwner[ns+"/"+p.Metadata.Name] = o.Kind + "/" + o.Name
+		pods, up := map[string]string{}, map[string]string{}
+		for _, l := range []struct{ path, kind string }{{"/api/v1/namespaces/" + ns + "/pods", "Pod"},
+			{"/apis/batch/v1/namespaces/" + ns + "/jobs", "Job"}, {"/apis/apps/v1/namespaces/" + ns + "/replicasets", "ReplicaSet"}} {
+			err := each(ctx, c, l.path, l.kind, func(o *ownerRef) {
+				if l.kind == "Pod" {
+					pods[o.Metadata.Name] = o.controllerOf()
+				} else {
+					up[l.kind+"/"+o.Metadata.Name] = o.controllerOf()
 				}
+			})
+			if err != nil {
+				b.Warnings = append(b.Warnings, fmt.Sprintf("the %ss of namespace %s not read (their pods' queues come from kube-state-metrics' owners, or their own controller): %v", strings.ToLower(l.kind), ns, err))
 			}
-		})
-		if err != nil {
-			b.Warnings = append(b.Warnings, fmt.Sprintf("the pods of namespace %s not read (their queues come from kube-state-metrics' owners only): %v", ns, err))
+		}
+		for pod, ctl := range pods {
+			b.podOwner[ns+"/"+pod] = b.queuedOwner(ns, ctl, up)
 		}
 	}
 }
 
-// controller is the workload's pod's controller as Kind/Name: the
-// source's (kube-state-metrics'), else the API server's; "" when neither
-// knows it.
-func (b *Book) controller(w *profile.Workload) string {
-	if c := w.Labels[profile.ControllerLabel]; c != "" {
-		return c
+// queuedOwner walks up from ctl through the controllers in up to the
+// first that names a queue; ctl itself when none does.
+func (b *Book) queuedOwner(ns, ctl string, up map[string]string) string {
+	for cur, i := ctl, 0; cur != "" && i < maxOwnerSteps; cur, i = up[cur], i+1 {
+		if b.owners[ns+"/"+cur] != "" {
+			return cur
+		}
 	}
-	return b.podOwner[w.ID]
+	return ctl
+}
+
+// queueOf is the queue of the pod w (namespace ns) through its
+// controller: the source's (kube-state-metrics'), else the one the API
+// server's controllers lead to; "" when neither names a queue.
+func (b *Book) queueOf(ns string, w *profile.Workload) string {
+	if q := b.owners[ns+"/"+w.Labels[profile.ControllerLabel]]; q != "" && w.Labels[profile.ControllerLabel] != "" {
+		return q
+	}
+	if ctl := b.podOwner[w.ID]; ctl != "" {
+		return b.owners[ns+"/"+ctl]
+	}
+	return ""
 }
