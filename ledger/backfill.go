@@ -356,7 +356,7 @@ FROM seedance_gpu WHERE cluster = $1 AND bucket = $2 AND provisional = 0`, b)
 		return err
 	}
 	for _, g := range gpus {
-		if err := putGPUDay(ex, day(b), g.node, g.model, g.price, g.source, 0, negate(g.v), 0); err != nil {
+		if err := putGPUDay(ex, day(b), g.node, g.model, g.price, g.source, negate(g.v), 0); err != nil {
 			return err
 		}
 	}
@@ -378,7 +378,7 @@ FROM seedance_hold WHERE cluster = $1 AND bucket = $2 AND provisional = 0 GROUP 
 	}
 	for _, h := range holds {
 		v := negate(h.v)
-		if err := putHoldDay(ex, day(b), h.workload, 0, v); err != nil {
+		if err := putHoldDay(ex, day(b), h.workload, v); err != nil {
 			return err
 		}
 		if h.workload == "" {

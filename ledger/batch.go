@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -54,7 +55,7 @@ func parseUpsert(q string) (*upsert, error) {
 	}
 	u := &upsert{table: m[1], head: q[:strings.Index(q, "VALUES")] + "VALUES ", tail: m[4], cols: len(cols)}
 	for _, k := range splitList(m[5]) {
-		i := indexOf(cols, k)
+		i := slices.Index(cols, k)
 		if i < 0 {
 			return nil, fmt.Errorf("key column %s not among the columns: %.60s", k, q)
 		}
@@ -69,15 +70,6 @@ func splitList(s string) []string {
 		out = append(out, strings.TrimSpace(f))
 	}
 	return out
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // statement is u's statement of n rows.
@@ -128,30 +120,31 @@ func (e *execer) add(q string, args ...any) error {
 		return e.exec(q, args...)
 	}
 	args = append([]any{e.cluster}, args...)
-	b := e.batches[q]
+	u := e.parsed[q]
+	if u == nil {
+		var err error
+		if u, err = parseUpsert(q); err != nil {
+			return err
+		}
+		e.parsed[q] = u
+	}
+	if len(args) != u.cols {
+		return fmt.Errorf("%d values for the %d columns of %s", len(args), u.cols, u.table)
+	}
+	b := e.byTable[u.table]
+	if b != nil && b.q != q { // another statement's rows of the table go first
+		if err := e.send(b); err != nil {
+			return err
+		}
+		b = nil
+	}
 	if b == nil {
-		u := e.parsed[q]
-		if u == nil {
-			var err error
-			if u, err = parseUpsert(q); err != nil {
-				return err
-			}
-			e.parsed[q] = u
-		}
-		if len(args) != u.cols {
-			return fmt.Errorf("%d values for the %d columns of %s", len(args), u.cols, u.table)
-		}
-		if other := e.byTable[u.table]; other != nil { // another statement's rows of the table go first
-			if err := e.send(other); err != nil {
-				return err
-			}
-		}
 		b = &upsertBatch{u: u, q: q, keys: map[string]bool{}}
-		e.batches[q], e.byTable[u.table] = b, b
+		e.byTable[u.table] = b
 		e.order = append(e.order, b)
 	}
-	k := b.u.rowKey(args)
-	if b.keys[k] || len(b.keys) >= min(maxBatchRows, maxBatchParams/b.u.cols) {
+	k := u.rowKey(args)
+	if b.keys[k] || len(b.keys) >= min(maxBatchRows, maxBatchParams/u.cols) {
 		if err := e.send(b); err != nil {
 			return err
 		}
@@ -164,13 +157,9 @@ func (e *execer) add(q string, args ...any) error {
 
 // send sends b's rows and forgets b.
 func (e *execer) send(b *upsertBatch) error {
-	delete(e.batches, b.q)
 	delete(e.byTable, b.u.table)
-	for i, x := range e.order {
-		if x == b {
-			e.order = append(e.order[:i], e.order[i+1:]...)
-			break
-		}
+	if i := slices.Index(e.order, b); i >= 0 {
+		e.order = slices.Delete(e.order, i, i+1)
 	}
 	if len(b.args) == 0 {
 		return nil

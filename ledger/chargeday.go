@@ -56,12 +56,12 @@ func workloadOwner(t string) string {
 	CASE WHEN ` + t + `.workload = '' THEN 0 ELSE -1 END)`
 }
 
-// chargeDay is one row's addition to seedance_charge_day.
+// chargeDay is one row's addition to seedance_charge_day, which holds
+// settled rows only (migration12).
 type chargeDay struct {
 	day                                int64
 	node, model, workload              string
 	owner                              int64
-	provisional                        int
 	held, used, idle, heldUSD, usedUSD float64
 	cost, energy, price                float64
 }
@@ -74,7 +74,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT (cluster, day, node, model, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, held_usd = o.held_usd + excluded.held_usd, used_usd = o.used_usd + excluded.used_usd, cost_usd = o.cost_usd + excluded.cost_usd,
 energy_j = o.energy_j + excluded.energy_j, price_usd_per_hour = CASE WHEN o.price_usd_per_hour > excluded.price_usd_per_hour THEN o.price_usd_per_hour ELSE excluded.price_usd_per_hour END`,
-		c.day, c.node, c.model, c.workload, c.provisional, c.held, c.used, c.idle, c.heldUSD, c.usedUSD, c.cost, c.energy, c.price, c.owner)
+		c.day, c.node, c.model, c.workload, 0, c.held, c.used, c.idle, c.heldUSD, c.usedUSD, c.cost, c.energy, c.price, c.owner)
 }
 
 // undoChargeDay takes a settled bucket's hold rows back out of their

@@ -183,7 +183,7 @@ price_usd_per_hour = excluded.price_usd_per_hour, price_source = excluded.price_
 		if r.provisional(g.Piece) == 1 {
 			continue // the daily rollups hold settled rows only (migration12)
 		}
-		err = putGPUDay(ex, day(r.bucketOf[g.Piece]), g.Node, g.Model, g.PriceUSDPerHour, g.PriceSource, r.provisional(g.Piece),
+		err = putGPUDay(ex, day(r.bucketOf[g.Piece]), g.Node, g.Model, g.PriceUSDPerHour, g.PriceSource,
 			[]float64{g.ObservedS, g.IdleS, g.UtilS, g.UtilCoveredS, g.CostUSD, g.EnergyJ}, b2i(g.EnergyMeasured))
 		if err != nil {
 			return err
@@ -216,11 +216,11 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 		if r.provisional(h.Piece) == 1 {
 			continue // the daily rollups hold settled rows only (migration12)
 		}
-		if err := putHoldDay(ex, day(r.bucketOf[h.Piece]), id, r.provisional(h.Piece), []float64{h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ}); err != nil {
+		if err := putHoldDay(ex, day(r.bucketOf[h.Piece]), id, []float64{h.HeldS, h.UsedS, h.IdleS, h.CostUSD, h.EnergyJ}); err != nil {
 			return err
 		}
 		p := price[priceKey{int64(h.Piece), h.Node, h.Model}]
-		err = putChargeDay(ex, chargeDay{day: day(r.bucketOf[h.Piece]), node: h.Node, model: h.Model, workload: id, owner: ownerOf[id], provisional: r.provisional(h.Piece),
+		err = putChargeDay(ex, chargeDay{day: day(r.bucketOf[h.Piece]), node: h.Node, model: h.Model, workload: id, owner: ownerOf[id],
 			held: h.HeldS, used: h.UsedS, idle: h.IdleS, heldUSD: h.HeldS * p / 3600, usedUSD: h.UsedS * p / 3600, cost: h.CostUSD, energy: h.EnergyJ, price: p})
 		if err != nil {
 			return err
@@ -232,25 +232,26 @@ idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, 
 	return writeQueues(ex, r, price)
 }
 
-// putGPUDay adds to a node's and model's daily rollup: v are observed,
-// idle, util, util-covered seconds, cost and energy.
-func putGPUDay(ex *execer, d int64, node, model string, price float64, source string, provisional int, v []float64, measured int) error {
+// putGPUDay adds to a node's and model's daily rollup, settled rows only
+// (migration12): v are observed, idle, util, util-covered seconds, cost
+// and energy.
+func putGPUDay(ex *execer, d int64, node, model string, price float64, source string, v []float64, measured int) error {
 	return ex.add(`INSERT INTO seedance_gpu_day AS o (cluster, day, node, model, price_usd_per_hour, price_source, provisional, observed_s, idle_s, util_s, util_covered_s, cost_usd, energy_j, energy_measured)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 ON CONFLICT (cluster, day, node, model, price_usd_per_hour, price_source, provisional) DO UPDATE SET observed_s = o.observed_s + excluded.observed_s, idle_s = o.idle_s + excluded.idle_s,
 util_s = o.util_s + excluded.util_s, util_covered_s = o.util_covered_s + excluded.util_covered_s, cost_usd = o.cost_usd + excluded.cost_usd,
 energy_j = o.energy_j + excluded.energy_j, energy_measured = CASE WHEN o.energy_measured > excluded.energy_measured THEN o.energy_measured ELSE excluded.energy_measured END`,
-		d, node, model, price, source, provisional, v[0], v[1], v[2], v[3], v[4], v[5], measured)
+		d, node, model, price, source, 0, v[0], v[1], v[2], v[3], v[4], v[5], measured)
 }
 
-// putHoldDay adds to a workload's daily rollup: v are held, used, idle
-// seconds, cost and energy.
-func putHoldDay(ex *execer, d int64, workload string, provisional int, v []float64) error {
+// putHoldDay adds to a workload's daily rollup, settled rows only
+// (migration12): v are held, used, idle seconds, cost and energy.
+func putHoldDay(ex *execer, d int64, workload string, v []float64) error {
 	return ex.add(`INSERT INTO seedance_hold_day AS o (cluster, day, workload, provisional, held_s, used_s, idle_s, cost_usd, energy_j)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (cluster, day, workload, provisional) DO UPDATE SET held_s = o.held_s + excluded.held_s, used_s = o.used_s + excluded.used_s,
 idle_s = o.idle_s + excluded.idle_s, cost_usd = o.cost_usd + excluded.cost_usd, energy_j = o.energy_j + excluded.energy_j`,
-		d, workload, provisional, v[0], v[1], v[2], v[3], v[4])
+		d, workload, 0, v[0], v[1], v[2], v[3], v[4])
 }
 
 func (r *rows) provisional(piece int) int {
@@ -270,8 +271,7 @@ type execer struct {
 	cluster string
 	stmts   map[string]*sql.Stmt
 	parsed  map[string]*upsert
-	batches map[string]*upsertBatch
-	byTable map[string]*upsertBatch
+	byTable map[string]*upsertBatch // the rows gathered, per table (batch.go)
 	order   []*upsertBatch
 	// batched: add gathers rows (PostgreSQL); else it runs each at once
 	// (SQLite, in the process, runs a row's statement in microseconds and
@@ -284,7 +284,7 @@ type execer struct {
 
 func newExecer(ctx context.Context, tx *sql.Tx, cluster string, batched bool) *execer {
 	return &execer{ctx: ctx, tx: tx, cluster: cluster, stmts: map[string]*sql.Stmt{}, parsed: map[string]*upsert{},
-		batches: map[string]*upsertBatch{}, byTable: map[string]*upsertBatch{}, batched: batched}
+		byTable: map[string]*upsertBatch{}, batched: batched}
 }
 
 func (e *execer) prepared(q string) (*sql.Stmt, error) {

@@ -80,8 +80,9 @@ type meta struct {
 	Name              string    `json:"name"`
 	CreationTimestamp time.Time `json:"creationTimestamp"`
 	OwnerReferences   []struct {
-		Kind string `json:"kind"`
-		Name string `json:"name"`
+		Kind       string `json:"kind"`
+		Name       string `json:"name"`
+		Controller bool   `json:"controller"`
 	} `json:"ownerReferences"`
 }
 

@@ -26,16 +26,9 @@ import (
 // maxOwnerSteps bounds the walk from a pod up its controllers.
 const maxOwnerSteps = 3
 
-// ownerRef is an object's controller owner reference.
+// ownerRef is what the walk reads of a pod, Job or ReplicaSet.
 type ownerRef struct {
-	Metadata struct {
-		Name            string `json:"name"`
-		OwnerReferences []struct {
-			Kind       string `json:"kind"`
-			Name       string `json:"name"`
-			Controller bool   `json:"controller"`
-		} `json:"ownerReferences"`
-	} `json:"metadata"`
+	Metadata meta `json:"metadata"`
 }
 
 // controllerOf is the object's controller as Kind/Name, "" when none.

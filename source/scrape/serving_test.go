@@ -91,20 +91,7 @@ func TestScrapeServingCounters(t *testing.T) {
 		t.Errorf("work:\n%v\nwant\n%v", got, want)
 	}
 	// The analysis prices them: 60 requests over the window's 45 s.
-	var doc bytes.Buffer
-	if err := profile.Encode(&doc, p); err != nil {
-		t.Fatal(err)
-	}
-	st, err := profile.OpenStream(bytes.NewReader(doc.Bytes()), "scraped.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ap := analyze.DefaultParams()
-	ap.Attribution = &analyze.AttributionParams{GroupBy: []string{"namespace"}, UnitsOnly: true}
-	r, err := analyze.Analyze(context.Background(), []analyze.Source{{Name: "scraped.json", Stream: st}}, ap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := unitFigures(t, p)
 	if u := r.Units["requests"]; u.Work == nil || *u.Work != 60 || u.USDPer == nil {
 		t.Errorf("the unit figures: %+v", u)
 	}
@@ -150,6 +137,23 @@ func TestTwoServersOfOnePod(t *testing.T) {
 	if len(series) != 2 {
 		t.Fatalf("requests series: %v, want one per server", series)
 	}
+	r := unitFigures(t, p)
+	if u := r.Units["requests"]; u.Work != nil || u.USDPer != nil {
+		t.Errorf("requests of two servers of one pod: %+v, want null", u)
+	}
+	warned := false
+	for _, w := range r.Warnings {
+		warned = warned || strings.Contains(w, "both count requests of llama for "+pod) && strings.Count(w, "vllm:request_success_total{instance=") == 2
+	}
+	if !warned {
+		t.Errorf("warnings: %q", r.Warnings)
+	}
+}
+
+// unitFigures analyzes the scraped profile as written to a file, with the
+// unit figures by namespace.
+func unitFigures(t *testing.T, p *profile.Profile) *analyze.Report {
+	t.Helper()
 	var doc bytes.Buffer
 	if err := profile.Encode(&doc, p); err != nil {
 		t.Fatal(err)
@@ -164,14 +168,5 @@ func TestTwoServersOfOnePod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := r.Units["requests"]; u.Work != nil || u.USDPer != nil {
-		t.Errorf("requests of two servers of one pod: %+v, want null", u)
-	}
-	warned := false
-	for _, w := range r.Warnings {
-		warned = warned || strings.Contains(w, "both count requests of llama for "+pod) && strings.Count(w, "vllm:request_success_total{instance=") == 2
-	}
-	if !warned {
-		t.Errorf("warnings: %q", r.Warnings)
-	}
+	return r
 }
