@@ -184,6 +184,7 @@ func TestAnalyzeFlagsAndConfig(t *testing.T) {
 		{"analyze", p, "--gpu-price", "H100=1e-320"}, // below a cent: +Inf and NaN before
 		{"analyze", p, "--default-gpu-price", "0.001"},
 		{"analyze", p, "--idle-threshold", "150"},
+		{"analyze", p, "--slurm-queues", "partition"},
 	} {
 		if r := run(t, nil, args...); r.code != exit.Usage || strings.Count(r.errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d %q", args, r.code, r.errOut)

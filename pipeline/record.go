@@ -150,7 +150,7 @@ func Record(ctx context.Context, spec RecordSpec) (*Recording, error) {
 		return nil, err
 	}
 	if p != nil && spec.Config.Slurm.Pending {
-		if serr := askSlurm(ctx, p, spec.Config.Limits); serr != nil {
+		if serr := askSlurm(ctx, p, spec.Config.Limits, spec.Config.Slurm.Queues); serr != nil {
 			return nil, serr
 		}
 	}
@@ -225,7 +225,7 @@ func (spec *RecordSpec) recordOptions(name string, src source.Profiler) source.R
 // signal ended (nvml until interrupted) still asks Slurm, within
 // limits.command_time; a signal during the questions stops them, and
 // nothing is written.
-func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits) error {
+func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits, queuesBy string) error {
 	squeue, sacct := slurm.Commands(extcmd.Limits{Time: lc.CommandTime, OutputBytes: int64(lc.CommandOutputMiB) << 20})
 	if ctx.Err() != nil {
 		ctx = context.Background()
@@ -248,14 +248,14 @@ func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits) error
 		notes = []string{"the user and account of Slurm's running jobs unknown: " + table.Flatten(serr.Error())}
 	}
 	p.Notes = append(p.Notes, notes...)
-	// The accounts as queues (docs/queues.md, Slurm): a cluster without
-	// accounting has none, said in a note.
-	notes, serr = slurm.AddAccounts(ctx, p, slurm.SacctmgrCommand(extcmd.Limits{Time: lc.CommandTime, OutputBytes: int64(lc.CommandOutputMiB) << 20}), sacct)
+	// The accounts or QOS as queues (docs/queues.md, Slurm): a cluster
+	// without accounting has none, said in a note.
+	notes, serr = slurm.AddQueues(ctx, p, queuesBy, slurm.SacctmgrCommand(extcmd.Limits{Time: lc.CommandTime, OutputBytes: int64(lc.CommandOutputMiB) << 20}), sacct)
 	if ctx.Err() != nil {
 		return exit.Interruptedf("interrupted while sacctmgr or sacct ran: nothing written")
 	}
 	if serr != nil {
-		notes = []string{"Slurm's accounts unknown (no queue figures): " + table.Flatten(serr.Error())}
+		notes = []string{"Slurm's " + queuesBy + " queues unknown (no queue figures): " + table.Flatten(serr.Error())}
 	}
 	p.Notes = append(p.Notes, notes...)
 	return nil

@@ -17,7 +17,8 @@ type Queue struct {
 	// Name is how workloads name it: a ClusterQueue's name, a Slurm
 	// account's.
 	Name string `json:"name"`
-	// Kind is QueueKueue or QueueSlurmAccount (or another scheduler's).
+	// Kind is QueueKueue, QueueSlurmAccount or QueueSlurmQOS (or another
+	// scheduler's).
 	Kind string `json:"kind"`
 	// Cohort is the group it borrows from and lends to: a Kueue cohort,
 	// a Slurm account's parent. "" when none.
@@ -60,6 +61,7 @@ type QueueSpan struct {
 const (
 	QueueKueue        = "kueue"
 	QueueSlurmAccount = "slurm-account"
+	QueueSlurmQOS     = "slurm-qos"
 )
 
 // MaxQueues bounds a profile's queues, and MaxQueueSpans each queue's

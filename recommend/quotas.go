@@ -36,6 +36,9 @@ var patchables = map[string]patchable{
 		func([]string) string { return ".spec.resources.gpu.quota" }, true},
 }
 
+// slurmEntities are the Slurm queue kinds by sacctmgr's name of them.
+var slurmEntities = map[string]string{profile.QueueSlurmAccount: "account", profile.QueueSlurmQOS: "qos"}
+
 // quotaSh checks a queue's quota live and patches it: a dry run unless
 // the script runs with --execute; a quota that is no longer what the
 // analysis read is left alone, said, and the script ends non-zero.
@@ -57,19 +60,26 @@ change() { # RESOURCE NAME JSONPATH POINTER NOW PROPOSED VALUE
     echo "dry run: $1 $2: GPU quota $5 -> $6 (run with --execute to apply)"
   fi
 }
-account() { # NAME NOW PROPOSED: GrpTRES gres/gpu of a Slurm account
-  local cur
-  if ! cur=$(sacctmgr --noheader --parsable2 show associations where account="$1" format=User,GrpTRES); then
-    echo "account $1: could not be read: left alone" >&2; FAILED=1; return
+slurm_limit() { # account|qos NAME NOW PROPOSED: GrpTRES gres/gpu of a Slurm account or QOS
+  local cur ok=1
+  if [ "$1" = account ]; then
+    cur=$(sacctmgr --noheader --parsable2 show associations where account="$2" format=User,GrpTRES) || ok=0
+  elif cur=$(sacctmgr --noheader --parsable2 show qos where name="$2" format=GrpTRES); then
+    cur="|$cur"
+  else
+    ok=0
+  fi
+  if [ "$ok" = 0 ]; then
+    echo "$1 $2: could not be read: left alone" >&2; FAILED=1; return
   fi
   cur=$(printf '%s\n' "$cur" | sed -n 's/^|\(.*,\)\{0,1\}gres\/gpu=\([0-9]*\).*/\2/p' | head -n 1)
-  if [ "$cur" != "$2" ]; then
-    echo "account $1: its GrpTRES gres/gpu is now ${cur:-none}, not $2 as analyzed: left alone" >&2; FAILED=1; return
+  if [ "$cur" != "$3" ]; then
+    echo "$1 $2: its GrpTRES gres/gpu is now ${cur:-none}, not $3 as analyzed: left alone" >&2; FAILED=1; return
   fi
   if [ "$EXECUTE" = 1 ]; then
-    sacctmgr -i modify account where name="$1" set GrpTRES=gres/gpu="$3" || FAILED=1
+    sacctmgr -i modify "$1" where name="$2" set GrpTRES=gres/gpu="$4" || FAILED=1
   else
-    echo "dry run: account $1: GrpTRES gres/gpu $2 -> $3 (run with --execute to apply)"
+    echo "dry run: $1 $2: GrpTRES gres/gpu $3 -> $4 (run with --execute to apply)"
   fi
 }
 `
@@ -77,7 +87,8 @@ account() { # NAME NOW PROPOSED: GrpTRES gres/gpu of a Slurm account
 // QuotaScript writes the quota what-if (docs/queues.md, What-if) as a
 // reviewable bash script: each ClusterQueue whose quota the source found
 // in one place is checked live against the quota analyzed, then patched
-// (kubectl); each Slurm account's GrpTRES gres/gpu likewise (sacctmgr);
+// (kubectl); each Slurm account's or QOS's GrpTRES gres/gpu likewise
+// (sacctmgr);
 // the others are comments saying why not. Names are checked (DNS-1123,
 // Slurm's) and quoted.
 func QuotaScript(w io.Writer, changes []analyze.QuotaChange) error {
@@ -98,12 +109,12 @@ func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // quotaLine writes the change of one queue, or a comment saying why it is
 // not patched.
 func quotaLine(b *strings.Builder, c analyze.QuotaChange) {
-	if c.Kind == profile.QueueSlurmAccount {
+	if entity, ok := slurmEntities[c.Kind]; ok {
 		if shell.ValidNodeName(shell.Slurm, c.Queue) && c.ProposedGPUs == math.Trunc(c.ProposedGPUs) {
-			fmt.Fprintf(b, "account %s %s %s\n", shell.Quote(c.Queue), num(c.NominalGPUs), num(c.ProposedGPUs))
+			fmt.Fprintf(b, "slurm_limit %s %s %s %s\n", entity, shell.Quote(c.Queue), num(c.NominalGPUs), num(c.ProposedGPUs))
 			return
 		}
-		b.WriteString("#   not patched: not a valid Slurm account name\n")
+		fmt.Fprintf(b, "#   not patched: not a valid Slurm %s name\n", entity)
 		return
 	}
 	k, ok := patchables[c.Kind]

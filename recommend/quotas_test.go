@@ -18,6 +18,8 @@ func quotaChanges() []analyze.QuotaChange {
 		{Queue: "research", Kind: "kueue", NominalGPUs: 25, ProposedGPUs: 16, Why: "p95", QuotaRef: ref},
 		{Queue: "wide", Kind: "kueue", NominalGPUs: 8, ProposedGPUs: 4, Why: "p95"},
 		{Queue: "acct", Kind: "slurm-account", NominalGPUs: 8, ProposedGPUs: 4, Why: "p95"},
+		{Queue: "gpu-team", Kind: "slurm-qos", NominalGPUs: 4, ProposedGPUs: 2, Why: "p95"},
+		{Queue: "q;x", Kind: "slurm-qos", NominalGPUs: 4, ProposedGPUs: 2, Why: "p95"},
 		{Queue: "x'; rm -rf / #", Kind: "kueue", NominalGPUs: 8, ProposedGPUs: 4, Why: "\nrm -rf /", QuotaRef: ref},
 		{Queue: "ok", Kind: "kueue", NominalGPUs: 8, ProposedGPUs: 4, Why: "p95", QuotaRef: ref + "\"; rm -rf /"},
 	}
@@ -38,10 +40,10 @@ func TestQuotaScript(t *testing.T) {
 	if strings.Count(s, "\nchange ") != 1 || !strings.Contains(s, want) {
 		t.Errorf("change lines:\n%s", s)
 	}
-	if !strings.Contains(s, "\naccount acct 8 4\n") {
-		t.Errorf("no account line:\n%s", s)
+	if !strings.Contains(s, "\nslurm_limit account acct 8 4\n") || !strings.Contains(s, "\nslurm_limit qos gpu-team 4 2\n") {
+		t.Errorf("no account or QOS line:\n%s", s)
 	}
-	for _, w := range []string{"#   not patched: its GPU quota is spread over several flavors", "#   not patched: not a valid queue name"} {
+	for _, w := range []string{"#   not patched: not a valid Slurm qos name", "#   not patched: its GPU quota is spread over several flavors", "#   not patched: not a valid queue name"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("no %q", w)
 		}

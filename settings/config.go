@@ -52,7 +52,7 @@ func (c *Config) Validate() error {
 	if err := c.checkRanges(); err != nil {
 		return err
 	}
-	for _, s := range []interface{ Validate() error }{c.Profile, c.Analyze, c.Ledger} {
+	for _, s := range []interface{ Validate() error }{c.Profile, c.Analyze, c.Ledger, c.Slurm} {
 		if err := s.Validate(); err != nil {
 			return err
 		}
@@ -190,9 +190,19 @@ type Migration struct {
 	MaxPlanAge time.Duration `mapstructure:"max_plan_age"`
 }
 
-// Slurm says whether to ask Slurm for its queue and its jobs' owners.
+// Slurm says whether to ask Slurm for its queue and its jobs' owners, and
+// what its queues are: accounts or QOS (slurm.queues).
 type Slurm struct {
-	Pending bool `mapstructure:"pending"`
+	Pending bool   `mapstructure:"pending"`
+	Queues  string `mapstructure:"queues"`
+}
+
+// Validate checks the name of what the Slurm queues are.
+func (s Slurm) Validate() error {
+	if s.Queues != "account" && s.Queues != "qos" {
+		return exit.Usagef("--slurm-queues %q: give account or qos", s.Queues)
+	}
+	return nil
 }
 
 // Pricing is the GPU-hour and energy prices (docs/pricing.md).

@@ -3,6 +3,8 @@ package slurm
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,44 +34,93 @@ type account struct {
 	budget *float64 // GrpTRESMins gres/gpu; nil: none
 }
 
-// AddAccounts gives the profile Slurm's accounts as queues (docs/queues.md,
-// Slurm): each account's GPU limit (GrpTRES gres/gpu) as its quota, its
-// GPU-minute limit (GrpTRESMins gres/gpu) as its budget, its parent as
-// its cohort, and from sacct the window's jobs that asked for
-// GPUs: each job's wait from its submission to its start (or still), its
-// reservation from its start to its end (or still). Each job of the
-// profile gets its account as its queue. An account tree with a cycle
-// is a note naming it.
-func AddAccounts(ctx context.Context, p *profile.Profile, sacctmgr Sacctmgr, sacct Sacct) ([]string, error) {
-	out, err := sacctmgr(ctx, "--noheader", "--parsable2", "show", "associations", "format=Cluster,Account,User,ParentName,GrpTRES,GrpTRESMins")
+// What a job's queue is (settings slurm.queues; docs/queues.md, Slurm):
+// its account (the association tree, GrpTRES and GrpTRESMins of each
+// account) or its QOS (GrpTRES and GrpTRESMins of each QOS, which has no
+// parent: no cohort).
+const (
+	ByAccount = "account"
+	ByQOS     = "qos"
+)
+
+// AddQueues gives the profile Slurm's accounts (by ByAccount) or its QOS
+// (ByQOS) as queues (docs/queues.md, Slurm): each one's GPU limit
+// (GrpTRES gres/gpu) as its quota, its GPU-minute limit (GrpTRESMins
+// gres/gpu) as its budget, an account's parent as its cohort; and from
+// sacct the window's jobs that asked for GPUs: each job's wait from its
+// submission to its start (or still), its reservation from its start to
+// its end (or still). Each job of the profile gets its account, or the
+// QOS sacct gives it, as its queue. An account tree with a cycle is a
+// note naming it.
+func AddQueues(ctx context.Context, p *profile.Profile, by string, sacctmgr Sacctmgr, sacct Sacct) ([]string, error) {
+	queues, notes, err := readQueues(ctx, by, sacctmgr)
 	if err != nil {
 		return nil, err
 	}
-	accounts, notes := readAccounts(out)
 	jobs, err := sacct(ctx, "--allusers", "--allocations", "--noheader", "--parsable2", "--starttime="+p.StartedAt.Local().Format(sacctTime),
-		"--endtime="+p.EndedAt.Local().Format(sacctTime), "--format=JobIDRaw,Account,AllocTRES,ReqTRES,Submit,Start,End,State")
+		"--endtime="+p.EndedAt.Local().Format(sacctTime), "--format="+sacctJobFormat)
 	if err != nil {
 		return notes, err
 	}
-	queues := map[string]*profile.Queue{}
-	var names []string
-	for name, a := range accounts {
-		queues[name] = &profile.Queue{Name: name, Kind: profile.QueueSlurmAccount, Cohort: a.parent, NominalGPUs: a.gpus, BudgetGPUMinutes: a.budget}
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	eachLine(jobs, func(line string) { addJob(queues, line, p.StartedAt, p.EndedAt) })
+	queueOf := map[string]string{} // a job's ids (raw, and as an array task) to its queue
+	eachLine(jobs, func(line string) {
+		j, ok := readSacctJob(line)
+		if !ok {
+			return
+		}
+		name := j.account
+		if by == ByQOS {
+			name = j.qos
+		}
+		if q := queues[name]; q != nil {
+			queueOf[j.raw], queueOf[j.id] = name, name
+			addJob(q, j, p.StartedAt, p.EndedAt)
+		}
+	})
+	names := slices.Sorted(maps.Keys(queues))
 	for _, name := range names {
 		p.Queues = append(p.Queues, *queues[name])
 	}
 	for ni := range p.Nodes {
 		for wi := range p.Nodes[ni].Workloads {
-			if w := &p.Nodes[ni].Workloads[wi]; w.Kind == profile.KindJob && w.Labels["account"] != "" {
+			w := &p.Nodes[ni].Workloads[wi]
+			switch {
+			case w.Kind != profile.KindJob:
+			case by == ByQOS:
+				w.Queue = queueOf[w.ID]
+			case w.Labels["account"] != "":
 				w.Queue = w.Labels["account"]
 			}
 		}
 	}
 	return notes, nil
+}
+
+// readQueues reads the accounts or the QOS as queues, by name.
+func readQueues(ctx context.Context, by string, sacctmgr Sacctmgr) (map[string]*profile.Queue, []string, error) {
+	queues := map[string]*profile.Queue{}
+	if by == ByQOS {
+		out, err := sacctmgr(ctx, "--noheader", "--parsable2", "show", "qos", "format=Name,GrpTRES,GrpTRESMins")
+		if err != nil {
+			return nil, nil, err
+		}
+		eachLine(out, func(line string) {
+			f := strings.Split(line, "|")
+			if len(f) == 3 && clean(f[0]) != "" {
+				queues[f[0]] = &profile.Queue{Name: f[0], Kind: profile.QueueSlurmQOS, NominalGPUs: tresGPUs(f[1]), BudgetGPUMinutes: tresGPUs(f[2])}
+			}
+		})
+		return queues, nil, nil
+	}
+	out, err := sacctmgr(ctx, "--noheader", "--parsable2", "show", "associations", "format=Cluster,Account,User,ParentName,GrpTRES,GrpTRESMins")
+	if err != nil {
+		return nil, nil, err
+	}
+	accounts, notes := readAccounts(out)
+	for name, a := range accounts {
+		queues[name] = &profile.Queue{Name: name, Kind: profile.QueueSlurmAccount, Cohort: a.parent, NominalGPUs: a.gpus, BudgetGPUMinutes: a.budget}
+	}
+	return queues, notes, nil
 }
 
 // readAccounts reads sacctmgr's account associations (those of no user),
@@ -134,31 +185,45 @@ func tresGPUs(tres string) *float64 {
 	return nil
 }
 
-// addJob books one sacct line of a job that asked for GPUs in its
-// account's queue, its times cut to [start, end].
-func addJob(queues map[string]*profile.Queue, line string, start, end time.Time) {
+// sacctJobFormat is what AddQueues asks sacct of each job.
+const sacctJobFormat = "JobIDRaw,JobID,Account,QOS,AllocTRES,ReqTRES,Submit,Start,End,State"
+
+// sacctJob is one line of sacctJobFormat.
+type sacctJob struct {
+	raw, id, account, qos string
+	held, asked           *float64
+	submit, start, end    string
+}
+
+// readSacctJob reads one line of sacctJobFormat; ok is false for a line
+// of another form or a step's.
+func readSacctJob(line string) (sacctJob, bool) {
 	f := strings.Split(line, "|")
-	if len(f) != 8 || !jobID.MatchString(f[0]) {
+	if len(f) != 10 || !jobID.MatchString(f[0]) {
+		return sacctJob{}, false
+	}
+	return sacctJob{raw: f[0], id: strings.TrimSpace(f[1]), account: f[2], qos: f[3], held: tresGPUs(f[4]), asked: tresGPUs(f[5]), submit: f[6], start: f[7], end: f[8]}, true
+}
+
+// addJob books a job that asked for GPUs in its queue, its times cut to
+// [start, end].
+func addJob(q *profile.Queue, j sacctJob, start, end time.Time) {
+	gpus := j.asked
+	if j.held != nil && *j.held > 0 {
+		gpus = j.held
+	}
+	if gpus == nil || *gpus <= 0 {
 		return
 	}
-	q := queues[f[1]]
-	asked, held := tresGPUs(f[3]), tresGPUs(f[2])
-	if q == nil || asked == nil && held == nil {
-		return
-	}
-	gpus := asked
-	if held != nil && *held > 0 {
-		gpus = held
-	}
-	submit, sOK := sacctAt(f[4])
-	began, bOK := sacctAt(f[5])
-	ended, eOK := sacctAt(f[6])
-	if !sOK || *gpus <= 0 {
+	submit, sOK := sacctAt(j.submit)
+	began, bOK := sacctAt(j.start)
+	ended, eOK := sacctAt(j.end)
+	if !sOK {
 		return
 	}
 	at := func(t time.Time) float64 { return t.Sub(start).Seconds() }
 	span := func(from, to time.Time) profile.QueueSpan {
-		return profile.QueueSpan{Workload: f[0], GPUs: *gpus, StartS: max(0, at(from)), EndS: min(at(end), at(to))}
+		return profile.QueueSpan{Workload: j.raw, GPUs: *gpus, StartS: max(0, at(from)), EndS: min(at(end), at(to))}
 	}
 	waitEnd := end
 	if bOK {

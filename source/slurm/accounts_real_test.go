@@ -15,7 +15,7 @@ import (
 // TestAccountsOnRealSlurm (#58): a real slurmctld with accounting
 // (slurmdbd on a MariaDB of its own). Account research (under ml) may use
 // 8 GPUs (GrpTRES=gres/gpu=8) and 48,000 GPU-minutes (GrpTRESMins); a 2-GPU job of it runs, a 7-GPU one waits
-// (6 are free on the one node). AddAccounts gives the accounts as queues
+// (6 are free on the one node). AddQueues gives the accounts as queues
 // with their quota and cohort, the running job's reservation from its
 // start and the waiting job's wait from its submission, and the profile's
 // job its queue.
@@ -44,9 +44,9 @@ func TestAccountsOnRealSlurm(t *testing.T) {
 	c.WaitFor(t, func() bool {
 		p = &profile.Profile{StartedAt: from, EndedAt: time.Now().Add(time.Minute).Truncate(time.Second), Nodes: []profile.Node{{Name: "node-gpu-01", Workloads: []profile.Workload{
 			{ID: run, Name: run, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1}, Labels: map[string]string{"account": "research"}}}}}}
-		notes, err := AddAccounts(context.Background(), p, sacctmgr, sacct)
+		notes, err := AddQueues(context.Background(), p, ByAccount, sacctmgr, sacct)
 		if err != nil || len(notes) > 0 {
-			t.Fatalf("AddAccounts: %v %q", err, notes)
+			t.Fatalf("AddQueues: %v %q", err, notes)
 		}
 		for _, q := range p.Queues {
 			if q.Name == "research" {
@@ -80,5 +80,64 @@ func TestAccountsOnRealSlurm(t *testing.T) {
 	}
 	if p.Nodes[0].Workloads[0].Queue != "research" {
 		t.Errorf("the job's queue: %q", p.Nodes[0].Workloads[0].Queue)
+	}
+}
+
+// TestQOSOnRealSlurm (#58): with slurm.queues qos, a real slurmdbd's QOS
+// are the queues. QOS gpu-team may use 2 GPUs (GrpTRES=gres/gpu=2) and
+// 600 GPU-minutes; a 2-GPU job of it runs, a 7-GPU one of it waits (6
+// are free on the one node), both in account research. AddQueues gives
+// the QOS with their quotas and no cohort, the jobs' reservation and wait
+// booked in gpu-team (not in their account), and the profile's job
+// gpu-team as its queue.
+func TestQOSOnRealSlurm(t *testing.T) {
+	c := slurmtest.StartWithAccounting(t, "node-gpu-01")
+	for _, args := range [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "add", "qos", "gpu-team"},
+		{"-i", "modify", "qos", "where", "name=gpu-team", "set", "GrpTRES=gres/gpu=2", "GrpTRESMins=gres/gpu=600"},
+		{"-i", "add", "user", "root", "account=research"}, {"-i", "modify", "user", "root", "set", "qos+=gpu-team"}} {
+		if out, err := c.Run("sacctmgr", args...); err != nil {
+			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
+		}
+	}
+	from := time.Now().Add(-time.Minute).Truncate(time.Second)
+	run := c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-01", "-A", "research", "--qos=gpu-team")
+	c.WaitFor(t, func() bool { return c.Job(t, run, "JobState") == "RUNNING" }, "job "+run+" running")
+	wait := c.Submit(t, "--gres=gpu:7", "-w", "node-gpu-01", "-A", "research", "--qos=gpu-team")
+	for _, e := range c.Env {
+		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
+			t.Setenv(k, v)
+		}
+	}
+	_, sacct := Commands(extcmd.DefaultLimits)
+	var p *profile.Profile
+	var qs map[string]profile.Queue
+	c.WaitFor(t, func() bool {
+		p = &profile.Profile{StartedAt: from, EndedAt: time.Now().Add(time.Minute).Truncate(time.Second), Nodes: []profile.Node{{Name: "node-gpu-01", Workloads: []profile.Workload{
+			{ID: run, Name: run, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1}, Labels: map[string]string{"account": "research"}}}}}}
+		notes, err := AddQueues(context.Background(), p, ByQOS, SacctmgrCommand(extcmd.DefaultLimits), sacct)
+		if err != nil || len(notes) > 0 {
+			t.Fatalf("AddQueues: %v %q", err, notes)
+		}
+		qs = map[string]profile.Queue{}
+		for _, q := range p.Queues {
+			qs[q.Name] = q
+		}
+		g := qs["gpu-team"]
+		return len(g.Admitted) == 1 && slices.ContainsFunc(g.Pending, func(s profile.QueueSpan) bool { return s.Workload == wait })
+	}, "sacct to know both jobs")
+	g, normal := qs["gpu-team"], qs["normal"]
+	endS := p.EndedAt.Sub(p.StartedAt).Seconds()
+	if len(qs) != 2 || g.Kind != profile.QueueSlurmQOS || g.Cohort != "" || g.NominalGPUs == nil || *g.NominalGPUs != 2 || g.BudgetGPUMinutes == nil || *g.BudgetGPUMinutes != 600 ||
+		normal.Kind != profile.QueueSlurmQOS || normal.NominalGPUs != nil || len(normal.Admitted)+len(normal.Pending) != 0 {
+		t.Fatalf("QOS: %+v", qs)
+	}
+	if a := g.Admitted[0]; a.Workload != run || a.GPUs != 2 || a.StartS < 0 || a.StartS > 60+30 || a.EndS != endS {
+		t.Errorf("the running job's reservation: %+v (window %v s)", a, endS)
+	}
+	if i := slices.IndexFunc(g.Pending, func(s profile.QueueSpan) bool { return s.Workload == wait }); g.Pending[i].GPUs != 7 || g.Pending[i].EndS != endS {
+		t.Errorf("the waiting job: %+v", g.Pending)
+	}
+	if q := p.Nodes[0].Workloads[0].Queue; q != "gpu-team" {
+		t.Errorf("the job's queue: %q", q)
 	}
 }

@@ -1,7 +1,9 @@
 package slurm
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,13 +35,16 @@ func TestAddJob(t *testing.T) {
 	qs := map[string]*profile.Queue{"ml": {Name: "ml"}}
 	at := func(m int) string { return start.Add(time.Duration(m) * time.Minute).Format(sacctTime) }
 	for _, l := range []string{
-		"1|ml|cpu=1,gres/gpu=4|gres/gpu=4|" + at(-30) + "|" + at(-20) + "|" + at(30) + "|COMPLETED",
-		"2|ml||gres/gpu=2|" + at(10) + "|Unknown|Unknown|PENDING",
-		"3|ml||gres/gpu=1|" + at(5) + "|None|" + at(15) + "|CANCELLED",
-		"4|ml|cpu=1|cpu=1|" + at(0) + "|" + at(0) + "|Unknown|RUNNING",
-		"5|other||gres/gpu=1|" + at(0) + "|Unknown|Unknown|PENDING",
+		"1|1|ml|normal|cpu=1,gres/gpu=4|gres/gpu=4|" + at(-30) + "|" + at(-20) + "|" + at(30) + "|COMPLETED",
+		"2|2|ml|normal||gres/gpu=2|" + at(10) + "|Unknown|Unknown|PENDING",
+		"3|3|ml|normal||gres/gpu=1|" + at(5) + "|None|" + at(15) + "|CANCELLED",
+		"4|4|ml|normal|cpu=1|cpu=1|" + at(0) + "|" + at(0) + "|Unknown|RUNNING",
+		"5|5|other|normal||gres/gpu=1|" + at(0) + "|Unknown|Unknown|PENDING",
+		"6.batch|6.batch|ml|normal||gres/gpu=1|" + at(0) + "|Unknown|Unknown|PENDING",
 	} {
-		addJob(qs, l, start, end)
+		if j, ok := readSacctJob(l); ok && qs[j.account] != nil {
+			addJob(qs[j.account], j, start, end)
+		}
 	}
 	q := qs["ml"]
 	if len(q.Admitted) != 1 || q.Admitted[0] != (profile.QueueSpan{Workload: "1", GPUs: 4, StartS: 0, EndS: 1800}) {
@@ -49,4 +54,58 @@ func TestAddJob(t *testing.T) {
 	if got := fmt.Sprint(q.Pending); got != want {
 		t.Errorf("pending: %s, want %s", got, want)
 	}
+}
+
+// TestAddQueuesByQOS: with slurm.queues qos, the QOS are the queues (each
+// one's GrpTRES and GrpTRESMins gres/gpu, no cohort), a job's reservation
+// and wait are booked in its QOS whatever its account, and the profile's
+// jobs get their QOS as their queue by either of sacct's ids (an array
+// task's "7_1" too); a job of a QOS sacctmgr does not list gets none.
+func TestAddQueuesByQOS(t *testing.T) {
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.Local)
+	at := func(m int) string { return start.Add(time.Duration(m) * time.Minute).Format(sacctTime) }
+	sacctmgr := func(_ context.Context, args ...string) ([]byte, error) {
+		if strings.Join(args[3:], " ") != "qos format=Name,GrpTRES,GrpTRESMins" {
+			return nil, fmt.Errorf("asked %q", args)
+		}
+		return []byte("normal||\ngpu-team|cpu=8,gres/gpu=4|gres/gpu=6000\nbig|gres/gpu:h100=2,gres/gpu:a100=1|\n"), nil
+	}
+	sacct := func(_ context.Context, args ...string) ([]byte, error) {
+		return []byte("1|1|research|gpu-team|gres/gpu=2|gres/gpu=2|" + at(0) + "|" + at(10) + "|Unknown|RUNNING\n" +
+			"8|7_1|prod|big|gres/gpu=1|gres/gpu=1|" + at(0) + "|" + at(0) + "|" + at(30) + "|COMPLETED\n" +
+			"9|9|prod|gone||gres/gpu=1|" + at(0) + "|" + at(0) + "|Unknown|RUNNING\n"), nil
+	}
+	p := &profile.Profile{StartedAt: start, EndedAt: start.Add(time.Hour), Nodes: []profile.Node{{Name: "n", Workloads: []profile.Workload{
+		{ID: "1", Kind: profile.KindJob, Labels: map[string]string{"account": "research"}}, {ID: "7_1", Kind: profile.KindJob}, {ID: "9", Kind: profile.KindJob}}}}}
+	notes, err := AddQueues(context.Background(), p, ByQOS, sacctmgr, sacct)
+	if err != nil || notes != nil {
+		t.Fatal(err, notes)
+	}
+	want := `[{big slurm-qos  3 <nil> <nil> <nil> []  [{8 1 0 1800}] []} {gpu-team slurm-qos  4 <nil> <nil> 6000 []  [{1 2 600 3600}] [{1 2 0 600}]} {normal slurm-qos  <nil> <nil> <nil> <nil> []  [] []}]`
+	if got := queuesString(p.Queues); got != want {
+		t.Errorf("queues:\n%s\nwant\n%s", got, want)
+	}
+	var got []string
+	for _, w := range p.Nodes[0].Workloads {
+		got = append(got, w.Queue)
+	}
+	if fmt.Sprint(got) != "[gpu-team big ]" {
+		t.Errorf("the jobs' queues: %q", got)
+	}
+}
+
+// queuesString prints the queues with their quotas' values.
+func queuesString(qs []profile.Queue) string {
+	var parts []string
+	f := func(p *float64) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return fmt.Sprint(*p)
+	}
+	for _, q := range qs {
+		parts = append(parts, fmt.Sprintf("{%s %s %s %s %s %s %s %v %s %v %v}", q.Name, q.Kind, q.Cohort, f(q.NominalGPUs), f(q.BorrowingLimitGPUs), f(q.LendingLimitGPUs),
+			f(q.BudgetGPUMinutes), q.Flavors, q.QuotaRef, q.Admitted, q.Pending))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }

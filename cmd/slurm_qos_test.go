@@ -1,0 +1,55 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seedance/seedance/internal/testkit/slurmtest"
+	"github.com/seedance/seedance/profile"
+)
+
+// TestProfileSlurmQueuesQOS (#58): `profile --slurm --slurm-queues qos`
+// against a real slurmdbd writes Slurm's QOS as the profile's queues
+// (QOS gpu-team with GrpTRES=gres/gpu=2), and without the flag its
+// accounts (research, with GrpTRES=gres/gpu=8).
+func TestProfileSlurmQueuesQOS(t *testing.T) {
+	c := slurmtest.StartWithAccounting(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
+	for _, args := range [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8"},
+		{"-i", "add", "qos", "gpu-team"}, {"-i", "modify", "qos", "where", "name=gpu-team", "set", "GrpTRES=gres/gpu=2"}} {
+		if out, err := c.Run("sacctmgr", args...); err != nil {
+			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
+		}
+	}
+	for _, e := range c.Env {
+		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
+			t.Setenv(k, v)
+		}
+	}
+	for by, want := range map[string]profile.Queue{"qos": {Name: "gpu-team", Kind: profile.QueueSlurmQOS}, "account": {Name: "research", Kind: profile.QueueSlurmAccount, Cohort: "root"}} {
+		path := filepath.Join(t.TempDir(), "p.json")
+		if r := run(t, nil, "profile", "--source", "sim", "--sim-scenario", "idle", "--sim-nodes", "3", "--duration", "60", "--slurm", "--slurm-queues", by, "-o", path, "--quiet"); r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", by, r.code, r.errOut)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p profile.Profile
+		if err := json.Unmarshal(data, &p); err != nil {
+			t.Fatal(err)
+		}
+		var got *profile.Queue
+		for i := range p.Queues {
+			if p.Queues[i].Name == want.Name {
+				got = &p.Queues[i]
+			}
+		}
+		gpus := map[string]float64{"qos": 2, "account": 8}[by]
+		if got == nil || got.Kind != want.Kind || got.Cohort != want.Cohort || got.NominalGPUs == nil || *got.NominalGPUs != gpus {
+			t.Errorf("--slurm-queues %s: queues %+v", by, p.Queues)
+		}
+	}
+}
