@@ -106,8 +106,8 @@ func readQueues(ctx context.Context, by string, sacctmgr Sacctmgr) (map[string]*
 		}
 		eachLine(out, func(line string) {
 			f := strings.Split(line, "|")
-			if len(f) == 3 && clean(f[0]) != "" {
-				queues[f[0]] = &profile.Queue{Name: f[0], Kind: profile.QueueSlurmQOS, NominalGPUs: tresGPUs(f[1]), BudgetGPUMinutes: tresGPUs(f[2])}
+			if name := clean(f[0]); len(f) == 3 && name != "" {
+				queues[name] = &profile.Queue{Name: name, Kind: profile.QueueSlurmQOS, NominalGPUs: tresGPUs(f[1]), BudgetGPUMinutes: tresGPUs(f[2])}
 			}
 		})
 		return queues, nil, nil
