@@ -367,8 +367,8 @@ var errRace = errors.New("another update changed the ledger meanwhile (one witho
 func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.Profile) error {
 	var b bytes.Buffer
 	if tail != nil {
-		for i := range tail.Nodes { // what an analysis keeps of them (DropTopologyDetail)
-			tail.Nodes[i].Topology = tail.Nodes[i].Topology.Compact()
+		for i := range tail.Nodes { // no ledger row reads a topology
+			tail.Nodes[i].Topology = nil
 		}
 		if err := profile.Write(&b, tail, profile.ZstdFast); err != nil {
 			return err
