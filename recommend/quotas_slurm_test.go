@@ -25,53 +25,40 @@ func TestQuotaScriptOnRealSlurm(t *testing.T) {
 			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
 		}
 	}
-	var b bytes.Buffer
-	if err := QuotaScript(&b, []analyze.QuotaChange{{Queue: "research", Kind: "slurm-account", NominalGPUs: 8, ProposedGPUs: 4, Why: "p95"}}); err != nil {
-		t.Fatal(err)
-	}
-	run := scriptRun(t, b.Bytes(), c.Env)
-	limit := func() string {
-		out, err := c.Run("sacctmgr", "--noheader", "--parsable2", "show", "associations", "where", "account=research", "format=User,GrpTRES")
-		if err != nil {
+	for _, k := range []struct {
+		change        analyze.QuotaChange
+		show          []string // sacctmgr show … of the limit
+		before, after string   // the limit shown
+		dry, left     string   // what the dry run and a stale run say
+	}{
+		{analyze.QuotaChange{Queue: "research", Kind: "slurm-account", NominalGPUs: 8, ProposedGPUs: 4, Why: "p95"},
+			[]string{"associations", "where", "account=research", "format=User,GrpTRES"}, "|gres/gpu=8", "|gres/gpu=4",
+			"dry run: account research: GrpTRES gres/gpu 8 -> 4", "account research: its GrpTRES gres/gpu is now 4, not 8 as analyzed: left alone"},
+		{analyze.QuotaChange{Queue: "gpu-team", Kind: "slurm-qos", NominalGPUs: 2, ProposedGPUs: 1, Why: "p95"},
+			[]string{"qos", "where", "name=gpu-team", "format=GrpTRES"}, "cpu=8,gres/gpu=2", "cpu=8,gres/gpu=1",
+			"dry run: qos gpu-team: GrpTRES gres/gpu 2 -> 1", "qos gpu-team: its GrpTRES gres/gpu is now 1, not 2 as analyzed: left alone"},
+	} {
+		var b bytes.Buffer
+		if err := QuotaScript(&b, []analyze.QuotaChange{k.change}); err != nil {
 			t.Fatal(err)
 		}
-		return strings.TrimSpace(out)
-	}
-	if out, err := run(); err != nil || !strings.Contains(out, "dry run: account research: GrpTRES gres/gpu 8 -> 4") || limit() != "|gres/gpu=8" {
-		t.Fatalf("dry run: %v\n%s\nlimit %q", err, out, limit())
-	}
-	if out, err := run("--execute"); err != nil || limit() != "|gres/gpu=4" {
-		t.Fatalf("--execute: %v\n%s\nlimit %q", err, out, limit())
-	}
-	if out, err := run("--execute"); err == nil || !strings.Contains(out, "account research: its GrpTRES gres/gpu is now 4, not 8 as analyzed: left alone") || limit() != "|gres/gpu=4" {
-		t.Errorf("a second run: %v\n%s", err, out)
-	}
-	testQOSScript(t, c)
-}
-
-// testQOSScript runs the what-if of QOS gpu-team (GrpTRES cpu=8,gres/gpu=2)
-// as TestQuotaScriptOnRealSlurm runs the account's.
-func testQOSScript(t *testing.T, c *slurmtest.Cluster) {
-	var b bytes.Buffer
-	if err := QuotaScript(&b, []analyze.QuotaChange{{Queue: "gpu-team", Kind: "slurm-qos", NominalGPUs: 2, ProposedGPUs: 1, Why: "p95"}}); err != nil {
-		t.Fatal(err)
-	}
-	run := scriptRun(t, b.Bytes(), c.Env)
-	limit := func() string {
-		out, err := c.Run("sacctmgr", "--noheader", "--parsable2", "show", "qos", "where", "name=gpu-team", "format=GrpTRES")
-		if err != nil {
-			t.Fatal(err)
+		run := scriptRun(t, b.Bytes(), c.Env)
+		limit := func() string {
+			out, err := c.Run("sacctmgr", append([]string{"--noheader", "--parsable2", "show"}, k.show...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.TrimSpace(out)
 		}
-		return strings.TrimSpace(out)
-	}
-	if out, err := run(); err != nil || !strings.Contains(out, "dry run: qos gpu-team: GrpTRES gres/gpu 2 -> 1") || !strings.Contains(limit(), "gres/gpu=2") {
-		t.Fatalf("dry run: %v\n%s\nlimit %q", err, out, limit())
-	}
-	if out, err := run("--execute"); err != nil || !strings.Contains(limit(), "gres/gpu=1") || !strings.Contains(limit(), "cpu=8") {
-		t.Fatalf("--execute: %v\n%s\nlimit %q", err, out, limit())
-	}
-	if out, err := run("--execute"); err == nil || !strings.Contains(out, "qos gpu-team: its GrpTRES gres/gpu is now 1, not 2 as analyzed: left alone") {
-		t.Errorf("a second run: %v\n%s", err, out)
+		if out, err := run(); err != nil || !strings.Contains(out, k.dry) || limit() != k.before {
+			t.Fatalf("dry run: %v\n%s\nlimit %q", err, out, limit())
+		}
+		if out, err := run("--execute"); err != nil || limit() != k.after {
+			t.Fatalf("--execute: %v\n%s\nlimit %q", err, out, limit())
+		}
+		if out, err := run("--execute"); err == nil || !strings.Contains(out, k.left) || limit() != k.after {
+			t.Errorf("a second run: %v\n%s", err, out)
+		}
 	}
 }
 
