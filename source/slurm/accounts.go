@@ -57,6 +57,9 @@ func AddQueues(ctx context.Context, p *profile.Profile, by string, sacctmgr Sacc
 	if err != nil {
 		return nil, err
 	}
+	if len(queues) > profile.MaxQueues { // a profile holds no more
+		return append(notes, fmt.Sprintf("Slurm lists %d %s queues, more than the %d a profile holds: no queue figures", len(queues), by, profile.MaxQueues)), nil
+	}
 	jobs, err := sacct(ctx, "--allusers", "--allocations", "--noheader", "--parsable2", "--starttime="+p.StartedAt.Local().Format(sacctTime),
 		"--endtime="+p.EndedAt.Local().Format(sacctTime), "--format="+sacctJobFormat)
 	if err != nil {

@@ -109,3 +109,19 @@ func queuesString(qs []profile.Queue) string {
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }
+
+// TestTooManyQueues: more QOS than a profile holds are a note and no
+// queues, not a profile that cannot be written.
+func TestTooManyQueues(t *testing.T) {
+	var b strings.Builder
+	for i := range profile.MaxQueues + 1 {
+		fmt.Fprintf(&b, "q%d|gres/gpu=1|\n", i)
+	}
+	sacctmgr := func(context.Context, ...string) ([]byte, error) { return []byte(b.String()), nil }
+	sacct := func(context.Context, ...string) ([]byte, error) { return nil, fmt.Errorf("not asked") }
+	p := &profile.Profile{}
+	notes, err := AddQueues(context.Background(), p, ByQOS, sacctmgr, sacct)
+	if err != nil || len(notes) != 1 || notes[0] != "Slurm lists 4097 qos queues, more than the 4096 a profile holds: no queue figures" || p.Queues != nil {
+		t.Errorf("%v %q %d queues", err, notes, len(p.Queues))
+	}
+}
