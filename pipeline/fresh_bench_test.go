@@ -12,6 +12,7 @@ import (
 	"github.com/seedance/seedance/internal/testkit/cputime"
 
 	"github.com/seedance/seedance/internal/testkit/pgtest"
+	"github.com/seedance/seedance/ledger"
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/sim"
 )
@@ -20,8 +21,9 @@ import (
 // sample every 30 s) counted into a ledger by 24 five-minute updates and
 // by one update, each `ledger update -i FILE` as the command runs it (the
 // file read, the ledger opened, the rows written); CPU time of the 24
-// against the one, the two alternated round by round, and the floor: an
-// update of a piece counted already, which counts nothing. In SQLite, and
+// against the one, the two alternated round by round, and two floors: an
+// update of a piece counted already, which counts nothing, and the
+// ledger's opening alone (its schema checked, its state's head read). In SQLite, and
 // in a real PostgreSQL with the server's CPU (its finished connections':
 // each update opens its own) added:
 // go test ./pipeline -run XXX -bench Freshness -benchtime 3x
@@ -69,14 +71,15 @@ func BenchmarkFreshness(b *testing.B) {
 // freshness runs the rounds into ledgers that ledger makes by name, with
 // server the database server's CPU so far.
 func freshness(b *testing.B, pieces []string, whole string, ledger func(name string) string, server func() time.Duration) {
-	var fresh, daily, floor time.Duration
+	var fresh, daily, floor, open time.Duration
 	cpu := func() time.Duration { return cputime.Process() + server() }
 	for i := range b.N {
 		for _, run := range []struct {
 			inputs [][]string
 			cpu    *time.Duration
 		}{{chunks(pieces), &fresh}, {[][]string{{whole}}, &daily}} {
-			cfg := configWith(b, "ledger.dsn", ledger(fmt.Sprintf("l%d_%d", i, len(run.inputs))))
+			dsn := ledger(fmt.Sprintf("l%d_%d", i, len(run.inputs)))
+			cfg := configWith(b, "ledger.dsn", dsn)
 			cpu0 := cpu()
 			for _, in := range run.inputs {
 				if _, err := LedgerUpdate(context.Background(), LedgerUpdateSpec{Config: cfg, Inputs: in}); err != nil {
@@ -92,6 +95,7 @@ func freshness(b *testing.B, pieces []string, whole string, ledger func(name str
 					b.Fatalf("the last piece again: %+v %v", up, err)
 				}
 				floor += cpu() - cpu0
+				open += openFloor(b, dsn, cpu)
 			}
 		}
 	}
@@ -99,6 +103,25 @@ func freshness(b *testing.B, pieces []string, whole string, ledger func(name str
 	b.ReportMetric(daily.Seconds()/float64(b.N), "cpu-s/whole")
 	b.ReportMetric(float64(fresh)/float64(daily), "ratio")
 	b.ReportMetric(floor.Seconds()/float64(b.N), "cpu-s/nothing")
+	b.ReportMetric(open.Seconds()/float64(b.N), "cpu-s/open")
+}
+
+// openFloor is the CPU of what every update pays before it reads
+// anything: the ledger opened (its schema checked), where its data ends
+// read from the state, the ledger closed.
+func openFloor(b *testing.B, dsn string, cpu func() time.Duration) time.Duration {
+	cpu0 := cpu()
+	l, err := ledger.Open(context.Background(), dsn, ledger.Options{})
+	if err == nil {
+		_, _, _, err = l.DataEndOf(context.Background())
+		if cerr := l.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cpu() - cpu0
 }
 
 // chunks is each name as an update's inputs.
