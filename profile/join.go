@@ -2,6 +2,7 @@ package profile
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -31,7 +32,9 @@ func Span(ps []*Profile) (start, end time.Time) {
 //
 // One profile without keepLast is joined without a copy of its columns:
 // the result's columns and usage are slices of p's (only the times are
-// new), which neither may change in place afterwards.
+// new), which neither may change in place afterwards. In every join a
+// workload's counters of work keep slices of the inputs' readings, and
+// those that read at the same times share one array of them (new).
 func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 	if len(ps) == 1 && !keepLast && distinct(ps[0]) {
 		return joinOne(ps[0], from, to)
@@ -258,7 +261,12 @@ func workloadIndex(ws []Workload, id string) int {
 // profile's start, which a kept last sample may put earlier).
 func shiftTenure(n *Node, d float64) {
 	for i := range n.Workloads {
-		for _, w := range n.Workloads[i].Work { // and their counters' readings, the join's own (joinWork)
+		var done []*float64                     // the times arrays shifted: counters share them (joinWork)
+		for _, w := range n.Workloads[i].Work { // and their counters' readings, the join's own
+			if len(w.T) == 0 || slices.Contains(done, &w.T[0]) {
+				continue
+			}
+			done = append(done, &w.T[0])
 			for k := range w.T {
 				w.T[k] += d
 			}

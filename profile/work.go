@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 )
 
 // Work is one counter of the work a workload did (v1.2; docs/units.md):
@@ -73,7 +74,7 @@ func checkWork(ws []Work) error {
 
 // work reads a workload's counters.
 func (r metaReader) work(dst *[]Work) error {
-	return listOf(r, dst, func(w *Work) error {
+	err := listOf(r, dst, func(w *Work) error {
 		return r.object(func(key string) error {
 			switch key {
 			case "unit":
@@ -94,6 +95,22 @@ func (r metaReader) work(dst *[]Work) error {
 			return r.sc.Skip()
 		})
 	})
+	if err == nil {
+		shareTimes(*dst)
+	}
+	return err
+}
+
+// shareTimes gives a counter the times of the one before it where the two
+// read at the same times (a server's requests and tokens, scraped
+// together): one array instead of two. Nothing changes a counter's times
+// in place but a join's own (shiftTenure, which shifts each array once).
+func shareTimes(ws []Work) {
+	for i := 1; i < len(ws); i++ {
+		if slices.Equal(ws[i].T, ws[i-1].T) {
+			ws[i].T = ws[i-1].T
+		}
+	}
 }
 
 // joinWork is the readings of ws within cut (Unix ms; base is their
@@ -101,6 +118,7 @@ func (r metaReader) work(dst *[]Work) error {
 // from rel (Unix ms); appended to the counters of the same unit, model
 // and series in have, which end before them.
 func joinWork(have, ws []Work, base float64, cut [2]float64, rel float64) []Work {
+	var last Values // the times of the last new counter: its own array, no room to append into
 	for _, w := range ws {
 		lo, hi := len(w.T), 0
 		for j, t := range w.T {
@@ -118,9 +136,18 @@ func joinWork(have, ws []Work, base float64, cut [2]float64, rel float64) []Work
 		}
 		lo = max(0, lo-1) // and the reading before it, a baseline
 		i := workIndex(have, w)
-		if i < 0 { // sized for its readings here: appends would leave up to as much again unused
-			have = append(have, Work{Unit: w.Unit, Model: w.Model, Series: w.Series, T: make(Values, 0, hi-lo), V: make(Values, 0, hi-lo)})
-			i = len(have) - 1
+		if i < 0 {
+			// A new counter: its readings are w's, sliced with no room to
+			// append into (a later input's appends copy them), and its
+			// times rebased, shared with the counter before it where both
+			// read at the same times (shareTimes).
+			t := rebased(w.T[lo:hi], base, rel)
+			if slices.Equal(last, t) {
+				t = last
+			}
+			last = t
+			have = append(have, Work{Unit: w.Unit, Model: w.Model, Series: w.Series, T: t, V: w.V[lo:hi:hi]})
+			continue
 		}
 		c := &have[i]
 		for j := lo; j < hi; j++ {
@@ -132,6 +159,15 @@ func joinWork(have, ws []Work, base float64, cut [2]float64, rel float64) []Work
 		}
 	}
 	return have
+}
+
+// rebased is times t (s from base, Unix ms) in s from rel, a new array.
+func rebased(t Values, base, rel float64) Values {
+	out := make(Values, len(t))
+	for j, x := range t {
+		out[j] = (base + math.Round(x*1000) - rel) / 1000
+	}
+	return out
 }
 
 // workIndex is where have holds w's counter, -1 if nowhere.

@@ -105,3 +105,56 @@ func TestWorkJoinedFromAKeptSample(t *testing.T) {
 		}
 	}
 }
+
+// TestCountersShareTheirTimes (#56): a server's counters read at the same
+// times share one times array, as read (shareTimes) and as joined
+// (joinWork), and a join that starts at a kept sample moves each shared
+// array once; the joined readings are the input's, which a later join's
+// appends do not change.
+func TestCountersShareTheirTimes(t *testing.T) {
+	p := workProfile()
+	ts := Values{-10, 0, 10, 20, 30, 40, 50}
+	p.Nodes[0].Workloads[0].Work = []Work{
+		{Unit: UnitRequests, T: ts, V: Values{5, 7, 8, 9, 10, 11, 12}},
+		{Unit: UnitInputTokens, T: append(Values{}, ts...), V: Values{50, 70, 80, 90, 100, 110, 120}},
+		{Unit: UnitOutputTokens, T: append(Values{}, ts...), V: Values{1, 2, 3, 4, 5, 6, 7}},
+		{Unit: "videos", T: Values{0, 30}, V: Values{0, 1}},
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	read, err := Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := func(ws []Work, i, j int) bool { return len(ws[i].T) > 0 && &ws[i].T[0] == &ws[j].T[0] }
+	if ws := read.Nodes[0].Workloads[0].Work; !shared(ws, 0, 1) || !shared(ws, 1, 2) || shared(ws, 2, 3) {
+		t.Fatalf("read: the counters' times are not shared where equal")
+	}
+	read.Nodes[0].GPUs[0].Series = Series{T: Values{0, 10, 20, 30, 40, 50}, GPUUtilPct: Values{1, 2, 3, 4, 5, 6}}
+	read.Nodes[0].GPUs[0].Usage = nil
+	from := read.StartedAt.Add(25 * time.Second)
+	j := Join([]*Profile{read}, from, read.EndedAt, true) // starts at the kept sample at 20 s
+	ws := j.Nodes[0].Workloads[0].Work
+	if !shared(ws, 0, 1) || !shared(ws, 1, 2) {
+		t.Fatalf("joined: the counters' times are not shared")
+	}
+	for k, w := range ws[:3] {
+		for i, x := range w.T { // each reading at its instant: the shared array moved once
+			if at := j.StartedAt.Add(time.Duration(x * float64(time.Second))).Sub(read.StartedAt).Seconds(); at != []float64{20, 30, 40, 50}[i] {
+				t.Errorf("counter %d, reading %d at %v s of the profile, want %v", k, i, at, []float64{20, 30, 40, 50}[i])
+			}
+		}
+	}
+	// The first 35 s joined, then a later profile's reading appended: the
+	// input's readings after 35 s stay as they were.
+	early := Join([]*Profile{read}, read.StartedAt, read.StartedAt.Add(35*time.Second), false)
+	later := workProfile()
+	later.StartedAt = early.EndedAt
+	later.Nodes[0].Workloads[0].Work = []Work{{Unit: UnitRequests, T: Values{1}, V: Values{99}}}
+	Join([]*Profile{early, later}, early.StartedAt, later.EndedAt, false)
+	if got := read.Nodes[0].Workloads[0].Work[0].V; !reflect.DeepEqual(got, Values{5, 7, 8, 9, 10, 11, 12}) {
+		t.Errorf("a join changed its input's readings: %v", got)
+	}
+}
