@@ -158,14 +158,7 @@ func TestReadKeepsEveryHeaderField(t *testing.T) {
 	t0 := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	in := &Profile{SchemaVersion: SchemaVersion, Generator: Generator{Name: "test"}, Source: SourcePrometheus, Cluster: "a", StartedAt: t0,
 		EndedAt: t0.Add(time.Minute), IntervalS: 15, ContextS: 30, Complete: true, Notes: []string{"n"}, PendingUnknown: "p", Nodes: []Node{}}
-	var buf bytes.Buffer
-	if err := Encode(&buf, in); err != nil {
-		t.Fatal(err)
-	}
-	out, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := reread(t, in)
 	if !reflect.DeepEqual(out, in) {
 		t.Fatalf("read %+v\nwrote %+v", out, in)
 	}

@@ -120,14 +120,7 @@ func TestCountersShareTheirTimes(t *testing.T) {
 		{Unit: UnitOutputTokens, T: append(Values{}, ts...), V: Values{1, 2, 3, 4, 5, 6, 7}},
 		{Unit: "videos", T: Values{0, 30}, V: Values{0, 1}},
 	}
-	var b bytes.Buffer
-	if err := Encode(&b, p); err != nil {
-		t.Fatal(err)
-	}
-	read, err := Read(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	read := reread(t, p)
 	shared := func(ws []Work, i, j int) bool { return len(ws[i].T) > 0 && &ws[i].T[0] == &ws[j].T[0] }
 	if ws := read.Nodes[0].Workloads[0].Work; !shared(ws, 0, 1) || !shared(ws, 1, 2) || shared(ws, 2, 3) {
 		t.Fatalf("read: the counters' times are not shared where equal")
@@ -157,4 +150,18 @@ func TestCountersShareTheirTimes(t *testing.T) {
 	if got := read.Nodes[0].Workloads[0].Work[0].V; !reflect.DeepEqual(got, Values{5, 7, 8, 9, 10, 11, 12}) {
 		t.Errorf("a join changed its input's readings: %v", got)
 	}
+}
+
+// reread is p encoded and read back by the stream.
+func reread(t *testing.T, p *Profile) *Profile {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
