@@ -226,7 +226,8 @@ func (spec *RecordSpec) recordOptions(name string, src source.Profiler) source.R
 // limits.command_time; a signal during the questions stops them, and
 // nothing is written.
 func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits, queuesBy string) error {
-	squeue, sacct := slurm.Commands(extcmd.Limits{Time: lc.CommandTime, OutputBytes: int64(lc.CommandOutputMiB) << 20})
+	limits := extcmd.Limits{Time: lc.CommandTime, OutputBytes: int64(lc.CommandOutputMiB) << 20}
+	squeue, sacct := slurm.Commands(limits)
 	if ctx.Err() != nil {
 		ctx = context.Background()
 	}
@@ -250,7 +251,7 @@ func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits, queue
 	p.Notes = append(p.Notes, notes...)
 	// The accounts or QOS as queues (docs/queues.md, Slurm): a cluster
 	// without accounting has none, said in a note.
-	notes, serr = slurm.AddQueues(ctx, p, queuesBy, slurm.SacctmgrCommand(extcmd.Limits{Time: lc.CommandTime, OutputBytes: int64(lc.CommandOutputMiB) << 20}), sacct)
+	notes, serr = slurm.AddQueues(ctx, p, queuesBy, slurm.SacctmgrCommand(limits), sacct)
 	if ctx.Err() != nil {
 		return exit.Interruptedf("interrupted while sacctmgr or sacct ran: nothing written")
 	}

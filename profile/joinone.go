@@ -68,10 +68,7 @@ func sliceGPU(g *GPU, intervalS, base, start float64, lo, hi int) GPU {
 		out.IntervalS = intervalS
 	}
 	out.Errors, out.Usage = nil, nil
-	out.Series = Series{T: make(Values, hi-lo)}
-	for i, x := range g.Series.T[lo:hi] {
-		out.Series.T[i] = (base + math.Round(x*1000) - start) / 1000
-	}
+	out.Series = Series{T: rebased(g.Series.T[lo:hi], base, start)}
 	for m := Metric(0); m < NumMetrics; m++ {
 		if c := part(*g.Series.Col(m), lo, hi); hasValue(c) {
 			*out.Series.Col(m) = c

@@ -87,11 +87,10 @@ func (b *Book) queuedOwner(ns, ctl string, up map[string]string) string {
 // controller: the source's (kube-state-metrics'), else the one the API
 // server's controllers lead to; "" when neither names a queue.
 func (b *Book) queueOf(ns string, w *profile.Workload) string {
-	if q := b.owners[ns+"/"+w.Labels[profile.ControllerLabel]]; q != "" && w.Labels[profile.ControllerLabel] != "" {
-		return q
-	}
-	if ctl := b.podOwner[w.ID]; ctl != "" {
-		return b.owners[ns+"/"+ctl]
+	for _, ctl := range []string{w.Labels[profile.ControllerLabel], b.podOwner[w.ID]} {
+		if q := b.owners[ns+"/"+ctl]; ctl != "" && q != "" {
+			return q
+		}
 	}
 	return ""
 }
