@@ -142,7 +142,7 @@ func ownKeys() []setting.Key {
 		{Key: "limits.command_time", Default: setting.Dur("60s"), Help: "longest run of one external command (squeue, sacct, scontrol); then it is killed and the run says so", Range: setting.Rng(0.1, setting.Day)},
 		{Key: "limits.command_output_mib", Default: 64, Help: "most output read from one external command, in MiB; past it the command is killed and the run says so", Range: setting.Rng(1, 4096)},
 		{Key: "limits.http_timeout", Default: setting.Dur("30s"), Help: "with --listen: longest read of a request and longest write of an answer; an idle keep-alive connection is closed after it too", Range: setting.Rng(0.1, 3600)},
-		{Key: "limits.http_connections", Default: 64, Help: "with --listen: connections of one address (4× this in all) and connections waiting for a header; past it the oldest idle one is closed", Range: setting.Rng(1, 100000)},
+		{Key: "limits.http_connections", Default: 64, Help: "with --listen: connections of one address (4× this in all) and connections waiting over 2 s for a header; past it the oldest idle one is closed", Range: setting.Rng(1, 100000)},
 	}
 }
 
