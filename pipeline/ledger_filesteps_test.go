@@ -87,9 +87,9 @@ func withContext(p *profile.Profile, d time.Duration) *profile.Profile {
 	out.StartedAt, out.ContextS = out.StartedAt.Add(d), d.Seconds()
 	for i := range out.Nodes {
 		n := &out.Nodes[i]
-		for gi := range n.GPUs {
-			for k := range n.GPUs[gi].Series.T {
-				n.GPUs[gi].Series.T[k] -= d.Seconds()
+		for _, t := range n.GPUTimes() {
+			for k := range t {
+				t[k] -= d.Seconds()
 			}
 		}
 		for wi := range n.Workloads {

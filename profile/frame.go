@@ -2,6 +2,7 @@ package profile
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -20,11 +21,13 @@ import (
 // its GPUs at no time of the window is dropped; one that held them all of
 // it has no intervals.
 func (n *Node) Reframe(shiftS, spanS float64) {
+	for _, t := range n.GPUTimes() {
+		for i, x := range t {
+			t[i] = shiftMS(x, shiftS)
+		}
+	}
 	for gi := range n.GPUs {
 		g := &n.GPUs[gi]
-		for i, t := range g.Series.T {
-			g.Series.T[i] = shiftMS(t, shiftS)
-		}
 		for i := range g.Errors {
 			g.Errors[i].T = shiftMS(g.Errors[i].T, shiftS)
 		}
@@ -41,6 +44,19 @@ func (n *Node) Reframe(shiftS, spanS float64) {
 		kept = append(kept, w)
 	}
 	n.Workloads = kept
+}
+
+// GPUTimes is each distinct array of n's GPUs' sample times once: GPUs
+// that sample at the same times may share one (Join).
+func (n *Node) GPUTimes() []Values {
+	var out []Values
+	for gi := range n.GPUs {
+		t := n.GPUs[gi].Series.T
+		if len(t) > 0 && !slices.ContainsFunc(out, func(o Values) bool { return &o[0] == &t[0] }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // shiftMS is t − shift, rounded to the millisecond as sample times are.

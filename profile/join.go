@@ -34,7 +34,9 @@ func Span(ps []*Profile) (start, end time.Time) {
 // the result's columns and usage are slices of p's (only the times are
 // new), which neither may change in place afterwards. In every join a
 // workload's counters of work keep slices of the inputs' readings, and
-// those that read at the same times share one array of them (new).
+// those that read at the same times share one array of them (new), as a
+// node's GPUs that sample at the same times do: a caller that changes
+// times in place changes each array once (Reframe, shiftTenure).
 func Join(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 	if len(ps) == 1 && !keepLast && distinct(ps[0]) {
 		return joinOne(ps[0], from, to)
@@ -103,15 +105,19 @@ func joinAll(ps []*Profile, from, to time.Time, keepLast bool) *Profile {
 	out.Queues = ShiftQueues(out.Queues, (fromMS-start)/1000, (float64(to.UnixMilli())-start)/1000)
 	for _, name := range order {
 		n := nodes[name]
+		var times sharedTimes
 		for _, uuid := range uuids[name] {
 			g := gpus[[2]string{name, uuid}]
 			if len(g.t) == 0 {
 				continue
 			}
-			s := Series{T: make(Values, len(g.t))}
-			for i, t := range g.t {
-				s.T[i] = (t - start) / 1000
-			}
+			s := Series{T: times.of(g.t, func() Values {
+				out := make(Values, len(g.t))
+				for i, t := range g.t {
+					out[i] = (t - start) / 1000
+				}
+				return out
+			})}
 			for m := Metric(0); m < NumMetrics; m++ {
 				if hasValue(g.cols[m]) {
 					*s.Col(m) = g.cols[m]

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -33,15 +34,35 @@ func joinOne(p *Profile, from, to time.Time) *Profile {
 		pn := &p.Nodes[ni]
 		n := Node{Name: pn.Name, Labels: pn.Labels, Topology: pn.Topology}
 		joinWorkloads(&n, pn.Workloads, base, p.EndedAt.Sub(p.StartedAt).Seconds(), [2]float64{fromMS, float64(out.EndedAt.UnixMilli())}, fromMS)
+		var times sharedTimes
 		for gi := range pn.GPUs {
 			if lo, hi := spans[ni][gi][0], spans[ni][gi][1]; hi > lo {
-				n.GPUs = append(n.GPUs, sliceGPU(&pn.GPUs[gi], p.IntervalS, base, start, lo, hi))
+				in := pn.GPUs[gi].Series.T[lo:hi]
+				t := times.of(in, func() Values { return rebased(in, base, start) })
+				n.GPUs = append(n.GPUs, sliceGPU(&pn.GPUs[gi], p.IntervalS, t, lo, hi))
 			}
 		}
 		shiftTenure(&n, (fromMS-start)/1000)
 		out.Nodes = append(out.Nodes, n)
 	}
 	return out
+}
+
+// sharedTimes is the arrays of times a node's GPUs share in a join, each
+// with what it was made of.
+type sharedTimes []struct{ in, t []float64 }
+
+// of is the array made of in: one made of equal times before, else a new
+// one.
+func (s *sharedTimes) of(in []float64, build func() Values) Values {
+	for _, x := range *s {
+		if slices.Equal(x.in, in) {
+			return x.t
+		}
+	}
+	t := build()
+	*s = append(*s, struct{ in, t []float64 }{in, t})
+	return t
 }
 
 // within is the samples [lo, hi) of times t (s from base, ms) at or after
@@ -60,15 +81,15 @@ func within(t Values, base, from, to float64) (lo, hi int) {
 	return min(lo, hi), hi
 }
 
-// sliceGPU is g's samples [lo, hi): its times new, from start (Unix ms),
-// its columns and usage slices of g's where they hold a value.
-func sliceGPU(g *GPU, intervalS, base, start float64, lo, hi int) GPU {
+// sliceGPU is g's samples [lo, hi) at times t, its columns and usage
+// slices of g's where they hold a value.
+func sliceGPU(g *GPU, intervalS float64, t Values, lo, hi int) GPU {
 	out := *g
 	if out.IntervalS == 0 {
 		out.IntervalS = intervalS
 	}
 	out.Errors, out.Usage = nil, nil
-	out.Series = Series{T: rebased(g.Series.T[lo:hi], base, start)}
+	out.Series = Series{T: t}
 	for m := Metric(0); m < NumMetrics; m++ {
 		if c := part(*g.Series.Col(m), lo, hi); hasValue(c) {
 			*out.Series.Col(m) = c

@@ -65,3 +65,42 @@ func TestJoinOneAsJoinAll(t *testing.T) {
 		t.Fatal("an append to the join's column wrote into the input's")
 	}
 }
+
+// TestGPUsShareTheirTimes (#56): both joins give a node's GPUs that
+// sample at the same times one array of them (a GPU that samples at other
+// times its own), and a Frame, which moves the times in place, moves each
+// array once: every sample stays at its instant.
+func TestGPUsShareTheirTimes(t *testing.T) {
+	p, err := sim.Record(sim.Options{Nodes: 2, Scenario: sim.ScenarioMixed, Seed: 3}, time.Minute, time.Hour, profile.Generator{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &p.Nodes[1].GPUs[1].Series // one sample in two
+	other.T = append(profile.Values{}, other.T...)
+	for i := range other.T {
+		if i%2 == 1 {
+			other.T[i] += 30
+		}
+	}
+	empty := &profile.Profile{StartedAt: p.StartedAt, EndedAt: p.StartedAt, Complete: true}
+	from, to := p.StartedAt.Add(10*time.Minute), p.StartedAt.Add(40*time.Minute)
+	same := func(a, b *profile.GPU) bool { return &a.Series.T[0] == &b.Series.T[0] }
+	for name, j := range map[string]*profile.Profile{"one": profile.Join([]*profile.Profile{p}, from, to, false), "all": profile.Join([]*profile.Profile{empty, p}, from, to, false)} {
+		n0, n1 := j.Nodes[0].GPUs, j.Nodes[1].GPUs
+		if !same(&n0[0], &n0[len(n0)-1]) || !same(&n1[0], &n1[2]) || same(&n1[0], &n1[1]) || same(&n0[0], &n1[0]) {
+			t.Fatalf("join of %s: times shared where they differ or not where equal", name)
+		}
+	}
+	f := profile.Frame(p, from, to, 2*time.Minute)
+	shift := from.Sub(p.StartedAt).Seconds()
+	for ni, n := range f.Nodes {
+		for gi, g := range n.GPUs {
+			in := p.Nodes[ni].GPUs[gi].Series.T
+			for i, x := range g.Series.T {
+				if want := in[i+8] - shift; x != want { // from 8 min (10 − 2)
+					t.Fatalf("node %d GPU %d sample %d at %v s of the window, want %v", ni, gi, i, x, want)
+				}
+			}
+		}
+	}
+}
