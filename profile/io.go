@@ -34,7 +34,7 @@ func (s *Stream) collect() (*Profile, error) {
 	err := s.Walk(func(it Item) error {
 		if it.GPU != nil {
 			g := *it.GPU
-			g.Series = copySeries(g.Series)
+			g.Series = keepSeries(g.Series, gpus)
 			gpus = append(gpus, g)
 			return nil
 		}

@@ -66,10 +66,10 @@ func TestJoinOneAsJoinAll(t *testing.T) {
 	}
 }
 
-// TestGPUsShareTheirTimes (#56): both joins give a node's GPUs that
-// sample at the same times one array of them (a GPU that samples at other
-// times its own), and a Frame, which moves the times in place, moves each
-// array once: every sample stays at its instant.
+// TestGPUsShareTheirTimes (#56): a read and both joins give a node's GPUs
+// that sample at the same times one array of them (a GPU that samples at
+// other times its own), and a Frame, which moves the times in place, moves
+// each array once: every sample stays at its instant.
 func TestGPUsShareTheirTimes(t *testing.T) {
 	p, err := sim.Record(sim.Options{Nodes: 2, Scenario: sim.ScenarioMixed, Seed: 3}, time.Minute, time.Hour, profile.Generator{Name: "test"})
 	if err != nil {
@@ -91,7 +91,18 @@ func TestGPUsShareTheirTimes(t *testing.T) {
 			t.Fatalf("join of %s: times shared where they differ or not where equal", name)
 		}
 	}
-	f := profile.Frame(p, from, to, 2*time.Minute)
+	var b bytes.Buffer
+	if err := profile.Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	read, err := profile.Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n0, n1 := read.Nodes[0].GPUs, read.Nodes[1].GPUs; !same(&n0[0], &n0[len(n0)-1]) || same(&n1[0], &n1[1]) || same(&n0[0], &n1[0]) {
+		t.Fatal("read: times shared where they differ or not where equal")
+	}
+	f := profile.Frame(read, from, to, 2*time.Minute)
 	shift := from.Sub(p.StartedAt).Seconds()
 	for ni, n := range f.Nodes {
 		for gi, g := range n.GPUs {

@@ -323,7 +323,7 @@ func (s *Stream) nodeFull(ni int) (Node, error) {
 			return nil
 		}
 		g := *it.GPU
-		g.Series = copySeries(g.Series)
+		g.Series = keepSeries(g.Series, out.GPUs)
 		out.GPUs = append(out.GPUs, g)
 		return nil
 	})

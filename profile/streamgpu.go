@@ -130,6 +130,22 @@ func (s *Stream) series(out *Series, bufs *Series) error {
 	})
 }
 
+// keepSeries is a copy of s to keep beside a node's GPUs read before it,
+// its times shared with the last of them that samples at the same times
+// (a node's GPUs mostly do: one array instead of eight). Nothing changes
+// a GPU's times in place but Reframe, which moves each array once.
+func keepSeries(s Series, before []GPU) Series {
+	var t Values
+	if len(before) > 0 && len(s.T) > 0 && slices.Equal(before[len(before)-1].Series.T, s.T) {
+		t, s.T = before[len(before)-1].Series.T, nil
+	}
+	out := copySeries(s)
+	if t != nil {
+		out.T = t
+	}
+	return out
+}
+
 func copySeries(s Series) Series {
 	var out Series
 	if s.T != nil {
