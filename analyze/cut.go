@@ -179,11 +179,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// energyPiece is one closed sample's coverage [t, end) and v: its power
+// energyPiece is one closed sample's coverage, from t to where the next
+// piece starts (the last one's: gpuRare.energyEnd), and v: its power
 // while the GPU's energy counter has fewer than two readings, its
-// counter's increase from then on (gpuAcc.energy). 24 bytes: a cut keeps
-// one for every sample of every GPU.
-type energyPiece struct{ t, end, v float64 }
+// counter's increase from then on (gpuAcc.energy); a gap in the coverage
+// is a piece of null v. 16 bytes: a cut keeps one for every sample of
+// every GPU.
+type energyPiece struct{ t, v float64 }
 
 // energyWithin is the GPU's energy inside [lo, hi) by the rule of energyJ:
 // the counter's increases read in it when the counter has two readings,
@@ -193,16 +195,23 @@ func (g *gpuAcc) energyWithin(lo, hi float64) float64 {
 		return 0
 	}
 	counter := g.energyN&^powerSeen >= 2
-	ps := g.ext.rare.energy
-	i := sort.Search(len(ps), func(i int) bool { return ps[i].end > lo })
+	r := g.ext.rare
+	ps := r.energy
+	end := func(i int) float64 {
+		if i+1 < len(ps) {
+			return ps[i+1].t
+		}
+		return r.energyEnd
+	}
+	i := sort.Search(len(ps), func(i int) bool { return end(i) > lo })
 	sum := 0.0
 	for ; i < len(ps) && ps[i].t < hi; i++ {
-		e := ps[i]
-		switch {
+		switch e := ps[i]; {
+		case profile.IsNull(e.v): // a gap, or no power read
 		case counter && e.t >= lo:
 			sum += e.v
-		case !counter && !profile.IsNull(e.v):
-			sum += e.v * math.Max(0, math.Min(hi, e.end)-math.Max(lo, e.t))
+		case !counter:
+			sum += e.v * math.Max(0, math.Min(hi, end(i))-math.Max(lo, e.t))
 		}
 	}
 	return sum

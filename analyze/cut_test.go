@@ -107,13 +107,16 @@ func TestCutCounterAfterPower(t *testing.T) {
 	}
 }
 
-// TestCutAcrossAGap: a GPU at 50 % for [0, 60), unobserved for [60, 120),
-// at 50 % again for [120, 180): a cut at 90 s counts 60 observed seconds
-// and 30 GPU-seconds used on each side; the gap is covered by neither.
+// TestCutAcrossAGap: a GPU at 50 % drawing 100 W for [0, 60), unobserved
+// for [60, 120), at 50 % again for [120, 180): a cut at 90 s counts 60
+// observed seconds and 30 GPU-seconds used on each side; the gap is
+// covered by neither. Pod a/p holds it for [0, 150): 30 GPU-seconds used
+// and 6000 J in the first piece, 15 and 3000 J of [120, 150) in the
+// second, nobody the 15 and 3000 J of [150, 180); the gap counts nothing.
 func TestCutAcrossAGap(t *testing.T) {
 	ts := []float64{0, 10, 20, 30, 40, 50, 120, 130, 140, 150, 160, 170}
 	pod := profile.Workload{ID: "a/p", Name: "p", Kind: profile.KindPod, State: profile.StateRunning, GPUs: []int{0}, Intervals: []profile.Tenure{{StartS: 0, EndS: 150}}}
-	doc := mkProfile(t, t0, 180, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{{uuid: "GPU-0", model: "TestGPU", t: ts, util: fill(50, 12)}}})
+	doc := mkProfile(t, t0, 180, 10, nodeSpec{name: "n", workloads: []profile.Workload{pod}, gpus: []gpuSpec{{uuid: "GPU-0", model: "TestGPU", t: ts, util: fill(50, 12), power: fill(100, 12)}}})
 	at := []time.Time{t0, t0.Add(90 * time.Second), t0.Add(180 * time.Second)}
 	c, err := Cut(context.Background(), sourcesOf(t, doc), DefaultParams(), at)
 	if err != nil {
@@ -125,6 +128,17 @@ func TestCutAcrossAGap(t *testing.T) {
 	}
 	if want := "0 obs 60 util 30/60, 1 obs 60 util 30/60"; strings.Join(got, ", ") != want {
 		t.Fatalf("pieces %s, want %s", strings.Join(got, ", "), want)
+	}
+	got = nil
+	for _, h := range c.Holds {
+		who := "nobody"
+		if h.Workload != nil {
+			who = h.Workload.ID
+		}
+		got = append(got, fmt.Sprintf("%d %s used %.6g %.6g J", h.Piece, who, h.UsedS, h.EnergyJ))
+	}
+	if want := "0 a/p used 30 6000 J, 1 nobody used 15 3000 J, 1 a/p used 15 3000 J"; strings.Join(got, ", ") != want {
+		t.Fatalf("holds %s, want %s", strings.Join(got, ", "), want)
 	}
 }
 

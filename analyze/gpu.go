@@ -219,7 +219,7 @@ func (g *gpuAcc) energy(s sample, lo, cov float64) {
 		g.energyN = min(n+1, 2) | g.energyN&powerSeen
 	}
 	if x := g.ext; x != nil && x.rare != nil && x.rare.keepsEnergy {
-		x.rare.keepEnergy(energyPiece{max(s.t, lo), lo + cov, s.power}, inc, int(g.energyN&^powerSeen))
+		x.rare.keepEnergy(energyPiece{max(s.t, lo), s.power}, lo+cov, inc, int(g.energyN&^powerSeen))
 	}
 }
 

@@ -29,16 +29,23 @@ type gpuRare struct {
 	own         *sparkline
 	keepsEnergy bool
 	energy      []energyPiece
+	energyEnd   float64 // where the last piece's coverage ends
 	// counting: energy holds the counter's increases (keepEnergy)
 	counting bool
 	use      *measuredUse // its workloads' measured use (docs/sharing.md)
 }
 
-// keepEnergy keeps a closed sample's piece, whose v is its power, given
-// its counter's increase inc and the counter's readings n so far (at most
-// 2). From the second reading on energyWithin reads the counter, and the
-// pieces keep the increases: the earlier ones, read before it, had none.
-func (r *gpuRare) keepEnergy(e energyPiece, inc float64, n int) {
+// keepEnergy keeps a closed sample's piece, whose v is its power and
+// whose coverage ends at end, given its counter's increase inc and the
+// counter's readings n so far (at most 2). From the second reading on
+// energyWithin reads the counter, and the pieces keep the increases: the
+// earlier ones, read before it, had none. Where the coverage of the piece
+// before did not end at e's start a piece of null v (a gap) goes between.
+func (r *gpuRare) keepEnergy(e energyPiece, end, inc float64, n int) {
+	if len(r.energy) > 0 && r.energyEnd != e.t {
+		r.energy = append(r.energy, energyPiece{r.energyEnd, profile.Null})
+	}
+	r.energyEnd = end
 	if n >= 2 {
 		if !r.counting {
 			for i := range r.energy {
@@ -59,29 +66,44 @@ func (x *gpuExtra) own() *sparkline {
 	return x.rare.own
 }
 
-// utilPiece is a stretch [start, end) of a GPU's covered time at one
-// utilization; adjacent samples of the same value share one piece.
-type utilPiece struct{ start, end, util float64 }
+// utilPiece is a stretch of a GPU's covered time at one utilization, from
+// start to where the next piece starts; adjacent samples of the same value
+// share one piece. A track ends with a piece of null utilization where
+// its coverage ends, and a gap in it is one too. 16 bytes: a track keeps
+// one for most samples of every GPU it follows.
+type utilPiece struct{ start, util float64 }
 
-// addTrack records a closed sample's coverage and utilization.
+// addTrack records a closed sample's coverage [start, end) and
+// utilization.
 func (x *gpuExtra) addTrack(start, end, util float64) {
-	if k := len(x.track); k > 0 && x.track[k-1].util == util && math.Abs(x.track[k-1].end-start) <= eps {
-		x.track[k-1].end = end
+	k := len(x.track)
+	if k == 0 {
+		x.track = append(x.track, utilPiece{start, util}, utilPiece{end, profile.Null})
 		return
 	}
-	x.track = append(x.track, utilPiece{start, end, util})
+	last := &x.track[k-1] // where the coverage ended
+	switch {
+	case k > 1 && x.track[k-2].util == util && math.Abs(last.start-start) <= eps:
+		last.start = end // the same utilization goes on
+	case last.start == start:
+		*last = utilPiece{start, util}
+		x.track = append(x.track, utilPiece{end, profile.Null})
+	default: // a gap: the end stays, a piece of no utilization
+		x.track = append(x.track, utilPiece{start, util}, utilPiece{end, profile.Null})
+	}
 }
 
 // utilIntegral is Σ utilization × seconds of the track inside [lo, hi),
 // and the seconds of it with a utilization.
 func (x *gpuExtra) utilIntegral(lo, hi float64) (sum, covered float64) {
-	if x == nil {
+	if x == nil || len(x.track) == 0 {
 		return 0, 0
 	}
-	i := sort.Search(len(x.track), func(i int) bool { return x.track[i].end > lo })
-	for ; i < len(x.track) && x.track[i].start < hi; i++ {
-		p := x.track[i]
-		if d := math.Min(hi, p.end) - math.Max(lo, p.start); d > 0 {
+	ps := x.track
+	i := sort.Search(len(ps)-1, func(i int) bool { return ps[i+1].start > lo })
+	for ; i < len(ps)-1 && ps[i].start < hi; i++ {
+		p := ps[i]
+		if d := math.Min(hi, ps[i+1].start) - math.Max(lo, p.start); d > 0 && !profile.IsNull(p.util) {
 			sum += p.util * d
 			covered += d
 		}
