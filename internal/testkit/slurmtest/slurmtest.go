@@ -29,6 +29,7 @@ type Cluster struct {
 	dir   string
 	procs []*exec.Cmd
 	ctld  bool // slurmctld was started: stop cancels the jobs first
+	dbd   int  // slurmdbd's index in procs, with accounting
 }
 
 // Start starts munged, slurmctld and a slurmd for the first of nodes; every
@@ -293,6 +294,7 @@ LogFile=%[1]s/log/slurmdbd.log
 		t.Fatal(err)
 	}
 	c.waitFor(t, func() bool { _, err := os.Stat(filepath.Join(c.dir, "my.sock")); return err == nil }, "mariadbd")
+	c.dbd = len(c.procs)
 	c.start(t, bins["slurmdbd"], "-D")
 	c.waitFor(t, func() bool { _, err := c.Run("sacctmgr", "--noheader", "show", "cluster"); return err == nil }, "slurmdbd")
 	if out, err := c.Run("sacctmgr", "-i", "add", "cluster", "seedance"); err != nil {
