@@ -3,7 +3,6 @@ package slurm
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,21 +20,13 @@ import (
 // job its queue.
 func TestAccountsOnRealSlurm(t *testing.T) {
 	c := slurmtest.StartWithAccounting(t, "node-gpu-01")
-	for _, args := range [][]string{{"-i", "add", "account", "ml", "parent=root"}, {"-i", "add", "account", "research", "parent=ml"},
-		{"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8", "GrpTRESMins=gres/gpu=48000"}, {"-i", "add", "user", "root", "account=research"}} {
-		if out, err := c.Run("sacctmgr", args...); err != nil {
-			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
-		}
-	}
+	c.Sacctmgr(t, [][]string{{"-i", "add", "account", "ml", "parent=root"}, {"-i", "add", "account", "research", "parent=ml"},
+		{"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8", "GrpTRESMins=gres/gpu=48000"}, {"-i", "add", "user", "root", "account=research"}})
 	from := time.Now().Add(-time.Minute).Truncate(time.Second)
 	run := c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-01", "-A", "research")
 	c.WaitFor(t, func() bool { return c.Job(t, run, "JobState") == "RUNNING" }, "job "+run+" running")
 	wait := c.Submit(t, "--gres=gpu:7", "-w", "node-gpu-01", "-A", "research")
-	for _, e := range c.Env {
-		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
+	c.UseConf(t)
 	_, sacct := Commands(extcmd.DefaultLimits)
 	sacctmgr := SacctmgrCommand(extcmd.DefaultLimits)
 	var p *profile.Profile
@@ -92,22 +83,14 @@ func TestAccountsOnRealSlurm(t *testing.T) {
 // gpu-team as its queue.
 func TestQOSOnRealSlurm(t *testing.T) {
 	c := slurmtest.StartWithAccounting(t, "node-gpu-01")
-	for _, args := range [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "add", "qos", "gpu-team"},
+	c.Sacctmgr(t, [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "add", "qos", "gpu-team"},
 		{"-i", "modify", "qos", "where", "name=gpu-team", "set", "GrpTRES=gres/gpu=2", "GrpTRESMins=gres/gpu=600"},
-		{"-i", "add", "user", "root", "account=research"}, {"-i", "modify", "user", "root", "set", "qos+=gpu-team"}} {
-		if out, err := c.Run("sacctmgr", args...); err != nil {
-			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
-		}
-	}
+		{"-i", "add", "user", "root", "account=research"}, {"-i", "modify", "user", "root", "set", "qos+=gpu-team"}})
 	from := time.Now().Add(-time.Minute).Truncate(time.Second)
 	run := c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-01", "-A", "research", "--qos=gpu-team")
 	c.WaitFor(t, func() bool { return c.Job(t, run, "JobState") == "RUNNING" }, "job "+run+" running")
 	wait := c.Submit(t, "--gres=gpu:7", "-w", "node-gpu-01", "-A", "research", "--qos=gpu-team")
-	for _, e := range c.Env {
-		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
+	c.UseConf(t)
 	_, sacct := Commands(extcmd.DefaultLimits)
 	var p *profile.Profile
 	var qs map[string]profile.Queue

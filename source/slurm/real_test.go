@@ -19,11 +19,7 @@ func TestAddOwnersOnRealController(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01")
 	job := c.Submit(t, "--gres=gpu:1", "-w", "node-gpu-01", "-A", "research")
 	c.WaitFor(t, func() bool { return c.Job(t, job, "JobState") == "RUNNING" }, "job "+job+" running")
-	for _, e := range c.Env {
-		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
+	c.UseConf(t)
 	p := &profile.Profile{Nodes: []profile.Node{{Name: "node-gpu-01", Workloads: []profile.Workload{
 		{ID: job, Name: job, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0}},
 		{ID: "999999", Name: "999999", Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{1}},

@@ -23,12 +23,8 @@ import (
 // and sreport runs on the same clock.
 func TestAccountsEqualSreport(t *testing.T) {
 	c := slurmtest.StartWithAccounting(t, "node-gpu-01")
-	for _, args := range [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "add", "account", "other", "parent=root"},
-		{"-i", "add", "user", "root", "account=research"}, {"-i", "add", "user", "root", "account=other"}} {
-		if out, err := c.Run("sacctmgr", args...); err != nil {
-			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
-		}
-	}
+	c.Sacctmgr(t, [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "add", "account", "other", "parent=root"},
+		{"-i", "add", "user", "root", "account=research"}, {"-i", "add", "user", "root", "account=other"}})
 	jobs := []string{c.Submit(t, "--gres=gpu:2", "-A", "research"), c.Submit(t, "--gres=gpu:3", "-A", "research"), c.Submit(t, "--gres=gpu:1", "-A", "other")}
 	for i, id := range jobs {
 		c.WaitFor(t, func() bool { return c.Job(t, id, "JobState") == "RUNNING" }, "job "+id+" running")
@@ -38,11 +34,7 @@ func TestAccountsEqualSreport(t *testing.T) {
 			t.Fatalf("scancel %s: %v: %s", id, err, out)
 		}
 	}
-	for _, e := range c.Env {
-		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
+	c.UseConf(t)
 	_, sacct := Commands(extcmd.DefaultLimits)
 	sacctmgr := SacctmgrCommand(extcmd.DefaultLimits)
 	from := time.Now().Add(-time.Hour).Truncate(time.Hour)

@@ -301,3 +301,25 @@ LogFile=%[1]s/log/slurmdbd.log
 		t.Fatalf("sacctmgr add cluster: %v: %s", err, out)
 	}
 }
+
+// Sacctmgr runs sacctmgr once for each of cmds (its arguments), failing
+// the test on the first that fails.
+func (c *Cluster) Sacctmgr(t testing.TB, cmds [][]string) {
+	t.Helper()
+	for _, args := range cmds {
+		if out, err := c.Run("sacctmgr", args...); err != nil {
+			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
+		}
+	}
+}
+
+// UseConf points the test's own Slurm commands (those seedance runs) at
+// the cluster: SLURM_CONF, for the test's duration.
+func (c *Cluster) UseConf(t testing.TB) {
+	t.Helper()
+	for _, e := range c.Env {
+		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
+			t.Setenv(k, v)
+		}
+	}
+}
