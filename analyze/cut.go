@@ -180,11 +180,11 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // energyPiece is one closed sample's coverage, from t to where the next
-// piece starts (the last one's: gpuRare.energyEnd), and v: its power
-// while the GPU's energy counter has fewer than two readings, its
-// counter's increase from then on (gpuAcc.energy); a gap in the coverage
-// is a piece of null v. 16 bytes: a cut keeps one for every sample of
-// every GPU.
+// piece starts, and v: its power while the GPU's energy counter has fewer
+// than two readings, its counter's increase from then on
+// (gpuAcc.energy); a gap in the coverage, and the end of the last one,
+// is a piece of null v (gpuRare.keepEnergy). 16 bytes: a cut keeps one
+// for every sample of every GPU.
 type energyPiece struct{ t, v float64 }
 
 // energyWithin is the GPU's energy inside [lo, hi) by the rule of energyJ:
@@ -195,23 +195,16 @@ func (g *gpuAcc) energyWithin(lo, hi float64) float64 {
 		return 0
 	}
 	counter := g.energyN&^powerSeen >= 2
-	r := g.ext.rare
-	ps := r.energy
-	end := func(i int) float64 {
-		if i+1 < len(ps) {
-			return ps[i+1].t
-		}
-		return r.energyEnd
-	}
-	i := sort.Search(len(ps), func(i int) bool { return end(i) > lo })
+	ps := g.ext.rare.energy
+	i := sort.Search(max(0, len(ps)-1), func(i int) bool { return ps[i+1].t > lo })
 	sum := 0.0
-	for ; i < len(ps) && ps[i].t < hi; i++ {
+	for ; i < len(ps)-1 && ps[i].t < hi; i++ {
 		switch e := ps[i]; {
 		case profile.IsNull(e.v): // a gap, or no power read
 		case counter && e.t >= lo:
 			sum += e.v
 		case !counter:
-			sum += e.v * math.Max(0, math.Min(hi, end(i))-math.Max(lo, e.t))
+			sum += e.v * math.Max(0, math.Min(hi, ps[i+1].t)-math.Max(lo, e.t))
 		}
 	}
 	return sum

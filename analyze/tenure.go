@@ -29,7 +29,6 @@ type gpuRare struct {
 	own         *sparkline
 	keepsEnergy bool
 	energy      []energyPiece
-	energyEnd   float64 // where the last piece's coverage ends
 	// counting: energy holds the counter's increases (keepEnergy)
 	counting bool
 	use      *measuredUse // its workloads' measured use (docs/sharing.md)
@@ -39,13 +38,13 @@ type gpuRare struct {
 // whose coverage ends at end, given its counter's increase inc and the
 // counter's readings n so far (at most 2). From the second reading on
 // energyWithin reads the counter, and the pieces keep the increases: the
-// earlier ones, read before it, had none. Where the coverage of the piece
-// before did not end at e's start a piece of null v (a gap) goes between.
+// earlier ones, read before it, had none. As a track's, the pieces end
+// with one of null v where the coverage ends: e takes its place where it
+// starts there, else it stays as a gap.
 func (r *gpuRare) keepEnergy(e energyPiece, end, inc float64, n int) {
-	if len(r.energy) > 0 && r.energyEnd != e.t {
-		r.energy = append(r.energy, energyPiece{r.energyEnd, profile.Null})
+	if k := len(r.energy); k > 0 && r.energy[k-1].t == e.t {
+		r.energy = r.energy[:k-1]
 	}
-	r.energyEnd = end
 	if n >= 2 {
 		if !r.counting {
 			for i := range r.energy {
@@ -55,7 +54,7 @@ func (r *gpuRare) keepEnergy(e energyPiece, end, inc float64, n int) {
 		}
 		e.v = inc
 	}
-	r.energy = append(r.energy, e)
+	r.energy = append(r.energy, e, energyPiece{end, profile.Null})
 }
 
 // own is the GPU's own timeline, nil when it has none.

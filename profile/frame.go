@@ -2,7 +2,6 @@ package profile
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -49,14 +48,11 @@ func (n *Node) Reframe(shiftS, spanS float64) {
 // GPUTimes is each distinct array of n's GPUs' sample times once: GPUs
 // that sample at the same times may share one (Join).
 func (n *Node) GPUTimes() []Values {
-	var out []Values
+	ts := make([]Values, len(n.GPUs))
 	for gi := range n.GPUs {
-		t := n.GPUs[gi].Series.T
-		if len(t) > 0 && !slices.ContainsFunc(out, func(o Values) bool { return &o[0] == &t[0] }) {
-			out = append(out, t)
-		}
+		ts[gi] = n.GPUs[gi].Series.T
 	}
-	return out
+	return distinctTimes(ts)
 }
 
 // shiftMS is t − shift, rounded to the millisecond as sample times are.

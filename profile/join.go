@@ -267,14 +267,13 @@ func workloadIndex(ws []Workload, id string) int {
 // profile's start, which a kept last sample may put earlier).
 func shiftTenure(n *Node, d float64) {
 	for i := range n.Workloads {
-		var done []*float64                     // the times arrays shifted: counters share them (joinWork)
+		ts := make([]Values, 0, len(n.Workloads[i].Work))
 		for _, w := range n.Workloads[i].Work { // and their counters' readings, the join's own
-			if len(w.T) == 0 || slices.Contains(done, &w.T[0]) {
-				continue
-			}
-			done = append(done, &w.T[0])
-			for k := range w.T {
-				w.T[k] += d
+			ts = append(ts, w.T)
+		}
+		for _, t := range distinctTimes(ts) { // counters share them (joinWork)
+			for k := range t {
+				t[k] += d
 			}
 		}
 		for j := range n.Workloads[i].Intervals {
@@ -282,4 +281,33 @@ func shiftTenure(n *Node, d float64) {
 			n.Workloads[i].Intervals[j].EndS += d
 		}
 	}
+}
+
+// sharedTimes is the arrays of times that a join's GPUs of one node, or
+// counters of one workload, share: each with what it was made of.
+type sharedTimes []struct{ in, t []float64 }
+
+// of is the array made of in: one made of equal times before, else a new
+// one (build's).
+func (s *sharedTimes) of(in []float64, build func() Values) Values {
+	for _, x := range *s {
+		if slices.Equal(x.in, in) {
+			return x.t
+		}
+	}
+	t := build()
+	*s = append(*s, struct{ in, t []float64 }{in, t})
+	return t
+}
+
+// distinctTimes is ts, each array once: arrays of times may be shared
+// (sharedTimes), and whatever moves them in place must move each once.
+func distinctTimes(ts []Values) []Values {
+	var out []Values
+	for _, t := range ts {
+		if len(t) > 0 && !slices.ContainsFunc(out, func(o Values) bool { return &o[0] == &t[0] }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -46,23 +45,6 @@ func joinOne(p *Profile, from, to time.Time) *Profile {
 		out.Nodes = append(out.Nodes, n)
 	}
 	return out
-}
-
-// sharedTimes is the arrays of times a node's GPUs share in a join, each
-// with what it was made of.
-type sharedTimes []struct{ in, t []float64 }
-
-// of is the array made of in: one made of equal times before, else a new
-// one.
-func (s *sharedTimes) of(in []float64, build func() Values) Values {
-	for _, x := range *s {
-		if slices.Equal(x.in, in) {
-			return x.t
-		}
-	}
-	t := build()
-	*s = append(*s, struct{ in, t []float64 }{in, t})
-	return t
 }
 
 // within is the samples [lo, hi) of times t (s from base, ms) at or after

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
 )
 
 // Work is one counter of the work a workload did (v1.2; docs/units.md):
@@ -101,15 +100,14 @@ func (r metaReader) work(dst *[]Work) error {
 	return err
 }
 
-// shareTimes gives a counter the times of the one before it where the two
+// shareTimes gives a counter the times of one before it where the two
 // read at the same times (a server's requests and tokens, scraped
 // together): one array instead of two. Nothing changes a counter's times
 // in place but a join's own (shiftTenure, which shifts each array once).
 func shareTimes(ws []Work) {
-	for i := 1; i < len(ws); i++ {
-		if slices.Equal(ws[i].T, ws[i-1].T) {
-			ws[i].T = ws[i-1].T
-		}
+	var times sharedTimes
+	for i := range ws {
+		ws[i].T = times.of(ws[i].T, func() Values { return ws[i].T })
 	}
 }
 
@@ -118,7 +116,7 @@ func shareTimes(ws []Work) {
 // from rel (Unix ms); appended to the counters of the same unit, model
 // and series in have, which end before them.
 func joinWork(have, ws []Work, base float64, cut [2]float64, rel float64) []Work {
-	var last Values // the times of the last new counter: its own array, no room to append into
+	var times sharedTimes // the new counters': their own arrays, no room to append into
 	for _, w := range ws {
 		lo, hi := len(w.T), 0
 		for j, t := range w.T {
@@ -139,13 +137,10 @@ func joinWork(have, ws []Work, base float64, cut [2]float64, rel float64) []Work
 		if i < 0 {
 			// A new counter: its readings are w's, sliced with no room to
 			// append into (a later input's appends copy them), and its
-			// times rebased, shared with the counter before it where both
+			// times rebased, shared with a counter before it where both
 			// read at the same times (shareTimes).
-			t := rebased(w.T[lo:hi], base, rel)
-			if slices.Equal(last, t) {
-				t = last
-			}
-			last = t
+			in := w.T[lo:hi]
+			t := times.of(in, func() Values { return rebased(in, base, rel) })
 			have = append(have, Work{Unit: w.Unit, Model: w.Model, Series: w.Series, T: t, V: w.V[lo:hi:hi]})
 			continue
 		}
