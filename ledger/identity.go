@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -192,7 +191,7 @@ func fillIdentity(ctx context.Context, tx *sql.Tx, _ string) error {
 		if len(tails[c]) == 0 {
 			continue
 		}
-		p, err := profile.Read(bytes.NewReader(tails[c]))
+		p, err := readTail(tails[c])
 		if err != nil {
 			return fmt.Errorf("cluster %s's carried samples: %v", c, err)
 		}

@@ -186,7 +186,14 @@ func ledgers(t *testing.T, backend string) func() *Ledger {
 		if _, err := db.Exec(fmt.Sprintf("CREATE DATABASE ledger%d", n)); err != nil {
 			t.Fatal(err)
 		}
-		return openDSN(t, strings.Replace(dsn, "/seedance?", fmt.Sprintf("/ledger%d?", n), 1))
+		l := openDSN(t, strings.Replace(dsn, "/seedance?", fmt.Sprintf("/ledger%d?", n), 1))
+		// Migration 13: the server leaves the carried samples, compressed
+		// already, as they are.
+		var storage string
+		if err := l.db.QueryRow(`SELECT attstorage FROM pg_attribute WHERE attrelid = 'seedance_state'::regclass AND attname = 'tail'`).Scan(&storage); err != nil || storage != "e" {
+			t.Fatalf("the carried samples' storage is %q (%v), not EXTERNAL", storage, err)
+		}
+		return l
 	}
 }
 

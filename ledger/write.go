@@ -77,7 +77,7 @@ func (l *Ledger) loadHead(ctx context.Context, tx *sql.Tx, cluster string, withT
 		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
 	}
 	if len(tail) > 0 {
-		if st.tail, err = profile.Read(bytes.NewReader(tail)); err != nil {
+		if st.tail, err = readTail(tail); err != nil {
 			return nil, fmt.Errorf("%w: its carried samples: %v", ErrLedger, err)
 		}
 	}
@@ -85,6 +85,24 @@ func (l *Ledger) loadHead(ctx context.Context, tx *sql.Tx, cluster string, withT
 		return nil, err
 	}
 	return st, nil
+}
+
+// migration13 changes no table: since schema 13 the state keeps its
+// carried samples in the carried form (profile.MarshalCarried), which a
+// seedance before it cannot read; the version tells it to upgrade.
+const migration13 = ""
+
+// migration13Postgres keeps PostgreSQL from trying to compress the
+// carried samples, compressed already, at every update (TOAST's pglz).
+const migration13Postgres = `ALTER TABLE seedance_state ALTER COLUMN tail SET STORAGE EXTERNAL`
+
+// readTail reads the carried samples as the state keeps them: in the
+// carried form since schema 13, as a JSON profile (zstd) before.
+func readTail(b []byte) (*profile.Profile, error) {
+	if profile.IsCarried(b) {
+		return profile.UnmarshalCarried(b)
+	}
+	return profile.Read(bytes.NewReader(b))
 }
 
 // write writes an update inside tx: the rows that fill gaps (nil: none),
@@ -365,13 +383,14 @@ var errRace = errors.New("another update changed the ledger meanwhile (one witho
 // inserted (a row there already fails it), an existing one is changed only
 // if no other update changed it since it was read.
 func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.Profile) error {
-	var b bytes.Buffer
+	var b []byte
 	if tail != nil {
 		for i := range tail.Nodes { // no ledger row reads a topology
 			tail.Nodes[i].Topology = nil
 		}
-		if err := profile.Write(&b, tail, profile.ZstdFast); err != nil {
-			return err
+		var err error
+		if b, err = profile.MarshalCarried(tail); err != nil {
+			return fmt.Errorf("%w: %v", ErrLedger, err)
 		}
 	}
 	held, err := encodeCarry(st.carry)
@@ -381,14 +400,14 @@ func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.
 	st.updates++
 	if st.fresh {
 		_, err := tx.ExecContext(ctx, `INSERT INTO seedance_state (cluster, first_ms, watermark_ms, data_end_ms, bucket_s, params, tail, held, updates) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), int64(st.bucket/time.Second), st.params, b.Bytes(), nonNil(held), st.updates)
+			st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), int64(st.bucket/time.Second), st.params, nonNil(b), nonNil(held), st.updates)
 		if err != nil {
 			return fmt.Errorf("%w: %v (%v)", ErrLedger, errRace, err)
 		}
 		return nil
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE seedance_state SET first_ms = $2, watermark_ms = $3, data_end_ms = $4, tail = $5, held = $6, updates = $7 WHERE cluster = $1 AND updates = $8`,
-		st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), b.Bytes(), nonNil(held), st.updates, st.updates-1)
+		st.cluster, st.first.UnixMilli(), st.watermark.UnixMilli(), st.dataEnd.UnixMilli(), nonNil(b), nonNil(held), st.updates, st.updates-1)
 	if err != nil {
 		return err
 	}

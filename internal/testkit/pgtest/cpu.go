@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,7 +15,12 @@ import (
 
 // ServerCPU returns a reader of the CPU time PostgreSQL's server spent
 // on its finished connections (the postmaster's children's user + sys
-// time, from /proc): each report's connection ends with it. Zero for
+// time, from /proc): each report's connection ends with it. A connection's
+// time counts once the postmaster has reaped its process, a moment after
+// the client closed it, so the reader first waits (up to 5 s) until the
+// postmaster has no process but those it had when ServerCPU was called
+// (its own, and the caller's connections: open them first); without the
+// wait, a command's server time counted in the next one's. Zero for
 // SQLite, or where /proc is not there.
 func ServerCPU(b testing.TB, dsn string) func() time.Duration {
 	none := func() time.Duration { return 0 }
@@ -37,7 +43,12 @@ func ServerCPU(b testing.TB, dsn string) func() time.Duration {
 		return none
 	}
 	parent, _ := strconv.Atoi(f[1]) // the field after the state: ppid, the postmaster
+	keep := map[int]bool{}
+	for _, pid := range children(parent) {
+		keep[pid] = true
+	}
 	return func() time.Duration {
+		settled(parent, keep)
 		f := stat(parent)
 		if len(f) < 15 {
 			return 0
@@ -45,6 +56,36 @@ func ServerCPU(b testing.TB, dsn string) func() time.Duration {
 		cu, _ := strconv.ParseInt(f[13], 10, 64) // cutime and cstime, in clock ticks (100 a second)
 		cs, _ := strconv.ParseInt(f[14], 10, 64)
 		return time.Duration(cu+cs) * 10 * time.Millisecond
+	}
+}
+
+// children lists parent's children from /proc: the postmaster's own
+// processes, its connections, and those that ended and are not reaped.
+func children(parent int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:])); len(f) >= 2 && f[1] == strconv.Itoa(parent) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// settled waits, up to 5 s, until parent has no child but those in keep.
+func settled(parent int, keep map[int]bool) {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if !slices.ContainsFunc(children(parent), func(pid int) bool { return !keep[pid] }) {
+			return
+		}
 	}
 }
 
