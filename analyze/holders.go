@@ -124,18 +124,24 @@ func (a *analysis) tenures(n *nodeAcc, holders []*profile.Workload) [][]Interval
 // one GPU's time piece by piece finds it once.
 func (a *analysis) shareIn(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi float64, fn func(i int, t gpuTime, w float64, b basis)) {
 	for _, whole := range splits(g, holders, tenure, lo, hi, a.windowS) {
-		for _, sp := range measured(g, holders, whole) {
-			left := 1.0
-			for i, w := range sp.weights {
-				if w == 0 {
-					continue
-				}
-				fn(i, sp.t, w, sp.basis)
-				left -= w
+		shareSplit(g, holders, whole, fn)
+	}
+}
+
+// shareSplit shares one split of a GPU's time among its holders (measured
+// use where the GPU has it), i -1 for the share none of them had.
+func shareSplit(g *gpuAcc, holders []*profile.Workload, whole split, fn func(i int, t gpuTime, w float64, b basis)) {
+	for _, sp := range measured(g, holders, whole) {
+		left := 1.0
+		for i, w := range sp.weights {
+			if w == 0 {
+				continue
 			}
-			if left > 1e-9 {
-				fn(-1, sp.t, left, sp.basis)
-			}
+			fn(i, sp.t, w, sp.basis)
+			left -= w
+		}
+		if left > 1e-9 {
+			fn(-1, sp.t, left, sp.basis)
 		}
 	}
 }

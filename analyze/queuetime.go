@@ -36,28 +36,31 @@ func (a *analysis) queueTimelines(samplingS float64) *queueTimes {
 			if !queued {
 				continue
 			}
-			tenure := a.tenures(n, holders)
-			for b := range qt.n {
-				lo, hi := float64(b)*bucketS, min(a.windowS, float64(b+1)*bucketS)
-				a.shareIn(g, holders, tenure, lo, hi, func(i int, t gpuTime, w float64, _ basis) {
+			held, used := make([][]float64, len(holders)), make([][]float64, len(holders)) // each holder's queue's series
+			bucketSplits(g, holders, a.tenures(n, holders), bucketS, qt.n, a.windowS, func(b int, sp split) {
+				shareSplit(g, holders, sp, func(i int, t gpuTime, w float64, _ basis) {
 					if i < 0 || holders[i].Queue == "" {
 						return
 					}
-					q := holders[i].Queue
-					qt.series(q)
-					qt.held[q][b] += t.observedS * g.share * w
-					qt.used[q][b] += t.utilSum / 100 * g.share * w
+					if held[i] == nil {
+						held[i], used[i] = qt.series(holders[i].Queue)
+					}
+					held[i][b] += t.observedS * g.share * w
+					used[i][b] += t.utilSum / 100 * g.share * w
 				})
-			}
+			})
 		}
 	}
 	return qt
 }
 
-func (qt *queueTimes) series(q string) {
+// series is queue q's series of held and used GPU-seconds, made when
+// first asked for.
+func (qt *queueTimes) series(q string) (held, used []float64) {
 	if qt.held[q] == nil {
 		qt.held[q], qt.used[q] = make([]float64, qt.n), make([]float64, qt.n)
 	}
+	return qt.held[q], qt.used[q]
 }
 
 // width is bucket b's length in a window windowS long.

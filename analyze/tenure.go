@@ -220,12 +220,60 @@ type split struct {
 // the holders' interval edges keeps the work at the number of edges times
 // the holders present.
 func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi, windowS float64) []split {
+	var out []split
+	sweep(g, holders, tenure, lo, hi, func(from, to float64, w []float64, b basis, edgeless bool) {
+		out = append(out, split{g.timeIn(from, to, windowS, edgeless), w, b, from, to})
+	})
+	return out
+}
+
+// bucketSplits calls fn with the splits of each bucket of the window, b
+// being [b·bucketS, min(windowS, (b+1)·bucketS)) for b < n, as splits
+// gives them bucket by bucket, from one sweep of the holders' edges over
+// the window (the queues' timelines cut every queued GPU into hundreds of
+// buckets).
+func bucketSplits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, bucketS float64, n int, windowS float64, fn func(b int, sp split)) {
+	sweep(g, holders, tenure, 0, windowS, func(from, to float64, w []float64, bs basis, edgeless bool) {
+		for b := max(0, int(from/bucketS)-1); b < n; b++ {
+			lo, hi := float64(b)*bucketS, min(windowS, float64(b+1)*bucketS)
+			if lo >= to {
+				break
+			}
+			if lo, hi = max(lo, from), min(hi, to); hi > lo {
+				fn(b, split{g.timeIn(lo, hi, windowS, edgeless), w, bs, lo, hi})
+			}
+		}
+	})
+}
+
+// timeIn is the GPU's time inside [lo, hi): its totals when that is the
+// window and no holder came or went.
+func (g *gpuAcc) timeIn(lo, hi, windowS float64, edgeless bool) gpuTime {
+	if edgeless && lo <= 0 && hi >= windowS {
+		return g.whole()
+	}
+	return g.within(lo, hi)
+}
+
+// sweep calls fn with each stretch [from, to) of [lo, hi) in which the
+// same holders held the GPU, and their weights; edgeless: every holder
+// held it throughout (one stretch, [lo, hi) itself).
+func sweep(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi float64, fn func(from, to float64, w []float64, b basis, edgeless bool)) {
 	type edge struct {
 		t      float64
 		holder int
 		in     bool
 	}
-	var edges []edge
+	count := 0
+	for _, ivs := range tenure {
+		count += 2 * len(ivs)
+	}
+	if count == 0 {
+		w, b := holderWeights(holders, g.memTotal)
+		fn(lo, hi, w, b, true)
+		return
+	}
+	edges := make([]edge, 0, count)
 	present := make([]bool, len(holders))
 	for h, ivs := range tenure {
 		present[h] = ivs == nil
@@ -233,15 +281,7 @@ func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi,
 			edges = append(edges, edge{iv.StartS, h, true}, edge{iv.EndS, h, false})
 		}
 	}
-	if len(edges) == 0 {
-		w, b := holderWeights(holders, g.memTotal)
-		if lo <= 0 && hi >= windowS {
-			return []split{{g.whole(), w, b, lo, hi}}
-		}
-		return []split{{g.within(lo, hi), w, b, lo, hi}}
-	}
 	sort.Slice(edges, func(i, j int) bool { return edges[i].t < edges[j].t })
-	var out []split
 	from := lo
 	for i := 0; i <= len(edges); {
 		to := hi
@@ -250,7 +290,7 @@ func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi,
 		}
 		if to > from {
 			w, b := presentWeights(holders, present, g.memTotal)
-			out = append(out, split{g.within(from, to), w, b, from, to})
+			fn(from, to, w, b, false)
 			from = to
 		}
 		if i == len(edges) {
@@ -261,7 +301,6 @@ func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi,
 			present[edges[i].holder] = edges[i].in
 		}
 	}
-	return out
 }
 
 // presentWeights is holderWeights over the holders present, 0 for the

@@ -2,12 +2,8 @@ package analyze
 
 import (
 	"bytes"
-	"context"
-	"runtime"
 	"testing"
 	"time"
-
-	"github.com/seedance/seedance/internal/testkit/cputime"
 
 	"github.com/seedance/seedance/profile"
 	"github.com/seedance/seedance/source/sim"
@@ -39,31 +35,12 @@ func BenchmarkWorkCountersCPU(b *testing.B) {
 	if err := profile.Encode(&without, p); err != nil {
 		b.Fatal(err)
 	}
-	var cpu [2]time.Duration
-	b.ResetTimer()
-	for range b.N {
-		for i, doc := range [][]byte{without.Bytes(), with.Bytes()} {
-			runtime.GC() // the other's garbage collected before, each its own after
-			t0 := cputime.Process()
-			st, err := profile.OpenStream(bytes.NewReader(doc), "sim.json")
-			if err != nil {
-				b.Fatal(err)
-			}
-			ap := DefaultParams()
-			ap.Attribution = &AttributionParams{GroupBy: []string{"namespace"}}
-			r, err := Analyze(context.Background(), []Source{{Name: "sim.json", Stream: st}}, ap)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if (len(r.Units) > 0) != (i == 1) {
-				b.Fatalf("input %d: unit figures %v", i, r.Units)
-			}
-			runtime.GC()
-			cpu[i] += cputime.Process() - t0
+	ap := DefaultParams()
+	ap.Attribution = &AttributionParams{GroupBy: []string{"namespace"}}
+	alternated(b, [2][]byte{without.Bytes(), with.Bytes()}, ap, func(i int, r *Report) {
+		if (len(r.Units) > 0) != (i == 1) {
+			b.Fatalf("input %d: unit figures %v", i, r.Units)
 		}
-	}
-	b.ReportMetric(cpu[0].Seconds()/float64(b.N), "cpu-s/without")
-	b.ReportMetric(cpu[1].Seconds()/float64(b.N), "cpu-s/with")
-	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
+	})
 	b.ReportMetric(float64(with.Len()-without.Len())/float64(with.Len()), "counters-share-of-bytes")
 }

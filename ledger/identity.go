@@ -137,6 +137,10 @@ func overlapElsewhere(ctx context.Context, tx *sql.Tx, cluster string, spans map
 		}
 		return nil
 	}
+	var others int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM seedance_cluster_gpu WHERE cluster <> $1 LIMIT 1) o`, cluster).Scan(&others); err != nil || others == 0 {
+		return err // no other cluster's GPU to overlap: a ledger of one cluster looks none up
+	}
 	ids := sortedIDs(spans)
 	for len(ids) > 0 && !found {
 		batch := ids[:min(len(ids), 500)]
