@@ -44,8 +44,8 @@ func ServerCPU(b testing.TB, dsn string) func() time.Duration {
 	}
 	parent, _ := strconv.Atoi(f[1]) // the field after the state: ppid, the postmaster
 	keep := map[int]bool{}
-	for _, pid := range children(parent) {
-		keep[pid] = true
+	for _, c := range children(parent) {
+		keep[c.pid] = !c.zombie // one that ended is waited for: its time counts once reaped
 	}
 	return func() time.Duration {
 		settled(parent, keep)
@@ -59,11 +59,17 @@ func ServerCPU(b testing.TB, dsn string) func() time.Duration {
 	}
 }
 
-// children lists parent's children from /proc: the postmaster's own
-// processes, its connections, and those that ended and are not reaped.
-func children(parent int) []int {
+// child is one of the postmaster's processes: its own, a connection, or
+// one that ended and is not reaped yet (a zombie).
+type child struct {
+	pid    int
+	zombie bool
+}
+
+// children lists parent's children from /proc.
+func children(parent int) []child {
 	entries, _ := os.ReadDir("/proc")
-	var out []int
+	var out []child
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -74,16 +80,17 @@ func children(parent int) []int {
 			continue
 		}
 		if f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:])); len(f) >= 2 && f[1] == strconv.Itoa(parent) {
-			out = append(out, pid)
+			out = append(out, child{pid, f[0] == "Z"})
 		}
 	}
 	return out
 }
 
-// settled waits, up to 5 s, until parent has no child but those in keep.
+// settled waits, up to 5 s, until parent has no child but those in keep,
+// none of them ended.
 func settled(parent int, keep map[int]bool) {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if !slices.ContainsFunc(children(parent), func(pid int) bool { return !keep[pid] }) {
+		if !slices.ContainsFunc(children(parent), func(c child) bool { return c.zombie || !keep[c.pid] }) {
 			return
 		}
 	}
