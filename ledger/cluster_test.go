@@ -426,3 +426,34 @@ func TestPriceChangeBetweenUpdates(t *testing.T) {
 		}
 	}
 }
+
+// TestReportEndsWithTheLastCluster: a report with no end runs to the end
+// of the last bucket any of its clusters holds, not the first to stop
+// (lastBucket: the last of each cluster's), in SQLite and PostgreSQL.
+func TestReportEndsWithTheLastCluster(t *testing.T) {
+	p := cluster(t)
+	short := profile.Join([]*profile.Profile{p}, p.StartedAt.Add(-time.Millisecond), p.StartedAt.Add(time.Hour), false)
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			l := ledgers(t, backend)()
+			a, b := reopen(t, l, "prod-a"), reopen(t, l, "prod-b")
+			if _, err := a.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{renamed(p, "a-")}, Params: params()}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{renamed(short, "b-")}, Params: params()}); err != nil {
+				t.Fatal(err)
+			}
+			ends := map[string]time.Time{}
+			for _, c := range [][]string{nil, {"prod-a"}, {"prod-b"}} {
+				r, err := l.Report(context.Background(), Query{Clusters: c, GroupBy: []string{"namespace"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ends[strings.Join(c, ",")] = r.Window.End
+			}
+			if !ends[""].Equal(ends["prod-a"]) || !ends["prod-b"].Before(ends["prod-a"]) {
+				t.Fatalf("the report's end %s; prod-a's alone %s, prod-b's %s", ends[""], ends["prod-a"], ends["prod-b"])
+			}
+		})
+	}
+}
