@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -17,7 +18,9 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/seedance/seedance/chargeback"
+	"github.com/seedance/seedance/pricing"
 	"github.com/seedance/seedance/profile"
+	"github.com/seedance/seedance/source/sim"
 )
 
 // focusMandatory are FOCUS 1.2's mandatory columns, as its specification
@@ -352,5 +355,87 @@ func TestFocus13FollowsTheRule(t *testing.T) {
 		if want := int64(math.Round(r.Chargeback.Total.CostUSD * 100)); cents != want || cents != f.TotalCents() {
 			t.Errorf("%s by %s: BilledCost sums to %d cents, the report's total is %d", rule.mode, rule.scope, cents, want)
 		}
+	}
+}
+
+// TestPriceSourcesOfWholeDays: a charge line's price source is its node's
+// and model's sources over its day, joined by "+" where the day changed
+// them, as the hourly GPU rows hold them: for a whole day settled in the
+// daily rollups (read from them: priceSources), for a whole day whose last
+// hour is still provisional (which the rollups do not hold: read from the
+// hours), and for the partial days at the window's edges, in SQLite and
+// PostgreSQL.
+func TestPriceSourcesOfWholeDays(t *testing.T) {
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	day := start.Truncate(24 * time.Hour).Add(24 * time.Hour) // the first whole day
+	for _, c := range []struct {
+		name      string
+		end, from time.Time // the data's end; the other source's start
+	}{
+		{"settled", day.Add(26 * time.Hour), day.Add(12 * time.Hour)},
+		{"provisional", day.Add(24*time.Hour + time.Minute), day.Add(23*time.Hour + 30*time.Minute)},
+	} {
+		p, err := sim.Record(sim.Options{Nodes: 2, Scenario: sim.ScenarioMixed, Seed: 4, Start: start}, time.Minute, c.end.Sub(start), profile.Generator{Name: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := []*profile.Profile{
+			profile.Join([]*profile.Profile{p}, p.StartedAt.Add(-time.Millisecond), c.from, false),
+			profile.Join([]*profile.Profile{p}, c.from, p.EndedAt, false),
+		}
+		for _, backend := range []string{"sqlite", "postgres"} {
+			t.Run(c.name+"/"+backend, func(t *testing.T) {
+				l := ledgers(t, backend)()
+				for i, part := range parts {
+					ps := params()
+					if i == 1 {
+						ps.Pricer = pricing.New(map[string]float64{"NVIDIA": 3}, 1) // another source from then on
+					}
+					if _, err := l.Update(context.Background(), UpdateSpec{Inputs: []*profile.Profile{part}, Params: ps}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				samePriceSources(t, l)
+			})
+		}
+	}
+}
+
+// samePriceSources checks every charge line's price source against the
+// distinct sources of its day's hourly GPU rows.
+func samePriceSources(t *testing.T, l *Ledger) {
+	t.Helper()
+	want := map[string][]string{} // day, node, model: the hours' sources
+	rows, err := l.db.Query(`SELECT DISTINCT bucket - bucket % 86400, node, model, price_source FROM seedance_gpu ORDER BY 1, 2, 3, 4`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var d int64
+		var n, m, s string
+		if err := rows.Scan(&d, &n, &m, &s); err != nil {
+			t.Fatal(err)
+		}
+		want[fmt.Sprint(d, n, m)] = append(want[fmt.Sprint(d, n, m)], s)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines, mixed := 0, 0
+	_, err = l.Charges(context.Background(), Query{GroupBy: []string{"namespace"}}, func(Window) error { return nil }, func(day []chargeback.Line) error {
+		for _, c := range day {
+			w := strings.Join(want[fmt.Sprint(c.Period.Unix(), c.Node, c.Model)], "+")
+			if c.PriceSource != w {
+				return fmt.Errorf("%s %s %s: price source %q, the hours say %q", c.Period.Format(time.DateOnly), c.Node, c.Model, c.PriceSource, w)
+			}
+			lines++
+			if strings.Contains(w, "+") {
+				mixed++
+			}
+		}
+		return nil
+	})
+	if err != nil || lines == 0 || mixed == 0 {
+		t.Fatalf("%d lines, %d of a day of two sources: %v", lines, mixed, err)
 	}
 }
