@@ -298,3 +298,18 @@ func isDecimal(fd parquet.Field) bool {
 	d, ok := lt.Value.(*format.DecimalType)
 	return ok && d.Scale == 2
 }
+
+// TestRowObjectsAsMaps: the rows' Tags and AllocatedMethodDetails, encoded
+// from structs, are byte for byte what the maps they replaced encoded to.
+func TestRowObjectsAsMaps(t *testing.T) {
+	for _, x := range []float64{0, 1, 0.1234567891, 1e-7, 12345.678, 2.5e21} {
+		got := jsonObject(methodDetails{Elements: []methodElement{{AllocatedRatio: x, UsageQuantity: x * 3, UsageUnit: gpuHours}}, Part: PartHeld})
+		want := jsonObject(map[string]any{"Elements": []map[string]any{{"AllocatedRatio": x, "UsageUnit": gpuHours, "UsageQuantity": x * 3}}, "x_AllocatedPart": PartHeld})
+		if got != want {
+			t.Fatalf("details %s, the map gave %s", got, want)
+		}
+	}
+	if got, want := jsonObject(clusterTags{`prod "a"`}), jsonObject(map[string]any{"seedance.io/cluster": `prod "a"`}); got != want {
+		t.Fatalf("tags %s, the map gave %s", got, want)
+	}
+}
