@@ -466,11 +466,7 @@ func TestSlurmSuggestionsOnRealController(t *testing.T) {
 // nodes taken with --slurm against c (its SLURM_CONF in the environment).
 func slurmProfile(t *testing.T, c *slurmtest.Cluster) string {
 	t.Helper()
-	for _, e := range c.Env {
-		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
+	c.UseConf(t)
 	path := filepath.Join(t.TempDir(), "p.json")
 	if r := run(t, nil, "profile", "--source", "sim", "--sim-scenario", "idle", "--sim-nodes", "3", "--duration", "120", "--slurm", "-o", path, "--quiet"); r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)

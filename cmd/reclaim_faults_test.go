@@ -31,13 +31,8 @@ import (
 //   - nothing is notified twice and no job is requeued twice (Restarts=1).
 func TestReclaimFaults(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01")
-	env := os.Environ()
-	for _, e := range c.Env {
-		if k, v, ok := strings.Cut(e, "="); ok && k == "SLURM_CONF" {
-			t.Setenv(k, v)
-			env = append(env, e)
-		}
-	}
+	c.UseConf(t)
+	env := os.Environ() // SLURM_CONF among them
 	jobs := []string{c.Submit(t, "--requeue", "--gres=gpu:1"), c.Submit(t, "--requeue", "--gres=gpu:1")}
 	for _, id := range jobs {
 		c.WaitFor(t, func() bool { return c.Job(t, id, "JobState") == "RUNNING" }, "job "+id+" running")

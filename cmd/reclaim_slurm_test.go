@@ -32,11 +32,7 @@ func reclaimSlurmProfile(t *testing.T, path string, end time.Time, jobs ...strin
 // channel (a program with the notice's JSON on stdin).
 func TestReclaimSlurm(t *testing.T) {
 	c := slurmtest.Start(t, "node-gpu-01")
-	for _, e := range c.Env {
-		if k, v, ok := strings.Cut(e, "="); ok && k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
+	c.UseConf(t)
 	requeue := c.Submit(t, "--requeue", "--gres=gpu:1")
 	cancel := c.Submit(t, "--no-requeue", "--gres=gpu:1")
 	for _, id := range []string{requeue, cancel} {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/seedance/seedance/internal/testkit/slurmtest"
@@ -17,17 +16,9 @@ import (
 // accounts (research, with GrpTRES=gres/gpu=8).
 func TestProfileSlurmQueuesQOS(t *testing.T) {
 	c := slurmtest.StartWithAccounting(t, "node-gpu-01", "node-gpu-02", "node-gpu-03")
-	for _, args := range [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8"},
-		{"-i", "add", "qos", "gpu-team"}, {"-i", "modify", "qos", "where", "name=gpu-team", "set", "GrpTRES=gres/gpu=2"}} {
-		if out, err := c.Run("sacctmgr", args...); err != nil {
-			t.Fatalf("sacctmgr %v: %v: %s", args, err, out)
-		}
-	}
-	for _, e := range c.Env {
-		if k, v, _ := strings.Cut(e, "="); k == "SLURM_CONF" {
-			t.Setenv(k, v)
-		}
-	}
+	c.Sacctmgr(t, [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "modify", "account", "where", "name=research", "set", "GrpTRES=gres/gpu=8"},
+		{"-i", "add", "qos", "gpu-team"}, {"-i", "modify", "qos", "where", "name=gpu-team", "set", "GrpTRES=gres/gpu=2"}})
+	c.UseConf(t)
 	for by, want := range map[string]profile.Queue{"qos": {Name: "gpu-team", Kind: profile.QueueSlurmQOS}, "account": {Name: "research", Kind: profile.QueueSlurmAccount, Cohort: "root"}} {
 		path := filepath.Join(t.TempDir(), "p.json")
 		if r := run(t, nil, "profile", "--source", "sim", "--sim-scenario", "idle", "--sim-nodes", "3", "--duration", "60", "--slurm", "--slurm-queues", by, "-o", path, "--quiet"); r.code != 0 {

@@ -384,10 +384,7 @@ var errRace = errors.New("another update changed the ledger meanwhile (one witho
 // if no other update changed it since it was read.
 func (l *Ledger) save(ctx context.Context, tx *sql.Tx, st *state, tail *profile.Profile) error {
 	var b []byte
-	if tail != nil {
-		for i := range tail.Nodes { // no ledger row reads a topology
-			tail.Nodes[i].Topology = nil
-		}
+	if tail != nil { // the carried form keeps no topology: no ledger row reads one
 		var err error
 		if b, err = profile.MarshalCarried(tail); err != nil {
 			return fmt.Errorf("%w: %v", ErrLedger, err)

@@ -72,10 +72,11 @@ func MarshalCarried(p *Profile) ([]byte, error) {
 		b, prev = appendColumn(b, *c, kind, prev)
 		return nil
 	})
-	out := make([]byte, 0, len(carriedMagic)+4+s2.MaxEncodedLen(len(b)))
-	out = append(out, carriedMagic...)
-	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(b, castagnoli))
-	return append(out, s2.Encode(nil, b)...), nil
+	head := len(carriedMagic) + 4
+	out := make([]byte, head, head+s2.MaxEncodedLen(len(b)))
+	copy(out, carriedMagic)
+	binary.LittleEndian.PutUint32(out[len(carriedMagic):], crc32.Checksum(b, castagnoli))
+	return out[:head+len(s2.Encode(out[head:cap(out)], b))], nil // encoded in place
 }
 
 // appendColumn appends c's tag and values to b; times equal to prev (the
