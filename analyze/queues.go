@@ -64,6 +64,13 @@ type QueueFigures struct {
 	BudgetGPUHours    *float64 `json:"budget_gpu_hours"`
 	BudgetReservedPct *float64 `json:"budget_reserved_pct"`
 	BudgetIdlePct     *float64 `json:"budget_idle_pct"`
+	// BudgetUsedPct is what Slurm counted against the budget when it was
+	// read (its decayed usage, sshare's GrpTRESRaw) in % of it, and
+	// BudgetLeftGPUHours what is neither used nor held by running jobs to
+	// their time limits (TRESRunMins), never below 0 (null when Slurm's
+	// use was not read).
+	BudgetUsedPct      *float64 `json:"budget_used_pct"`
+	BudgetLeftGPUHours *float64 `json:"budget_left_gpu_hours"`
 	// HeldOfQuota is allocated ÷ nominal GPU-hours; Efficiency used ÷
 	// allocated.
 	HeldOfQuota *float64 `json:"held_of_quota"`
@@ -225,6 +232,12 @@ func (c *queueAcc) budget(f *QueueFigures) {
 	}
 	h := *c.q.BudgetGPUMinutes / 60
 	f.BudgetGPUHours = num(sig(h))
+	if u := c.q.BudgetUse; u != nil {
+		f.BudgetLeftGPUHours = num(sig(max(0, *c.q.BudgetGPUMinutes-u.UsedGPUMinutes-u.RunningGPUMinutes) / 60))
+		if h > 0 {
+			f.BudgetUsedPct = num(sig(100 * u.UsedGPUMinutes / *c.q.BudgetGPUMinutes))
+		}
+	}
 	if h <= 0 {
 		return
 	}

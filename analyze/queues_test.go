@@ -236,8 +236,12 @@ func TestDecayedAsKueue(t *testing.T) {
 // TestBudgetHandComputed: a Slurm account's GPU-minute budget (its
 // GrpTRESMins, 600 GPU-minutes = 10 GPU-hours) against one hour: its job
 // held GPUs 0–3 (reserved 4 GPUs all hour) at 10 %: reserved 4 GPU-h, 40 %
-// of the budget; idle-held 3.6 GPU-h, 36 %. An account without a budget,
-// and the cohort, have none.
+// of the budget; idle-held 3.6 GPU-h, 36 %. Slurm counted 450 GPU-minutes
+// of use against it and its running job holds 120 more to its time limit:
+// 75 % used, (600 − 450 − 120) / 60 = 0.5 GPU-h left. An account over its
+// budget (700 used of 600, 30 running) is at 116.666666667 % with 0 left.
+// An account without a budget (whatever Slurm counted), and the cohort,
+// have none.
 func TestBudgetHandComputed(t *testing.T) {
 	ts := every60(60)
 	var gpus []gpuSpec
@@ -249,9 +253,11 @@ func TestBudgetHandComputed(t *testing.T) {
 	}
 	budget := 600.0
 	qs := []profile.Queue{
-		{Name: "research", Kind: profile.QueueSlurmAccount, Cohort: "ml", BudgetGPUMinutes: &budget,
+		{Name: "research", Kind: profile.QueueSlurmAccount, Cohort: "ml", BudgetGPUMinutes: &budget, BudgetUse: &profile.BudgetUse{UsedGPUMinutes: 450, RunningGPUMinutes: 120},
 			Admitted: []profile.QueueSpan{{Workload: "101", GPUs: 4, StartS: 0, EndS: 3600}}},
-		{Name: "prod", Kind: profile.QueueSlurmAccount, Cohort: "ml", Admitted: []profile.QueueSpan{{Workload: "102", GPUs: 1, StartS: 0, EndS: 3600}}},
+		{Name: "prod", Kind: profile.QueueSlurmAccount, Cohort: "ml", BudgetUse: &profile.BudgetUse{UsedGPUMinutes: 10},
+			Admitted: []profile.QueueSpan{{Workload: "102", GPUs: 1, StartS: 0, EndS: 3600}}},
+		{Name: "over", Kind: profile.QueueSlurmAccount, Cohort: "ml", BudgetGPUMinutes: &budget, BudgetUse: &profile.BudgetUse{UsedGPUMinutes: 700, RunningGPUMinutes: 30}},
 	}
 	p := DefaultParams()
 	p.Pricer = pricing.New(nil, 3.6)
@@ -263,7 +269,14 @@ func TestBudgetHandComputed(t *testing.T) {
 	if !nearly(res.BudgetGPUHours, 10) || !nearly(res.BudgetReservedPct, 40) || !nearly(res.BudgetIdlePct, 36) || res.IdleHeldGPUHours != 3.6 {
 		t.Errorf("research: budget %v GPU-h, reserved %v %%, idle %v %% (idle-held %v GPU-h)", res.BudgetGPUHours, res.BudgetReservedPct, res.BudgetIdlePct, res.IdleHeldGPUHours)
 	}
-	if prod, ml := r.Queues["prod"], r.Cohorts["ml"]; prod.BudgetGPUHours != nil || prod.BudgetIdlePct != nil || ml.BudgetGPUHours != nil || ml.BudgetReservedPct != nil {
-		t.Errorf("no budget: prod %v %v, cohort %v %v", prod.BudgetGPUHours, prod.BudgetIdlePct, ml.BudgetGPUHours, ml.BudgetReservedPct)
+	if !nearly(res.BudgetUsedPct, 75) || !nearly(res.BudgetLeftGPUHours, 0.5) {
+		t.Errorf("research: Slurm's use %v %%, left %v GPU-h", res.BudgetUsedPct, res.BudgetLeftGPUHours)
+	}
+	if over := r.Queues["over"]; !nearly(over.BudgetUsedPct, 116.666666667) || over.BudgetLeftGPUHours == nil || *over.BudgetLeftGPUHours != 0 {
+		t.Errorf("over: Slurm's use %v %%, left %v GPU-h", over.BudgetUsedPct, over.BudgetLeftGPUHours)
+	}
+	if prod, ml := r.Queues["prod"], r.Cohorts["ml"]; prod.BudgetGPUHours != nil || prod.BudgetIdlePct != nil || prod.BudgetUsedPct != nil || prod.BudgetLeftGPUHours != nil ||
+		ml.BudgetGPUHours != nil || ml.BudgetReservedPct != nil || ml.BudgetUsedPct != nil {
+		t.Errorf("no budget: prod %v %v %v, cohort %v %v %v", prod.BudgetGPUHours, prod.BudgetIdlePct, prod.BudgetUsedPct, ml.BudgetGPUHours, ml.BudgetReservedPct, ml.BudgetUsedPct)
 	}
 }

@@ -64,6 +64,7 @@ type QueueRow struct {
 	Bucket                                              int
 	Queue, Kind, Cohort, QuotaRef                       string
 	NominalGPUs, BudgetGPUMinutes, LendingLimitGPUs     *float64
+	BudgetUse                                           *profile.BudgetUse
 	ReservedS, PendingS, HeldS, UsedS, HeldUSD, UsedUSD float64
 	// LargestGPUs is the most GPUs one workload reserved in the bucket.
 	LargestGPUs float64
@@ -83,7 +84,7 @@ func QueuesOf(rows []QueueRow, n int, bucketS float64, workloads map[string]int,
 		acc := s.get(r.Queue)
 		if r.Kind != "" { // the latest bucket's quota and cohort
 			acc.q.Kind, acc.q.Cohort, acc.q.NominalGPUs, acc.q.QuotaRef, acc.listed = r.Kind, r.Cohort, r.NominalGPUs, r.QuotaRef, true
-			acc.q.BudgetGPUMinutes, acc.q.LendingLimitGPUs = r.BudgetGPUMinutes, r.LendingLimitGPUs
+			acc.q.BudgetGPUMinutes, acc.q.LendingLimitGPUs, acc.q.BudgetUse = r.BudgetGPUMinutes, r.LendingLimitGPUs, r.BudgetUse
 		}
 		acc.largest = max(acc.largest, r.LargestGPUs)
 		lo, hi := float64(r.Bucket)*bucketS, float64(r.Bucket+1)*bucketS

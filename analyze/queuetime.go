@@ -3,6 +3,8 @@ package analyze
 import (
 	"math"
 	"sort"
+
+	"github.com/seedance/seedance/profile"
 )
 
 // MaxQueueBuckets bounds the buckets of a queue's timeline: a longer
@@ -124,6 +126,7 @@ type QueueCut struct {
 	Queue, Kind, Cohort, QuotaRef string
 	NominalGPUs, BudgetGPUMinutes *float64
 	LendingLimitGPUs              *float64
+	BudgetUse                     *profile.BudgetUse
 	ReservedS, PendingS           float64
 	// LargestGPUs is the most GPUs one workload reserved in the piece.
 	LargestGPUs float64
@@ -139,6 +142,6 @@ func (a *analysis) cutQueues(c *Cuts, piece int, lo, hi float64) {
 			}
 		}
 		c.Queues = append(c.Queues, QueueCut{Piece: piece, Queue: q.Name, Kind: q.Kind, Cohort: q.Cohort, QuotaRef: q.QuotaRef, NominalGPUs: q.NominalGPUs,
-			BudgetGPUMinutes: q.BudgetGPUMinutes, LendingLimitGPUs: q.LendingLimitGPUs, ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest})
+			BudgetGPUMinutes: q.BudgetGPUMinutes, LendingLimitGPUs: q.LendingLimitGPUs, BudgetUse: q.BudgetUse, ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest})
 	}
 }

@@ -199,10 +199,11 @@ func TestCarryRoundTrips(t *testing.T) {
 	w := &profile.Workload{ID: "ns/a", Name: "a", Kind: profile.KindPod, Queue: "q", Labels: map[string]string{"team": "x"},
 		Intervals: []profile.Tenure{{StartS: 0, EndS: 5}}, PIDs: []int{7}}
 	c := &carry{Bucket: 3600, Pieces: 2, Cuts: &analyze.Cuts{
-		GPUs:   []analyze.GPUCut{{Piece: 1, Node: "n", Model: "H100", ObservedS: 1.5, EnergyMeasured: true, PriceUSDPerHour: 2, PriceSource: "user"}},
-		Holds:  []analyze.HoldCut{{Piece: 0, Node: "n", Model: "H100", Workload: w, HeldS: 1}, {Piece: 1, Node: "n", Model: "H100", HeldS: 0.5}, {Piece: 1, Node: "n", Model: "H100", Workload: w, UsedS: 2}},
-		Work:   []analyze.WorkCut{{Piece: 1, Node: "n", Workload: "ns/a", Unit: "requests", Work: 3, Counted: true}},
-		Queues: []analyze.QueueCut{{Piece: 0, Queue: "q", Kind: "kueue", NominalGPUs: &zero, BudgetGPUMinutes: &zero, LendingLimitGPUs: &zero}, {Piece: 1, Queue: "r"}},
+		GPUs:  []analyze.GPUCut{{Piece: 1, Node: "n", Model: "H100", ObservedS: 1.5, EnergyMeasured: true, PriceUSDPerHour: 2, PriceSource: "user"}},
+		Holds: []analyze.HoldCut{{Piece: 0, Node: "n", Model: "H100", Workload: w, HeldS: 1}, {Piece: 1, Node: "n", Model: "H100", HeldS: 0.5}, {Piece: 1, Node: "n", Model: "H100", Workload: w, UsedS: 2}},
+		Work:  []analyze.WorkCut{{Piece: 1, Node: "n", Workload: "ns/a", Unit: "requests", Work: 3, Counted: true}},
+		Queues: []analyze.QueueCut{{Piece: 0, Queue: "q", Kind: "kueue", NominalGPUs: &zero, BudgetGPUMinutes: &zero, LendingLimitGPUs: &zero, BudgetUse: &profile.BudgetUse{}},
+			{Piece: 1, Queue: "r", BudgetUse: &profile.BudgetUse{UsedGPUMinutes: 5, RunningGPUMinutes: 2}}},
 	}}
 	b, err := encodeCarry(c)
 	if err != nil {
@@ -218,7 +219,8 @@ func TestCarryRoundTrips(t *testing.T) {
 	if got.Bucket != 3600 || got.Pieces != 2 || !reflect.DeepEqual(*got.Cuts, want) {
 		t.Errorf("carried\n got %+v\nwant %+v", *got.Cuts, want)
 	}
-	if got.Cuts.Queues[0].NominalGPUs == nil || got.Cuts.Queues[1].NominalGPUs != nil || got.Cuts.Queues[0].BudgetGPUMinutes == nil || got.Cuts.Queues[1].BudgetGPUMinutes != nil {
+	if got.Cuts.Queues[0].NominalGPUs == nil || got.Cuts.Queues[1].NominalGPUs != nil || got.Cuts.Queues[0].BudgetGPUMinutes == nil || got.Cuts.Queues[1].BudgetGPUMinutes != nil ||
+		got.Cuts.Queues[0].BudgetUse == nil {
 		t.Errorf("nominal quotas %v %v", got.Cuts.Queues[0].NominalGPUs, got.Cuts.Queues[1].NominalGPUs)
 	}
 	if none, err := encodeCarry(nil); none != nil || err != nil {
@@ -250,9 +252,10 @@ func heldOf(t *testing.T, db *sql.DB, cluster string) *carry {
 	return c
 }
 
-// TestBudgetThroughTheLedger: a queue's GPU-minute budget and lending limit are kept with its
-// hourly rows, carried across five-minute updates, and gives the ledger's
-// budget figures as one analysis gives them.
+// TestBudgetThroughTheLedger: a queue's GPU-minute budget, what Slurm
+// counted against it and its lending limit are kept with its hourly rows,
+// carried across five-minute updates, and give the ledger's budget figures
+// as one analysis gives them.
 func TestBudgetThroughTheLedger(t *testing.T) {
 	p := cluster(t)
 	if len(p.Queues) == 0 {
@@ -260,6 +263,7 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 	}
 	budget, lend := 3000.0, 1.0
 	p.Queues[0].BudgetGPUMinutes, p.Queues[0].LendingLimitGPUs = &budget, &lend
+	p.Queues[0].BudgetUse = &profile.BudgetUse{UsedGPUMinutes: 1200, RunningGPUMinutes: 600}
 	name := p.Queues[0].Name
 	ps := params()
 	qp := analyze.DefaultQueueParams()
@@ -291,15 +295,17 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 		return a != nil && b != nil && math.Abs(*a-*b) <= 1e-6*math.Max(1, math.Abs(*b))
 	}
 	if !near(g.BudgetGPUHours, w.BudgetGPUHours) || *w.BudgetGPUHours != 50 || !near(g.BudgetReservedPct, w.BudgetReservedPct) || !near(g.BudgetIdlePct, w.BudgetIdlePct) ||
-		!nearOrNull(g.LentGPUHours, w.LentGPUHours) {
-		t.Errorf("queue %s: ledger %v %v %v, analysis %v %v %v", name, g.BudgetGPUHours, g.BudgetReservedPct, g.BudgetIdlePct, w.BudgetGPUHours, w.BudgetReservedPct, w.BudgetIdlePct)
+		!nearOrNull(g.LentGPUHours, w.LentGPUHours) || !near(g.BudgetUsedPct, w.BudgetUsedPct) || *w.BudgetUsedPct != 40 ||
+		!near(g.BudgetLeftGPUHours, w.BudgetLeftGPUHours) || *w.BudgetLeftGPUHours != 20 {
+		t.Errorf("queue %s: ledger %v %v %v %v %v, analysis %v %v %v %v %v", name, g.BudgetGPUHours, g.BudgetReservedPct, g.BudgetIdlePct, g.BudgetUsedPct, g.BudgetLeftGPUHours,
+			w.BudgetGPUHours, w.BudgetReservedPct, w.BudgetIdlePct, w.BudgetUsedPct, w.BudgetLeftGPUHours)
 	}
 	var unbudgeted int // hourly rows of the queue without it: written from a carry that lost it
-	if err := l.db.QueryRow(`SELECT COUNT(*) FROM seedance_queue WHERE queue = $1 AND (budget_gpu_minutes IS NULL OR lending_limit_gpus IS NULL)`, name).Scan(&unbudgeted); err != nil || unbudgeted > 0 {
+	if err := l.db.QueryRow(`SELECT COUNT(*) FROM seedance_queue WHERE queue = $1 AND (budget_gpu_minutes IS NULL OR lending_limit_gpus IS NULL OR budget_used_gpu_minutes IS NULL)`, name).Scan(&unbudgeted); err != nil || unbudgeted > 0 {
 		t.Errorf("%d rows of queue %s without its budget (%v)", unbudgeted, name, err)
 	}
 	for q, f := range got.Queues {
-		if q != name && f.BudgetGPUHours != nil {
+		if q != name && (f.BudgetGPUHours != nil || f.BudgetUsedPct != nil) {
 			t.Errorf("queue %s has a budget: %v", q, *f.BudgetGPUHours)
 		}
 	}

@@ -175,6 +175,7 @@ func mergeQueues(out *analyze.Cuts, rows []analyze.QueueCut, to []int) {
 		func(o *analyze.QueueCut, q analyze.QueueCut) {
 			if q.Kind != "" {
 				o.Kind, o.Cohort, o.QuotaRef, o.NominalGPUs, o.BudgetGPUMinutes, o.LendingLimitGPUs = q.Kind, q.Cohort, q.QuotaRef, q.NominalGPUs, q.BudgetGPUMinutes, q.LendingLimitGPUs
+				o.BudgetUse = q.BudgetUse
 			}
 			o.ReservedS, o.PendingS, o.LargestGPUs = o.ReservedS+q.ReservedS, o.PendingS+q.PendingS, max(o.LargestGPUs, q.LargestGPUs)
 		})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/seedance/seedance/analyze"
+	"github.com/seedance/seedance/profile"
 )
 
 // Schema 10 keeps the queues (docs/queues.md, Over time): per bucket and
@@ -21,6 +22,28 @@ const migration10 = `CREATE TABLE seedance_queue (cluster TEXT NOT NULL, bucket 
 CREATE TABLE seedance_queue_member (cluster TEXT NOT NULL, queue TEXT NOT NULL, workload TEXT NOT NULL, first_bucket BIGINT NOT NULL, last_bucket BIGINT NOT NULL,
 	PRIMARY KEY (cluster, queue, workload))`
 
+// migration14 keeps what Slurm counted against a queue's GPU-minute
+// budget when it was read (profile.BudgetUse) with its hourly rows, as its
+// budget: NULL where it was not read.
+const migration14 = `ALTER TABLE seedance_queue ADD COLUMN budget_used_gpu_minutes DOUBLE PRECISION;
+ALTER TABLE seedance_queue ADD COLUMN budget_running_gpu_minutes DOUBLE PRECISION`
+
+// useUsed and useRunning are a budget use's two readings, nil (NULL) when
+// it was not read.
+func useUsed(u *profile.BudgetUse) *float64 {
+	if u == nil {
+		return nil
+	}
+	return &u.UsedGPUMinutes
+}
+
+func useRunning(u *profile.BudgetUse) *float64 {
+	if u == nil {
+		return nil
+	}
+	return &u.RunningGPUMinutes
+}
+
 // queueKey is one queue in one piece.
 type queueKey struct {
 	piece int
@@ -31,6 +54,7 @@ type queueKey struct {
 type queueSums struct {
 	kind, cohort, ref                                        string
 	nominal, budget, lend                                    *float64
+	use                                                      *profile.BudgetUse
 	reserved, pending, held, used, heldUSD, usedUSD, largest float64
 }
 
@@ -52,7 +76,7 @@ func writeQueues(ex *execer, r *rows, price map[priceKey]float64) error {
 	for _, q := range r.cuts.Queues {
 		s := at(queueKey{q.Piece, q.Queue})
 		s.kind, s.cohort, s.ref, s.nominal, s.reserved, s.pending, s.largest = q.Kind, q.Cohort, q.QuotaRef, q.NominalGPUs, q.ReservedS, q.PendingS, q.LargestGPUs
-		s.budget, s.lend = q.BudgetGPUMinutes, q.LendingLimitGPUs
+		s.budget, s.lend, s.use = q.BudgetGPUMinutes, q.LendingLimitGPUs, q.BudgetUse
 	}
 	for _, h := range r.cuts.Holds {
 		if h.Workload == nil || h.Workload.Queue == "" || r.skip[h.Piece] {
@@ -84,18 +108,20 @@ last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket 
 		}
 		s := sums[k]
 		err := ex.add(`INSERT INTO seedance_queue AS o (cluster, bucket, queue, provisional, kind, cohort, quota_ref, nominal_gpus, largest_gpus,
-	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus, budget_used_gpu_minutes, budget_running_gpu_minutes)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 ON CONFLICT (cluster, bucket, queue, provisional) DO UPDATE SET
 kind = CASE WHEN excluded.kind = '' THEN o.kind ELSE excluded.kind END, cohort = CASE WHEN excluded.kind = '' THEN o.cohort ELSE excluded.cohort END,
 quota_ref = CASE WHEN excluded.kind = '' THEN o.quota_ref ELSE excluded.quota_ref END,
 nominal_gpus = CASE WHEN excluded.kind = '' THEN o.nominal_gpus ELSE excluded.nominal_gpus END,
 budget_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_gpu_minutes ELSE excluded.budget_gpu_minutes END,
 lending_limit_gpus = CASE WHEN excluded.kind = '' THEN o.lending_limit_gpus ELSE excluded.lending_limit_gpus END,
+budget_used_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_used_gpu_minutes ELSE excluded.budget_used_gpu_minutes END,
+budget_running_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_running_gpu_minutes ELSE excluded.budget_running_gpu_minutes END,
 largest_gpus = CASE WHEN o.largest_gpus > excluded.largest_gpus THEN o.largest_gpus ELSE excluded.largest_gpus END,
 reserved_s = o.reserved_s + excluded.reserved_s, pending_s = o.pending_s + excluded.pending_s, held_s = o.held_s + excluded.held_s,
 used_s = o.used_s + excluded.used_s, held_usd = o.held_usd + excluded.held_usd, used_usd = o.used_usd + excluded.used_usd`,
-			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend)
+			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend, useUsed(s.use), useRunning(s.use))
 		if err != nil {
 			return err
 		}
@@ -111,14 +137,19 @@ func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS
 		var r analyze.QueueRow
 		var cluster string
 		var bucket int64
+		var used, running sql.NullFloat64
 		if err := rs.Scan(&cluster, &bucket, &r.Queue, &r.Kind, &r.Cohort, &r.QuotaRef, &r.NominalGPUs, &r.LargestGPUs, &r.ReservedS, &r.PendingS, &r.HeldS, &r.UsedS,
-			&r.HeldUSD, &r.UsedUSD, &r.BudgetGPUMinutes, &r.LendingLimitGPUs); err != nil { // a NULL leaves a pointer nil
+			&r.HeldUSD, &r.UsedUSD, &r.BudgetGPUMinutes, &r.LendingLimitGPUs, &used, &running); err != nil { // a NULL leaves a pointer nil
 			return err
+		}
+		if used.Valid && running.Valid {
+			r.BudgetUse = &profile.BudgetUse{UsedGPUMinutes: used.Float64, RunningGPUMinutes: running.Float64}
 		}
 		r.Bucket, r.Queue = int((bucket-sp.lo)/bucketS), queueName(sp, cluster, r.Queue)
 		rows = append(rows, r)
 		return nil
-	}, `SELECT cluster, bucket, queue, kind, cohort, quota_ref, nominal_gpus, largest_gpus, reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus FROM seedance_queue
+	}, `SELECT cluster, bucket, queue, kind, cohort, quota_ref, nominal_gpus, largest_gpus, reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus,
+	budget_used_gpu_minutes, budget_running_gpu_minutes FROM seedance_queue
 WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster", 4, len(sp.clusters))+` ORDER BY bucket, cluster, queue, provisional DESC`,
 		append([]any{sp.lo, sp.hi, sp.maxProv}, names(sp.clusters)...)...)
 	if err != nil || len(rows) == 0 {

@@ -45,7 +45,7 @@ func carriedProfile() *Profile {
 		StartedAt: t0, EndedAt: t0.Add(30 * time.Second), IntervalS: 10, ContextS: 20, Complete: true,
 		Unscheduled: []Workload{{ID: "ns/q", Kind: KindPod, State: StatePending, GPUCount: 2, Work: []Work{{Unit: UnitRequests, T: Values{0}, V: Values{3}}}}},
 		Notes:       []string{"a note"},
-		Queues: []Queue{{Name: "cq-a", Kind: QueueKueue, Cohort: "all", NominalGPUs: &none, LendingLimitGPUs: &two, Flavors: []string{"h100"},
+		Queues: []Queue{{Name: "cq-a", Kind: QueueKueue, Cohort: "all", NominalGPUs: &none, LendingLimitGPUs: &two, Flavors: []string{"h100"}, BudgetUse: &BudgetUse{},
 			Admitted: []QueueSpan{{Workload: "ns/a", GPUs: 1, StartS: 0, EndS: 30}}}},
 		Nodes: []Node{
 			{Name: "a", Labels: map[string]string{"pool": "h100"}, GPUs: a, Workloads: ws},
@@ -121,7 +121,7 @@ func TestCarriedRefusesDamage(t *testing.T) {
 // the types and not there fails here.
 func TestCarriedPointersAllKept(t *testing.T) {
 	kept := []string{"Profile.Nodes.GPUs.NUMANode", "Profile.Nodes.GPUs.MIG", "Profile.Nodes.Workloads.Sharing", "Profile.Unscheduled.Sharing",
-		"Profile.Queues.NominalGPUs", "Profile.Queues.BorrowingLimitGPUs", "Profile.Queues.LendingLimitGPUs", "Profile.Queues.BudgetGPUMinutes"}
+		"Profile.Queues.NominalGPUs", "Profile.Queues.BorrowingLimitGPUs", "Profile.Queues.LendingLimitGPUs", "Profile.Queues.BudgetGPUMinutes", "Profile.Queues.BudgetUse"}
 	var found []string
 	var walk func(path string, t reflect.Type)
 	walk = func(path string, ty reflect.Type) {

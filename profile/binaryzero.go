@@ -29,6 +29,7 @@ func (z *zeros) walk(p *Profile) {
 		for _, f := range []**float64{&q.NominalGPUs, &q.BorrowingLimitGPUs, &q.LendingLimitGPUs, &q.BudgetGPUMinutes} {
 			keepZero(z, f)
 		}
+		keepZero(z, &q.BudgetUse)
 	}
 }
 

@@ -35,6 +35,9 @@ type Queue struct {
 	// gres/gpu of the account (what its jobs may use before Slurm holds
 	// them, against usage it decays); null: none.
 	BudgetGPUMinutes *float64 `json:"budget_gpu_minutes,omitempty"`
+	// BudgetUse is what Slurm counted against that budget when it was
+	// read; null: not read (no budget, or Slurm counts none).
+	BudgetUse *BudgetUse `json:"budget_use,omitempty"`
 	// Flavors are the flavors its GPU quota is in.
 	Flavors []string `json:"flavors,omitempty"`
 	// QuotaRef says where the source set the GPU quota, for a patch of
@@ -46,6 +49,19 @@ type Queue struct {
 	// Pending the times they waited for one.
 	Admitted []QueueSpan `json:"admitted,omitempty"`
 	Pending  []QueueSpan `json:"pending,omitempty"`
+}
+
+// BudgetUse is what Slurm counts against an account's GPU-minute budget
+// (GrpTRESMins gres/gpu) when it decides whether to start its next job
+// (docs/queues.md, Budgets): sshare's GrpTRESRaw and TRESRunMins of
+// gres/gpu, in GPU-minutes.
+type BudgetUse struct {
+	// UsedGPUMinutes is the account's GPU usage so far, as Slurm's
+	// priority/multifactor plugin decays it (PriorityDecayHalfLife).
+	UsedGPUMinutes float64 `json:"used_gpu_minutes"`
+	// RunningGPUMinutes is what its running jobs still hold to their
+	// time limits: GPUs × time left.
+	RunningGPUMinutes float64 `json:"running_gpu_minutes"`
 }
 
 // QueueSpan is one workload's reservation of (or wait for) GPUs of a
@@ -94,6 +110,9 @@ func checkQueues(qs []Queue) error {
 		}
 		if v := q.BudgetGPUMinutes; v != nil && !(*v >= 0 && *v <= 1e15) {
 			return fmt.Errorf("%w: queue %q: a budget of %v GPU-minutes is outside 0–1e15", ErrInvalid, short(q.Name), *v)
+		}
+		if u := q.BudgetUse; u != nil && !(u.UsedGPUMinutes >= 0 && u.UsedGPUMinutes <= 1e15 && u.RunningGPUMinutes >= 0 && u.RunningGPUMinutes <= 1e15) {
+			return fmt.Errorf("%w: queue %q: a budget use of %v and %v GPU-minutes is outside 0–1e15", ErrInvalid, short(q.Name), u.UsedGPUMinutes, u.RunningGPUMinutes)
 		}
 		if len(q.Admitted)+len(q.Pending) > MaxQueueSpans {
 			return fmt.Errorf("%w: queue %q: more than %d reservations and waits", ErrInvalid, short(q.Name), MaxQueueSpans)

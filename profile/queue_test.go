@@ -14,8 +14,9 @@ func queuedProfile() *Profile {
 	p := sharedProfile()
 	eight, budget := 8.0, 0.0 // a budget of none left is not no budget
 	p.Queues = []Queue{{Name: "team-a", Kind: QueueKueue, Cohort: "ml", NominalGPUs: &eight, BudgetGPUMinutes: &budget, Flavors: []string{"h100"},
-		Admitted: []QueueSpan{{Workload: "ns/a", GPUs: 4, StartS: 0, EndS: 30}},
-		Pending:  []QueueSpan{{Workload: "ns/c", GPUs: 2, StartS: 10, EndS: 30}}}}
+		BudgetUse: &BudgetUse{UsedGPUMinutes: 120, RunningGPUMinutes: 0},
+		Admitted:  []QueueSpan{{Workload: "ns/a", GPUs: 4, StartS: 0, EndS: 30}},
+		Pending:   []QueueSpan{{Workload: "ns/c", GPUs: 2, StartS: 10, EndS: 30}}}}
 	p.Nodes[0].Workloads[0].Queue = "team-a"
 	return p
 }
@@ -66,6 +67,7 @@ func TestQueuesRefused(t *testing.T) {
 		"negative":      {func(p *Profile) { p.Queues[0].NominalGPUs = &neg }, "a quota of -1 GPUs"},
 		"NaN":           {func(p *Profile) { p.Queues[0].LendingLimitGPUs = &nan }, "a quota of NaN GPUs"},
 		"budget":        {func(p *Profile) { p.Queues[0].BudgetGPUMinutes = &neg }, "a budget of -1 GPU-minutes"},
+		"budget use":    {func(p *Profile) { p.Queues[0].BudgetUse.RunningGPUMinutes = nan }, "a budget use of 120 and NaN GPU-minutes"},
 		"backwards":     {func(p *Profile) { p.Queues[0].Admitted[0].EndS = -5 }, `workload "ns/a": a span 0–-5 s`},
 		"no GPUs":       {func(p *Profile) { p.Queues[0].Pending[0].GPUs = 0 }, `workload "ns/c": 0 GPUs`},
 		"long queue ID": {func(p *Profile) { p.Nodes[0].Workloads[0].Queue = strings.Repeat("q", 300) }, "a queue longer than 253"},

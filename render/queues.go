@@ -66,7 +66,7 @@ func queueRowsOf(queues, cohorts map[string]analyze.QueueFigures) [][]string {
 // useHeader and useRows are each queue's use over time, the fair-share
 // input and the quota what-if (docs/queues.md).
 var useHeader = []string{"QUEUE", "USED GPUS (PERCENTILE)", "PEAK USED", "DECAYED USED", "DECAYED RESERVED", "QUOTA", "BUDGET GPU-H", "OF BUDGET RESERVED / IDLE",
-	"PROPOSED", "PENDING IN QUOTA GPU-H", "WHY"}
+	"SLURM: USED / LEFT GPU-H", "PROPOSED", "PENDING IN QUOTA GPU-H", "WHY"}
 
 func useRows(r *report.Result) [][]string { return useRowsOf(r.Queues, r.QuotaWhatIf) }
 
@@ -80,12 +80,15 @@ func useRowsOf(queues map[string]analyze.QueueFigures, whatIf []analyze.QuotaCha
 	for _, name := range slices.Sorted(maps.Keys(queues)) {
 		f := queues[name]
 		row := []string{name, numOpt(f.UsedGPUsPercentile, 2), numOpt(f.PeakUsedGPUs, 2), numOpt(f.DecayedUsedGPUs, 2), numOpt(f.DecayedReservedGPUs, 2), numOpt(f.NominalGPUs, 0),
-			numOpt(f.BudgetGPUHours, 2), "", "", "", ""}
+			numOpt(f.BudgetGPUHours, 2), "", "", "", "", ""}
 		if f.BudgetGPUHours != nil {
 			row[7] = pct(f.BudgetReservedPct) + " / " + pct(f.BudgetIdlePct)
 		}
+		if f.BudgetUsedPct != nil {
+			row[8] = pct(f.BudgetUsedPct) + " / " + numOpt(f.BudgetLeftGPUHours, 2)
+		}
 		if c, ok := changes[name]; ok {
-			row[8], row[9], row[10] = fmt.Sprintf("%g", c.ProposedGPUs), fmt.Sprintf("%.2f → %.2f", c.PendingWithinQuotaGPUHours, c.ProposedPendingWithinQuotaGPUHours), c.Why
+			row[9], row[10], row[11] = fmt.Sprintf("%g", c.ProposedGPUs), fmt.Sprintf("%.2f → %.2f", c.PendingWithinQuotaGPUHours, c.ProposedPendingWithinQuotaGPUHours), c.Why
 		}
 		out = append(out, row)
 	}
@@ -137,7 +140,8 @@ func queuesCSV(cw *csv.Writer, r *report.Result) error {
 	cw.Write([]string{"queue", "kind", "cohort", "workloads", "nominal_gpus", "nominal_gpu_hours", "reserved_gpu_hours", "borrowed_gpu_hours", "lent_gpu_hours",
 		"allocated_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "pending_gpu_hours", "pending_workloads", "longest_wait_s", "held_of_quota", "efficiency",
 		"usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "hoarding", "contested_gpu_hours", "contested_usd",
-		"used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus", "budget_gpu_hours", "budget_reserved_pct", "budget_idle_pct"})
+		"used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus", "budget_gpu_hours", "budget_reserved_pct", "budget_idle_pct",
+		"budget_used_pct", "budget_left_gpu_hours"})
 	for _, q := range queueList(r.Queues, r.Cohorts) {
 		f := q.f
 		cw.Write([]string{cell(q.name), cell(f.Kind), cell(f.Cohort), fmt.Sprint(f.Workloads), optNum(f.NominalGPUs), optNum(f.NominalGPUHours), optNum(f.ReservedGPUHours),
@@ -145,7 +149,7 @@ func queuesCSV(cw *csv.Writer, r *report.Result) error {
 			optInt(f.PendingWorkloads), optNum(f.LongestWaitS), optNum(f.HeldOfQuota), optNum(f.Efficiency), num(f.USDPerGPUHour), optNum(f.NominalUSD),
 			num(f.AllocatedUSD), num(f.UsedUSD), num(f.IdleHeldUSD), num(f.PendingUSD), fmt.Sprint(f.Hoarding), optNum(f.ContestedGPUHours), optNum(f.ContestedUSD),
 			optNum(f.UsedGPUsPercentile), optNum(f.PeakUsedGPUs), optNum(f.DecayedUsedGPUs), optNum(f.DecayedReservedGPUs),
-			optNum(f.BudgetGPUHours), optNum(f.BudgetReservedPct), optNum(f.BudgetIdlePct)})
+			optNum(f.BudgetGPUHours), optNum(f.BudgetReservedPct), optNum(f.BudgetIdlePct), optNum(f.BudgetUsedPct), optNum(f.BudgetLeftGPUHours)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -174,6 +178,10 @@ func queueGauges(p *promWriter, r *report.Result) {
 	gauge("queue_idle_held_usd", "Dollars of GPU time the queue's workloads held and did not use.", func(f analyze.QueueFigures) *float64 { return of(f.IdleHeldUSD) })
 	gauge("queue_pending_gpu_hours", "GPUs the queue's workloads waited for, times the wait.", func(f analyze.QueueFigures) *float64 { return of(f.PendingGPUHours) })
 	gauge("queue_budget_idle_pct", "The share of the queue's GPU-minute budget (Slurm's GrpTRESMins) its idle-held GPU-hours took in the window, %.", func(f analyze.QueueFigures) *float64 { return f.BudgetIdlePct })
+	gauge("queue_budget_used_pct", "What Slurm counted against the queue's GPU-minute budget when it was read (its decayed usage, sshare's GrpTRESRaw), % of the budget.",
+		func(f analyze.QueueFigures) *float64 { return f.BudgetUsedPct })
+	gauge("queue_budget_left_gpu_hours", "The queue's GPU-minute budget neither used nor held by running jobs to their time limits, in GPU-hours.",
+		func(f analyze.QueueFigures) *float64 { return f.BudgetLeftGPUHours })
 	gauge("queue_decayed_used_gpus", "The queue's measured use decayed as Kueue's admission fair sharing decays usage (docs/queues.md): who got the cluster by work done.", func(f analyze.QueueFigures) *float64 { return f.DecayedUsedGPUs })
 	gauge("queue_decayed_reserved_gpus", "The queue's reservations decayed the same way: who got the cluster by allocation.", func(f analyze.QueueFigures) *float64 { return f.DecayedReservedGPUs })
 	gauge("queue_hoarding", "1 when the queue held quota idle while another of its cohort waited.", func(f analyze.QueueFigures) *float64 {

@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,17 @@ func TestAccountsOnRealSlurm(t *testing.T) {
 	}
 	if p.Nodes[0].Workloads[0].Queue != "research" {
 		t.Errorf("the job's queue: %q", p.Nodes[0].Workloads[0].Queue)
+	}
+	// This cluster's priority plugin is Slurm's default, which counts no
+	// usage (sshare would answer zeros): the budget's use stays unknown.
+	notes := AddBudgetUse(context.Background(), p, ClientCommand("scontrol", extcmd.DefaultLimits), ClientCommand("sshare", extcmd.DefaultLimits))
+	if len(notes) != 1 || !strings.Contains(notes[0], `PriorityType is "priority/basic"`) || qs["research"].BudgetUse != nil {
+		t.Errorf("priority/basic: %q", notes)
+	}
+	for _, q := range p.Queues {
+		if q.BudgetUse != nil {
+			t.Errorf("queue %s: a use under priority/basic: %+v", q.Name, *q.BudgetUse)
+		}
 	}
 }
 

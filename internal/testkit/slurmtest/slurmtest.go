@@ -36,7 +36,7 @@ type Cluster struct {
 // node has 2 CPUs and 8 GPUs.
 func Start(t testing.TB, nodes ...string) *Cluster {
 	t.Helper()
-	return start(t, false, nodes)
+	return start(t, "", nodes)
 }
 
 // StartWithAccounting is Start with Slurm's accounting: a MariaDB
@@ -46,11 +46,28 @@ func Start(t testing.TB, nodes ...string) *Cluster {
 // and sacctmgr answer.
 func StartWithAccounting(t testing.TB, nodes ...string) *Cluster {
 	t.Helper()
-	return start(t, true, nodes)
+	return start(t, accountingConf, nodes)
 }
 
-func start(t testing.TB, accounting bool, nodes []string) *Cluster {
+// StartWithUsage is StartWithAccounting with limits enforced
+// (AccountingStorageEnforce=associations,limits) and the
+// priority/multifactor plugin, which then counts each association's usage
+// (what sshare shows and GrpTRESMins limits), folded every minute
+// (PriorityCalcPeriod=1) with Slurm's default half-life (7 days).
+func StartWithUsage(t testing.TB, nodes ...string) *Cluster {
 	t.Helper()
+	return start(t, accountingConf+"AccountingStorageEnforce=associations,limits\nPriorityType=priority/multifactor\nPriorityCalcPeriod=1\n", nodes)
+}
+
+// accountingConf is the slurm.conf of accounting through the test's
+// slurmdbd (its port and directory filled in by start).
+const accountingConf = "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=127.0.0.1\nAccountingStoragePort=%d\nAccountingStoragePass=%s/munge.sock\nAccountingStorageTRES=gres/gpu\n"
+
+// start starts the cluster; extra (accounting and what follows it), when
+// given, replaces the configuration's accounting_storage/none.
+func start(t testing.TB, extra string, nodes []string) *Cluster {
+	t.Helper()
+	accounting := extra != ""
 	engine.SkipShort(t, "starts slurmctld, slurmd and munged")
 	bins := map[string]string{}
 	names := []string{"munged", "slurmctld", "slurmd", "scontrol", "sbatch"}
@@ -97,8 +114,7 @@ func start(t testing.TB, accounting bool, nodes []string) *Cluster {
 	dbd := 0
 	if accounting {
 		dbd = testnet.FreePort(t)
-		text = strings.Replace(text, "AccountingStorageType=accounting_storage/none\n", fmt.Sprintf(
-			"AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=127.0.0.1\nAccountingStoragePort=%d\nAccountingStoragePass=%s/munge.sock\nAccountingStorageTRES=gres/gpu\n", dbd, dir), 1)
+		text = strings.Replace(text, "AccountingStorageType=accounting_storage/none\n", fmt.Sprintf(extra, dbd, dir), 1)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -218,9 +234,21 @@ func fieldOf(out, field string) string {
 // WaitFor polls ok for up to 30 s.
 func (c *Cluster) WaitFor(t testing.TB, ok func() bool, what string) { c.waitFor(t, ok, what) }
 
+// WaitWithin is WaitFor with a bound of its own: for what Slurm does on a
+// period (the priority plugin's PriorityCalcPeriod).
+func (c *Cluster) WaitWithin(t testing.TB, bound time.Duration, ok func() bool, what string) {
+	t.Helper()
+	c.waitWithin(t, bound, ok, what)
+}
+
 func (c *Cluster) waitFor(t testing.TB, ok func() bool, what string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	c.waitWithin(t, 30*time.Second, ok, what)
+}
+
+func (c *Cluster) waitWithin(t testing.TB, bound time.Duration, ok func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if ok() {
 			return
 		}
@@ -231,7 +259,7 @@ func (c *Cluster) waitFor(t testing.TB, ok func() bool, what string) {
 		b, _ := os.ReadFile(l)
 		fmt.Fprintf(&tail, "--- %s\n%s\n", filepath.Base(l), b[max(0, len(b)-2000):])
 	}
-	t.Fatalf("%s: not ready after 30 s\n%s", what, tail.String())
+	t.Fatalf("%s: not ready after %s\n%s", what, bound, tail.String())
 }
 
 func (c *Cluster) start(t testing.TB, bin string, args ...string) {
