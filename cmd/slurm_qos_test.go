@@ -46,7 +46,9 @@ func TestProfileSlurmQueuesQOS(t *testing.T) {
 		if got == nil || got.Kind != want.Kind || got.Cohort != want.Cohort || got.NominalGPUs == nil || *got.NominalGPUs != gpus {
 			t.Errorf("--slurm-queues %s: queues %+v", by, p.Queues)
 		}
-		noted := slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, `GPU-minute budgets (GrpTRESMins) unknown: Slurm's PriorityType is "priority/basic"`) })
+		noted := slices.ContainsFunc(p.Notes, func(n string) bool {
+			return strings.Contains(n, `GPU-minute budgets (GrpTRESMins) unknown: Slurm's PriorityType is "priority/basic"`)
+		})
 		if got != nil && (got.BudgetUse != nil || noted != (by == "account")) {
 			t.Errorf("--slurm-queues %s: budget use %+v, notes %q", by, got.BudgetUse, p.Notes)
 		}
