@@ -440,3 +440,24 @@ func TestGPURuleKeepsMatchedFigures(t *testing.T) {
 		t.Errorf("suggestion %q", got)
 	}
 }
+
+// TestQueueBudgetRule (#58): a rule on queues sees a Slurm budget's
+// figures; an account whose use Slurm did not count (nil) does not match
+// and gets a warning, as every nil figure does.
+func TestQueueBudgetRule(t *testing.T) {
+	r := sample()
+	r.Queues = map[string]analyze.QueueFigures{"research": {Kind: "slurm-account", BudgetUsedPct: f(95), BudgetLeftGPUHours: f(2.5)}, "prod": {Kind: "slurm-account"}}
+	set := mustCompile(t, Rule{Name: "budget", On: OnQueue, When: "budget_used_pct > 90", Suggest: Suggest{Text: "{name}: {budget_used_pct}% of its GPU-minutes, {budget_left_gpu_hours} GPU-h left"}})
+	if err := set.Apply(context.Background(), Input{Result: r}); err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, s := range r.Suggestions {
+		if s.Kind == "rule:budget" {
+			texts = append(texts, s.Text)
+		}
+	}
+	if len(texts) != 1 || texts[0] != "research: 95% of its GPU-minutes, 2.5 GPU-h left" || r.RuleMatches["budget"] != 1 || len(r.Warnings) != 1 {
+		t.Errorf("suggestions %q, matches %v, warnings %q", texts, r.RuleMatches, r.Warnings)
+	}
+}

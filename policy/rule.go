@@ -239,7 +239,8 @@ func queueEnv() map[string]any {
 	for _, f := range []string{"workloads", "nominal_gpus", "nominal_gpu_hours", "reserved_gpu_hours", "borrowed_gpu_hours", "lent_gpu_hours",
 		"allocated_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "pending_gpu_hours", "pending_workloads", "longest_wait_s", "held_of_quota",
 		"efficiency", "usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "contested_gpu_hours",
-		"contested_usd", "used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus"} {
+		"contested_usd", "used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus",
+		"budget_gpu_hours", "budget_reserved_pct", "budget_idle_pct", "budget_used_pct", "budget_left_gpu_hours"} {
 		env[f] = 0.0
 	}
 	return env

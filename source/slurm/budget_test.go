@@ -69,8 +69,46 @@ func TestAddBudgetUse(t *testing.T) {
 		}
 	}
 	calls = 0
-	p = &profile.Profile{Queues: []profile.Queue{{Name: "ml", Kind: profile.QueueSlurmAccount}}}
+	p = &profile.Profile{Queues: []profile.Queue{{Name: "ml", Kind: profile.QueueSlurmAccount}, {Name: "normal", Kind: profile.QueueSlurmQOS}}}
 	if notes := AddBudgetUse(context.Background(), p, fixed(multifactorConf, nil, &calls), fixed(shares, nil, &calls)); len(notes) > 0 || calls > 0 {
 		t.Errorf("no budget: %q, %d commands run", notes, calls)
+	}
+}
+
+// TestAddBudgetUseOfQOS: a QOS's use is the used figures of its
+// GrpTRESMins and GrpTRESRunMins in scontrol show assoc_mgr flags=qos
+// (LIMIT(USED) per TRES, as Slurm 22.05's info_assoc_mgr.c prints them),
+// read alike from --oneliner's records and from the default's indented
+// lines; a QOS without a budget gets none, one whose lists name no
+// gres/gpu stays unknown with a note.
+func TestAddBudgetUseOfQOS(t *testing.T) {
+	const conf = "AccountingStorageEnforce = associations,limits\nPriorityType = priority/multifactor\n"
+	const tres = "cpu=N(0),mem=N(0),energy=N(0),node=N(0),billing=N(0),fs/disk=N(0),vmem=N(0),pages=N(0),gres/gpu="
+	oneLiner := "Current Association Manager state\nQOS Records\n" +
+		"QOS=normal(1) UsageRaw=0.000000 GrpJobs=N(0) GrpTRES=" + tres + "N(0) GrpTRESMins=" + tres + "N(0) GrpTRESRunMins=" + tres + "N(0) MaxWallPJ= MaxTRESPJ=\n" +
+		"QOS=gpu-team(2) UsageRaw=1440.000000 GrpJobs=N(1) GrpTRES=" + tres + "2(2) GrpTRESMins=" + tres + "600(12) GrpTRESRunMins=" + tres + "N(18) MaxWallPJ=\n" +
+		"QOS=old(3) UsageRaw=0.000000 GrpTRESMins=cpu=100(5) GrpTRESRunMins=cpu=N(0)\n"
+	indented := strings.NewReplacer(" UsageRaw", "\n    UsageRaw", " GrpTRES", "\n    GrpTRES", " MaxWallPJ", "\n    MaxWallPJ").Replace(oneLiner)
+	for name, out := range map[string]string{"--oneliner": oneLiner, "indented": indented} {
+		budget := 600.0
+		p := &profile.Profile{Queues: []profile.Queue{{Name: "gpu-team", Kind: profile.QueueSlurmQOS, BudgetGPUMinutes: &budget},
+			{Name: "normal", Kind: profile.QueueSlurmQOS}, {Name: "old", Kind: profile.QueueSlurmQOS, BudgetGPUMinutes: &budget}}}
+		scontrol := func(_ context.Context, args ...string) ([]byte, error) {
+			if strings.Join(args, " ") == "show config" {
+				return []byte(conf), nil
+			}
+			if strings.Join(args, " ") != "--oneliner show assoc_mgr flags=qos" {
+				t.Fatalf("scontrol %q", args)
+			}
+			return []byte(out), nil
+		}
+		var calls int
+		notes := AddBudgetUse(context.Background(), p, scontrol, fixed("", errors.New("sshare run for no account"), &calls))
+		if u := p.Queues[0].BudgetUse; u == nil || *u != (profile.BudgetUse{UsedGPUMinutes: 12, RunningGPUMinutes: 18}) || p.Queues[1].BudgetUse != nil || p.Queues[2].BudgetUse != nil {
+			t.Errorf("%s: gpu-team %+v, normal %+v, old %+v", name, u, p.Queues[1].BudgetUse, p.Queues[2].BudgetUse)
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "scontrol show assoc_mgr counts no gres/gpu for old") || calls > 0 {
+			t.Errorf("%s: notes %q, sshare run %d times", name, notes, calls)
+		}
 	}
 }
