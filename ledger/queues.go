@@ -28,20 +28,13 @@ CREATE TABLE seedance_queue_member (cluster TEXT NOT NULL, queue TEXT NOT NULL, 
 const migration14 = `ALTER TABLE seedance_queue ADD COLUMN budget_used_gpu_minutes DOUBLE PRECISION;
 ALTER TABLE seedance_queue ADD COLUMN budget_running_gpu_minutes DOUBLE PRECISION`
 
-// useUsed and useRunning are a budget use's two readings, nil (NULL) when
-// it was not read.
-func useUsed(u *profile.BudgetUse) *float64 {
+// readings are a budget use's two readings, nil (NULL) when it was not
+// read.
+func readings(u *profile.BudgetUse) (used, running *float64) {
 	if u == nil {
-		return nil
+		return nil, nil
 	}
-	return &u.UsedGPUMinutes
-}
-
-func useRunning(u *profile.BudgetUse) *float64 {
-	if u == nil {
-		return nil
-	}
-	return &u.RunningGPUMinutes
+	return &u.UsedGPUMinutes, &u.RunningGPUMinutes
 }
 
 // queueKey is one queue in one piece.
@@ -107,6 +100,7 @@ last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket 
 			continue
 		}
 		s := sums[k]
+		used, running := readings(s.use)
 		err := ex.add(`INSERT INTO seedance_queue AS o (cluster, bucket, queue, provisional, kind, cohort, quota_ref, nominal_gpus, largest_gpus,
 	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus, budget_used_gpu_minutes, budget_running_gpu_minutes)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
@@ -121,7 +115,7 @@ budget_running_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_running_
 largest_gpus = CASE WHEN o.largest_gpus > excluded.largest_gpus THEN o.largest_gpus ELSE excluded.largest_gpus END,
 reserved_s = o.reserved_s + excluded.reserved_s, pending_s = o.pending_s + excluded.pending_s, held_s = o.held_s + excluded.held_s,
 used_s = o.used_s + excluded.used_s, held_usd = o.held_usd + excluded.held_usd, used_usd = o.used_usd + excluded.used_usd`,
-			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend, useUsed(s.use), useRunning(s.use))
+			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend, used, running)
 		if err != nil {
 			return err
 		}

@@ -259,7 +259,7 @@ func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits, queue
 		notes = []string{"Slurm's " + queuesBy + " queues unknown (no queue figures): " + table.Flatten(serr.Error())}
 	}
 	p.Notes = append(p.Notes, notes...)
-	// What Slurm counts against the accounts' GPU-minute budgets.
+	// What Slurm counts against the accounts' (or QOS') GPU-minute budgets.
 	p.Notes = append(p.Notes, slurm.AddBudgetUse(ctx, p, slurm.ClientCommand("scontrol", limits), slurm.ClientCommand("sshare", limits))...)
 	if ctx.Err() != nil {
 		return exit.Interruptedf("interrupted while scontrol or sshare ran: nothing written")

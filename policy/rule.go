@@ -15,6 +15,7 @@ import (
 
 	"github.com/expr-lang/expr"
 
+	"github.com/seedance/seedance/analyze"
 	"github.com/seedance/seedance/internal/exprguard"
 )
 
@@ -232,17 +233,18 @@ var envs = map[string]map[string]any{
 	OnQueue: queueEnv(),
 }
 
-// queueEnv is the queue scope's fields: its name and its figures'
-// (analyze.QueueFigures), every number a float64.
+// queueEnv is the queue scope's fields: its name and its figures', as
+// queueSubjects makes them of analyze.QueueFigures (every number a
+// float64; a null figure's a number when set), so that a figure added to
+// the report is a field of the rules too.
 func queueEnv() map[string]any {
-	env := map[string]any{"name": "", "kind": "", "cohort": "", "hoarding": false}
-	for _, f := range []string{"workloads", "nominal_gpus", "nominal_gpu_hours", "reserved_gpu_hours", "borrowed_gpu_hours", "lent_gpu_hours",
-		"allocated_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "pending_gpu_hours", "pending_workloads", "longest_wait_s", "held_of_quota",
-		"efficiency", "usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "contested_gpu_hours",
-		"contested_usd", "used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus",
-		"budget_gpu_hours", "budget_reserved_pct", "budget_idle_pct", "budget_used_pct", "budget_left_gpu_hours"} {
-		env[f] = 0.0
+	env := fields(analyze.QueueFigures{})
+	for k, v := range env {
+		if v == nil {
+			env[k] = 0.0
+		}
 	}
+	env["name"], env["kind"], env["cohort"] = "", "", "" // kind and cohort are omitted when empty
 	return env
 }
 

@@ -15,14 +15,10 @@ import (
 )
 
 // Sacctmgr runs sacctmgr with the arguments and returns its output.
-type Sacctmgr func(ctx context.Context, args ...string) ([]byte, error)
+type Sacctmgr = Client
 
 // SacctmgrCommand is the sacctmgr on PATH, run within l.
-func SacctmgrCommand(l extcmd.Limits) Sacctmgr {
-	return func(ctx context.Context, args ...string) ([]byte, error) {
-		return extcmd.Run(ctx, l, "sacctmgr", args...)
-	}
-}
+func SacctmgrCommand(l extcmd.Limits) Sacctmgr { return ClientCommand("sacctmgr", l) }
 
 // sacctTime is how sacct writes a time: local, to the second.
 const sacctTime = "2006-01-02T15:04:05"

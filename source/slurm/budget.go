@@ -11,8 +11,8 @@ import (
 	"github.com/seedance/seedance/profile"
 )
 
-// Client runs one Slurm client command (scontrol, sshare) with the
-// arguments and returns its output.
+// Client runs one Slurm client command (squeue, sacct, sacctmgr, scontrol,
+// sshare) with the arguments and returns its output.
 type Client func(ctx context.Context, args ...string) ([]byte, error)
 
 // ClientCommand is the Slurm client name on PATH, run within l.

@@ -24,16 +24,13 @@ import (
 const squeueFormat = "%i|%b|%n|%u|%a"
 
 // Squeue runs squeue with the arguments and returns its output.
-type Squeue func(ctx context.Context, args ...string) ([]byte, error)
+type Squeue = Client
 
 // Commands are the squeue and sacct on PATH, against the cluster their
 // environment names (SLURM_CONF), each run within l (a deadline and an
 // output bound; extcmd) and stopped when ctx ends.
 func Commands(l extcmd.Limits) (Squeue, Sacct) {
-	run := func(name string) func(ctx context.Context, args ...string) ([]byte, error) {
-		return func(ctx context.Context, args ...string) ([]byte, error) { return extcmd.Run(ctx, l, name, args...) }
-	}
-	return run("squeue"), run("sacct")
+	return ClientCommand("squeue", l), ClientCommand("sacct", l)
 }
 
 // maxLine is the longest line of squeue or sacct output read; a longer
@@ -124,7 +121,7 @@ func AddPending(ctx context.Context, p *profile.Profile, squeue Squeue) ([]strin
 }
 
 // Sacct runs sacct with the arguments and returns its output.
-type Sacct func(ctx context.Context, args ...string) ([]byte, error)
+type Sacct = Client
 
 // jobID is a Slurm job id as dcgm-exporter's hpc_job label and
 // SLURM_JOB_ID give it: a job, or an array task as "1234_5".
