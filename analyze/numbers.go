@@ -33,14 +33,14 @@ func percentile(sorted []float64, p float64) *float64 {
 	return &v
 }
 
-// mean is sum/weight rounded, or nil when nothing was weighed: a metric
-// that no sample carried is unknown, not 0.
 // num is a measured figure, to 9 significant digits.
 func num(x float64) *float64 {
 	v := sig(x)
 	return &v
 }
 
+// mean is sum/weight rounded, or nil when nothing was weighed: a metric
+// that no sample carried is unknown, not 0.
 func mean(sum, weight float64) *float64 {
 	if weight == 0 {
 		return nil

@@ -46,10 +46,11 @@ type QueueFigures struct {
 	LentGPUHours     *float64 `json:"lent_gpu_hours"`
 	// AllocatedGPUHours is what its workloads held on nodes, UsedGPUHours
 	// what they used (measured, as attribution splits shared GPUs), and
-	// IdleHeldGPUHours the difference.
-	AllocatedGPUHours float64 `json:"allocated_gpu_hours"`
-	UsedGPUHours      float64 `json:"used_gpu_hours"`
-	IdleHeldGPUHours  float64 `json:"idle_held_gpu_hours"`
+	// IdleHeldGPUHours the difference; null when the source could not say
+	// which workloads the queue admitted (Kueue's metrics alone).
+	AllocatedGPUHours *float64 `json:"allocated_gpu_hours"`
+	UsedGPUHours      *float64 `json:"used_gpu_hours"`
+	IdleHeldGPUHours  *float64 `json:"idle_held_gpu_hours"`
 	// PendingGPUHours is the GPUs its workloads waited for, times the
 	// wait; PendingWorkloads counts them and LongestWaitS is the longest
 	// one wait in the window (null from the ledger, whose hourly rows name
@@ -79,9 +80,9 @@ type QueueFigures struct {
 	// (the fleet's mean where it held none).
 	USDPerGPUHour     float64  `json:"usd_per_gpu_hour"`
 	NominalUSD        *float64 `json:"nominal_usd"`
-	AllocatedUSD      float64  `json:"allocated_usd"`
-	UsedUSD           float64  `json:"used_usd"`
-	IdleHeldUSD       float64  `json:"idle_held_usd"`
+	AllocatedUSD      *float64 `json:"allocated_usd"`
+	UsedUSD           *float64 `json:"used_usd"`
+	IdleHeldUSD       *float64 `json:"idle_held_usd"`
 	PendingUSD        float64  `json:"pending_usd"`
 	ContestedGPUHours *float64 `json:"contested_gpu_hours"`
 	ContestedUSD      *float64 `json:"contested_usd"`
@@ -193,9 +194,13 @@ func (c *queueAcc) spans(windowS float64) {
 // workloads' mean price (fleetPrice where they held none).
 func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
 	f := QueueFigures{Kind: c.q.Kind, Cohort: c.q.Cohort, Workloads: len(c.workloads) + c.counted, NominalGPUs: c.q.NominalGPUs, NominalGPUHours: sigP(c.nominalH),
-		AllocatedGPUHours: sig(c.held), UsedGPUHours: sig(c.used), IdleHeldGPUHours: sig(max(0, c.held-c.used)), PendingGPUHours: sig(c.pendingH),
-		AllocatedUSD: sig(c.heldCost), UsedUSD: sig(c.usedCost), IdleHeldUSD: sig(c.heldCost - c.usedCost)}
-	if c.counted == 0 { // not the ledger's
+		PendingGPUHours: sig(c.pendingH)}
+	known := !c.q.WorkloadsUnknown
+	if known {
+		f.AllocatedGPUHours, f.UsedGPUHours, f.IdleHeldGPUHours = num(c.held), num(c.used), num(max(0, c.held-c.used))
+		f.AllocatedUSD, f.UsedUSD, f.IdleHeldUSD = num(c.heldCost), num(c.usedCost), num(c.heldCost-c.usedCost)
+	}
+	if c.counted == 0 && known { // not the ledger's, and its spans name workloads
 		n := len(c.pendingWorkloads)
 		f.PendingWorkloads, f.LongestWaitS = &n, num(c.longestS)
 	}
@@ -214,11 +219,11 @@ func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
 	}
 	if c.nominalH != nil {
 		f.NominalUSD = num(sig(*c.nominalH * price))
-		if *c.nominalH > 0 {
+		if *c.nominalH > 0 && known {
 			f.HeldOfQuota = num(c.held / *c.nominalH)
 		}
 	}
-	if c.held > 0 {
+	if c.held > 0 && known {
 		f.Efficiency = num(c.used / c.held)
 	}
 	c.budget(&f)
@@ -244,7 +249,9 @@ func (c *queueAcc) budget(f *QueueFigures) {
 	if f.ReservedGPUHours != nil {
 		f.BudgetReservedPct = num(sig(100 * *f.ReservedGPUHours / h))
 	}
-	f.BudgetIdlePct = num(sig(100 * f.IdleHeldGPUHours / h))
+	if f.IdleHeldGPUHours != nil {
+		f.BudgetIdlePct = num(sig(100 * *f.IdleHeldGPUHours / h))
+	}
 }
 
 // sigP is *p to 9 significant digits, null when p is.

@@ -61,10 +61,13 @@ func (s *queueSet) sections(windowS, fleetPrice float64, qt *queueTimes, qp Queu
 // GPU-seconds its workloads reserved, waited for, held and used, and what
 // those held and used cost.
 type QueueRow struct {
-	Bucket                                              int
-	Queue, Kind, Cohort, QuotaRef                       string
-	NominalGPUs, BudgetGPUMinutes, LendingLimitGPUs     *float64
-	BudgetUse                                           *profile.BudgetUse
+	Bucket                                          int
+	Queue, Kind, Cohort, QuotaRef                   string
+	NominalGPUs, BudgetGPUMinutes, LendingLimitGPUs *float64
+	BudgetUse                                       *profile.BudgetUse
+	// WorkloadsUnknown: the source did not say which workloads the queue
+	// admitted (profile.Queue.WorkloadsUnknown).
+	WorkloadsUnknown                                    bool
 	ReservedS, PendingS, HeldS, UsedS, HeldUSD, UsedUSD float64
 	// LargestGPUs is the most GPUs one workload reserved in the bucket.
 	LargestGPUs float64
@@ -86,6 +89,7 @@ func QueuesOf(rows []QueueRow, n int, bucketS float64, workloads map[string]int,
 			acc.q.Kind, acc.q.Cohort, acc.q.NominalGPUs, acc.q.QuotaRef, acc.listed = r.Kind, r.Cohort, r.NominalGPUs, r.QuotaRef, true
 			acc.q.BudgetGPUMinutes, acc.q.LendingLimitGPUs, acc.q.BudgetUse = r.BudgetGPUMinutes, r.LendingLimitGPUs, r.BudgetUse
 		}
+		acc.q.WorkloadsUnknown = acc.q.WorkloadsUnknown || r.WorkloadsUnknown
 		acc.largest = max(acc.largest, r.LargestGPUs)
 		lo, hi := float64(r.Bucket)*bucketS, float64(r.Bucket+1)*bucketS
 		if r.ReservedS > 0 {
@@ -119,8 +123,10 @@ func (c *queueAcc) timeline(f *QueueFigures, qt *queueTimes, windowS float64, qp
 		peak = max(peak, u)
 	}
 	c.peakUsed = peak
-	f.UsedGPUsPercentile, f.PeakUsedGPUs = num(nearestRank(used, qp.Percentile)), num(peak)
-	f.DecayedUsedGPUs = num(decayed(used, width, qp.HalfLifeS))
+	if !c.q.WorkloadsUnknown {
+		f.UsedGPUsPercentile, f.PeakUsedGPUs = num(nearestRank(used, qp.Percentile)), num(peak)
+		f.DecayedUsedGPUs = num(decayed(used, width, qp.HalfLifeS))
+	}
 	if f.ReservedGPUHours != nil {
 		f.DecayedReservedGPUs = num(decayed(qt.sampled(c.reserved, windowS), width, qp.HalfLifeS))
 	}

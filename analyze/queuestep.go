@@ -233,30 +233,35 @@ func cohortFigures(queues map[string]QueueFigures, cohorts map[string][]*queueAc
 		for i, m := range members {
 			f := queues[m.q.Name]
 			c.Workloads += f.Workloads
-			c.AllocatedGPUHours += f.AllocatedGPUHours
-			c.UsedGPUHours += f.UsedGPUHours
-			c.IdleHeldGPUHours += f.IdleHeldGPUHours
 			c.PendingGPUHours += f.PendingGPUHours
 			c.PendingWorkloads, c.LongestWaitS = combine(c.PendingWorkloads, f.PendingWorkloads, i == 0, plus), combine(c.LongestWaitS, f.LongestWaitS, i == 0, larger)
-			c.AllocatedUSD += f.AllocatedUSD
-			c.UsedUSD += f.UsedUSD
-			c.IdleHeldUSD += f.IdleHeldUSD
 			c.PendingUSD += f.PendingUSD
 			for _, p := range []struct{ dst, src **float64 }{{&c.NominalGPUs, &f.NominalGPUs}, {&c.NominalGPUHours, &f.NominalGPUHours},
-				{&c.ReservedGPUHours, &f.ReservedGPUHours}, {&c.BorrowedGPUHours, &f.BorrowedGPUHours}, {&c.LentGPUHours, &f.LentGPUHours}, {&c.NominalUSD, &f.NominalUSD}} {
+				{&c.ReservedGPUHours, &f.ReservedGPUHours}, {&c.BorrowedGPUHours, &f.BorrowedGPUHours}, {&c.LentGPUHours, &f.LentGPUHours}, {&c.NominalUSD, &f.NominalUSD},
+				{&c.AllocatedGPUHours, &f.AllocatedGPUHours}, {&c.UsedGPUHours, &f.UsedGPUHours}, {&c.IdleHeldGPUHours, &f.IdleHeldGPUHours},
+				{&c.AllocatedUSD, &f.AllocatedUSD}, {&c.UsedUSD, &f.UsedUSD}, {&c.IdleHeldUSD, &f.IdleHeldUSD}} {
 				*p.dst = combine(*p.dst, *p.src, i == 0, plus)
 			}
 		}
-		if c.NominalGPUHours != nil && *c.NominalGPUHours > 0 {
-			c.HeldOfQuota = num(c.AllocatedGPUHours / *c.NominalGPUHours)
-		}
-		if c.AllocatedGPUHours > 0 {
-			c.Efficiency = num(c.UsedGPUHours / c.AllocatedGPUHours)
-			c.USDPerGPUHour = sig(c.AllocatedUSD / c.AllocatedGPUHours)
-		}
+		c.cohortShares()
 		out[name] = c
 	}
 	return out
+}
+
+// cohortShares sets a cohort's held of quota, efficiency and price from
+// its sums (none where what its members held is unknown).
+func (c *QueueFigures) cohortShares() {
+	if c.AllocatedGPUHours == nil || c.UsedGPUHours == nil || c.AllocatedUSD == nil {
+		return
+	}
+	if c.NominalGPUHours != nil && *c.NominalGPUHours > 0 {
+		c.HeldOfQuota = num(*c.AllocatedGPUHours / *c.NominalGPUHours)
+	}
+	if *c.AllocatedGPUHours > 0 {
+		c.Efficiency = num(*c.UsedGPUHours / *c.AllocatedGPUHours)
+		c.USDPerGPUHour = sig(*c.AllocatedUSD / *c.AllocatedGPUHours)
+	}
 }
 
 // combine folds v into acc by f, null when either is (acc is taken as

@@ -130,6 +130,8 @@ type QueueCut struct {
 	ReservedS, PendingS           float64
 	// LargestGPUs is the most GPUs one workload reserved in the piece.
 	LargestGPUs float64
+	// WorkloadsUnknown is profile.Queue's.
+	WorkloadsUnknown bool
 }
 
 // cutQueues adds the queues' rows of the piece [lo, hi).
@@ -142,6 +144,7 @@ func (a *analysis) cutQueues(c *Cuts, piece int, lo, hi float64) {
 			}
 		}
 		c.Queues = append(c.Queues, QueueCut{Piece: piece, Queue: q.Name, Kind: q.Kind, Cohort: q.Cohort, QuotaRef: q.QuotaRef, NominalGPUs: q.NominalGPUs,
-			BudgetGPUMinutes: q.BudgetGPUMinutes, LendingLimitGPUs: q.LendingLimitGPUs, BudgetUse: q.BudgetUse, ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest})
+			BudgetGPUMinutes: q.BudgetGPUMinutes, LendingLimitGPUs: q.LendingLimitGPUs, BudgetUse: q.BudgetUse, ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest,
+			WorkloadsUnknown: q.WorkloadsUnknown})
 	}
 }

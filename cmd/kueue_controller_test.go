@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -61,6 +63,7 @@ func TestQueuesUnderKueuesController(t *testing.T) {
 		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: team-r}\nspec: {parentName: ml}\n---\n" +
 		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: team-p}\nspec: {parentName: ml}\n---\n" +
 		kueueQueueIn("research", "team-r", `[{name: nvidia.com/gpu, nominalQuota: "4"}]`) + kueueQueueIn("prod", "team-p", `[{name: nvidia.com/gpu, nominalQuota: "2"}]`))
+	vm := scrapeKueue(t, c)
 	c.Apply(kueueJob("train", "research", 4) + kueueJob("serve", "prod", 1))
 	var runs map[string]kueueRun
 	c.WaitFor("train's and serve's pods Running", 120*time.Second, func() bool {
@@ -125,10 +128,10 @@ func TestQueuesUnderKueuesController(t *testing.T) {
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-6 }
 	for name, w := range want {
 		got := rep.Queues[name]
-		if got.ReservedGPUHours == nil || !near(*got.ReservedGPUHours, w.reserved) || !near(got.AllocatedGPUHours, w.allocated) || !near(got.UsedGPUHours, w.used) ||
+		if got.ReservedGPUHours == nil || !near(*got.ReservedGPUHours, w.reserved) || !near(deref(got.AllocatedGPUHours), w.allocated) || !near(deref(got.UsedGPUHours), w.used) ||
 			!near(got.PendingGPUHours, w.pending) || got.PendingWorkloads == nil || float64(*got.PendingWorkloads) != w.waited {
-			t.Errorf("%s: reserved %v, allocated %v, used %v, pending %v in %v Workloads; want %+v", name, deref(got.ReservedGPUHours), got.AllocatedGPUHours,
-				got.UsedGPUHours, got.PendingGPUHours, deref(got.PendingWorkloads), *w)
+			t.Errorf("%s: reserved %v, allocated %v, used %v, pending %v in %v Workloads; want %+v", name, deref(got.ReservedGPUHours), show(got.AllocatedGPUHours),
+				show(got.UsedGPUHours), got.PendingGPUHours, deref(got.PendingWorkloads), *w)
 		}
 	}
 	if q := rep.Queues["research"]; q.NominalGPUs == nil || *q.NominalGPUs != 4 || q.Cohort != "ml" {
@@ -137,6 +140,109 @@ func TestQueuesUnderKueuesController(t *testing.T) {
 	if len(rep.Hoarding) != 1 || rep.Hoarding[0].Queue != "research" || len(rep.Hoarding[0].Waiting) != 1 || rep.Hoarding[0].Waiting[0] != "prod" {
 		t.Errorf("hoarding: %+v", rep.Hoarding)
 	}
+	vm.Import(t, om.Bytes())
+	fromKueuesMetrics(t, c, vm, start, runs)
+}
+
+// scrapeKueue starts a VictoriaMetrics that scrapes Kueue's metrics
+// endpoint every 5 s, as a Prometheus would (HTTPS, a bearer token the
+// API server reviews), and waits until it has the ClusterQueues' quota.
+func scrapeKueue(t *testing.T, c *k8stest.Cluster) *promtest.Server {
+	t.Helper()
+	vm := promtest.StartVictoriaMetricsScraping(t, fmt.Sprintf(`- job_name: kueue
+  scrape_interval: 5s
+  scheme: https
+  tls_config: {insecure_skip_verify: true}
+  authorization: {credentials: %q}
+  static_configs: [{targets: [%q]}]
+`, c.Token(), c.KueueMetrics()))
+	c.WaitFor("Kueue's quota scraped", 90*time.Second, func() bool {
+		resp, err := http.Get(vm.URL + "/api/v1/series?match[]=kueue_cluster_queue_nominal_quota")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var ans struct{ Data []map[string]string }
+		return json.NewDecoder(resp.Body).Decode(&ans) == nil && len(ans.Data) >= 2
+	})
+	return vm
+}
+
+// fromKueuesMetrics reads the window from start until Kueue's metrics
+// had been scraped for 30 s past the last reservation, without the API
+// server: the queues come from Kueue's own metrics as scraped. Their
+// quota and root cohort are Kueue's; their reserved and pending GPU-hours
+// are what Kueue admitted and kept waiting (its QuotaReserved times), give
+// or take the time from a change to the next scrape (5 s; 20 s allowed on
+// a loaded machine) for each GPU; what their workloads held and used is
+// unknown (null), so no queue is named hoarding.
+func fromKueuesMetrics(t *testing.T, c *k8stest.Cluster, vm *promtest.Server, start time.Time, runs map[string]kueueRun) {
+	t.Helper()
+	var last time.Time
+	for _, r := range runs {
+		if r.reserved.After(last) {
+			last = r.reserved
+		}
+	}
+	var end time.Time
+	c.WaitFor("Kueue scraped 30 s past the last reservation", 90*time.Second, func() bool {
+		end = lastScrape(vm)
+		return end.Sub(last) >= 30*time.Second
+	})
+	want := map[string]*struct{ reserved, pending, gpus float64 }{"research": {}, "prod": {}}
+	for _, job := range []struct {
+		name, queue string
+		gpus        float64
+	}{{"train", "research", 4}, {"serve", "prod", 1}, {"wait", "prod", 4}} {
+		r, w := runs[job.name], want[job.queue]
+		waitEnd := end
+		if !r.reserved.IsZero() {
+			waitEnd = r.reserved
+			w.reserved += job.gpus * end.Sub(r.reserved).Hours()
+		}
+		w.pending += job.gpus * max(0, waitEnd.Sub(r.created).Hours())
+		w.gpus += job.gpus
+	}
+	rep := analyzeQueues(t, []string{"--source", "prometheus", "--prometheus-url", vm.URL,
+		"--step", "15s", "--start", start.Format(time.RFC3339), "--end", end.Format(time.RFC3339)})
+	for name, w := range want {
+		got, slack := rep.Queues[name], w.gpus*(20*time.Second).Hours()
+		within := func(p *float64, v float64) bool { return p != nil && math.Abs(*p-v) <= slack }
+		if !within(got.ReservedGPUHours, w.reserved) || !within(&got.PendingGPUHours, w.pending) || w.reserved == 0 ||
+			got.AllocatedGPUHours != nil || got.UsedGPUHours != nil || got.PendingWorkloads != nil || got.Cohort != "ml" {
+			t.Errorf("%s from Kueue's metrics: reserved %v, pending %v, allocated %v, cohort %q; want reserved %v, pending %v (± %v), allocated null",
+				name, show(got.ReservedGPUHours), got.PendingGPUHours, show(got.AllocatedGPUHours), got.Cohort, w.reserved, w.pending, slack)
+		}
+	}
+	if r, p := rep.Queues["research"], rep.Queues["prod"]; r.NominalGPUs == nil || *r.NominalGPUs != 4 || p.NominalGPUs == nil || *p.NominalGPUs != 2 || len(rep.Hoarding) != 0 {
+		t.Errorf("quota from Kueue's metrics: research %v, prod %v; hoarding %+v", show(r.NominalGPUs), show(p.NominalGPUs), rep.Hoarding)
+	}
+}
+
+// lastScrape is the time of the latest scrape of Kueue's metrics the
+// VictoriaMetrics holds, to the second below (zero when none).
+func lastScrape(vm *promtest.Server) time.Time {
+	resp, err := http.Get(vm.URL + `/api/v1/query?query=timestamp(up{job="kueue"})`)
+	if err != nil {
+		return time.Time{}
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&ans) != nil || len(ans.Data.Result) != 1 {
+		return time.Time{}
+	}
+	v, _ := ans.Data.Result[0].Value[1].(string)
+	sec, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(int64(sec), 0).UTC()
 }
 
 // deref is *p, or the zero value for nil.

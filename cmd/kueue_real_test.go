@@ -85,12 +85,12 @@ func TestQueuesFromKueueAndPrometheus(t *testing.T) {
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-6 }
 	h := 600.0 / 3600
 	res, prod := rep.Queues["research"], rep.Queues["prod"]
-	if res.Cohort != "ml" || res.NominalGPUs == nil || *res.NominalGPUs != 2 || !near(res.AllocatedGPUHours, 2*h) || !near(res.UsedGPUHours, 0.2*h) ||
-		res.ReservedGPUHours == nil || !near(*res.ReservedGPUHours, 2*h) || !near(res.AllocatedUSD, 2*h*3.6) {
+	if res.Cohort != "ml" || res.NominalGPUs == nil || *res.NominalGPUs != 2 || !near(deref(res.AllocatedGPUHours), 2*h) || !near(deref(res.UsedGPUHours), 0.2*h) ||
+		res.ReservedGPUHours == nil || !near(*res.ReservedGPUHours, 2*h) || !near(deref(res.AllocatedUSD), 2*h*3.6) {
 		t.Errorf("research: %+v", res)
 	}
 	waited := end.Sub(waitFrom).Seconds() / 3600 * 4
-	if !near(prod.AllocatedGPUHours, h) || !near(prod.UsedGPUHours, 0.9*h) || !near(prod.PendingGPUHours, waited) || prod.PendingWorkloads == nil || *prod.PendingWorkloads != 1 {
+	if !near(deref(prod.AllocatedGPUHours), h) || !near(deref(prod.UsedGPUHours), 0.9*h) || !near(prod.PendingGPUHours, waited) || prod.PendingWorkloads == nil || *prod.PendingWorkloads != 1 {
 		t.Errorf("prod: %+v, want %v pending GPU-hours", prod, waited)
 	}
 	if len(rep.Hoarding) != 1 || rep.Hoarding[0].Queue != "research" || rep.Hoarding[0].Waiting[0] != "prod" || rep.Hoarding[0].ContestedGPUHours == nil ||

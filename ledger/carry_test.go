@@ -265,6 +265,11 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 	p.Queues[0].BudgetGPUMinutes, p.Queues[0].LendingLimitGPUs = &budget, &lend
 	p.Queues[0].BudgetUse = &profile.BudgetUse{UsedGPUMinutes: 1200, RunningGPUMinutes: 600}
 	name := p.Queues[0].Name
+	// The last queue as Kueue's metrics alone give it: what its workloads
+	// held and used unknown, in every settled and carried hour.
+	last := &p.Queues[len(p.Queues)-1]
+	last.WorkloadsUnknown = true
+	unknownName := last.Name
 	ps := params()
 	qp := analyze.DefaultQueueParams()
 	qp.SamplingS = 3600
@@ -303,6 +308,10 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 	var unbudgeted int // hourly rows of the queue without it: written from a carry that lost it
 	if err := l.db.QueryRow(`SELECT COUNT(*) FROM seedance_queue WHERE queue = $1 AND (budget_gpu_minutes IS NULL OR lending_limit_gpus IS NULL OR budget_used_gpu_minutes IS NULL)`, name).Scan(&unbudgeted); err != nil || unbudgeted > 0 {
 		t.Errorf("%d rows of queue %s without its budget (%v)", unbudgeted, name, err)
+	}
+	if u, w := got.Queues[unknownName], want.Queues[unknownName]; unknownName == name || u.AllocatedGPUHours != nil || u.UsedGPUHours != nil || u.IdleHeldUSD != nil ||
+		w.AllocatedGPUHours != nil || u.Efficiency != nil || !nearOrNull(u.ReservedGPUHours, w.ReservedGPUHours) || math.Abs(u.PendingGPUHours-w.PendingGPUHours) > 1e-6 {
+		t.Errorf("queue %s, workloads unknown: ledger %+v, analysis %+v", unknownName, u, w)
 	}
 	for q, f := range got.Queues {
 		if q != name && (f.BudgetGPUHours != nil || f.BudgetUsedPct != nil) {

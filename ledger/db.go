@@ -20,7 +20,7 @@ import (
 
 // SchemaVersion is the version of the ledger's tables this build writes;
 // Open migrates an older ledger to it, in one transaction.
-const SchemaVersion = 14
+const SchemaVersion = 15
 
 // ErrLedger marks a ledger that cannot be used as asked: a newer schema,
 // other analysis settings, a DSN that names no database.
@@ -105,7 +105,7 @@ CREATE TABLE seedance_hold_day (
 	PRIMARY KEY (day, workload, provisional));
 CREATE INDEX seedance_hold_day_workload ON seedance_hold_day (workload);
 CREATE INDEX seedance_workload_last ON seedance_workload (last_bucket);
-` + rollups, schema3, "", migration5, migration6, migration7, migration8, migration9, migration10, migration11, migration12, migration13, migration14}
+` + rollups, schema3, "", migration5, migration6, migration7, migration8, migration9, migration10, migration11, migration12, migration13, migration14, migration15}
 
 // postgresOnly[i], when set, runs after migrations[i] in PostgreSQL.
 var postgresOnly = map[int]string{12: migration13Postgres}

@@ -28,6 +28,12 @@ CREATE TABLE seedance_queue_member (cluster TEXT NOT NULL, queue TEXT NOT NULL, 
 const migration14 = `ALTER TABLE seedance_queue ADD COLUMN budget_used_gpu_minutes DOUBLE PRECISION;
 ALTER TABLE seedance_queue ADD COLUMN budget_running_gpu_minutes DOUBLE PRECISION`
 
+// migration15 keeps whether the source knew which workloads a queue
+// admitted (profile.Queue.WorkloadsUnknown: Kueue's metrics alone) with
+// its hourly rows: 1 where it did not, and what the queue held and used is
+// then unknown (NULL: known, as every row before it).
+const migration15 = `ALTER TABLE seedance_queue ADD COLUMN workloads_unknown INTEGER`
+
 // readings are a budget use's two readings, nil (NULL) when it was not
 // read.
 func readings(u *profile.BudgetUse) (used, running *float64) {
@@ -49,6 +55,7 @@ type queueSums struct {
 	nominal, budget, lend                                    *float64
 	use                                                      *profile.BudgetUse
 	reserved, pending, held, used, heldUSD, usedUSD, largest float64
+	unknown                                                  *int64 // 1: workloads unknown; nil: known
 }
 
 // writeQueues adds the cut's queues, and what their workloads held and
@@ -70,6 +77,10 @@ func writeQueues(ex *execer, r *rows, price map[priceKey]float64) error {
 		s := at(queueKey{q.Piece, q.Queue})
 		s.kind, s.cohort, s.ref, s.nominal, s.reserved, s.pending, s.largest = q.Kind, q.Cohort, q.QuotaRef, q.NominalGPUs, q.ReservedS, q.PendingS, q.LargestGPUs
 		s.budget, s.lend, s.use = q.BudgetGPUMinutes, q.LendingLimitGPUs, q.BudgetUse
+		if q.WorkloadsUnknown {
+			s.unknown = new(int64)
+			*s.unknown = 1
+		}
 	}
 	for _, h := range r.cuts.Holds {
 		if h.Workload == nil || h.Workload.Queue == "" || r.skip[h.Piece] {
@@ -102,8 +113,8 @@ last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket 
 		s := sums[k]
 		used, running := readings(s.use)
 		err := ex.add(`INSERT INTO seedance_queue AS o (cluster, bucket, queue, provisional, kind, cohort, quota_ref, nominal_gpus, largest_gpus,
-	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus, budget_used_gpu_minutes, budget_running_gpu_minutes)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus, budget_used_gpu_minutes, budget_running_gpu_minutes, workloads_unknown)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 ON CONFLICT (cluster, bucket, queue, provisional) DO UPDATE SET
 kind = CASE WHEN excluded.kind = '' THEN o.kind ELSE excluded.kind END, cohort = CASE WHEN excluded.kind = '' THEN o.cohort ELSE excluded.cohort END,
 quota_ref = CASE WHEN excluded.kind = '' THEN o.quota_ref ELSE excluded.quota_ref END,
@@ -112,10 +123,11 @@ budget_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_gpu_minutes ELSE
 lending_limit_gpus = CASE WHEN excluded.kind = '' THEN o.lending_limit_gpus ELSE excluded.lending_limit_gpus END,
 budget_used_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_used_gpu_minutes ELSE excluded.budget_used_gpu_minutes END,
 budget_running_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_running_gpu_minutes ELSE excluded.budget_running_gpu_minutes END,
+workloads_unknown = CASE WHEN o.workloads_unknown = 1 OR excluded.workloads_unknown = 1 THEN 1 ELSE NULL END,
 largest_gpus = CASE WHEN o.largest_gpus > excluded.largest_gpus THEN o.largest_gpus ELSE excluded.largest_gpus END,
 reserved_s = o.reserved_s + excluded.reserved_s, pending_s = o.pending_s + excluded.pending_s, held_s = o.held_s + excluded.held_s,
 used_s = o.used_s + excluded.used_s, held_usd = o.held_usd + excluded.held_usd, used_usd = o.used_usd + excluded.used_usd`,
-			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend, used, running)
+			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend, used, running, s.unknown)
 		if err != nil {
 			return err
 		}
@@ -132,10 +144,12 @@ func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS
 		var cluster string
 		var bucket int64
 		var used, running sql.NullFloat64
+		var unknown sql.NullInt64
 		if err := rs.Scan(&cluster, &bucket, &r.Queue, &r.Kind, &r.Cohort, &r.QuotaRef, &r.NominalGPUs, &r.LargestGPUs, &r.ReservedS, &r.PendingS, &r.HeldS, &r.UsedS,
-			&r.HeldUSD, &r.UsedUSD, &r.BudgetGPUMinutes, &r.LendingLimitGPUs, &used, &running); err != nil { // a NULL leaves a pointer nil
+			&r.HeldUSD, &r.UsedUSD, &r.BudgetGPUMinutes, &r.LendingLimitGPUs, &used, &running, &unknown); err != nil { // a NULL leaves a pointer nil
 			return err
 		}
+		r.WorkloadsUnknown = unknown.Valid && unknown.Int64 == 1
 		if used.Valid && running.Valid {
 			r.BudgetUse = &profile.BudgetUse{UsedGPUMinutes: used.Float64, RunningGPUMinutes: running.Float64}
 		}
@@ -143,7 +157,7 @@ func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS
 		rows = append(rows, r)
 		return nil
 	}, `SELECT cluster, bucket, queue, kind, cohort, quota_ref, nominal_gpus, largest_gpus, reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus,
-	budget_used_gpu_minutes, budget_running_gpu_minutes FROM seedance_queue
+	budget_used_gpu_minutes, budget_running_gpu_minutes, workloads_unknown FROM seedance_queue
 WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster", 4, len(sp.clusters))+` ORDER BY bucket, cluster, queue, provisional DESC`,
 		append([]any{sp.lo, sp.hi, sp.maxProv}, names(sp.clusters)...)...)
 	if err != nil || len(rows) == 0 {

@@ -49,6 +49,11 @@ type Queue struct {
 	// Pending the times they waited for one.
 	Admitted []QueueSpan `json:"admitted,omitempty"`
 	Pending  []QueueSpan `json:"pending,omitempty"`
+	// WorkloadsUnknown says that the source read the queue's own figures
+	// (quota, reservations, waits) but not which workloads it admitted:
+	// Kueue's metrics without the API server. Its spans then name no
+	// workload, and what its workloads held and used is unknown.
+	WorkloadsUnknown bool `json:"workloads_unknown,omitempty"`
 }
 
 // BudgetUse is what Slurm counts against an account's GPU-minute budget
@@ -191,6 +196,7 @@ func MergeQueues(a, b []Queue) []Queue {
 		old := out[i]
 		out[i] = q
 		out[i].Admitted, out[i].Pending = unionSpans(old.Admitted, q.Admitted), unionSpans(old.Pending, q.Pending)
+		out[i].WorkloadsUnknown = old.WorkloadsUnknown || q.WorkloadsUnknown
 	}
 	return out
 }

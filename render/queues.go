@@ -34,7 +34,13 @@ func queueList(queues, cohorts map[string]analyze.QueueFigures) []namedQueue {
 	for _, name := range slices.Sorted(maps.Keys(queues)) {
 		out = append(out, namedQueue{name, queues[name]})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].f.IdleHeldUSD > out[j].f.IdleHeldUSD })
+	idle := func(q namedQueue) float64 { // unknown: last
+		if q.f.IdleHeldUSD == nil {
+			return -1
+		}
+		return *q.f.IdleHeldUSD
+	}
+	sort.SliceStable(out, func(i, j int) bool { return idle(out[i]) > idle(out[j]) })
 	for _, name := range slices.Sorted(maps.Keys(cohorts)) {
 		out = append(out, namedQueue{"cohort " + name, cohorts[name]})
 	}
@@ -56,8 +62,8 @@ func queueRowsOf(queues, cohorts map[string]analyze.QueueFigures) [][]string {
 			}
 		}
 		out = append(out, []string{q.name, f.Cohort, numOpt(f.NominalGPUs, 2), numOpt(f.NominalGPUHours, 2), numOpt(f.ReservedGPUHours, 2),
-			numOpt(f.BorrowedGPUHours, 2), numOpt(f.LentGPUHours, 2), fmt.Sprintf("%.2f", f.AllocatedGPUHours), fmt.Sprintf("%.2f", f.UsedGPUHours),
-			fmt.Sprintf("%.2f", f.IdleHeldGPUHours), money(f.IdleHeldUSD), fmt.Sprintf("%.2f", f.PendingGPUHours),
+			numOpt(f.BorrowedGPUHours, 2), numOpt(f.LentGPUHours, 2), numOpt(f.AllocatedGPUHours, 2), numOpt(f.UsedGPUHours, 2),
+			numOpt(f.IdleHeldGPUHours, 2), moneyOpt(f.IdleHeldUSD), fmt.Sprintf("%.2f", f.PendingGPUHours),
 			waitText(f.LongestWaitS), ratioPct(f.HeldOfQuota), ratioPct(f.Efficiency), verdict})
 	}
 	return out
@@ -145,9 +151,9 @@ func queuesCSV(cw *csv.Writer, r *report.Result) error {
 	for _, q := range queueList(r.Queues, r.Cohorts) {
 		f := q.f
 		cw.Write([]string{cell(q.name), cell(f.Kind), cell(f.Cohort), fmt.Sprint(f.Workloads), optNum(f.NominalGPUs), optNum(f.NominalGPUHours), optNum(f.ReservedGPUHours),
-			optNum(f.BorrowedGPUHours), optNum(f.LentGPUHours), num(f.AllocatedGPUHours), num(f.UsedGPUHours), num(f.IdleHeldGPUHours), num(f.PendingGPUHours),
+			optNum(f.BorrowedGPUHours), optNum(f.LentGPUHours), optNum(f.AllocatedGPUHours), optNum(f.UsedGPUHours), optNum(f.IdleHeldGPUHours), num(f.PendingGPUHours),
 			optInt(f.PendingWorkloads), optNum(f.LongestWaitS), optNum(f.HeldOfQuota), optNum(f.Efficiency), num(f.USDPerGPUHour), optNum(f.NominalUSD),
-			num(f.AllocatedUSD), num(f.UsedUSD), num(f.IdleHeldUSD), num(f.PendingUSD), fmt.Sprint(f.Hoarding), optNum(f.ContestedGPUHours), optNum(f.ContestedUSD),
+			optNum(f.AllocatedUSD), optNum(f.UsedUSD), optNum(f.IdleHeldUSD), num(f.PendingUSD), fmt.Sprint(f.Hoarding), optNum(f.ContestedGPUHours), optNum(f.ContestedUSD),
 			optNum(f.UsedGPUsPercentile), optNum(f.PeakUsedGPUs), optNum(f.DecayedUsedGPUs), optNum(f.DecayedReservedGPUs),
 			optNum(f.BudgetGPUHours), optNum(f.BudgetReservedPct), optNum(f.BudgetIdlePct), optNum(f.BudgetUsedPct), optNum(f.BudgetLeftGPUHours)})
 	}
@@ -173,9 +179,9 @@ func queueGauges(p *promWriter, r *report.Result) {
 	}
 	of := func(v float64) *float64 { return &v }
 	gauge("queue_nominal_gpus", "The queue's GPU quota (docs/queues.md).", func(f analyze.QueueFigures) *float64 { return f.NominalGPUs })
-	gauge("queue_allocated_gpu_hours", "GPU-hours the queue's workloads held on nodes in the window.", func(f analyze.QueueFigures) *float64 { return of(f.AllocatedGPUHours) })
-	gauge("queue_used_gpu_hours", "GPU-hours the queue's workloads used, measured.", func(f analyze.QueueFigures) *float64 { return of(f.UsedGPUHours) })
-	gauge("queue_idle_held_usd", "Dollars of GPU time the queue's workloads held and did not use.", func(f analyze.QueueFigures) *float64 { return of(f.IdleHeldUSD) })
+	gauge("queue_allocated_gpu_hours", "GPU-hours the queue's workloads held on nodes in the window.", func(f analyze.QueueFigures) *float64 { return f.AllocatedGPUHours })
+	gauge("queue_used_gpu_hours", "GPU-hours the queue's workloads used, measured.", func(f analyze.QueueFigures) *float64 { return f.UsedGPUHours })
+	gauge("queue_idle_held_usd", "Dollars of GPU time the queue's workloads held and did not use.", func(f analyze.QueueFigures) *float64 { return f.IdleHeldUSD })
 	gauge("queue_pending_gpu_hours", "GPUs the queue's workloads waited for, times the wait.", func(f analyze.QueueFigures) *float64 { return of(f.PendingGPUHours) })
 	gauge("queue_budget_idle_pct", "The share of the queue's GPU-minute budget (Slurm's GrpTRESMins) its idle-held GPU-hours took in the window, %.", func(f analyze.QueueFigures) *float64 { return f.BudgetIdlePct })
 	gauge("queue_budget_used_pct", "What Slurm counted against the queue's GPU-minute budget when it was read (its decayed usage, sshare's GrpTRESRaw), % of the budget.",

@@ -37,8 +37,10 @@ type kube struct {
 	useNotes []string
 	// claims is DRA's, when the API server is read (nil: not).
 	claims *dra.Claims
-	// queues is Kueue's, when the API server is read and serves it.
+	// queues is Kueue's, when the API server is read and serves it;
+	// kueue what Kueue's metrics say when it is not read.
 	queues *queues.Book
+	kueue  kueueMetrics
 	// work is the serving counters by pod id (readWork); workUsed the
 	// pods that got theirs.
 	work     map[string][]profile.Work

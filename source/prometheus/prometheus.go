@@ -145,6 +145,9 @@ func ReadNodes(ctx context.Context, o Options, emit func([]profile.Node) error) 
 	o = r.o
 	matchers := r.matchers
 	r.total = len(r.names) + kubeQueries
+	if o.Kube == nil {
+		r.total += kueueQueries
+	}
 	if o.Work {
 		r.total += len(counters(o.Units)) * len(r.chunks)
 	}
@@ -232,6 +235,8 @@ func (r *reading) enrichment(ctx context.Context, matchers string) (*kube, error
 		if k.queues, err = queues.Read(ctx, o.Kube); err != nil {
 			return nil, fmt.Errorf("queues from the API server (--kubeconfig): %w", err)
 		}
+	} else {
+		k.kueue = readKueueMetrics(ctx, r.c, matchers, o.Start, o.End, func() { r.tick(nil) })
 	}
 	return k, nil
 }
@@ -380,6 +385,10 @@ func (r *reading) finish(p *profile.Profile, k *kube, d *discovery) {
 	if k.queues != nil {
 		p.Queues = k.queues.Queues(p.StartedAt, p.EndedAt)
 		p.Notes = append(p.Notes, k.queues.Warnings...)
+	} else {
+		var notes []string
+		p.Queues, notes = k.kueueQueues(p)
+		p.Notes = append(p.Notes, notes...)
 	}
 	p.Cluster = d.cluster()
 	if len(d.clusters) > 1 {

@@ -42,7 +42,14 @@ type Cluster struct {
 	bin   string
 	procs []*proc
 	t     testing.TB
+	// kueueMetrics is Kueue's metrics endpoint, once StartKueue ran.
+	kueueMetrics string
 }
+
+// Token is the bearer token of the cluster's admin (system:masters), for
+// a client that calls something the API server authenticates (Kueue's
+// metrics endpoint asks it to review the token).
+func (c *Cluster) Token() string { return "seedance-test-token" }
 
 // proc is one running component; done is closed when it has exited.
 type proc struct {
@@ -110,7 +117,7 @@ func launch(t testing.TB, bin string, o Options) *Cluster {
 	c := &Cluster{dir: dir, bin: bin, t: t}
 	t.Cleanup(func() { c.stop(); os.RemoveAll(dir) })
 	api, etcdClient, etcdPeer := testnet.FreePort(t), testnet.FreePort(t), testnet.FreePort(t)
-	token := "seedance-test-token"
+	token := c.Token()
 	c.certs(t, token)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1

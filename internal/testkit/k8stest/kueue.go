@@ -28,7 +28,8 @@ func KueueDir() string {
 const kueueMetricsCerts = "/etc/kueue/metrics/certs"
 
 // StartKueue creates all of Kueue's CRDs and runs its real controller
-// manager against the cluster, with the batch/job integration and no
+// manager against the cluster, with the batch/job integration, its
+// metrics served (KueueMetrics), and no
 // webhooks (nothing calls them: a Job is created suspended, as Kueue's
 // webhook would make it), and waits until it is ready. The controller
 // is stopped with the cluster. Without the build (.ci/kueue-build.sh) the
@@ -57,19 +58,20 @@ func (c *Cluster) StartKueue() {
 	for _, dir := range []string{certs, kueueMetricsCerts} {
 		c.copyServing(dir)
 	}
-	probe := testnet.FreePort(c.t)
+	probe, metrics := testnet.FreePort(c.t), testnet.FreePort(c.t)
+	c.kueueMetrics = fmt.Sprintf("127.0.0.1:%d", metrics)
 	cfg := filepath.Join(c.dir, "kueue.yaml")
 	err := os.WriteFile(cfg, []byte(fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: kueue-system
 health: {healthProbeBindAddress: "127.0.0.1:%d"}
-metrics: {bindAddress: "0"}
+metrics: {bindAddress: %q, enableClusterQueueResources: true}
 webhook: {host: 127.0.0.1, port: %d, certDir: %q}
 leaderElection: {leaderElect: false}
 internalCertManagement: {enable: false}
 integrations: {frameworks: ["batch/job"]}
 featureGates: {VisibilityOnDemand: false}
-`, probe, testnet.FreePort(c.t), certs)), 0o600)
+`, probe, c.kueueMetrics, testnet.FreePort(c.t), certs)), 0o600)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -83,6 +85,12 @@ featureGates: {VisibilityOnDemand: false}
 		return resp.StatusCode == http.StatusOK
 	})
 }
+
+// KueueMetrics is the address (host:port) of Kueue's metrics endpoint
+// (HTTPS at /metrics, the API server's serving certificate; a client
+// sends a bearer token the API server knows, such as Token's), with its
+// ClusterQueues' resource metrics on.
+func (c *Cluster) KueueMetrics() string { return c.kueueMetrics }
 
 // copyServing writes the API server's serving certificate and key into
 // dir as tls.crt and tls.key.

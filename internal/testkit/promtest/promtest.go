@@ -71,10 +71,36 @@ func StartExternal(t testing.TB, openMetrics []byte, cluster string) *Server {
 // Start, in a second engine.
 func StartVictoriaMetrics(t testing.TB, openMetrics []byte) *Server {
 	t.Helper()
+	s := StartVictoriaMetricsScraping(t, "")
+	s.Import(t, openMetrics)
+	return s
+}
+
+// StartVictoriaMetricsScraping starts a fresh single-node VictoriaMetrics
+// that scrapes the targets of scrapeConfigs (Prometheus' scrape_configs
+// YAML, "" for none) as a Prometheus would; Import adds more.
+func StartVictoriaMetricsScraping(t testing.TB, scrapeConfigs string) *Server {
+	t.Helper()
 	vm := binary(t, "victoria-metrics", "victoria-metrics")
 	port := testnet.FreePort(t)
-	s := serve(t, "victoria-metrics", "/health", port, exec.Command(vm, "-storageDataPath="+t.TempDir(),
-		fmt.Sprintf("-httpListenAddr=127.0.0.1:%d", port), "-retentionPeriod=100y", "-search.disableCache", "-loggerLevel=WARN"))
+	dir := t.TempDir()
+	args := []string{"-storageDataPath=" + filepath.Join(dir, "data"), fmt.Sprintf("-httpListenAddr=127.0.0.1:%d", port), "-retentionPeriod=100y",
+		"-search.disableCache", "-loggerLevel=WARN"}
+	if scrapeConfigs != "" {
+		cfg := filepath.Join(dir, "scrape.yml")
+		if err := os.WriteFile(cfg, []byte("scrape_configs:\n"+scrapeConfigs), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// What was scraped a moment ago is searchable at once.
+		args = append(args, "-promscrape.config="+cfg, "-search.latencyOffset=0s")
+	}
+	return serve(t, "victoria-metrics", "/health", port, exec.Command(vm, args...))
+}
+
+// Import adds the OpenMetrics document to a VictoriaMetrics and flushes
+// it, so that it is searchable at once.
+func (s *Server) Import(t testing.TB, openMetrics []byte) {
+	t.Helper()
 	body, err := exposition(openMetrics)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +117,6 @@ func StartVictoriaMetrics(t testing.TB, openMetrics []byte) *Server {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	return s
 }
 
 // exposition turns OpenMetrics (timestamps in seconds, # lines, # EOF)
