@@ -83,16 +83,17 @@ func TestQueuesRefused(t *testing.T) {
 
 // TestMergeQueues: inputs that overlap count a reservation once (one
 // workload's spans that overlap or meet are joined), a queue of one input
-// only is kept, and the later input's quota wins.
+// only is kept, and the later input's quota wins; a queue whose workloads
+// one input did not know stays so.
 func TestMergeQueues(t *testing.T) {
 	four, six := 4.0, 6.0
-	a := []Queue{{Name: "q", Kind: QueueKueue, NominalGPUs: &four, Admitted: []QueueSpan{{Workload: "w", GPUs: 2, StartS: 0, EndS: 100}, {Workload: "x", GPUs: 1, StartS: 0, EndS: 10}}},
+	a := []Queue{{Name: "q", Kind: QueueKueue, NominalGPUs: &four, WorkloadsUnknown: true, Admitted: []QueueSpan{{Workload: "w", GPUs: 2, StartS: 0, EndS: 100}, {Workload: "x", GPUs: 1, StartS: 0, EndS: 10}}},
 		{Name: "only-a", Kind: QueueKueue}}
 	b := []Queue{{Name: "q", Kind: QueueKueue, NominalGPUs: &six, Admitted: []QueueSpan{{Workload: "w", GPUs: 2, StartS: 50, EndS: 150}, {Workload: "w", GPUs: 2, StartS: 150, EndS: 200},
 		{Workload: "x", GPUs: 1, StartS: 20, EndS: 30}}}}
 	got := MergeQueues(a, b)
 	want := []QueueSpan{{Workload: "w", GPUs: 2, StartS: 0, EndS: 200}, {Workload: "x", GPUs: 1, StartS: 0, EndS: 10}, {Workload: "x", GPUs: 1, StartS: 20, EndS: 30}}
-	if len(got) != 2 || got[0].Name != "q" || *got[0].NominalGPUs != 6 || !reflect.DeepEqual(got[0].Admitted, want) || got[1].Name != "only-a" {
+	if len(got) != 2 || got[0].Name != "q" || *got[0].NominalGPUs != 6 || !reflect.DeepEqual(got[0].Admitted, want) || got[1].Name != "only-a" || !got[0].WorkloadsUnknown {
 		t.Errorf("merged: %+v", got)
 	}
 	if len(a[0].Admitted) != 2 || *a[0].NominalGPUs != 4 {
