@@ -18,7 +18,8 @@ import (
 // bit for bit, those splits gives that bucket alone: on GPUs whose
 // holders come and go at random times, inside buckets and on their edges,
 // with buckets of several sizes (one that does not divide the window, and
-// one the window long).
+// one the window long). The lean cut (the timelines') has the same splits
+// with their covered and utilized seconds alone.
 func TestBucketSplitsAsSplits(t *testing.T) {
 	p, err := sim.Record(sim.Options{Nodes: 12, Scenario: sim.ScenarioMixed, Seed: 3}, 30*time.Second, time.Hour, profile.Generator{Name: "test"})
 	if err != nil {
@@ -50,9 +51,16 @@ func TestBucketSplitsAsSplits(t *testing.T) {
 					continue
 				}
 				tenure := a.tenures(node, holders)
-				got := make([][]split, n)
-				bucketSplits(g, holders, tenure, bucketS, n, a.windowS, func(b int, sp split) { got[b] = append(got[b], sp) })
+				got, lean := make([][]split, n), make([][]split, n)
+				bucketSplits(g, holders, tenure, bucketS, n, a.windowS, false, func(b int, sp split) { got[b] = append(got[b], sp) })
+				bucketSplits(g, holders, tenure, bucketS, n, a.windowS, true, func(b int, sp split) {
+					sp.t.idleS, sp.t.energyJ = got[b][len(lean[b])].t.idleS, got[b][len(lean[b])].t.energyJ
+					lean[b] = append(lean[b], sp)
+				})
 				for b := range n {
+					if err := sameSplits(lean[b], got[b]); err != nil {
+						t.Fatalf("node %s GPU %s, buckets of %g s, bucket %d, lean: %v", node.name, g.uuid, bucketS, b, err)
+					}
 					want := splits(g, holders, tenure, float64(b)*bucketS, min(a.windowS, float64(b+1)*bucketS), a.windowS)
 					if err := sameSplits(got[b], want); err != nil {
 						t.Fatalf("node %s GPU %s, buckets of %g s, bucket %d: %v", node.name, g.uuid, bucketS, b, err)

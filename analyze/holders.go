@@ -131,18 +131,28 @@ func (a *analysis) shareIn(g *gpuAcc, holders []*profile.Workload, tenure [][]In
 // shareSplit shares one split of a GPU's time among its holders (measured
 // use where the GPU has it), i -1 for the share none of them had.
 func shareSplit(g *gpuAcc, holders []*profile.Workload, whole split, fn func(i int, t gpuTime, w float64, b basis)) {
+	if g.ext.use() == nil || len(holders) < 2 { // nothing measured: one split (measured's, without its slice)
+		splitOne(whole, fn)
+		return
+	}
 	for _, sp := range measured(g, holders, whole) {
-		left := 1.0
-		for i, w := range sp.weights {
-			if w == 0 {
-				continue
-			}
-			fn(i, sp.t, w, sp.basis)
-			left -= w
+		splitOne(sp, fn)
+	}
+}
+
+// splitOne calls fn with each holder's part of one split, and the part
+// no holder has (-1).
+func splitOne(sp split, fn func(i int, t gpuTime, w float64, b basis)) {
+	left := 1.0
+	for i, w := range sp.weights {
+		if w == 0 {
+			continue
 		}
-		if left > 1e-9 {
-			fn(-1, sp.t, left, sp.basis)
-		}
+		fn(i, sp.t, w, sp.basis)
+		left -= w
+	}
+	if left > 1e-9 {
+		fn(-1, sp.t, left, sp.basis)
 	}
 }
 

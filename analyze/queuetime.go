@@ -39,7 +39,7 @@ func (a *analysis) queueTimelines(samplingS float64) *queueTimes {
 				continue
 			}
 			held, used := make([][]float64, len(holders)), make([][]float64, len(holders)) // each holder's queue's series
-			bucketSplits(g, holders, a.tenures(n, holders), bucketS, qt.n, a.windowS, func(b int, sp split) {
+			bucketSplits(g, holders, a.tenures(n, holders), bucketS, qt.n, a.windowS, true, func(b int, sp split) {
 				shareSplit(g, holders, sp, func(i int, t gpuTime, w float64, _ basis) {
 					if i < 0 || holders[i].Queue == "" {
 						return

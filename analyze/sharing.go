@@ -36,6 +36,11 @@ func (b basis) String() string { return basisNames[b] }
 // they leave is held by no workload); else equal parts.
 func holderWeights(holders []*profile.Workload, memTotal uint64) ([]float64, basis) {
 	weights := make([]float64, len(holders))
+	return weights, weightsInto(weights, holders, memTotal)
+}
+
+// weightsInto is holderWeights written into weights (as long as holders).
+func weightsInto(weights []float64, holders []*profile.Workload, memTotal uint64) basis {
 	for _, ask := range requestMeasures {
 		sum, ok := 0.0, true
 		for i, w := range holders {
@@ -54,15 +59,15 @@ func holderWeights(holders []*profile.Workload, memTotal uint64) ([]float64, bas
 				weights[i] /= sum
 			}
 		}
-		return weights, basisRequested
+		return basisRequested
 	}
 	for i := range weights {
 		weights[i] = 1 / float64(len(holders))
 	}
 	if len(holders) == 1 {
-		return weights, basisWhole
+		return basisWhole
 	}
-	return weights, basisEven
+	return basisEven
 }
 
 // requestMeasures are the measures of a request, in the order tried: the

@@ -231,8 +231,13 @@ func splits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi,
 // being [b·bucketS, min(windowS, (b+1)·bucketS)) for b < n, as splits
 // gives them bucket by bucket, from one sweep of the holders' edges over
 // the window (the queues' timelines cut every queued GPU into hundreds of
-// buckets).
-func bucketSplits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, bucketS float64, n int, windowS float64, fn func(b int, sp split)) {
+// buckets). lean: the splits' times carry the covered and utilized
+// seconds only (no idle runs, no energy), all a timeline needs.
+func bucketSplits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, bucketS float64, n int, windowS float64, lean bool, fn func(b int, sp split)) {
+	timeIn := g.timeIn
+	if lean {
+		timeIn = g.heldIn
+	}
 	sweep(g, holders, tenure, 0, windowS, func(from, to float64, w []float64, bs basis, edgeless bool) {
 		for b := max(0, int(from/bucketS)-1); b < n; b++ {
 			lo, hi := float64(b)*bucketS, min(windowS, float64(b+1)*bucketS)
@@ -240,7 +245,7 @@ func bucketSplits(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, b
 				break
 			}
 			if lo, hi = max(lo, from), min(hi, to); hi > lo {
-				fn(b, split{g.timeIn(lo, hi, windowS, edgeless), w, bs, lo, hi})
+				fn(b, split{timeIn(lo, hi, windowS, edgeless), w, bs, lo, hi})
 			}
 		}
 	})
@@ -253,6 +258,15 @@ func (g *gpuAcc) timeIn(lo, hi, windowS float64, edgeless bool) gpuTime {
 		return g.whole()
 	}
 	return g.within(lo, hi)
+}
+
+// heldIn is timeIn's covered and utilized seconds alone.
+func (g *gpuAcc) heldIn(lo, hi, windowS float64, edgeless bool) gpuTime {
+	if edgeless && lo <= 0 && hi >= windowS {
+		return gpuTime{observedS: g.observedS, utilSum: g.utilSum}
+	}
+	util, _ := g.ext.utilIntegral(lo, hi)
+	return gpuTime{observedS: overlap(g.cover, lo, hi), utilSum: util}
 }
 
 // sweep calls fn with each stretch [from, to) of [lo, hi) in which the
@@ -306,17 +320,24 @@ func sweep(g *gpuAcc, holders []*profile.Workload, tenure [][]Interval, lo, hi f
 // presentWeights is holderWeights over the holders present, 0 for the
 // others.
 func presentWeights(holders []*profile.Workload, present []bool, memTotal uint64) ([]float64, basis) {
-	var ws []*profile.Workload
-	var at []int
+	var wsBuf [8]*profile.Workload // most GPUs have few holders: no allocation but out
+	var atBuf [8]int
+	var wBuf [8]float64
+	ws, at := wsBuf[:0], atBuf[:0]
 	for h, ok := range present {
 		if ok {
 			ws = append(ws, holders[h])
 			at = append(at, h)
 		}
 	}
+	weights := wBuf[:0]
+	if len(ws) > len(wBuf) {
+		weights = make([]float64, 0, len(ws))
+	}
+	weights = weights[:len(ws)]
+	b := weightsInto(weights, ws, memTotal)
 	out := make([]float64, len(holders))
-	ws2, b := holderWeights(ws, memTotal)
-	for k, w := range ws2 {
+	for k, w := range weights {
 		out[at[k]] = w
 	}
 	return out, b

@@ -12,9 +12,13 @@ import (
 )
 
 // metaProfile has every metadata field the scanner reads: a topology with
-// links, MIG devices and a host, workloads with every field, a MIG GPU.
+// links, MIG devices and a host, workloads with every field, a MIG GPU,
+// queues with every field.
 const metaProfile = `{"schema_version":"seedance.profile/v1","started_at":"2026-01-05T09:00:00Z",
-"ended_at":"2026-01-05T09:00:03Z","interval_s":1,"nodes":[{"name":"n1","labels":{"zone":"a","rack":null,"k\u0041":"\u00e9"},
+"ended_at":"2026-01-05T09:00:03Z","interval_s":1,"queues":[{"name":"q","kind":"kueue","cohort":"c","nominal_gpus":4,
+"borrowing_limit_gpus":null,"lending_limit_gpus":1,"budget_gpu_minutes":600,"budget_use":{"used_gpu_minutes":10,"running_gpu_minutes":2,"x":1},
+"flavors":["h100"],"quota_ref":"/spec","admitted":[{"workload":"ml/a","gpus":1,"start_s":0,"end_s":2}],
+"pending":[{"workload":"","gpus":2,"start_s":1,"end_s":3,"y":[]}],"workloads_unknown":true,"future":[1]}],"nodes":[{"name":"n1","labels":{"zone":"a","rack":null,"k\u0041":"\u00e9"},
 "topology":{"gpus":[{"index":0,"uuid":"GPU-1","pci_bus_id":"0000:18:00.0","numa_node":0,"cpu_affinity":"0-3",
 "nvlinks":[{"link":0,"up":true,"remote_pci_bus_id":"0000:19:00.0","to_switch":false,"gbps":25.5},{"link":1,"up":false,"gbps":0}],
 "mig":[{"uuid":"MIG-1","gi":1,"ci":0,"profile":"3g.40gb"}]},{"index":1,"numa_node":null,"nvlinks":null,"future":[1]}],
@@ -29,6 +33,22 @@ const metaProfile = `{"schema_version":"seedance.profile/v1","started_at":"2026-
 // refuses, each to be read alike by the stream: wrong kinds, integers
 // that are not, nulls in every place.
 var metaVariants = []struct{ old, new string }{
+	{`"nominal_gpus":4`, `"nominal_gpus":"4"`},
+	{`"nominal_gpus":4`, `"nominal_gpus":null`},
+	{`"nominal_gpus":4`, `"nominal_gpus":4,"nominal_gpus":5`},
+	{`"budget_use":{`, `"budget_use":null,"b":{`},
+	{`"budget_use":{`, `"budget_use":[{`},
+	{`"used_gpu_minutes":10`, `"used_gpu_minutes":null`},
+	{`"flavors":["h100"]`, `"flavors":[1]`},
+	{`"flavors":["h100"]`, `"flavors":[]`},
+	{`"admitted":[{`, `"admitted":[null,{`},
+	{`"admitted":[{"workload":"ml/a","gpus":1`, `"admitted":[{"workload":"ml/a","gpus":"1"`},
+	{`"admitted":[{`, `"admitted":null,"a":[{`},
+	{`"workloads_unknown":true`, `"workloads_unknown":1`},
+	{`"workloads_unknown":true`, `"workloads_unknown":null`},
+	{`"queues":[{`, `"queues":[null,{`},
+	{`"queues":[{`, `"queues":{"x":[{`},
+	{`"kind":"kueue"`, `"kind":7`},
 	{`"sockets":2`, `"sockets":"2"`},
 	{`"sockets":2`, `"sockets":2.5`},
 	{`"sockets":2`, `"sockets":2e0`},

@@ -96,7 +96,7 @@ func (s *Stream) headerField(p *Profile, key string) error {
 	case "unscheduled":
 		dst = &p.Unscheduled
 	case "queues":
-		dst = &p.Queues
+		return s.meta("queues", s.metaReader().queues(&p.Queues))
 	default:
 		return s.sc.Skip() // unknown fields are ignored
 	}
