@@ -43,9 +43,10 @@ const (
 // (ByQOS) as queues (docs/queues.md, Slurm): each one's GPU limit
 // (GrpTRES gres/gpu) as its quota, its GPU-minute limit (GrpTRESMins
 // gres/gpu) as its budget, an account's parent as its cohort; and from
-// sacct the window's jobs that asked for GPUs: each job's wait from its
-// submission to its start (or still), its reservation from its start to
-// its end (or still). Each job of the profile gets its account, or the
+// sacct the window's jobs that asked for GPUs: each job's wait from when
+// it became eligible to run (its submission, or later: a hold released, a
+// dependency met, its begin time) to its start (or still), its
+// reservation from its start to its end (or still). Each job of the profile gets its account, or the
 // QOS sacct gives it, as its queue. An account tree with a cycle is a
 // note naming it.
 func AddQueues(ctx context.Context, p *profile.Profile, by string, sacctmgr Sacctmgr, sacct Sacct) ([]string, error) {
@@ -185,23 +186,24 @@ func tresGPUs(tres string) *float64 {
 }
 
 // sacctJobFormat is what AddQueues asks sacct of each job.
-const sacctJobFormat = "JobIDRaw,JobID,Account,QOS,AllocTRES,ReqTRES,Submit,Start,End,State"
+const sacctJobFormat = "JobIDRaw,JobID,Account,QOS,AllocTRES,ReqTRES,Submit,Start,End,State,Eligible"
 
 // sacctJob is one line of sacctJobFormat.
 type sacctJob struct {
-	raw, id, account, qos string
-	held, asked           *float64
-	submit, start, end    string
+	raw, id, account, qos        string
+	held, asked                  *float64
+	submit, start, end, eligible string
 }
 
 // readSacctJob reads one line of sacctJobFormat; ok is false for a line
 // of another form or a step's.
 func readSacctJob(line string) (sacctJob, bool) {
 	f := strings.Split(line, "|")
-	if len(f) != 10 || !jobID.MatchString(f[0]) {
+	if len(f) != 11 || !jobID.MatchString(f[0]) {
 		return sacctJob{}, false
 	}
-	return sacctJob{raw: f[0], id: strings.TrimSpace(f[1]), account: f[2], qos: f[3], held: tresGPUs(f[4]), asked: tresGPUs(f[5]), submit: f[6], start: f[7], end: f[8]}, true
+	return sacctJob{raw: f[0], id: strings.TrimSpace(f[1]), account: f[2], qos: f[3], held: tresGPUs(f[4]), asked: tresGPUs(f[5]),
+		submit: f[6], start: f[7], end: f[8], eligible: f[10]}, true
 }
 
 // addJob books a job that asked for GPUs in its queue, its times cut to
@@ -215,6 +217,10 @@ func addJob(q *profile.Queue, j sacctJob, start, end time.Time) {
 		return
 	}
 	submit, sOK := sacctAt(j.submit)
+	waits := strings.TrimSpace(j.eligible) != "Unknown" // never eligible: held, a dependency never met
+	if eligible, ok := sacctAt(j.eligible); ok && eligible.After(submit) {
+		submit = eligible // held, a dependency, a begin time: no wait for GPUs before
+	}
 	began, bOK := sacctAt(j.start)
 	ended, eOK := sacctAt(j.end)
 	if !sOK {
@@ -230,7 +236,7 @@ func addJob(q *profile.Queue, j sacctJob, start, end time.Time) {
 	} else if eOK {
 		waitEnd = ended
 	}
-	if s := span(submit, waitEnd); s.EndS > s.StartS {
+	if s := span(submit, waitEnd); waits && s.EndS > s.StartS {
 		q.Pending = append(q.Pending, s)
 	}
 	if bOK {

@@ -136,3 +136,49 @@ func TestQOSOnRealSlurm(t *testing.T) {
 		t.Errorf("the job's queue: %q", q)
 	}
 }
+
+// TestEligibleWaitOnRealSlurm (#58): a job's wait for GPUs starts when it
+// becomes eligible to run, not at its submission. On a real slurmdbd, a
+// 1-GPU job of account research depends on a running one (afterany): it
+// waits on its dependency, not for GPUs, until that job is cancelled,
+// then starts; its wait, if any, starts at or after the cancel (sacct's
+// Eligible), not at its submission. A job held from its submission
+// (--hold) and never released is never eligible: no wait at all.
+func TestEligibleWaitOnRealSlurm(t *testing.T) {
+	c := slurmtest.StartWithAccounting(t, "node-gpu-01")
+	c.Sacctmgr(t, [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "add", "user", "root", "account=research"}})
+	from := time.Now().Add(-time.Minute).Truncate(time.Second)
+	run := c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-01", "-A", "research")
+	c.WaitFor(t, func() bool { return c.Job(t, run, "JobState") == "RUNNING" }, "job "+run+" running")
+	dep := c.Submit(t, "--gres=gpu:1", "-w", "node-gpu-01", "-A", "research", "--dependency=afterany:"+run)
+	held := c.Submit(t, "--gres=gpu:1", "-w", "node-gpu-01", "-A", "research", "--hold")
+	submitted := time.Now()
+	c.WaitFor(t, func() bool { return c.Job(t, dep, "Reason") == "Dependency" && time.Since(submitted) > 3*time.Second }, "job "+dep+" waiting 3 s on its dependency")
+	cancelled := time.Now().Truncate(time.Second)
+	if out, err := c.Run("scancel", run); err != nil {
+		t.Fatalf("scancel: %v %s", err, out)
+	}
+	c.WaitFor(t, func() bool { return c.Job(t, dep, "JobState") == "RUNNING" }, "job "+dep+" running")
+	c.UseConf(t)
+	_, sacct := Commands(extcmd.DefaultLimits)
+	var r profile.Queue
+	var p *profile.Profile
+	c.WaitFor(t, func() bool {
+		p = &profile.Profile{StartedAt: from, EndedAt: time.Now().Add(time.Minute).Truncate(time.Second)}
+		if _, err := AddQueues(context.Background(), p, ByAccount, SacctmgrCommand(extcmd.DefaultLimits), sacct); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range p.Queues {
+			if q.Name == "research" {
+				r = q
+			}
+		}
+		return slices.ContainsFunc(r.Admitted, func(s profile.QueueSpan) bool { return s.Workload == dep })
+	}, "sacct to know job "+dep+" started")
+	at := cancelled.Sub(p.StartedAt).Seconds()
+	for _, s := range r.Pending {
+		if s.Workload == held || s.Workload == dep && s.StartS < at-1 {
+			t.Errorf("job %s waited from %v s (its dependency ended at %v s; job %s is held): %+v", s.Workload, s.StartS, at, held, r.Pending)
+		}
+	}
+}
