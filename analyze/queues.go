@@ -58,6 +58,11 @@ type QueueFigures struct {
 	PendingGPUHours  float64  `json:"pending_gpu_hours"`
 	PendingWorkloads *int     `json:"pending_workloads"`
 	LongestWaitS     *float64 `json:"longest_wait_s"`
+	// HeldPendingGPUHours is the part of PendingGPUHours that the
+	// workloads' own limits or holds kept waiting (QueueSpan.HeldBy): not
+	// demand another queue's idle quota could have met, so the hoarding
+	// verdict and the what-if leave it out.
+	HeldPendingGPUHours float64 `json:"held_pending_gpu_hours"`
 	// BudgetGPUHours is its GPU-minute budget (Slurm's GrpTRESMins) in
 	// GPU-hours; BudgetReservedPct what the window's reservations took of
 	// it, BudgetIdlePct what its idle-held GPU-hours took, in % (null
@@ -119,8 +124,12 @@ type queueAcc struct {
 	reserved, pending              step
 	reservedH, borrowedH, lentH    float64
 	pendingH, longestS             float64
-	nominalH                       *float64
-	peakUsed                       float64
+	// demand is the waits for GPUs (pending but the held ones), demandH
+	// its integral.
+	demand   step
+	demandH  float64
+	nominalH *float64
+	peakUsed float64
 	// counted is the workloads the ledger counted (its rows name none),
 	// largest the most GPUs one of them reserved.
 	counted int
@@ -178,6 +187,11 @@ func anyQueued(hs []*holding) bool {
 func (c *queueAcc) spans(windowS float64) {
 	c.reserved, c.pending = stepOf(c.q.Admitted), stepOf(c.q.Pending)
 	c.reservedH, c.pendingH = c.reserved.integral()/3600, c.pending.integral()/3600
+	c.demand, c.demandH = c.pending, c.pendingH
+	if waits := c.waits(); len(waits) < len(c.q.Pending) {
+		c.demand = stepOf(waits)
+		c.demandH = c.demand.integral() / 3600
+	}
 	for _, s := range c.q.Pending {
 		if s.Workload != "" { // the ledger's rows name none
 			c.pendingWorkloads[s.Workload] = true
@@ -190,11 +204,23 @@ func (c *queueAcc) spans(windowS float64) {
 	}
 }
 
+// waits are the queue's waits for GPUs: its pending spans but those its
+// workloads' own limits or holds kept waiting.
+func (c *queueAcc) waits() []profile.QueueSpan {
+	var out []profile.QueueSpan
+	for _, s := range c.q.Pending {
+		if s.HeldBy == "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // figures are the queue's QueueFigures, its GPU-hours priced at its own
 // workloads' mean price (fleetPrice where they held none).
 func (c *queueAcc) figures(fleetPrice float64) QueueFigures {
 	f := QueueFigures{Kind: c.q.Kind, Cohort: c.q.Cohort, Workloads: len(c.workloads) + c.counted, NominalGPUs: c.q.NominalGPUs, NominalGPUHours: sigP(c.nominalH),
-		PendingGPUHours: sig(c.pendingH)}
+		PendingGPUHours: sig(c.pendingH), HeldPendingGPUHours: sig(max(0, c.pendingH-c.demandH))}
 	known := !c.q.WorkloadsUnknown
 	if known {
 		f.AllocatedGPUHours, f.UsedGPUHours, f.IdleHeldGPUHours = num(c.held), num(c.used), num(max(0, c.held-c.used))

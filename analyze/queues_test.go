@@ -168,6 +168,29 @@ func TestQueueOfUnknownWorkloads(t *testing.T) {
 	}
 }
 
+// TestHeldWaitsAreNoDemand: the worked example with ml/wait's 6 GPUs held
+// by its user's cap (QOSMaxGRESPerUser): prod still waited 3 GPU-hours,
+// all of them held, and research, idle beside it, is no longer named; with
+// ml/more waiting for 2 GPUs beside it from 30 min (a wait for GPUs),
+// research is named for that alone: min(5.4, 2) × 0.5 = 1 GPU-hour, $3.60.
+// The cohort sums the held part.
+func TestHeldWaitsAreNoDemand(t *testing.T) {
+	r := queuesReport(t, DefaultQueueParams(), func(qs []profile.Queue) { qs[1].Pending[0].HeldBy = "QOSMaxGRESPerUser" })
+	prod := r.Queues["prod"]
+	if prod.PendingGPUHours != 3 || prod.HeldPendingGPUHours != 3 || len(r.Hoarding) != 0 || r.Queues["research"].Hoarding || r.Cohorts["ml"].HeldPendingGPUHours != 3 {
+		t.Errorf("all held: prod %s, hoarding %+v", showQ(prod), r.Hoarding)
+	}
+	r = queuesReport(t, DefaultQueueParams(), func(qs []profile.Queue) {
+		qs[1].Pending[0].HeldBy = "QOSMaxGRESPerUser"
+		qs[1].Pending = append(qs[1].Pending, profile.QueueSpan{Workload: "ml/more", GPUs: 2, StartS: 1800, EndS: 3600})
+	})
+	prod = r.Queues["prod"]
+	if prod.PendingGPUHours != 4 || prod.HeldPendingGPUHours != 3 || len(r.Hoarding) != 1 || r.Hoarding[0].Queue != "research" ||
+		!nearly(r.Hoarding[0].ContestedGPUHours, 1) || !nearly(r.Hoarding[0].ContestedUSD, 3.6) {
+		t.Errorf("one held: prod %s, hoarding %+v", showQ(prod), r.Hoarding)
+	}
+}
+
 // TestHoardingThresholds: the verdict's thresholds hold exactly at their
 // value (held ≥ HeldPct, used < UsedPct), and a queue nobody waited
 // beside is not hoarding.

@@ -69,6 +69,9 @@ type QueueRow struct {
 	// admitted (profile.Queue.WorkloadsUnknown).
 	WorkloadsUnknown                                    bool
 	ReservedS, PendingS, HeldS, UsedS, HeldUSD, UsedUSD float64
+	// HeldPendingS is the part of PendingS that the workloads' own limits
+	// or holds kept waiting.
+	HeldPendingS float64
 	// LargestGPUs is the most GPUs one workload reserved in the bucket.
 	LargestGPUs float64
 }
@@ -95,8 +98,11 @@ func QueuesOf(rows []QueueRow, n int, bucketS float64, workloads map[string]int,
 		if r.ReservedS > 0 {
 			acc.q.Admitted = append(acc.q.Admitted, profile.QueueSpan{Workload: "", GPUs: r.ReservedS / bucketS, StartS: lo, EndS: hi})
 		}
-		if r.PendingS > 0 {
-			acc.q.Pending = append(acc.q.Pending, profile.QueueSpan{Workload: "", GPUs: r.PendingS / bucketS, StartS: lo, EndS: hi})
+		if w := r.PendingS - r.HeldPendingS; w > 0 {
+			acc.q.Pending = append(acc.q.Pending, profile.QueueSpan{Workload: "", GPUs: w / bucketS, StartS: lo, EndS: hi})
+		}
+		if r.HeldPendingS > 0 { // the rows keep no reason
+			acc.q.Pending = append(acc.q.Pending, profile.QueueSpan{Workload: "", GPUs: r.HeldPendingS / bucketS, StartS: lo, EndS: hi, HeldBy: "held"})
 		}
 		acc.held, acc.used, acc.heldCost, acc.usedCost = acc.held+r.HeldS/3600, acc.used+r.UsedS/3600, acc.heldCost+r.HeldUSD, acc.usedCost+r.UsedUSD
 		if r.Bucket >= 0 && r.Bucket < n {

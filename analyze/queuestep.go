@@ -161,8 +161,8 @@ func hoarding(figs map[string]QueueFigures, accs map[string]*queueAcc, cohorts m
 		var waits []profile.QueueSpan
 		var waiting []string
 		for _, p := range peersOf(c, accs, cohorts) {
-			if p.pendingH > 0 {
-				waits = append(waits, p.q.Pending...)
+			if p.demandH > 0 {
+				waits = append(waits, p.waits()...)
 				waiting = append(waiting, p.q.Name)
 			}
 		}
@@ -234,6 +234,7 @@ func cohortFigures(queues map[string]QueueFigures, cohorts map[string][]*queueAc
 			f := queues[m.q.Name]
 			c.Workloads += f.Workloads
 			c.PendingGPUHours += f.PendingGPUHours
+			c.HeldPendingGPUHours += f.HeldPendingGPUHours
 			c.PendingWorkloads, c.LongestWaitS = combine(c.PendingWorkloads, f.PendingWorkloads, i == 0, plus), combine(c.LongestWaitS, f.LongestWaitS, i == 0, larger)
 			c.PendingUSD += f.PendingUSD
 			for _, p := range []struct{ dst, src **float64 }{{&c.NominalGPUs, &f.NominalGPUs}, {&c.NominalGPUHours, &f.NominalGPUHours},

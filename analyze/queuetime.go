@@ -128,6 +128,9 @@ type QueueCut struct {
 	LendingLimitGPUs              *float64
 	BudgetUse                     *profile.BudgetUse
 	ReservedS, PendingS           float64
+	// HeldPendingS is the part of PendingS the workloads' own limits or
+	// holds kept waiting (QueueSpan.HeldBy).
+	HeldPendingS float64
 	// LargestGPUs is the most GPUs one workload reserved in the piece.
 	LargestGPUs float64
 	// WorkloadsUnknown is profile.Queue's.
@@ -143,8 +146,14 @@ func (a *analysis) cutQueues(c *Cuts, piece int, lo, hi float64) {
 				largest = max(largest, s.GPUs)
 			}
 		}
+		var held []profile.QueueSpan
+		for _, s := range q.Pending {
+			if s.HeldBy != "" {
+				held = append(held, s)
+			}
+		}
 		c.Queues = append(c.Queues, QueueCut{Piece: piece, Queue: q.Name, Kind: q.Kind, Cohort: q.Cohort, QuotaRef: q.QuotaRef, NominalGPUs: q.NominalGPUs,
 			BudgetGPUMinutes: q.BudgetGPUMinutes, LendingLimitGPUs: q.LendingLimitGPUs, BudgetUse: q.BudgetUse, ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest,
-			WorkloadsUnknown: q.WorkloadsUnknown})
+			WorkloadsUnknown: q.WorkloadsUnknown, HeldPendingS: stepOf(held).between(lo, hi)})
 	}
 }

@@ -43,7 +43,7 @@ func whatIf(figs map[string]QueueFigures, accs map[string]*queueAcc, cohorts map
 		freed := 0.0
 		for _, c := range members {
 			f := figs[c.q.Name]
-			if c.q.NominalGPUs == nil || c.pendingH > 0 || f.UsedGPUsPercentile == nil {
+			if c.q.NominalGPUs == nil || c.demandH > 0 || f.UsedGPUsPercentile == nil {
 				continue
 			}
 			n, largest := *c.q.NominalGPUs, c.largestReservation()
@@ -63,7 +63,7 @@ func whatIf(figs map[string]QueueFigures, accs map[string]*queueAcc, cohorts map
 				continue // its waits fit in its own quota: quota was not what held them
 			}
 			proposed[c], freed = *c.q.NominalGPUs+add, freed-add
-			why[c] = fmt.Sprintf("%.2f pending GPU-hours beyond its unreserved quota: %g of the GPUs the cohort's right-sizing frees", c.pendingH, add)
+			why[c] = fmt.Sprintf("%.2f pending GPU-hours beyond its unreserved quota: %g of the GPUs the cohort's right-sizing frees", c.demandH, add)
 		}
 		for c, p := range proposed {
 			out = append(out, QuotaChange{Queue: c.q.Name, Cohort: c.q.Cohort, Kind: c.q.Kind, NominalGPUs: *c.q.NominalGPUs, ProposedGPUs: p, Why: why[c],
@@ -79,11 +79,11 @@ func whatIf(figs map[string]QueueFigures, accs map[string]*queueAcc, cohorts map
 func waitingMembers(members []*queueAcc) []*queueAcc {
 	var out []*queueAcc
 	for _, c := range members {
-		if c.pendingH > 0 {
+		if c.demandH > 0 {
 			out = append(out, c)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].pendingH > out[j].pendingH })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].demandH > out[j].demandH })
 	return out
 }
 
@@ -92,7 +92,7 @@ func waitingMembers(members []*queueAcc) []*queueAcc {
 // reserved(t)).
 func (c *queueAcc) shortfall(quota float64) float64 {
 	most := 0.0
-	stretches(func(_ float64, v []float64) { most = max(most, v[0]-max(0, quota-v[1])) }, c.pending, c.reserved)
+	stretches(func(_ float64, v []float64) { most = max(most, v[0]-max(0, quota-v[1])) }, c.demand, c.reserved)
 	return most
 }
 
@@ -112,6 +112,6 @@ func (c *queueAcc) largestReservation() float64 {
 // waiting GPU-seconds the queue's own unreserved quota could have held.
 func withinQuota(c *queueAcc, quota float64) float64 {
 	sum := 0.0
-	stretches(func(dt float64, v []float64) { sum += min(v[0], max(0, quota-v[1])) * dt }, c.pending, c.reserved)
+	stretches(func(dt float64, v []float64) { sum += min(v[0], max(0, quota-v[1])) * dt }, c.demand, c.reserved)
 	return sum
 }

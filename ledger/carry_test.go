@@ -270,6 +270,16 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 	last := &p.Queues[len(p.Queues)-1]
 	last.WorkloadsUnknown = true
 	unknownName := last.Name
+	// One queue's waits held by its workloads' own limits, in every hour.
+	heldName := ""
+	for i := range p.Queues {
+		if q := &p.Queues[i]; heldName == "" && len(q.Pending) > 0 && q.Name != unknownName {
+			heldName = q.Name
+			for k := range q.Pending {
+				q.Pending[k].HeldBy = "QOSMaxGRESPerUser"
+			}
+		}
+	}
 	ps := params()
 	qp := analyze.DefaultQueueParams()
 	qp.SamplingS = 3600
@@ -312,6 +322,10 @@ func TestBudgetThroughTheLedger(t *testing.T) {
 	if u, w := got.Queues[unknownName], want.Queues[unknownName]; unknownName == name || u.AllocatedGPUHours != nil || u.UsedGPUHours != nil || u.IdleHeldUSD != nil ||
 		w.AllocatedGPUHours != nil || u.Efficiency != nil || !nearOrNull(u.ReservedGPUHours, w.ReservedGPUHours) || math.Abs(u.PendingGPUHours-w.PendingGPUHours) > 1e-6 {
 		t.Errorf("queue %s, workloads unknown: ledger %+v, analysis %+v", unknownName, u, w)
+	}
+	if h, w := got.Queues[heldName], want.Queues[heldName]; heldName == "" || w.HeldPendingGPUHours <= 0 || math.Abs(h.HeldPendingGPUHours-w.HeldPendingGPUHours) > 1e-6 ||
+		math.Abs(w.HeldPendingGPUHours-w.PendingGPUHours) > 1e-6 || h.Hoarding != w.Hoarding {
+		t.Errorf("queue %q, waits held: ledger %v of %v GPU-h held, analysis %v of %v", heldName, h.HeldPendingGPUHours, h.PendingGPUHours, w.HeldPendingGPUHours, w.PendingGPUHours)
 	}
 	for q, f := range got.Queues {
 		if q != name && (f.BudgetGPUHours != nil || f.BudgetUsedPct != nil) {

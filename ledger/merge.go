@@ -164,7 +164,8 @@ func mergeWork(out *analyze.Cuts, rows []analyze.WorkCut, to []int) {
 
 // mergeQueues sums queue rows by merged piece and queue: the latest row
 // that knows the queue (a kind) describes it, the largest reservation is
-// the largest of the rows'.
+// the largest of the rows', and a queue whose workloads one row did not
+// know stays so.
 func mergeQueues(out *analyze.Cuts, rows []analyze.QueueCut, to []int) {
 	type key struct {
 		piece int
@@ -178,5 +179,6 @@ func mergeQueues(out *analyze.Cuts, rows []analyze.QueueCut, to []int) {
 				o.BudgetUse = q.BudgetUse
 			}
 			o.ReservedS, o.PendingS, o.LargestGPUs = o.ReservedS+q.ReservedS, o.PendingS+q.PendingS, max(o.LargestGPUs, q.LargestGPUs)
+			o.HeldPendingS, o.WorkloadsUnknown = o.HeldPendingS+q.HeldPendingS, o.WorkloadsUnknown || q.WorkloadsUnknown
 		})
 }

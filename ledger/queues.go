@@ -31,8 +31,11 @@ ALTER TABLE seedance_queue ADD COLUMN budget_running_gpu_minutes DOUBLE PRECISIO
 // migration15 keeps whether the source knew which workloads a queue
 // admitted (profile.Queue.WorkloadsUnknown: Kueue's metrics alone) with
 // its hourly rows: 1 where it did not, and what the queue held and used is
-// then unknown (NULL: known, as every row before it).
-const migration15 = `ALTER TABLE seedance_queue ADD COLUMN workloads_unknown INTEGER`
+// then unknown (NULL: known, as every row before it); and the part of its
+// waits its workloads' own limits or holds kept waiting
+// (profile.QueueSpan.HeldBy; 0 in the rows before it).
+const migration15 = `ALTER TABLE seedance_queue ADD COLUMN workloads_unknown INTEGER;
+ALTER TABLE seedance_queue ADD COLUMN held_pending_s DOUBLE PRECISION NOT NULL DEFAULT 0`
 
 // readings are a budget use's two readings, nil (NULL) when it was not
 // read.
@@ -55,6 +58,7 @@ type queueSums struct {
 	nominal, budget, lend                                    *float64
 	use                                                      *profile.BudgetUse
 	reserved, pending, held, used, heldUSD, usedUSD, largest float64
+	heldPending                                              float64
 	unknown                                                  *int64 // 1: workloads unknown; nil: known
 }
 
@@ -76,7 +80,7 @@ func writeQueues(ex *execer, r *rows, price map[priceKey]float64) error {
 	for _, q := range r.cuts.Queues {
 		s := at(queueKey{q.Piece, q.Queue})
 		s.kind, s.cohort, s.ref, s.nominal, s.reserved, s.pending, s.largest = q.Kind, q.Cohort, q.QuotaRef, q.NominalGPUs, q.ReservedS, q.PendingS, q.LargestGPUs
-		s.budget, s.lend, s.use = q.BudgetGPUMinutes, q.LendingLimitGPUs, q.BudgetUse
+		s.budget, s.lend, s.use, s.heldPending = q.BudgetGPUMinutes, q.LendingLimitGPUs, q.BudgetUse, q.HeldPendingS
 		if q.WorkloadsUnknown {
 			s.unknown = new(int64)
 			*s.unknown = 1
@@ -113,8 +117,8 @@ last_bucket = CASE WHEN o.last_bucket > excluded.last_bucket THEN o.last_bucket 
 		s := sums[k]
 		used, running := readings(s.use)
 		err := ex.add(`INSERT INTO seedance_queue AS o (cluster, bucket, queue, provisional, kind, cohort, quota_ref, nominal_gpus, largest_gpus,
-	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus, budget_used_gpu_minutes, budget_running_gpu_minutes, workloads_unknown)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+	reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus, budget_used_gpu_minutes, budget_running_gpu_minutes, workloads_unknown, held_pending_s)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
 ON CONFLICT (cluster, bucket, queue, provisional) DO UPDATE SET
 kind = CASE WHEN excluded.kind = '' THEN o.kind ELSE excluded.kind END, cohort = CASE WHEN excluded.kind = '' THEN o.cohort ELSE excluded.cohort END,
 quota_ref = CASE WHEN excluded.kind = '' THEN o.quota_ref ELSE excluded.quota_ref END,
@@ -125,9 +129,10 @@ budget_used_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_used_gpu_mi
 budget_running_gpu_minutes = CASE WHEN excluded.kind = '' THEN o.budget_running_gpu_minutes ELSE excluded.budget_running_gpu_minutes END,
 workloads_unknown = CASE WHEN o.workloads_unknown = 1 OR excluded.workloads_unknown = 1 THEN 1 ELSE NULL END,
 largest_gpus = CASE WHEN o.largest_gpus > excluded.largest_gpus THEN o.largest_gpus ELSE excluded.largest_gpus END,
-reserved_s = o.reserved_s + excluded.reserved_s, pending_s = o.pending_s + excluded.pending_s, held_s = o.held_s + excluded.held_s,
+reserved_s = o.reserved_s + excluded.reserved_s, pending_s = o.pending_s + excluded.pending_s, held_pending_s = o.held_pending_s + excluded.held_pending_s,
+held_s = o.held_s + excluded.held_s,
 used_s = o.used_s + excluded.used_s, held_usd = o.held_usd + excluded.held_usd, used_usd = o.used_usd + excluded.used_usd`,
-			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend, used, running, s.unknown)
+			r.bucketOf[k.piece], k.queue, r.provisional(k.piece), s.kind, s.cohort, s.ref, s.nominal, s.largest, s.reserved, s.pending, s.held, s.used, s.heldUSD, s.usedUSD, s.budget, s.lend, used, running, s.unknown, s.heldPending)
 		if err != nil {
 			return err
 		}
@@ -146,7 +151,7 @@ func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS
 		var used, running sql.NullFloat64
 		var unknown sql.NullInt64
 		if err := rs.Scan(&cluster, &bucket, &r.Queue, &r.Kind, &r.Cohort, &r.QuotaRef, &r.NominalGPUs, &r.LargestGPUs, &r.ReservedS, &r.PendingS, &r.HeldS, &r.UsedS,
-			&r.HeldUSD, &r.UsedUSD, &r.BudgetGPUMinutes, &r.LendingLimitGPUs, &used, &running, &unknown); err != nil { // a NULL leaves a pointer nil
+			&r.HeldUSD, &r.UsedUSD, &r.BudgetGPUMinutes, &r.LendingLimitGPUs, &used, &running, &unknown, &r.HeldPendingS); err != nil { // a NULL leaves a pointer nil
 			return err
 		}
 		r.WorkloadsUnknown = unknown.Valid && unknown.Int64 == 1
@@ -157,7 +162,7 @@ func (l *Ledger) queueSections(ctx context.Context, tx *sql.Tx, sp span, bucketS
 		rows = append(rows, r)
 		return nil
 	}, `SELECT cluster, bucket, queue, kind, cohort, quota_ref, nominal_gpus, largest_gpus, reserved_s, pending_s, held_s, used_s, held_usd, used_usd, budget_gpu_minutes, lending_limit_gpus,
-	budget_used_gpu_minutes, budget_running_gpu_minutes, workloads_unknown FROM seedance_queue
+	budget_used_gpu_minutes, budget_running_gpu_minutes, workloads_unknown, held_pending_s FROM seedance_queue
 WHERE bucket >= $1 AND bucket < $2 AND provisional <= $3 AND `+inList("cluster", 4, len(sp.clusters))+` ORDER BY bucket, cluster, queue, provisional DESC`,
 		append([]any{sp.lo, sp.hi, sp.maxProv}, names(sp.clusters)...)...)
 	if err != nil || len(rows) == 0 {

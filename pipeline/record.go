@@ -251,7 +251,7 @@ func askSlurm(ctx context.Context, p *profile.Profile, lc settings.Limits, queue
 	p.Notes = append(p.Notes, notes...)
 	// The accounts or QOS as queues (docs/queues.md, Slurm): a cluster
 	// without accounting has none, said in a note.
-	notes, serr = slurm.AddQueues(ctx, p, queuesBy, slurm.SacctmgrCommand(limits), sacct)
+	notes, serr = slurm.AddQueues(ctx, p, queuesBy, slurm.SacctmgrCommand(limits), sacct, squeue)
 	if ctx.Err() != nil {
 		return exit.Interruptedf("interrupted while sacctmgr or sacct ran: nothing written")
 	}

@@ -65,6 +65,8 @@ func (r metaReader) queueSpan(s *QueueSpan) error {
 			return r.sc.Float(&s.StartS)
 		case "end_s":
 			return r.sc.Float(&s.EndS)
+		case "held_by":
+			return r.sc.String(&s.HeldBy)
 		}
 		return r.sc.Skip()
 	})

@@ -76,6 +76,11 @@ type QueueSpan struct {
 	GPUs     float64 `json:"gpus"`
 	StartS   float64 `json:"start_s"`
 	EndS     float64 `json:"end_s"`
+	// HeldBy, on a wait, is the scheduler's reason when the workload's
+	// own limits or holds kept it waiting, not a want of GPUs (Slurm's
+	// QOSMaxGRESPerUser, AssocGrpGRESMinutes): a wait no other queue's
+	// idle quota could have ended. "" for a wait for GPUs.
+	HeldBy string `json:"held_by,omitempty"`
 }
 
 // Queue kinds.
@@ -140,6 +145,8 @@ func (s QueueSpan) check() error {
 		return fmt.Errorf("a span %v–%v s is not finite and ordered", s.StartS, s.EndS)
 	case !(s.GPUs > 0 && s.GPUs <= MaxGPUsPerNode*1e4):
 		return fmt.Errorf("%v GPUs is not a positive count", s.GPUs)
+	case len(s.HeldBy) > MaxNameBytes:
+		return fmt.Errorf("a reason longer than %d bytes", MaxNameBytes)
 	}
 	return nil
 }

@@ -47,6 +47,15 @@ func queueList(queues, cohorts map[string]analyze.QueueFigures) []namedQueue {
 	return out
 }
 
+// pendingCell is a queue's pending GPU-hours, with the part its
+// workloads' own limits or holds kept waiting when there is one.
+func pendingCell(f analyze.QueueFigures) string {
+	if f.HeldPendingGPUHours > 0 {
+		return fmt.Sprintf("%.2f (%.2f held)", f.PendingGPUHours, f.HeldPendingGPUHours)
+	}
+	return fmt.Sprintf("%.2f", f.PendingGPUHours)
+}
+
 func queueRows(r *report.Result) [][]string { return queueRowsOf(r.Queues, r.Cohorts) }
 
 // queueRowsOf are the rows of an analysis' or a ledger's queues.
@@ -63,7 +72,7 @@ func queueRowsOf(queues, cohorts map[string]analyze.QueueFigures) [][]string {
 		}
 		out = append(out, []string{q.name, f.Cohort, numOpt(f.NominalGPUs, 2), numOpt(f.NominalGPUHours, 2), numOpt(f.ReservedGPUHours, 2),
 			numOpt(f.BorrowedGPUHours, 2), numOpt(f.LentGPUHours, 2), numOpt(f.AllocatedGPUHours, 2), numOpt(f.UsedGPUHours, 2),
-			numOpt(f.IdleHeldGPUHours, 2), moneyOpt(f.IdleHeldUSD), fmt.Sprintf("%.2f", f.PendingGPUHours),
+			numOpt(f.IdleHeldGPUHours, 2), moneyOpt(f.IdleHeldUSD), pendingCell(f),
 			waitText(f.LongestWaitS), ratioPct(f.HeldOfQuota), ratioPct(f.Efficiency), verdict})
 	}
 	return out
@@ -147,7 +156,7 @@ func queuesCSV(cw *csv.Writer, r *report.Result) error {
 		"allocated_gpu_hours", "used_gpu_hours", "idle_held_gpu_hours", "pending_gpu_hours", "pending_workloads", "longest_wait_s", "held_of_quota", "efficiency",
 		"usd_per_gpu_hour", "nominal_usd", "allocated_usd", "used_usd", "idle_held_usd", "pending_usd", "hoarding", "contested_gpu_hours", "contested_usd",
 		"used_gpus_percentile", "peak_used_gpus", "decayed_used_gpus", "decayed_reserved_gpus", "budget_gpu_hours", "budget_reserved_pct", "budget_idle_pct",
-		"budget_used_pct", "budget_left_gpu_hours"})
+		"budget_used_pct", "budget_left_gpu_hours", "held_pending_gpu_hours"})
 	for _, q := range queueList(r.Queues, r.Cohorts) {
 		f := q.f
 		cw.Write([]string{cell(q.name), cell(f.Kind), cell(f.Cohort), fmt.Sprint(f.Workloads), optNum(f.NominalGPUs), optNum(f.NominalGPUHours), optNum(f.ReservedGPUHours),
@@ -155,7 +164,8 @@ func queuesCSV(cw *csv.Writer, r *report.Result) error {
 			optInt(f.PendingWorkloads), optNum(f.LongestWaitS), optNum(f.HeldOfQuota), optNum(f.Efficiency), num(f.USDPerGPUHour), optNum(f.NominalUSD),
 			optNum(f.AllocatedUSD), optNum(f.UsedUSD), optNum(f.IdleHeldUSD), num(f.PendingUSD), fmt.Sprint(f.Hoarding), optNum(f.ContestedGPUHours), optNum(f.ContestedUSD),
 			optNum(f.UsedGPUsPercentile), optNum(f.PeakUsedGPUs), optNum(f.DecayedUsedGPUs), optNum(f.DecayedReservedGPUs),
-			optNum(f.BudgetGPUHours), optNum(f.BudgetReservedPct), optNum(f.BudgetIdlePct), optNum(f.BudgetUsedPct), optNum(f.BudgetLeftGPUHours)})
+			optNum(f.BudgetGPUHours), optNum(f.BudgetReservedPct), optNum(f.BudgetIdlePct), optNum(f.BudgetUsedPct), optNum(f.BudgetLeftGPUHours),
+			num(f.HeldPendingGPUHours)})
 	}
 	cw.Flush()
 	return cw.Error()

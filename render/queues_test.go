@@ -21,12 +21,12 @@ func TestQueuesInEveryFormat(t *testing.T) {
 			HeldOfQuota: &held, Efficiency: &eff, Hoarding: true, ContestedUSD: &contested},
 		// Kueue's metrics alone: what its workloads held and used unknown.
 		"seen":          {Kind: "kueue", NominalGPUs: &nominal, ReservedGPUHours: &reserved, PendingGPUHours: 2, USDPerGPUHour: 3.6, PendingUSD: 7.2},
-		hostileControls: {Workloads: 1, AllocatedGPUHours: ptr(1.0), IdleHeldUSD: ptr(3.6), PendingGPUHours: 3, LongestWaitS: ptr(1800.0)},
+		hostileControls: {Workloads: 1, AllocatedGPUHours: ptr(1.0), IdleHeldUSD: ptr(3.6), PendingGPUHours: 3, HeldPendingGPUHours: 1, LongestWaitS: ptr(1800.0)},
 	}
 	r.Cohorts = map[string]analyze.QueueFigures{"ml": r.Queues["research"]}
 	r.QuotaWhatIf = []analyze.QuotaChange{{Queue: "research", Kind: "kueue", NominalGPUs: 4, ProposedGPUs: 2, Why: "p95 of its used GPUs 0.60", ProposedPendingWithinQuotaGPUHours: 1.5}}
 	want := []string{"research", "4.00", "5.00", "$16.20", "125.0%", "10.0%", "hoarding: $9.72 others waited for", "cohort ml", "n/a", "30m",
-		"p95 of its used GPUs 0.60", "0.00 → 1.50"}
+		"p95 of its used GPUs 0.60", "0.00 → 1.50", "3.00 (1.00 held)"}
 	for name, render := range map[string]Func{"table": Table, "markdown": Markdown, "html": HTML} {
 		var b bytes.Buffer
 		if err := render(&b, r, Options{Report: "queues"}); err != nil {

@@ -46,10 +46,12 @@ const (
 // sacct the window's jobs that asked for GPUs: each job's wait from when
 // it became eligible to run (its submission, or later: a hold released, a
 // dependency met, its begin time) to its start (or still), its
-// reservation from its start to its end (or still). Each job of the profile gets its account, or the
+// reservation from its start to its end (or still); a wait its own
+// limits held (squeue's reason for a job pending now, else sacct's) says
+// so (QueueSpan.HeldBy). Each job of the profile gets its account, or the
 // QOS sacct gives it, as its queue. An account tree with a cycle is a
 // note naming it.
-func AddQueues(ctx context.Context, p *profile.Profile, by string, sacctmgr Sacctmgr, sacct Sacct) ([]string, error) {
+func AddQueues(ctx context.Context, p *profile.Profile, by string, sacctmgr Sacctmgr, sacct Sacct, squeue Squeue) ([]string, error) {
 	queues, notes, err := readQueues(ctx, by, sacctmgr)
 	if err != nil {
 		return nil, err
@@ -63,10 +65,14 @@ func AddQueues(ctx context.Context, p *profile.Profile, by string, sacctmgr Sacc
 		return notes, err
 	}
 	queueOf := map[string]string{} // a job's ids (raw, and as an array task) to its queue
+	now := pendingReasons(ctx, squeue)
 	eachLine(jobs, func(line string) {
 		j, ok := readSacctJob(line)
 		if !ok {
 			return
+		}
+		if r, ok := now[j.raw]; ok { // pending now: squeue's reason is today's, sacct's its database's
+			j.heldBy = heldBy(r, true)
 		}
 		name := j.account
 		if by == ByQOS {
@@ -186,24 +192,27 @@ func tresGPUs(tres string) *float64 {
 }
 
 // sacctJobFormat is what AddQueues asks sacct of each job.
-const sacctJobFormat = "JobIDRaw,JobID,Account,QOS,AllocTRES,ReqTRES,Submit,Start,End,State,Eligible"
+const sacctJobFormat = "JobIDRaw,JobID,Account,QOS,AllocTRES,ReqTRES,Submit,Start,End,State,Eligible,Reason"
 
 // sacctJob is one line of sacctJobFormat.
 type sacctJob struct {
 	raw, id, account, qos        string
 	held, asked                  *float64
 	submit, start, end, eligible string
+	// heldBy is the reason the job's own limits kept it waiting (heldBy),
+	// "" when it waited for GPUs.
+	heldBy string
 }
 
 // readSacctJob reads one line of sacctJobFormat; ok is false for a line
 // of another form or a step's.
 func readSacctJob(line string) (sacctJob, bool) {
 	f := strings.Split(line, "|")
-	if len(f) != 11 || !jobID.MatchString(f[0]) {
+	if len(f) != 12 || !jobID.MatchString(f[0]) {
 		return sacctJob{}, false
 	}
 	return sacctJob{raw: f[0], id: strings.TrimSpace(f[1]), account: f[2], qos: f[3], held: tresGPUs(f[4]), asked: tresGPUs(f[5]),
-		submit: f[6], start: f[7], end: f[8], eligible: f[10]}, true
+		submit: f[6], start: f[7], end: f[8], eligible: f[10], heldBy: heldBy(f[11], false)}, true
 }
 
 // addJob books a job that asked for GPUs in its queue, its times cut to
@@ -236,8 +245,10 @@ func addJob(q *profile.Queue, j sacctJob, start, end time.Time) {
 	} else if eOK {
 		waitEnd = ended
 	}
-	if s := span(submit, waitEnd); waits && s.EndS > s.StartS {
-		q.Pending = append(q.Pending, s)
+	wait := span(submit, waitEnd)
+	wait.HeldBy = j.heldBy
+	if waits && wait.EndS > wait.StartS {
+		q.Pending = append(q.Pending, wait)
 	}
 	if bOK {
 		runEnd := end

@@ -36,7 +36,7 @@ func TestAccountsOnRealSlurm(t *testing.T) {
 	c.WaitFor(t, func() bool {
 		p = &profile.Profile{StartedAt: from, EndedAt: time.Now().Add(time.Minute).Truncate(time.Second), Nodes: []profile.Node{{Name: "node-gpu-01", Workloads: []profile.Workload{
 			{ID: run, Name: run, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1}, Labels: map[string]string{"account": "research"}}}}}}
-		notes, err := AddQueues(context.Background(), p, ByAccount, sacctmgr, sacct)
+		notes, err := AddQueues(context.Background(), p, ByAccount, sacctmgr, sacct, nil)
 		if err != nil || len(notes) > 0 {
 			t.Fatalf("AddQueues: %v %q", err, notes)
 		}
@@ -109,7 +109,7 @@ func TestQOSOnRealSlurm(t *testing.T) {
 	c.WaitFor(t, func() bool {
 		p = &profile.Profile{StartedAt: from, EndedAt: time.Now().Add(time.Minute).Truncate(time.Second), Nodes: []profile.Node{{Name: "node-gpu-01", Workloads: []profile.Workload{
 			{ID: run, Name: run, Kind: profile.KindJob, State: profile.StateRunning, GPUs: []int{0, 1}, Labels: map[string]string{"account": "research"}}}}}}
-		notes, err := AddQueues(context.Background(), p, ByQOS, SacctmgrCommand(extcmd.DefaultLimits), sacct)
+		notes, err := AddQueues(context.Background(), p, ByQOS, SacctmgrCommand(extcmd.DefaultLimits), sacct, nil)
 		if err != nil || len(notes) > 0 {
 			t.Fatalf("AddQueues: %v %q", err, notes)
 		}
@@ -165,7 +165,7 @@ func TestEligibleWaitOnRealSlurm(t *testing.T) {
 	var p *profile.Profile
 	c.WaitFor(t, func() bool {
 		p = &profile.Profile{StartedAt: from, EndedAt: time.Now().Add(time.Minute).Truncate(time.Second)}
-		if _, err := AddQueues(context.Background(), p, ByAccount, SacctmgrCommand(extcmd.DefaultLimits), sacct); err != nil {
+		if _, err := AddQueues(context.Background(), p, ByAccount, SacctmgrCommand(extcmd.DefaultLimits), sacct, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, q := range p.Queues {
@@ -181,4 +181,71 @@ func TestEligibleWaitOnRealSlurm(t *testing.T) {
 			t.Errorf("job %s waited from %v s (its dependency ended at %v s; job %s is held): %+v", s.Workload, s.StartS, at, held, r.Pending)
 		}
 	}
+}
+
+// TestHeldWaitOnRealSlurm (#58): a wait that the job's own limits hold is
+// marked so, from squeue while the job waits and from sacct once it ran.
+// QOS gpu-team lets a user hold 2 GPUs (MaxTRESPerUser=gres/gpu=2) under
+// enforced limits; a 2-GPU job of it runs, so a 1-GPU one of it waits with
+// QOSMaxGRESPerUser although 6 GPUs are free, while a 7-GPU job of account
+// prod waits for GPUs on the node (slurmctld says its node is not
+// available to it: the GPUs it needs are held). AddQueues marks the first wait held
+// (QOSMaxGRESPerUser) and not the second; once the running job is
+// cancelled and the capped one has run, sacct's reason marks its ended
+// wait the same way.
+func TestHeldWaitOnRealSlurm(t *testing.T) {
+	c := slurmtest.StartWithUsage(t, "node-gpu-01")
+	c.Sacctmgr(t, [][]string{{"-i", "add", "account", "research", "parent=root"}, {"-i", "add", "account", "prod", "parent=root"}, {"-i", "add", "qos", "gpu-team"},
+		{"-i", "modify", "qos", "where", "name=gpu-team", "set", "MaxTRESPerUser=gres/gpu=2"},
+		{"-i", "add", "user", "root", "account=research,prod"}, {"-i", "modify", "user", "root", "set", "qos+=gpu-team"}})
+	from := time.Now().Add(-time.Minute).Truncate(time.Second)
+	run := c.Submit(t, "--gres=gpu:2", "-w", "node-gpu-01", "-A", "research", "--qos=gpu-team")
+	c.WaitFor(t, func() bool { return c.Job(t, run, "JobState") == "RUNNING" }, "job "+run+" running")
+	capped := c.Submit(t, "--gres=gpu:1", "-w", "node-gpu-01", "-A", "research", "--qos=gpu-team")
+	big := c.Submit(t, "--gres=gpu:7", "-w", "node-gpu-01", "-A", "prod")
+	c.WaitFor(t, func() bool {
+		return c.Job(t, capped, "Reason") == "QOSMaxGRESPerUser" && c.Job(t, big, "JobState") == "PENDING"
+	},
+		"jobs "+capped+" and "+big+" waiting on their user's cap and for GPUs")
+	c.UseConf(t)
+	squeue, sacct := Commands(extcmd.DefaultLimits)
+	waits := func() map[string]profile.QueueSpan {
+		p := &profile.Profile{StartedAt: from, EndedAt: time.Now().Add(time.Minute).Truncate(time.Second)}
+		if _, err := AddQueues(context.Background(), p, ByAccount, SacctmgrCommand(extcmd.DefaultLimits), sacct, squeue); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]profile.QueueSpan{}
+		for _, q := range p.Queues {
+			for _, s := range q.Pending {
+				out[s.Workload] = s
+			}
+		}
+		return out
+	}
+	var w map[string]profile.QueueSpan
+	c.WaitFor(t, func() bool { w = waits(); return w[capped].GPUs == 1 && w[big].GPUs == 7 }, "sacct to know both waiting jobs")
+	if w[capped].HeldBy != "QOSMaxGRESPerUser" || w[big].HeldBy != "" {
+		t.Errorf("waiting: %s held by %q, %s by %q", capped, w[capped].HeldBy, big, w[big].HeldBy)
+	}
+	for _, id := range []string{run, big} {
+		if out, err := c.Run("scancel", id); err != nil {
+			t.Fatalf("scancel %s: %v %s", id, err, out)
+		}
+	}
+	c.WaitFor(t, func() bool { return c.Job(t, capped, "JobState") == "RUNNING" }, "job "+capped+" running")
+	c.WaitFor(t, func() bool { w = waits(); _, ok := w[capped]; return ok && sacctStarted(t, c, capped) },
+		"sacct to know job "+capped+" started")
+	if w[capped].HeldBy != "QOSMaxGRESPerUser" {
+		t.Errorf("after it ran: %s held by %q (sacct's Reason)", capped, w[capped].HeldBy)
+	}
+}
+
+// sacctStarted says whether sacct has job id's start.
+func sacctStarted(t *testing.T, c *slurmtest.Cluster, id string) bool {
+	out, err := c.Run("sacct", "--noheader", "--parsable2", "--allocations", "--format=Start", "--jobs="+id)
+	if err != nil {
+		t.Fatalf("sacct: %v %s", err, out)
+	}
+	_, ok := sacctAt(strings.TrimSpace(out))
+	return ok
 }

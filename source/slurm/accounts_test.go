@@ -28,23 +28,24 @@ func TestReadAccounts(t *testing.T) {
 // TestAddJob: a job that ran from before the window is cut to it, a
 // pending one waits to the window's end, one that never started but ended
 // (cancelled) waited until it ended; one held (or waiting on a
-// dependency) waited from when it became eligible, one cancelled before
-// it ever was did not wait; a job of no GPU or no known account is left
-// out.
+// dependency) waited from when it became eligible (its Reason, that
+// dependency, is no hold of its wait for GPUs), one cancelled before it
+// ever was did not wait; one its user's GPU cap held (QOSMaxGRESPerUser)
+// says so; a job of no GPU or no known account is left out.
 func TestAddJob(t *testing.T) {
 	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.Local)
 	end := start.Add(time.Hour)
 	qs := map[string]*profile.Queue{"ml": {Name: "ml"}}
 	at := func(m int) string { return start.Add(time.Duration(m) * time.Minute).Format(sacctTime) }
 	for _, l := range []string{
-		"1|1|ml|normal|cpu=1,gres/gpu=4|gres/gpu=4|" + at(-30) + "|" + at(-20) + "|" + at(30) + "|COMPLETED|" + at(-30),
-		"2|2|ml|normal||gres/gpu=2|" + at(10) + "|Unknown|Unknown|PENDING|" + at(10),
-		"3|3|ml|normal||gres/gpu=1|" + at(5) + "|None|" + at(15) + "|CANCELLED|" + at(5),
-		"4|4|ml|normal|cpu=1|cpu=1|" + at(0) + "|" + at(0) + "|Unknown|RUNNING|" + at(0),
-		"5|5|other|normal||gres/gpu=1|" + at(0) + "|Unknown|Unknown|PENDING|" + at(0),
-		"6.batch|6.batch|ml|normal||gres/gpu=1|" + at(0) + "|Unknown|Unknown|PENDING|" + at(0),
-		"7|7|ml|normal|gres/gpu=3|gres/gpu=3|" + at(20) + "|" + at(50) + "|Unknown|RUNNING|" + at(40),
-		"8|8|ml|normal||gres/gpu=5|" + at(20) + "|None|" + at(25) + "|CANCELLED|Unknown",
+		"1|1|ml|normal|cpu=1,gres/gpu=4|gres/gpu=4|" + at(-30) + "|" + at(-20) + "|" + at(30) + "|COMPLETED|" + at(-30) + "|Dependency",
+		"2|2|ml|normal||gres/gpu=2|" + at(10) + "|Unknown|Unknown|PENDING|" + at(10) + "|None",
+		"3|3|ml|normal||gres/gpu=1|" + at(5) + "|None|" + at(15) + "|CANCELLED|" + at(5) + "|QOSMaxGRESPerUser",
+		"4|4|ml|normal|cpu=1|cpu=1|" + at(0) + "|" + at(0) + "|Unknown|RUNNING|" + at(0) + "|None",
+		"5|5|other|normal||gres/gpu=1|" + at(0) + "|Unknown|Unknown|PENDING|" + at(0) + "|None",
+		"6.batch|6.batch|ml|normal||gres/gpu=1|" + at(0) + "|Unknown|Unknown|PENDING|" + at(0) + "|None",
+		"7|7|ml|normal|gres/gpu=3|gres/gpu=3|" + at(20) + "|" + at(50) + "|Unknown|RUNNING|" + at(40) + "|Dependency",
+		"8|8|ml|normal||gres/gpu=5|" + at(20) + "|None|" + at(25) + "|CANCELLED|Unknown|JobHeldUser",
 	} {
 		if j, ok := readSacctJob(l); ok && qs[j.account] != nil {
 			addJob(qs[j.account], j, start, end)
@@ -54,7 +55,7 @@ func TestAddJob(t *testing.T) {
 	if len(q.Admitted) != 2 || q.Admitted[0] != (profile.QueueSpan{Workload: "1", GPUs: 4, StartS: 0, EndS: 1800}) {
 		t.Errorf("admitted: %+v", q.Admitted)
 	}
-	want := "[{2 2 600 3600} {3 1 300 900} {7 3 2400 3000}]"
+	want := "[{2 2 600 3600 } {3 1 300 900 QOSMaxGRESPerUser} {7 3 2400 3000 }]"
 	if got := fmt.Sprint(q.Pending); got != want {
 		t.Errorf("pending: %s, want %s", got, want)
 	}
@@ -75,17 +76,17 @@ func TestAddQueuesByQOS(t *testing.T) {
 		return []byte("normal||\ngpu-team|cpu=8,gres/gpu=4|gres/gpu=6000\nbig|gres/gpu:h100=2,gres/gpu:a100=1|\n"), nil
 	}
 	sacct := func(_ context.Context, args ...string) ([]byte, error) {
-		return []byte("1|1|research|gpu-team|gres/gpu=2|gres/gpu=2|" + at(0) + "|" + at(10) + "|Unknown|RUNNING|" + at(0) + "\n" +
-			"8|7_1|prod|big|gres/gpu=1|gres/gpu=1|" + at(0) + "|" + at(0) + "|" + at(30) + "|COMPLETED|" + at(0) + "\n" +
-			"9|9|prod|gone||gres/gpu=1|" + at(0) + "|" + at(0) + "|Unknown|RUNNING|" + at(0) + "\n"), nil
+		return []byte("1|1|research|gpu-team|gres/gpu=2|gres/gpu=2|" + at(0) + "|" + at(10) + "|Unknown|RUNNING|" + at(0) + "|None\n" +
+			"8|7_1|prod|big|gres/gpu=1|gres/gpu=1|" + at(0) + "|" + at(0) + "|" + at(30) + "|COMPLETED|" + at(0) + "|None\n" +
+			"9|9|prod|gone||gres/gpu=1|" + at(0) + "|" + at(0) + "|Unknown|RUNNING|" + at(0) + "|None\n"), nil
 	}
 	p := &profile.Profile{StartedAt: start, EndedAt: start.Add(time.Hour), Nodes: []profile.Node{{Name: "n", Workloads: []profile.Workload{
 		{ID: "1", Kind: profile.KindJob, Labels: map[string]string{"account": "research"}}, {ID: "7_1", Kind: profile.KindJob}, {ID: "9", Kind: profile.KindJob}}}}}
-	notes, err := AddQueues(context.Background(), p, ByQOS, sacctmgr, sacct)
+	notes, err := AddQueues(context.Background(), p, ByQOS, sacctmgr, sacct, nil)
 	if err != nil || notes != nil {
 		t.Fatal(err, notes)
 	}
-	want := `[{big slurm-qos  3 <nil> <nil> <nil> []  [{8 1 0 1800}] []} {gpu-team slurm-qos  4 <nil> <nil> 6000 []  [{1 2 600 3600}] [{1 2 0 600}]} {normal slurm-qos  <nil> <nil> <nil> <nil> []  [] []}]`
+	want := `[{big slurm-qos  3 <nil> <nil> <nil> []  [{8 1 0 1800 }] []} {gpu-team slurm-qos  4 <nil> <nil> 6000 []  [{1 2 600 3600 }] [{1 2 0 600 }]} {normal slurm-qos  <nil> <nil> <nil> <nil> []  [] []}]`
 	if got := queuesString(p.Queues); got != want {
 		t.Errorf("queues:\n%s\nwant\n%s", got, want)
 	}
@@ -124,7 +125,7 @@ func TestTooManyQueues(t *testing.T) {
 	sacctmgr := func(context.Context, ...string) ([]byte, error) { return []byte(b.String()), nil }
 	sacct := func(context.Context, ...string) ([]byte, error) { return nil, fmt.Errorf("not asked") }
 	p := &profile.Profile{}
-	notes, err := AddQueues(context.Background(), p, ByQOS, sacctmgr, sacct)
+	notes, err := AddQueues(context.Background(), p, ByQOS, sacctmgr, sacct, nil)
 	if err != nil || len(notes) != 1 || notes[0] != "Slurm lists 4097 qos queues, more than the 4096 a profile holds: no queue figures" || p.Queues != nil {
 		t.Errorf("%v %q %d queues", err, notes, len(p.Queues))
 	}

@@ -70,7 +70,7 @@ func budgetedProfile(t *testing.T, by, name string, submitted time.Time, budgets
 	t.Helper()
 	_, sacct := Commands(extcmd.DefaultLimits)
 	p := &profile.Profile{StartedAt: submitted.Add(-time.Minute).Truncate(time.Second), EndedAt: time.Now().Add(time.Minute).Truncate(time.Second)}
-	if notes, err := AddQueues(context.Background(), p, by, SacctmgrCommand(extcmd.DefaultLimits), sacct); err != nil || len(notes) > 0 {
+	if notes, err := AddQueues(context.Background(), p, by, SacctmgrCommand(extcmd.DefaultLimits), sacct, nil); err != nil || len(notes) > 0 {
 		t.Fatalf("AddQueues by %s: %v %q", by, err, notes)
 	}
 	for qi := range p.Queues {

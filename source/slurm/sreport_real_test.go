@@ -42,7 +42,7 @@ func TestAccountsEqualSreport(t *testing.T) {
 	var reserved map[string]float64 // GPU-seconds by account
 	c.WaitFor(t, func() bool {
 		p := &profile.Profile{StartedAt: from, EndedAt: to}
-		if _, err := AddQueues(context.Background(), p, ByAccount, sacctmgr, sacct); err != nil {
+		if _, err := AddQueues(context.Background(), p, ByAccount, sacctmgr, sacct, nil); err != nil {
 			t.Fatalf("AddQueues: %v", err)
 		}
 		reserved = map[string]float64{}
