@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ spec:
 // Workload (its ClusterQueue, when it was created and when Kueue reserved
 // its quota) and its pod (name, node, start).
 type kueueRun struct {
-	queue             string
+	queue, reason     string
 	created, reserved time.Time
 	pod, node         string
 	started           time.Time
@@ -62,7 +63,8 @@ func TestQueuesUnderKueuesController(t *testing.T) {
 	c.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: h100}\n---\n" +
 		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: team-r}\nspec: {parentName: ml}\n---\n" +
 		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: team-p}\nspec: {parentName: ml}\n---\n" +
-		kueueQueueIn("research", "team-r", `[{name: nvidia.com/gpu, nominalQuota: "4"}]`) + kueueQueueIn("prod", "team-p", `[{name: nvidia.com/gpu, nominalQuota: "2"}]`))
+		kueueQueueIn("research", "team-r", `[{name: nvidia.com/gpu, nominalQuota: "4"}]`) + kueueQueueIn("prod", "team-p", `[{name: nvidia.com/gpu, nominalQuota: "2"}]`) +
+		strings.Replace(kueueQueueIn("frozen", "team-p", `[{name: nvidia.com/gpu, nominalQuota: "1"}]`), "  namespaceSelector: {}", "  namespaceSelector: {}\n  stopPolicy: Hold", 1))
 	vm := scrapeKueue(t, c)
 	c.Apply(kueueJob("train", "research", 4) + kueueJob("serve", "prod", 1))
 	var runs map[string]kueueRun
@@ -70,11 +72,11 @@ func TestQueuesUnderKueuesController(t *testing.T) {
 		runs = readKueueRuns(t, c)
 		return !runs["train"].started.IsZero() && !runs["serve"].started.IsZero()
 	})
-	c.Apply(kueueJob("wait", "prod", 4))
-	c.WaitFor("wait's Workload pending", 60*time.Second, func() bool {
+	c.Apply(kueueJob("wait", "prod", 4) + kueueJob("iced", "frozen", 1))
+	c.WaitFor("wait's Workload pending, iced's inadmissible", 60*time.Second, func() bool {
 		runs = readKueueRuns(t, c)
 		w, ok := runs["wait"]
-		return ok && w.queue == "" && !w.created.IsZero()
+		return ok && w.queue == "" && !w.created.IsZero() && runs["iced"].reason == "Inadmissible"
 	})
 	if runs["train"].queue != "research" || runs["serve"].queue != "prod" {
 		t.Fatalf("Kueue admitted %+v", runs)
@@ -139,6 +141,12 @@ func TestQueuesUnderKueuesController(t *testing.T) {
 	}
 	if len(rep.Hoarding) != 1 || rep.Hoarding[0].Queue != "research" || len(rep.Hoarding[0].Waiting) != 1 || rep.Hoarding[0].Waiting[0] != "prod" {
 		t.Errorf("hoarding: %+v", rep.Hoarding)
+	}
+	// iced waits in a stopped ClusterQueue: Kueue calls it Inadmissible,
+	// a wait held by its own queue, which research's idle quota could not
+	// have ended (so research's verdict names prod alone, above).
+	if f := rep.Queues["frozen"]; f.PendingGPUHours <= 0 || f.HeldPendingGPUHours != f.PendingGPUHours {
+		t.Errorf("frozen: pending %v GPU-h, %v of them held", f.PendingGPUHours, f.HeldPendingGPUHours)
 	}
 	vm.Import(t, om.Bytes())
 	fromKueuesMetrics(t, c, vm, start, runs)
@@ -286,8 +294,8 @@ func readKueueRuns(t *testing.T, c *k8stest.Cluster) map[string]kueueRun {
 					ClusterQueue string `json:"clusterQueue"`
 				} `json:"admission"`
 				Conditions []struct {
-					Type, Status       string
-					LastTransitionTime time.Time `json:"lastTransitionTime"`
+					Type, Status, Reason string
+					LastTransitionTime   time.Time `json:"lastTransitionTime"`
 				} `json:"conditions"`
 			} `json:"status"`
 		} `json:"items"`
@@ -311,6 +319,9 @@ func readKueueRuns(t *testing.T, c *k8stest.Cluster) map[string]kueueRun {
 			for _, cd := range w.Status.Conditions {
 				if cd.Type == "QuotaReserved" && cd.Status == "True" {
 					r.reserved = cd.LastTransitionTime
+				}
+				if cd.Type == "QuotaReserved" && cd.Status == "False" {
+					r.reason = cd.Reason
 				}
 			}
 			runs[o.Name] = r

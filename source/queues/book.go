@@ -46,6 +46,7 @@ type span struct {
 	workload   string
 	gpus       float64
 	start, end time.Time // end zero: still going
+	heldBy     string    // a wait held by the workload's own constraints (QueueSpan.HeldBy)
 }
 
 // unserved says why a group that serves none of the known versions gives
@@ -174,7 +175,7 @@ func place(ss []span, start, end time.Time) []profile.QueueSpan {
 			from = start
 		}
 		if to.After(from) {
-			out = append(out, profile.QueueSpan{Workload: s.workload, GPUs: s.gpus, StartS: from.Sub(start).Seconds(), EndS: to.Sub(start).Seconds()})
+			out = append(out, profile.QueueSpan{Workload: s.workload, GPUs: s.gpus, StartS: from.Sub(start).Seconds(), EndS: to.Sub(start).Seconds(), HeldBy: s.heldBy})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

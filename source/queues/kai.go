@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/seedance/seedance/internal/kubeapi"
 	"github.com/seedance/seedance/profile"
@@ -97,12 +96,12 @@ func (b *Book) kaiPodGroup(pg *kaiPodGroup, prefix string) {
 	}
 	from := pg.Metadata.CreationTimestamp
 	if held > 0 {
-		q.admitted = append(q.admitted, span{id, held, from, time.Time{}})
+		q.admitted = append(q.admitted, span{workload: id, gpus: held, start: from})
 		for _, o := range pg.Metadata.OwnerReferences {
 			b.owners[pg.Metadata.Namespace+"/"+o.Kind+"/"+o.Name] = q.q.Name
 		}
 	}
 	if asked > held {
-		q.wait = append(q.wait, span{id, asked - held, from, time.Time{}})
+		q.wait = append(q.wait, span{workload: id, gpus: asked - held, start: from})
 	}
 }

@@ -20,7 +20,9 @@ import (
 // quantity in an unknown unit a warning and a null quota), the admitted
 // Workload's reservation and wait, the pending one's wait in the
 // ClusterQueue its LocalQueue feeds, and the pod of the admitted Job its
-// queue.
+// queue. Of prod's other waits, one Kueue calls Inadmissible and one
+// deactivated (spec.active false) are held by their own constraints
+// (held_by); the one waiting for quota (Pending) is not.
 func TestKueueFromTheAPIServer(t *testing.T) {
 	c := k8stest.Start(t)
 	c.InstallKueue("../..")
@@ -108,7 +110,8 @@ spec:
 `
 	}
 	c.Apply(workload("job-train", "research-lq", "train", 2) + workload("job-wait", "prod-lq", "wait", 3) +
-		workload("job-lost", "odd-lq", "lost", 1) + workload("job-ghost", "odd-lq", "ghost", 1))
+		workload("job-lost", "odd-lq", "lost", 1) + workload("job-ghost", "odd-lq", "ghost", 1) + workload("job-gated", "prod-lq", "gated", 1) +
+		strings.Replace(workload("job-off", "prod-lq", "paused", 1), "  queueName:", "  active: false\n  queueName:", 1))
 	created := c.Created("workloads.v1beta2.kueue.x-k8s.io", "ml", "job-train")
 	reservedAt := created.Add(30 * time.Second)
 	status := `{"status":{"admission":{"clusterQueue":"research","podSetAssignments":[{"name":"main","count":2,"flavors":{"nvidia.com/gpu":"h100"},"resourceUsage":{"nvidia.com/gpu":"4"}}]},` +
@@ -121,6 +124,10 @@ spec:
 		t.Fatalf("%v\n%s", err, out)
 	}
 	waitCreated := c.Created("workloads.v1beta2.kueue.x-k8s.io", "ml", "job-wait")
+	inadmissible := `{"status":{"conditions":[{"type":"QuotaReserved","status":"False","reason":"Inadmissible","message":"ClusterQueue prod is inactive","lastTransitionTime":"` + created.Format(time.RFC3339) + `"}]}}`
+	if out, err := c.Kubectl("patch", "workloads.v1beta2.kueue.x-k8s.io", "job-gated", "-n", "ml", "--subresource=status", "--type=merge", "-p", inadmissible); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
 	// Admitted to flavors no Node has: a100 asks for zone b, which only
 	// the h100 Node is in; ghost is no ResourceFlavor.
 	for name, flavor := range map[string]string{"job-lost": "a100", "job-ghost": "ghost"} {
@@ -148,8 +155,13 @@ spec:
 		t.Errorf("research's spans: %+v %+v", r.Admitted, r.Pending)
 	}
 	p := qs["prod"]
-	if p.NominalGPUs == nil || *p.NominalGPUs != 4 || len(p.Admitted) != 0 || len(p.Pending) != 1 ||
-		p.Pending[0] != (profile.QueueSpan{Workload: "ml/job-wait", GPUs: 6, StartS: at(waitCreated), EndS: at(end)}) {
+	held := map[string]string{}
+	for _, s := range p.Pending {
+		held[s.Workload] = s.HeldBy
+	}
+	if p.NominalGPUs == nil || *p.NominalGPUs != 4 || len(p.Admitted) != 0 || len(p.Pending) != 3 ||
+		p.Pending[2] != (profile.QueueSpan{Workload: "ml/job-wait", GPUs: 6, StartS: at(waitCreated), EndS: at(end)}) ||
+		held["ml/job-gated"] != "Inadmissible" || held["ml/job-off"] != "Deactivated" {
 		t.Errorf("prod: %+v", p)
 	}
 	if o := qs["odd"]; o.NominalGPUs != nil || len(o.Admitted) != 2 || len(b.Warnings) != 3 ||

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/seedance/seedance/internal/kubeapi"
 	"github.com/seedance/seedance/profile"
@@ -112,9 +111,9 @@ func (b *Book) podGroup(pg *podGroup, prefix string) {
 	if scheduled.IsZero() && running {
 		scheduled = pg.Metadata.CreationTimestamp // admitted, its time not kept
 	}
-	q.wait = append(q.wait, span{id, gpus, pg.Metadata.CreationTimestamp, scheduled})
+	q.wait = append(q.wait, span{workload: id, gpus: gpus, start: pg.Metadata.CreationTimestamp, end: scheduled})
 	if running {
-		q.admitted = append(q.admitted, span{id, gpus, scheduled, time.Time{}})
+		q.admitted = append(q.admitted, span{workload: id, gpus: gpus, start: scheduled})
 		for _, o := range pg.Metadata.OwnerReferences {
 			b.owners[pg.Metadata.Namespace+"/"+o.Kind+"/"+o.Name] = q.q.Name
 		}

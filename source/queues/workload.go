@@ -18,7 +18,10 @@ type workload struct {
 	Metadata meta `json:"metadata"`
 	Spec     struct {
 		QueueName string `json:"queueName"`
-		PodSets   []struct {
+		// Active false: the Workload was deactivated (Kueue evicts and
+		// holds it until it is active again).
+		Active  *bool `json:"active"`
+		PodSets []struct {
 			Count    int `json:"count"`
 			Template struct {
 				Spec struct {
@@ -47,7 +50,35 @@ type workload struct {
 type conditions []struct {
 	Type               string    `json:"type"`
 	Status             string    `json:"status"`
+	Reason             string    `json:"reason"`
 	LastTransitionTime time.Time `json:"lastTransitionTime"`
+}
+
+// heldReasons are the reasons of a Workload's QuotaReserved=False that say
+// it cannot reserve quota whatever the other queues leave idle (Kueue
+// v0.19.2, apis/kueue/v1beta2/workload_types.go): its LocalQueue or
+// ClusterQueue missing, inactive or stopped (Inadmissible), held
+// (OnHold, AdmissionGated), asking for more than its queue could ever
+// lend it (ExceedsMaxQuota), no flavor its request fits (NoMatchingFlavor),
+// misconfigured, suspended. A Workload waiting for quota (Pending,
+// WaitingForQuota and the like) waits for GPUs others hold.
+var heldReasons = map[string]bool{"Inadmissible": true, "OnHold": true, "AdmissionGated": true, "ExceedsMaxQuota": true,
+	"NoMatchingFlavor": true, "Misconfigured": true, "Suspended": true}
+
+// heldBy is why a Workload that has not reserved quota is held by its own
+// constraints (QueueSpan.HeldBy): its QuotaReserved=False reason when
+// heldReasons has it, Deactivated when spec.active is false; "" when it
+// waits for quota, or has reserved it (what held it before is not kept).
+func (w *workload) heldBy() string {
+	if a := w.Spec.Active; a != nil && !*a {
+		return "Deactivated"
+	}
+	for _, c := range w.Status.Conditions {
+		if c.Type == "QuotaReserved" && c.Status == "False" && heldReasons[c.Reason] {
+			return c.Reason
+		}
+	}
+	return ""
 }
 
 // trueSince is when the condition of the type turned True (zero: it is
@@ -115,9 +146,13 @@ func (b *Book) workload(w *workload, local map[string]string) (booked bool) {
 	if waitEnd.IsZero() {
 		waitEnd = finished
 	}
-	q.wait = append(q.wait, span{id, gpus, w.Metadata.CreationTimestamp, waitEnd})
+	wait := span{workload: id, gpus: gpus, start: w.Metadata.CreationTimestamp, end: waitEnd}
+	if reserved.IsZero() {
+		wait.heldBy = w.heldBy()
+	}
+	q.wait = append(q.wait, wait)
 	if !reserved.IsZero() {
-		q.admitted = append(q.admitted, span{id, gpus, reserved, finished})
+		q.admitted = append(q.admitted, span{workload: id, gpus: gpus, start: reserved, end: finished})
 		for _, o := range w.Metadata.OwnerReferences {
 			b.owners[w.Metadata.Namespace+"/"+o.Kind+"/"+o.Name] = cq
 		}
