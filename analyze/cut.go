@@ -76,6 +76,7 @@ func Cut(ctx context.Context, sources []Source, p Params, at []time.Time) (*Cuts
 		pricer = pricing.New(nil, pricing.DefaultGPUHourUSD)
 	}
 	c := &Cuts{At: at}
+	qs := a.queueSteps()
 	for i := 0; i+1 < len(at); i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -87,7 +88,7 @@ func Cut(ctx context.Context, sources []Source, p Params, at []time.Time) (*Cuts
 		for _, n := range a.order {
 			a.cutNode(c, i, n, pricer, lo, hi)
 		}
-		a.cutQueues(c, i, lo, hi)
+		cutQueues(c, qs, i, lo, hi)
 	}
 	return c, nil
 }

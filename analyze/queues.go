@@ -188,7 +188,7 @@ func (c *queueAcc) spans(windowS float64) {
 	c.reserved, c.pending = stepOf(c.q.Admitted), stepOf(c.q.Pending)
 	c.reservedH, c.pendingH = c.reserved.integral()/3600, c.pending.integral()/3600
 	c.demand, c.demandH = c.pending, c.pendingH
-	if waits := c.waits(); len(waits) < len(c.q.Pending) {
+	if waits, held := c.q.Waits(); len(held) > 0 {
 		c.demand = stepOf(waits)
 		c.demandH = c.demand.integral() / 3600
 	}
@@ -202,18 +202,6 @@ func (c *queueAcc) spans(windowS float64) {
 		h := *c.q.NominalGPUs * windowS / 3600
 		c.nominalH = &h
 	}
-}
-
-// waits are the queue's waits for GPUs: its pending spans but those its
-// workloads' own limits or holds kept waiting.
-func (c *queueAcc) waits() []profile.QueueSpan {
-	var out []profile.QueueSpan
-	for _, s := range c.q.Pending {
-		if s.HeldBy == "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // figures are the queue's QueueFigures, its GPU-hours priced at its own

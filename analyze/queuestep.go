@@ -162,7 +162,8 @@ func hoarding(figs map[string]QueueFigures, accs map[string]*queueAcc, cohorts m
 		var waiting []string
 		for _, p := range peersOf(c, accs, cohorts) {
 			if p.demandH > 0 {
-				waits = append(waits, p.waits()...)
+				forGPUs, _ := p.q.Waits()
+				waits = append(waits, forGPUs...)
 				waiting = append(waiting, p.q.Name)
 			}
 		}

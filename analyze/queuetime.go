@@ -137,23 +137,36 @@ type QueueCut struct {
 	WorkloadsUnknown bool
 }
 
+// queueSteps are a queue's reservations, waits and held waits as step
+// functions, made once for all the pieces of a cut.
+type queueSteps struct {
+	q                       *profile.Queue
+	reserved, pending, held step
+}
+
+// queueSteps are the steps of every queue of the analysis.
+func (a *analysis) queueSteps() []queueSteps {
+	out := make([]queueSteps, len(a.queueList))
+	for i := range a.queueList {
+		q := &a.queueList[i]
+		_, held := q.Waits()
+		out[i] = queueSteps{q, stepOf(q.Admitted), stepOf(q.Pending), stepOf(held)}
+	}
+	return out
+}
+
 // cutQueues adds the queues' rows of the piece [lo, hi).
-func (a *analysis) cutQueues(c *Cuts, piece int, lo, hi float64) {
-	for _, q := range a.queueList {
+func cutQueues(c *Cuts, qs []queueSteps, piece int, lo, hi float64) {
+	for _, s := range qs {
+		q := s.q
 		largest := 0.0
-		for _, s := range q.Admitted {
-			if s.StartS < hi && s.EndS > lo {
-				largest = max(largest, s.GPUs)
-			}
-		}
-		var held []profile.QueueSpan
-		for _, s := range q.Pending {
-			if s.HeldBy != "" {
-				held = append(held, s)
+		for _, r := range q.Admitted {
+			if r.StartS < hi && r.EndS > lo {
+				largest = max(largest, r.GPUs)
 			}
 		}
 		c.Queues = append(c.Queues, QueueCut{Piece: piece, Queue: q.Name, Kind: q.Kind, Cohort: q.Cohort, QuotaRef: q.QuotaRef, NominalGPUs: q.NominalGPUs,
-			BudgetGPUMinutes: q.BudgetGPUMinutes, LendingLimitGPUs: q.LendingLimitGPUs, BudgetUse: q.BudgetUse, ReservedS: stepOf(q.Admitted).between(lo, hi), PendingS: stepOf(q.Pending).between(lo, hi), LargestGPUs: largest,
-			WorkloadsUnknown: q.WorkloadsUnknown, HeldPendingS: stepOf(held).between(lo, hi)})
+			BudgetGPUMinutes: q.BudgetGPUMinutes, LendingLimitGPUs: q.LendingLimitGPUs, BudgetUse: q.BudgetUse, ReservedS: s.reserved.between(lo, hi),
+			PendingS: s.pending.between(lo, hi), LargestGPUs: largest, WorkloadsUnknown: q.WorkloadsUnknown, HeldPendingS: s.held.between(lo, hi)})
 	}
 }

@@ -69,6 +69,19 @@ type BudgetUse struct {
 	RunningGPUMinutes float64 `json:"running_gpu_minutes"`
 }
 
+// Waits splits the queue's waits into those for GPUs and those its
+// workloads' own limits or holds kept (QueueSpan.HeldBy).
+func (q Queue) Waits() (forGPUs, held []QueueSpan) {
+	for _, s := range q.Pending {
+		if s.HeldBy == "" {
+			forGPUs = append(forGPUs, s)
+		} else {
+			held = append(held, s)
+		}
+	}
+	return forGPUs, held
+}
+
 // QueueSpan is one workload's reservation of (or wait for) GPUs of a
 // queue, from StartS to EndS in seconds from started_at.
 type QueueSpan struct {

@@ -88,13 +88,14 @@ func FromMetrics(m KueueMetrics, start, end time.Time) ([]profile.Queue, []strin
 	limits(newest(m.Borrowing, "cluster_queue", "flavor", "resource"), get, func(q *profile.Queue) **float64 { return &q.BorrowingLimitGPUs })
 	limits(newest(m.Lending, "cluster_queue", "flavor", "resource"), get, func(q *profile.Queue) **float64 { return &q.LendingLimitGPUs })
 	out := make([]profile.Queue, 0, len(qs))
+	reserved, pending := byQueue(m.Reserved), byQueue(m.Pending)
 	for _, name := range slices.Sorted(maps.Keys(qs)) {
 		q := qs[name]
 		if unknown[name] {
 			q.NominalGPUs = nil
 		}
-		q.Admitted = metricSpans(m.Reserved, name, start, end)
-		q.Pending = metricSpans(m.Pending, name, start, end)
+		q.Admitted = metricSpans(reserved[name], start, end)
+		q.Pending = metricSpans(pending[name], start, end)
 		if len(q.Admitted)+len(q.Pending) > profile.MaxQueueSpans {
 			warnings = append(warnings, fmt.Sprintf("ClusterQueue %s: its reservations and waits change more than %d times in the window: not read", name, profile.MaxQueueSpans))
 			q.Admitted, q.Pending = nil, nil
@@ -111,15 +112,24 @@ func newest(ss []MetricSeries, key ...string) []MetricSeries {
 	best := map[string]int{}
 	var order []string
 	lastAt := func(s MetricSeries) int64 {
-		for i := len(s.Samples) - 1; i >= 0; i-- {
-			if !math.IsNaN(s.Samples[i].V) {
-				return s.Samples[i].TMillis
-			}
+		if l, ok := lastNumber(s); ok {
+			return l.TMillis
 		}
 		return math.MinInt64
 	}
-	sorted := slices.Clone(ss)
-	sort.SliceStable(sorted, func(i, j int) bool { return fmt.Sprint(sorted[i].Labels) < fmt.Sprint(sorted[j].Labels) })
+	type keyed struct {
+		labels string // fmt.Sprint sorts a map's keys
+		s      MetricSeries
+	}
+	ks := make([]keyed, len(ss))
+	for i, s := range ss {
+		ks[i] = keyed{fmt.Sprint(s.Labels), s}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.labels, b.labels) })
+	sorted := make([]MetricSeries, len(ks))
+	for i, k := range ks {
+		sorted[i] = k.s
+	}
 	for i, s := range sorted {
 		k := ""
 		for _, l := range key {
@@ -179,12 +189,21 @@ func rootCohorts(qs []profile.Queue, info []MetricSeries) []string {
 
 // latest is the series' latest sample that is a number, NaN when none.
 func latest(s MetricSeries) float64 {
-	for i := len(s.Samples) - 1; i >= 0; i-- {
-		if !math.IsNaN(s.Samples[i].V) {
-			return s.Samples[i].V
-		}
+	if l, ok := lastNumber(s); ok {
+		return l.V
 	}
 	return math.NaN()
+}
+
+// lastNumber is the series' latest sample that is a number (a staleness
+// marker reads as NaN); ok is false when it has none.
+func lastNumber(s MetricSeries) (MetricSample, bool) {
+	for i := len(s.Samples) - 1; i >= 0; i-- {
+		if !math.IsNaN(s.Samples[i].V) {
+			return s.Samples[i], true
+		}
+	}
+	return MetricSample{}, false
 }
 
 func addTo(p *float64, v float64) *float64 {
@@ -201,16 +220,24 @@ type piece struct {
 	v    float64
 }
 
-// metricSpans is the queue's GPU series of ss summed into one step
-// function over [start, end]: a span for each stretch of one positive
-// value, in seconds from start, naming no workload.
-func metricSpans(ss []MetricSeries, queue string, start, end time.Time) []profile.QueueSpan {
+// byQueue is the GPU series of ss by their ClusterQueue.
+func byQueue(ss []MetricSeries) map[string][]MetricSeries {
+	out := map[string][]MetricSeries{}
+	for _, s := range ss {
+		if q := s.Labels["cluster_queue"]; q != "" && IsGPU(s.Labels["resource"]) {
+			out[q] = append(out[q], s)
+		}
+	}
+	return out
+}
+
+// metricSpans is one queue's GPU series summed into one step function over
+// [start, end]: a span for each stretch of one positive value, in seconds
+// from start, naming no workload.
+func metricSpans(ss []MetricSeries, start, end time.Time) []profile.QueueSpan {
 	from, to := start.UnixMilli(), end.UnixMilli()
 	var ps []piece
 	for _, s := range ss {
-		if s.Labels["cluster_queue"] != queue || !IsGPU(s.Labels["resource"]) {
-			continue
-		}
 		ps = append(ps, holds(s.Samples, from, to)...)
 	}
 	return stepSpans(ps, from)
